@@ -1,0 +1,35 @@
+# The README's two commands (`make demo`, `make test`) do all set-up themselves.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint bench fuzz env clean
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check uv
+	$(VENV)/bin/uv pip install -q --python $(PY) -e '.[dev]' \
+		|| $(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m compbench.demo
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check harness strategies reports tests
+	$(VENV)/bin/mypy
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check harness strategies reports tests
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) -m compbench.bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

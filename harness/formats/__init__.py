@@ -1,0 +1,68 @@
+"""Importers: one module per native transcript format, chosen by content, never by file name alone.
+
+Each format module defines ``NAME``, ``sniff(head, first) -> bool`` (``head``: the file's first
+64 KiB as text; ``first``: its first JSON line parsed, or None) and ``read(path) -> Iterator[Transcript]``
+raising :class:`~compbench.errors.TranscriptError` for anything it cannot read. Modules are imported
+lazily, in detection order: specific formats first, the generic OpenAI chat format last.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+from compbench.errors import TranscriptError
+from compbench.transcript import Transcript
+
+# name -> module, in detection order
+FORMATS: dict[str, str] = {
+    "compbench": "compbench.formats.native",
+    "claude-code": "compbench.formats.claude_code",
+    "codex": "compbench.formats.codex",
+    "opencode": "compbench.formats.opencode",
+    "pi": "compbench.formats.pi",
+    "mini-swe-agent": "compbench.formats.mini_swe_agent",
+    "swe-agent": "compbench.formats.swe_agent",
+    "openai": "compbench.formats.openai_chat",
+}
+
+# Suffixes a directory walk picks up; a file named explicitly is always tried.
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+
+
+def module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(FORMATS[name])
+    except KeyError:
+        raise TranscriptError(name, None, f"a known format ({', '.join(FORMATS)})") from None
+
+
+def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Expand directories (recursively, sorted, hidden files skipped) into transcript files."""
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p)
+                if f.is_file() and f.name.endswith(TRANSCRIPT_SUFFIXES) and not any(
+                        part.startswith(".") for part in rel.parts):
+                    yield f
+        elif p.exists():
+            yield p
+        else:
+            raise TranscriptError(p, None, "an existing file or directory")
+
+
+def read(path: str | Path, fmt: str | None = None) -> Iterator[Transcript]:
+    """Read every transcript in one file, detecting its format unless ``fmt`` names it."""
+    from compbench.formats.detect import detect
+
+    p = Path(path)
+    name = fmt or detect(p)
+    yield from module(name).read(p)
+
+
+def read_all(paths: Iterable[str | Path], fmt: str | None = None) -> Iterator[Transcript]:
+    for f in iter_files(paths):
+        yield from read(f, fmt)

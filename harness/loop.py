@@ -1,0 +1,292 @@
+"""The replay loop: one recorded transcript, one strategy, one simulated model.
+
+Every recorded assistant message is one simulated model call (a *step*). Before it, the strategy's
+``before_step`` may act (pre-turn triggers: the Go agent, seed 004); the call's usage is what a real
+API would report for the current view; after it, ``after_step`` sees that usage (post-step triggers:
+OpenCode, pi, Codex). Recorded non-assistant messages join the view as they come. After a compaction
+the replay continues with the *recorded* next messages: it assumes the agent would have acted the same.
+
+Cost: counts come from a per-transcript token index computed once; context size is a running sum and
+the cached prefix is tracked by the lowest view position changed since the previous call, so a step is
+O(1) unless a strategy acts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from compbench.session import (
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    ModelLimits,
+    Prune,
+    SessionView,
+    SummaryRequest,
+)
+from compbench.summarizers import Summarizer, SummaryResult
+from compbench.tokens import TokenCounter, TranscriptTokens
+from compbench.transcript import Message, Reasoning, Text, Transcript, Usage
+
+Phase = Literal["before", "after"]
+_CLEAN = 1 << 62  # "no position changed since the previous call"
+
+
+class Strategy(Protocol):
+    """A compaction strategy; one instance per replay, so it may keep small private state."""
+
+    name: str
+
+    def before_step(self, s: SessionView) -> Sequence[Action]: ...
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    step: int
+    message_id: str
+    message_index: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    visible: int
+    epoch: int
+    overflow: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """One compaction: what triggered it, what it replaced and kept, the summary and its cost."""
+
+    seq: int
+    step: int
+    phase: Phase
+    reason: str
+    ok: bool
+    tokens_before: int
+    tokens_after: int
+    replaced_ids: tuple[str, ...]
+    kept_ids: tuple[str, ...]
+    replaced_tokens: int
+    summary: str
+    summary_tokens: int
+    summarizer_input: int
+    summarizer_output: int
+    error: str | None = None
+    attempts: int = 0
+    latency_ms: float = 0.0
+    cache_before: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PruneEvent:
+    seq: int
+    step: int
+    phase: Phase
+    reason: str
+    parts: tuple[tuple[str, int], ...]
+    tokens_hidden: int
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Everything a replay did. ``epochs[k]`` lists the view's ids when epoch k began (after an event);
+    a step's visible ids are its epoch's ids plus the recorded messages appended since."""
+
+    transcript_id: str
+    strategy: str
+    steps: tuple[StepRecord, ...]
+    compactions: tuple[CompactionEvent, ...]
+    prunes: tuple[PruneEvent, ...]
+    epochs: tuple[tuple[str, ...], ...]
+    epoch_starts: tuple[int, ...]
+    final_view: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayConfig:
+    limits: ModelLimits
+    system_tokens: int = 0
+
+
+class _Session:
+    """The loop's mutable state: the view, its token sum, and the cache bookkeeping."""
+
+    def __init__(self, config: ReplayConfig, counter: TokenCounter) -> None:
+        self.config = config
+        self.counter = counter
+        self.entries: list[Entry] = []
+        self.context = 0  # sum of entry tokens
+        self.view = SessionView(self.entries, config.limits, counter, config.system_tokens)
+        self.prev_len = 0  # entries sent in the previous call (-1: no call yet)
+        self.prev_input = -1
+        self.dirty = _CLEAN  # lowest position changed since the previous call
+        self.epochs: list[tuple[str, ...]] = [()]
+        self.epoch_starts: list[int] = [0]
+        self.inserted = 0
+
+    # view changes
+    def append(self, e: Entry) -> None:
+        self.entries.append(e)
+        self.context += e.tokens
+
+    def input_tokens(self) -> int:
+        return self.context + self.config.system_tokens
+
+    def new_epoch(self, next_index: int) -> None:
+        self.epochs.append(tuple(e.id for e in self.entries))
+        self.epoch_starts.append(next_index)
+
+    def insert_entry(self, slot: Insert, summary: str, seq: int, k: int) -> Entry:
+        text = slot.text(summary)
+        msg = Message(f"compbench:{seq}:{k}:{slot.origin}", slot.role, (Text(text),),
+                      meta={"origin": slot.origin, **slot.meta})
+        counts = self.counter.parts(msg)
+        return Entry(msg, self.counter.message(msg, counts), counts, slot.origin)
+
+    def replace_view(self, new: list[Entry]) -> None:
+        old = self.entries
+        first_diff = 0
+        while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:
+            first_diff += 1
+        self.dirty = min(self.dirty, first_diff)
+        old[:] = new
+        self.context = sum(e.tokens for e in new)
+
+    def call(self) -> tuple[int, int]:
+        """The input tokens of a model call on the current view, and how many were a cached prefix."""
+        total = self.input_tokens()
+        if self.prev_input < 0:
+            cached = 0
+        elif self.dirty >= self.prev_len:
+            cached = self.prev_input
+        else:
+            cached = self.config.system_tokens + sum(e.tokens for e in self.entries[: self.dirty])
+        self.prev_input = total
+        self.prev_len = len(self.entries)
+        self.dirty = _CLEAN
+        return total, cached
+
+
+def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> int:
+    """Tokens the model generated: visible parts plus readable reasoning (encrypted blobs excluded)."""
+    extra = sum(counter.count_text(p.text) for p in m.parts if isinstance(p, Reasoning) and not p.encrypted)
+    return sum(counts) + extra
+
+
+def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, config: ReplayConfig,
+           counter: TokenCounter, index: TranscriptTokens | None = None) -> Trace:
+    """Replay ``transcript`` under ``strategy``; pure given a deterministic summarizer."""
+    tokens = index or counter.index(transcript)
+    s = _Session(config, counter)
+    view = s.view
+    steps: list[StepRecord] = []
+    compactions: list[CompactionEvent] = []
+    prunes: list[PruneEvent] = []
+    seq = 0
+
+    def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int) -> None:
+        nonlocal seq
+        for a in actions:
+            seq += 1
+            if isinstance(a, Prune):
+                prunes.append(_apply_prune(s, a, seq, step, phase))
+            else:
+                ev = _apply_compact(s, a, summarizer, seq, step, phase)
+                compactions.append(ev)
+                if ev.ok:
+                    view.compactions += 1
+            view.context_tokens = s.input_tokens()
+            s.new_epoch(next_index)
+
+    step = 0
+    for i, m in enumerate(transcript.messages):
+        counts = tokens.part_tokens[i]
+        entry = Entry(m, tokens.message_tokens[i], counts, "recorded", i)
+        if m.role != "assistant":
+            s.append(entry)
+            view.context_tokens = s.input_tokens()
+            continue
+        view.step = step
+        view.context_tokens = s.input_tokens()
+        apply(strategy.before_step(view), step, "before", i)
+        inp, cached = s.call()
+        out = _output_tokens(counter, m, counts)
+        usage = Usage(input=inp, output=out, cache_read=cached, cache_write=inp - cached)
+        steps.append(StepRecord(step, m.id, i, inp, out, cached, inp - cached, len(s.entries),
+                                len(s.epochs) - 1, inp > config.limits.input_limit))
+        s.append(entry)
+        view.last_usage = usage
+        view.context_tokens = s.input_tokens()
+        apply(strategy.after_step(view, usage), step, "after", i + 1)
+        step += 1
+    return Trace(transcript.id, strategy.name, tuple(steps), tuple(compactions), tuple(prunes),
+                 tuple(s.epochs), tuple(s.epoch_starts), tuple(e.id for e in s.entries))
+
+
+def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> PruneEvent:
+    positions = {e.id: k for k, e in enumerate(s.entries)}
+    hidden = 0
+    marked: list[tuple[str, int]] = []
+    for msg_id, part, placeholder in a.targets:
+        k = positions[msg_id]
+        e = s.entries[k]
+        if part in e.pruned:
+            continue
+        pruned = {**e.pruned, part: placeholder}
+        placeholder_tokens = s.counter.count_text(placeholder)
+        new_counts = tuple(placeholder_tokens if j == part else c for j, c in enumerate(e.part_tokens))
+        new_tokens = s.counter.message_overhead + sum(new_counts)
+        hidden += e.tokens - new_tokens
+        s.context += new_tokens - e.tokens
+        s.entries[k] = replace(e, pruned=pruned, tokens=new_tokens, part_tokens=new_counts)
+        s.dirty = min(s.dirty, k)
+        marked.append((msg_id, part))
+    return PruneEvent(seq, step, phase, a.reason, tuple(marked), hidden)
+
+
+def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, step: int,
+                   phase: Phase) -> CompactionEvent:
+    before = s.input_tokens()
+    by_id = {e.id: e for e in s.entries}
+    result = SummaryResult("", 0, 0, attempts=0)
+    if a.request is not None:
+        result = summarizer.summarize(a.request)
+        result = _with_usage(result, a.request, s.counter)
+    ok = result.error is None
+    summary = result.text if ok else ""
+    kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
+    kept = set(kept_ids)
+    replaced = [e for e in s.entries if e.id not in kept]
+    if ok or a.on_failure == "apply":
+        new: list[Entry] = []
+        for k, slot in enumerate(a.new_view):
+            new.append(by_id[slot.id] if isinstance(slot, Keep) else s.insert_entry(slot, summary, seq, k))
+        s.replace_view(new)
+    return CompactionEvent(
+        seq=seq, step=step, phase=phase, reason=a.reason, ok=ok, tokens_before=before,
+        tokens_after=s.input_tokens(), replaced_ids=tuple(e.id for e in replaced), kept_ids=kept_ids,
+        replaced_tokens=sum(e.tokens for e in replaced), summary=summary,
+        summary_tokens=s.counter.count_text(summary) if summary else 0,
+        summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
+        error=result.error, attempts=result.attempts, latency_ms=result.latency_ms, meta=a.meta,
+    )
+
+
+def _with_usage(r: SummaryResult, req: SummaryRequest, counter: TokenCounter) -> SummaryResult:
+    """Fill in token counts a backend did not report, counting the request as a real API would."""
+    inp = r.input_tokens
+    if inp is None:
+        inp = counter.count_text(req.system) + counter.message_overhead * bool(req.system) + sum(
+            counter.message(m) for m in req.prompt)
+    out = r.output_tokens
+    if out is None:
+        out = counter.count_text(r.text)
+    return replace(r, input_tokens=inp, output_tokens=out)

@@ -1,0 +1,218 @@
+"""Strategy registry: ``@strategy(name, ...)`` on a factory whose one argument is a frozen params dataclass.
+
+The params dataclass *is* the configuration: its fields and defaults (the source's defaults) are what
+``strategies show`` prints and what ``tune`` sweeps. Built-in strategies are imported on first lookup;
+third-party packages register through the ``compbench.strategies`` entry-point group, also loaded
+lazily. Registering a name twice is an error; an unknown name fails with the known ones and a
+"did you mean".
+
+A spec string configures one: ``opencode``, ``opencode:preset=current``, ``pi:keep_recent_tokens=8000``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from compbench.errors import UsageError
+from compbench.loop import Strategy
+
+P = TypeVar("P")
+
+BUILTIN: dict[str, str] = {
+    "opencode": "compbench.strategies.opencode",
+    "codex": "compbench.strategies.codex",
+    "claude-code": "compbench.strategies.claude_code",
+    "pi": "compbench.strategies.pi",
+    "go-replace": "compbench.strategies.go_replace",
+    "round-chained": "compbench.strategies.round_chained",
+    "observation-masking": "compbench.strategies.observation_masking",
+    "truncate": "compbench.strategies.truncate",
+    "none": "compbench.strategies.none",
+}
+ENTRY_POINT_GROUP = "compbench.strategies"
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A registered strategy: its factory, params type, where it comes from, and named presets."""
+
+    name: str
+    factory: Callable[[Any], Strategy]
+    params: type
+    source: str
+    summary: str
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def defaults(self) -> Any:
+        return self.params()
+
+
+_registry: dict[str, StrategyInfo] = {}
+_entry_points_loaded = False
+
+
+def strategy(name: str, *, params: type, source: str, summary: str,
+             presets: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[Callable[[P], Strategy]],
+                                                                            Callable[[P], Strategy]]:
+    """Register a strategy factory under ``name`` (an error if the name is taken)."""
+    if not dataclasses.is_dataclass(params):
+        raise TypeError(f"strategy {name!r}: params must be a dataclass")
+
+    def deco(factory: Callable[[P], Strategy]) -> Callable[[P], Strategy]:
+        if name in _registry:
+            raise UsageError(f"strategy {name!r} is already registered (by {_registry[name].factory.__module__})")
+        for preset, values in (presets or {}).items():
+            _check_fields(name, params, values, f"preset {preset!r}")
+        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}))
+        return factory
+
+    return deco
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _registry:
+            ep.load()
+
+
+def names() -> list[str]:
+    """Every known strategy name: built-ins in their canonical order, then plug-ins."""
+    _load_entry_points()
+    return list(BUILTIN) + sorted(n for n in _registry if n not in BUILTIN)
+
+
+def get(name: str) -> StrategyInfo:
+    if name not in _registry and name in BUILTIN:
+        importlib.import_module(BUILTIN[name])
+    if name not in _registry:
+        _load_entry_points()
+    if name not in _registry:
+        known = names()
+        hint = difflib.get_close_matches(name, known, n=1)
+        did = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise UsageError(f"unknown strategy {name!r}{did} (known: {', '.join(known)})")
+    return _registry[name]
+
+
+@dataclass(frozen=True)
+class Configured:
+    """A strategy with its parameters fixed: ``create()`` gives a fresh instance per replay."""
+
+    info: StrategyInfo
+    params: Any
+    label: str
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def create(self) -> Strategy:
+        return self.info.factory(self.params)
+
+    def param_dict(self) -> dict[str, Any]:
+        return {f.name: _jsonable(getattr(self.params, f.name)) for f in dataclasses.fields(self.params)}
+
+
+def resolve(spec: str) -> Configured:
+    """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
+    name, _, rest = spec.strip().partition(":")
+    info = get(name)
+    overrides: dict[str, str] = {}
+    preset = ""
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"strategy {spec!r}: expected key=value, got {item!r}")
+        if key == "preset":
+            if value not in info.presets and value != "seed":
+                raise UsageError(f"strategy {name!r} has no preset {value!r} "
+                                 f"(presets: {', '.join(['seed', *info.presets])})")
+            preset = value
+        else:
+            overrides[key.strip()] = value.strip()
+    values: dict[str, Any] = dict(info.presets.get(preset, {}))
+    _check_fields(name, info.params, overrides, "parameter")
+    hints = typing.get_type_hints(info.params)
+    for key, raw in overrides.items():
+        values[key] = parse_value(name, key, raw, hints[key])
+    params = info.params(**values)
+    return Configured(info, params, label(name, preset, overrides))
+
+
+def configure(name: str, **values: Any) -> Configured:
+    """Programmatic counterpart of :func:`resolve` with typed values."""
+    info = get(name)
+    preset = values.pop("preset", "")
+    merged = {**info.presets.get(preset, {}), **values}
+    _check_fields(name, info.params, merged, "parameter")
+    return Configured(info, info.params(**merged),
+                      label(name, preset, {k: _fmt(v) for k, v in values.items()}))
+
+
+def label(name: str, preset: str, overrides: Mapping[str, str]) -> str:
+    """Canonical spec string: the name, the preset, then overrides sorted by key."""
+    items = ([f"preset={preset}"] if preset and preset != "seed" else []) + [
+        f"{k}={v}" for k, v in sorted(overrides.items())]
+    return name + (":" + ",".join(items) if items else "")
+
+
+def _check_fields(name: str, params: type, values: Mapping[str, Any], what: str) -> None:
+    known = [f.name for f in dataclasses.fields(params)]
+    for key in values:
+        if key not in known:
+            hint = difflib.get_close_matches(key, known, n=1)
+            did = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise UsageError(f"strategy {name!r}: unknown {what} {key!r}{did} (known: {', '.join(known)})")
+
+
+def parse_value(strategy_name: str, key: str, raw: str, typ: Any) -> Any:
+    """Convert a spec string to the field's type: int, float, bool, str, tuples (``a|b``), optionals."""
+    origin = typing.get_origin(typ)
+    args = typing.get_args(typ)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        if raw.lower() in ("none", "null", ""):
+            return None
+        typ = next(a for a in args if a is not type(None))
+        origin, args = typing.get_origin(typ), typing.get_args(typ)
+    try:
+        if origin is tuple:
+            inner = args[0] if args else str
+            return tuple(parse_value(strategy_name, key, x, inner) for x in raw.split("|") if x)
+        if typ is bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if typ is int:
+            return int(raw.replace("_", ""))
+        if typ is float:
+            return float(raw)
+        if typ is str:
+            return raw
+    except ValueError:
+        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not a valid {getattr(typ, '__name__', typ)}") from None
+    raise UsageError(f"strategy {strategy_name!r}: parameter {key} of type {typ} cannot be set from text")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "|".join(map(str, v))
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _jsonable(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v

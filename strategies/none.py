@@ -1,0 +1,31 @@
+"""``none``: never compacts. The reference every saving and every overflow is measured against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compbench.session import Action, SessionView
+from compbench.strategies.base import strategy
+from compbench.transcript import Usage
+
+
+@dataclass(frozen=True)
+class NoneParams:
+    """No parameters: the full history is always sent."""
+
+
+class NoCompaction:
+    name = "none"
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        return ()
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+@strategy("none", params=NoneParams, source="reference",
+          summary="never compacts: the cost and overflow baseline")
+def none(p: NoneParams) -> NoCompaction:
+    return NoCompaction()
