@@ -6,6 +6,9 @@ API would report for the current view; after it, ``after_step`` sees that usage 
 OpenCode, pi, Codex). Recorded non-assistant messages join the view as they come. After a compaction
 the replay continues with the *recorded* next messages: it assumes the agent would have acted the same.
 
+Messages an importer marked ``meta["compaction"]`` (the recorded tool's own summary, marker and
+auto-continue messages) are skipped: under replay, compaction is the strategy's job.
+
 Cost: counts come from a per-transcript token index computed once; context size is a running sum and
 the cached prefix is tracked by the lowest view position changed since the previous call, so a step is
 O(1) unless a strategy acts.
@@ -208,6 +211,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
     step = 0
     for i, m in enumerate(transcript.messages):
+        if m.meta.get("compaction"):
+            continue  # the recorded tool's own compaction artifacts: the strategy compacts by itself
         counts = tokens.part_tokens[i]
         entry = Entry(m, tokens.message_tokens[i], counts, "recorded", i)
         if m.role != "assistant":
