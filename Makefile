@@ -21,12 +21,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check harness strategies reports tests
-	$(VENV)/bin/mypy
+	tools/mypy-tree.sh
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check harness strategies reports tests
-	$(VENV)/bin/mypy
+	tools/mypy-tree.sh
 
 bench: $(STAMP)
 	$(PY) -m compbench.bench

@@ -204,7 +204,8 @@ def parse_value(strategy_name: str, key: str, raw: str, typ: Any) -> Any:
         if typ is str:
             return raw
     except ValueError:
-        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not a valid {getattr(typ, '__name__', typ)}") from None
+        kind = getattr(typ, "__name__", typ)
+        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not a valid {kind}") from None
     raise UsageError(f"strategy {strategy_name!r}: parameter {key} of type {typ} cannot be set from text")
 
 

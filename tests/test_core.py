@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from helpers import assistant, run, tool, transcript, user
-
 from compbench.strategies import resolve
 from compbench.tokens import TokenCounter
 from compbench.transcript import from_json, to_json
+from helpers import assistant, run, tool, transcript, user
 
 
 def test_usage_cache_and_overflow(chars4: TokenCounter) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import ClassVar
 
 import click
 
@@ -13,7 +14,7 @@ from compbench.errors import CompbenchError
 class Group(click.Group):
     """Sub-commands load lazily so ``compbench --help`` imports nothing heavy."""
 
-    COMMANDS: dict[str, str] = {
+    COMMANDS: ClassVar[dict[str, str]] = {
         "datasets": "compbench.cli.datasets:datasets",
         "strategies": "compbench.cli.strategies:strategies",
         "run": "compbench.cli.run:run",

@@ -58,7 +58,8 @@ def _check(path: Path, lineno: int, rec: dict[str, Any], compaction: bool = Fals
         (compaction_from_dict if compaction else message_from_dict)(rec)
     except (KeyError, TypeError, ValueError) as e:
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        raise TranscriptError(path, lineno, f"a valid {'compaction' if compaction else 'message'} record ({what})") from None
+        kind = "compaction" if compaction else "message"
+        raise TranscriptError(path, lineno, f"a valid {kind} record ({what})") from None
 
 
 def _build(path: Path, line: int, header: dict[str, Any], messages: list[dict[str, Any]],

@@ -1,0 +1,142 @@
+"""``extractive``: the offline, deterministic default summarizer. A heuristic, and reports say so.
+
+It reads the span being summarized (``SummaryRequest.source``) and writes a structured summary of
+what an agent most often needs later: the user's requests, the files it modified and read, the
+commands it ran, the errors it hit, and its last message, plus the previous summary when chaining.
+Sections are filled in priority order until the output budget is spent, so the summary never exceeds
+the strategy's ``max_output_tokens`` (measured conservatively at 3 characters a token).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+from compbench.session import SummaryRequest
+from compbench.summarizers import SummaryResult
+from compbench.transcript import Message, Text, ToolCall, ToolResult
+
+DEFAULT_BUDGET_TOKENS = 4_096
+CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose
+MAX_ITEM_CHARS = 300
+
+# Tool names (lower-cased) whose path argument is written, across the agents compbench imports.
+WRITE_TOOLS = frozenset({
+    "edit", "write", "multiedit", "str_replace", "str_replace_editor", "create", "apply_patch", "patch",
+    "write_file", "edit_file", "notebookedit", "replace", "insert",
+})
+PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path", "target_file")
+COMMAND_KEYS = ("command", "cmd", "script")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+_ERROR_LINE = re.compile(
+    r"^.*\b(?:Error|Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
+
+
+def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _args(call: ToolCall) -> dict[str, object]:
+    try:
+        value = json.loads(call.args) if call.args else {}
+    except (json.JSONDecodeError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for i in items:
+        if i and i not in seen:
+            seen[i] = None
+    return list(seen)
+
+
+def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
+    """The raw material of a summary, in order of appearance."""
+    requests: list[str] = []
+    modified: list[str] = []
+    read: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    last_assistant = ""
+    for m in messages:
+        if m.role == "user" and m.text.strip():
+            requests.append(_clip(m.text))
+        if m.role == "assistant" and m.text.strip():
+            last_assistant = m.text
+        for p in m.parts:
+            if isinstance(p, ToolCall):
+                args = _args(p)
+                paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str)]
+                for v in args.values():
+                    if isinstance(v, str):
+                        paths += _PATCH_FILE.findall(v)
+                (modified if p.name.lower() in WRITE_TOOLS or _PATCH_FILE.search(p.args) else read).extend(paths)
+                commands += [_clip(v, 200) for k in COMMAND_KEYS if isinstance(v := args.get(k), str)]
+            elif isinstance(p, ToolResult):
+                if p.is_error:
+                    errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
+                errors += [_clip(line, 200) for line in _ERROR_LINE.findall(p.output)[:2]]
+            elif isinstance(p, Text) and m.role == "tool":
+                errors += [_clip(line, 200) for line in _ERROR_LINE.findall(p.text)[:2]]
+    modified = _unique(modified)
+    return {
+        "requests": requests,
+        "modified": modified,
+        "read": [p for p in _unique(read) if p not in modified],
+        "commands": _unique(commands),
+        "errors": _unique(errors),
+        "last": [_clip(last_assistant, 600)] if last_assistant else [],
+    }
+
+
+def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous: str | None = None) -> str:
+    """A structured summary of ``messages`` no longer than ``budget_tokens * CHARS_PER_TOKEN`` chars."""
+    f = facts_of(messages)
+    budget = max(0, budget_tokens) * CHARS_PER_TOKEN
+    # (title, items, newest first?) in priority order: what a continuing agent needs most.
+    sections: list[tuple[str, list[str]]] = [
+        ("User requests", f["requests"][:1] + f["requests"][1:][::-1]),
+        ("Files modified", f["modified"]),
+        ("Errors seen", f["errors"][::-1]),
+        ("Last assistant message", f["last"]),
+        ("Files read", f["read"][::-1]),
+        ("Commands run", f["commands"][::-1]),
+        ("Previous summary", [_clip(previous, 2_000)] if previous else []),
+    ]
+    out: list[str] = []
+    used = 0
+    for title, items in sections:
+        if not items:
+            continue
+        header = f"## {title}\n"
+        if used + len(header) + 3 > budget:
+            break
+        lines = []
+        cost = len(header)
+        for item in items:
+            line = f"- {item}\n"
+            if used + cost + len(line) > budget:
+                break
+            lines.append(line)
+            cost += len(line)
+        if lines:
+            out.append(header + "".join(lines))
+            used += cost
+    return "\n".join(out).rstrip("\n")
+
+
+class ExtractiveSummarizer:
+    name = "extractive"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        budget = request.max_output_tokens or DEFAULT_BUDGET_TOKENS
+        text = summarize_messages(request.source, budget, request.previous_summary)
+        return SummaryResult(text or "(nothing to summarize)")
+
+
+def create(kind: str, arg: str, **options: object) -> ExtractiveSummarizer:
+    return ExtractiveSummarizer()
