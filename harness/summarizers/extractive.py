@@ -30,7 +30,7 @@ PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path
 COMMAND_KEYS = ("command", "cmd", "script")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _ERROR_LINE = re.compile(
-    r"^.*\b(?:Error|Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
+    r"^.*\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
 
 
 def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
@@ -115,11 +115,15 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
         header = f"## {title}\n"
         if used + len(header) + 3 > budget:
             break
-        lines = []
+        lines: list[str] = []
         cost = len(header)
         for item in items:
             line = f"- {item}\n"
-            if used + cost + len(line) > budget:
+            room = budget - used - cost
+            if len(line) > room:
+                if not lines and room > 24:  # a section's first item is clipped to fit rather than lost
+                    lines.append(f"- {item[: room - 4]}…\n")
+                    cost += len(lines[-1])
                 break
             lines.append(line)
             cost += len(line)

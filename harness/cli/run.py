@@ -1,0 +1,94 @@
+"""``compbench run``: replay a dataset through strategies and write a run directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from compbench.errors import UsageError
+
+
+def default_dataset() -> str:
+    """The bundled sample dataset, the default input of every command."""
+    import compbench
+
+    return str(Path(compbench.__file__).resolve().parents[1] / "datasets" / "samples")
+
+
+def limits_option(model: str | None, context_window: int | None, max_output: int | None) -> object:
+    from compbench.models import limits_for
+    from compbench.session import ModelLimits
+
+    if model:
+        base = limits_for(model)
+        return ModelLimits(context_window or base.context_window, max_output or base.max_output,
+                           None if context_window else base.max_input)
+    return ModelLimits(context_window or 128_000, max_output or 16_384)
+
+
+@click.command()
+@click.argument("dataset", required=False)
+@click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
+              help="Strategy spec; repeatable. Default: all built-in strategies.")
+@click.option("--summarizer", default="extractive", show_default=True,
+              help="extractive | litellm:MODEL | cache-only:DIR[@MODEL] | mock")
+@click.option("--model", help="Simulated model: window and output limit from litellm's bundled table.")
+@click.option("--context-window", type=click.IntRange(min=1), help="Simulated window (default 128000).")
+@click.option("--max-output", type=click.IntRange(min=1), help="Simulated max output tokens (default 16384).")
+@click.option("--tokenizer", default="o200k_base", show_default=True,
+              type=click.Choice(["o200k_base", "cl100k_base", "chars4", "chars4-round"]))
+@click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0))
+@click.option("--system-tokens", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Tokens of system prompt and tool schemas not recorded in transcripts.")
+@click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5).")
+@click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server).")
+@click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
+@click.option("--force", is_flag=True, help="Replace an existing run directory.")
+@click.option("--quiet", is_flag=True, help="No progress or summary table.")
+def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
+        context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
+        system_tokens: int, price_model: str | None, api_base: str | None, api_key: str | None,
+        cache_dir: str | None, workers: int, out: str, force: bool, quiet: bool) -> None:
+    """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
+    from compbench.dataset import iter_transcripts
+    from compbench.models import lookup
+    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec, write_run
+    from compbench.session import ModelLimits
+    from compbench.strategies import names, resolve
+
+    specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(names())
+    if len(set(specs)) != len(specs):
+        raise UsageError("the same strategy configuration is given twice")
+    limits = limits_option(model, context_window, max_output)
+    assert isinstance(limits, ModelLimits)
+    pm = price_model or model or DEFAULT_PRICE_MODEL
+    lookup(pm)
+    options: dict[str, object] = {}
+    if summarizer.partition(":")[0] in ("litellm", "cache-only"):
+        options = {k: v for k, v in (("api_base", api_base), ("api_key", api_key), ("cache_dir", cache_dir)) if v}
+    spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
+                   message_overhead=message_overhead, system_tokens=system_tokens, model=model, price_model=pm,
+                   summarizer_options=options)
+    path = dataset or default_dataset()
+    done = [0]
+
+    def progress(tid: str) -> None:
+        done[0] += 1
+        if not quiet and sys.stderr.isatty():
+            click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
+
+    manifest = write_run(Path(out), spec, path, iter_transcripts(path), workers, progress, force)
+    if not quiet and sys.stderr.isatty():
+        click.echo("", err=True)
+    for e in manifest["errors"]:
+        click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
+    if not quiet:
+        from compbench.summary import summary_table
+
+        click.echo(summary_table(Path(out)))
+        click.echo(f"run written to {out}")

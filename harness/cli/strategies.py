@@ -1,0 +1,44 @@
+"""``compbench strategies list|show``: what each strategy is, where it comes from, its parameters."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import click
+
+
+@click.group()
+def strategies() -> None:
+    """List strategies and show their parameters."""
+
+
+@strategies.command("list")
+def list_() -> None:
+    """Every registered strategy with its source."""
+    from compbench.strategies import get, names
+
+    for n in names():
+        info = get(n)
+        presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
+        click.echo(f"{n:<22}{info.summary}  ({info.source}){presets}")
+
+
+@strategies.command()
+@click.argument("name")
+def show(name: str) -> None:
+    """NAME's source, parameters with defaults, and presets."""
+    from compbench.strategies import get
+
+    info = get(name)
+    click.echo(f"{info.name}: {info.summary}\nsource: {info.source}\n")
+    defaults = info.defaults()
+    click.echo("parameters (seed defaults):")
+    for f in dataclasses.fields(defaults):
+        click.echo(f"  {f.name:<28}{getattr(defaults, f.name)!r}")
+    for preset, values in info.presets.items():
+        click.echo(f"\npreset {preset!r} ({name}:preset={preset}):")
+        for k, v in values.items():
+            click.echo(f"  {k:<28}{v!r}")
+    doc = (info.factory.__doc__ or "").strip()
+    if doc:
+        click.echo(f"\n{doc}")

@@ -1,0 +1,82 @@
+"""Per-replay metrics: what a strategy spent and saved on one transcript, against the ``none`` reference.
+
+Pure functions over a :class:`~compbench.loop.Trace`; the run writer turns them into table rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from compbench.loop import Trace
+from compbench.models import Prices
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    steps: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    peak: int
+    overflows: int
+
+
+def totals(t: Trace) -> Totals:
+    s = t.steps
+    return Totals(
+        steps=len(s),
+        input=sum(x.input for x in s),
+        output=sum(x.output for x in s),
+        cache_read=sum(x.cache_read for x in s),
+        cache_write=sum(x.cache_write for x in s),
+        peak=max((x.input for x in s), default=0),
+        overflows=sum(1 for x in s if x.overflow),
+    )
+
+
+def cost(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices) -> float:
+    """Dollars, cache-aware: cached prefix tokens at the cache-read price, the rest written to the cache.
+
+    The simulated provider caches every prompt, so each call's uncached part is a cache *write*; a
+    compaction or prune that breaks the prefix turns cheap reads into writes, and this shows it.
+    Summarizer calls are priced as plain uncached input and output.
+    """
+    uncached = t.input - t.cache_read - t.cache_write
+    return (uncached * p.input + t.cache_read * p.cache_read + t.cache_write * p.cache_write
+            + t.output * p.output + summarizer_input * p.input + summarizer_output * p.output)
+
+
+def _ratio_saved(value: float, reference: float) -> float:
+    return 1.0 - value / reference if reference else 0.0
+
+
+def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]:
+    """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay."""
+    t, ref = totals(trace), totals(reference)
+    summ_in = sum(c.summarizer_input for c in trace.compactions)
+    summ_out = sum(c.summarizer_output for c in trace.compactions)
+    dollars = cost(t, summ_in, summ_out, prices)
+    ref_dollars = cost(ref, 0, 0, prices)
+    return {
+        "steps": t.steps,
+        "compactions": sum(1 for c in trace.compactions if c.ok),
+        "failed_compactions": sum(1 for c in trace.compactions if not c.ok),
+        "prunes": sum(1 for p in trace.prunes if p.parts),
+        "pruned_parts": sum(len(p.parts) for p in trace.prunes),
+        "overflows": t.overflows,
+        "input_tokens": t.input,
+        "output_tokens": t.output,
+        "cache_read_tokens": t.cache_read,
+        "cache_write_tokens": t.cache_write,
+        "summarizer_input_tokens": summ_in,
+        "summarizer_output_tokens": summ_out,
+        "peak_context": t.peak,
+        "mean_context": t.input / t.steps if t.steps else 0.0,
+        "savings": _ratio_saved(t.input, ref.input),
+        "net_savings": _ratio_saved(t.input + summ_in + summ_out, ref.input),
+        "peak_ratio": t.peak / ref.peak if ref.peak else 0.0,
+        "cost_usd": dollars,
+        "cost_savings": _ratio_saved(dollars, ref_dollars),
+    }
