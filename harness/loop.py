@@ -49,6 +49,20 @@ class Strategy(Protocol):
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]: ...
 
 
+class Observer(Protocol):
+    """Follows the view incrementally (fact presence): told of every change, never asked anything."""
+
+    def added(self, e: Entry) -> None: ...
+
+    def removed(self, e: Entry) -> None: ...
+
+    def part_hidden(self, e: Entry, part: int) -> None: ...
+
+    def step(self, step: int, message_index: int) -> None: ...
+
+    def action(self, seq: int, done: bool, entries: Sequence[Entry]) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class StepRecord:
     step: int
@@ -122,7 +136,8 @@ class ReplayConfig:
 class _Session:
     """The loop's mutable state: the view, its token sum, and the cache bookkeeping."""
 
-    def __init__(self, config: ReplayConfig, counter: TokenCounter) -> None:
+    def __init__(self, config: ReplayConfig, counter: TokenCounter, observer: Observer | None = None) -> None:
+        self.observer = observer
         self.config = config
         self.counter = counter
         self.entries: list[Entry] = []
@@ -139,6 +154,8 @@ class _Session:
     def append(self, e: Entry) -> None:
         self.entries.append(e)
         self.context += e.tokens
+        if self.observer:
+            self.observer.added(e)
 
     def input_tokens(self) -> int:
         return self.context + self.config.system_tokens
@@ -160,6 +177,15 @@ class _Session:
         while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:
             first_diff += 1
         self.dirty = min(self.dirty, first_diff)
+        if self.observer:
+            kept = {id(e) for e in new}
+            before = {id(e) for e in old}
+            for e in old:
+                if id(e) not in kept:
+                    self.observer.removed(e)
+            for e in new:
+                if id(e) not in before:
+                    self.observer.added(e)
         old[:] = new
         self.context = sum(e.tokens for e in new)
 
@@ -185,10 +211,10 @@ def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> 
 
 
 def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, config: ReplayConfig,
-           counter: TokenCounter, index: TranscriptTokens | None = None) -> Trace:
+           counter: TokenCounter, index: TranscriptTokens | None = None, observer: Observer | None = None) -> Trace:
     """Replay ``transcript`` under ``strategy``; pure given a deterministic summarizer."""
     tokens = index or counter.index(transcript)
-    s = _Session(config, counter)
+    s = _Session(config, counter, observer)
     view = s.view
     steps: list[StepRecord] = []
     compactions: list[CompactionEvent] = []
@@ -199,6 +225,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         nonlocal seq
         for a in actions:
             seq += 1
+            if observer:
+                observer.action(seq, False, s.entries)
             if isinstance(a, Prune):
                 prunes.append(_apply_prune(s, a, seq, step, phase))
             else:
@@ -208,6 +236,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                     view.compactions += 1
             view.context_tokens = s.input_tokens()
             s.new_epoch(next_index)
+            if observer:
+                observer.action(seq, True, s.entries)
 
     step = 0
     for i, m in enumerate(transcript.messages):
@@ -222,6 +252,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         view.step = step
         view.context_tokens = s.input_tokens()
         apply(strategy.before_step(view), step, "before", i)
+        if observer:
+            observer.step(step, i)
         inp, cached = s.call()
         out = _output_tokens(counter, m, counts)
         usage = Usage(input=inp, output=out, cache_read=cached, cache_write=inp - cached)
@@ -252,6 +284,8 @@ def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         hidden += e.tokens - new_tokens
         s.context += new_tokens - e.tokens
         s.entries[k] = replace(e, pruned=pruned, tokens=new_tokens, part_tokens=new_counts)
+        if s.observer:
+            s.observer.part_hidden(s.entries[k], part)
         s.dirty = min(s.dirty, k)
         marked.append((msg_id, part))
     return PruneEvent(seq, step, phase, a.reason, tuple(marked), hidden)

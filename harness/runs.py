@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -24,9 +25,12 @@ from typing import Any
 
 from compbench import __version__
 from compbench.errors import CompbenchError, UsageError
+from compbench.facts.presence import FactIndex, PresenceTracker
+from compbench.facts.sources import facts_for
 from compbench.loop import ReplayConfig, Trace, replay
 from compbench.metrics import result_row
 from compbench.models import Prices, prices_for
+from compbench.retention import CompactionFacts, evaluate
 from compbench.session import ModelLimits
 from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
@@ -35,7 +39,7 @@ from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
 RUN_FORMAT_VERSION = 1
-TABLES = ("results", "steps", "compactions", "prunes")
+TABLES = ("results", "steps", "compactions", "prunes", "facts")
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
 
@@ -77,18 +81,37 @@ class _Replayer:
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         index = self.counter.index(t)
-        ref = replay(t, self.reference.create(), self.summarizer, self.config, self.counter, index)
+        facts = FactIndex.build(t, facts_for(t))
+
+        def go(c: Configured) -> tuple[Trace, PresenceTracker]:
+            tracker = PresenceTracker(facts)
+            return replay(t, c.create(), self.summarizer, self.config, self.counter, index, tracker), tracker
+
+        ref = go(self.reference)
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for c in self.configs:
-            trace = ref if c.name == "none" else replay(t, c.create(), self.summarizer, self.config,
-                                                        self.counter, index)
+            trace, tracker = ref if c.name == "none" else go(c)
+            retained, per_event, fact_rows = evaluate(t, trace, facts, tracker, index.part_tokens)
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source, **result_row(trace, ref, self.prices)})
+            rows["results"].append({**key, "name": c.name, "source": t.source,
+                                    **result_row(trace, ref[0], self.prices), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
-            rows["compactions"] += [{**key, **_compaction_row(e)} for e in trace.compactions]
+            outcome = {e.seq: e for e in per_event}
+            rows["compactions"] += [{**key, **_compaction_row(e), **_event_facts(outcome.get(e.seq))}
+                                    for e in trace.compactions]
+            rows["facts"] += [{**key, **r} for r in fact_rows]
             rows["prunes"] += [{**key, "seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
                                 "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]
         return rows
+
+
+def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:
+    if c is None:
+        return {"retention": math.nan, "lost_facts": [], "artifact_f1": math.nan, "fabricated": [],
+                "guard_summary_larger": False, "guard_dropped_constraint": False}
+    return {"retention": c.retention, "lost_facts": list(c.lost), "artifact_f1": c.artifact_f1,
+            "fabricated": list(c.fabricated), "guard_summary_larger": c.guard_larger,
+            "guard_dropped_constraint": c.guard_dropped_constraint}
 
 
 def _steps(t: Trace) -> Iterable[Any]:

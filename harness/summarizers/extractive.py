@@ -9,10 +9,10 @@ the strategy's ``max_output_tokens`` (measured conservatively at 3 characters a 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 
+from compbench.facts.derive import call_commands, call_paths
 from compbench.session import SummaryRequest
 from compbench.summarizers import SummaryResult
 from compbench.transcript import Message, Text, ToolCall, ToolResult
@@ -21,14 +21,6 @@ DEFAULT_BUDGET_TOKENS = 4_096
 CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose
 MAX_ITEM_CHARS = 300
 
-# Tool names (lower-cased) whose path argument is written, across the agents compbench imports.
-WRITE_TOOLS = frozenset({
-    "edit", "write", "multiedit", "str_replace", "str_replace_editor", "create", "apply_patch", "patch",
-    "write_file", "edit_file", "notebookedit", "replace", "insert",
-})
-PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path", "target_file")
-COMMAND_KEYS = ("command", "cmd", "script")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _ERROR_LINE = re.compile(
     r"^.*\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
 
@@ -36,14 +28,6 @@ _ERROR_LINE = re.compile(
 def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _args(call: ToolCall) -> dict[str, object]:
-    try:
-        value = json.loads(call.args) if call.args else {}
-    except (json.JSONDecodeError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -69,13 +53,9 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
             last_assistant = m.text
         for p in m.parts:
             if isinstance(p, ToolCall):
-                args = _args(p)
-                paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str)]
-                for v in args.values():
-                    if isinstance(v, str):
-                        paths += _PATCH_FILE.findall(v)
-                (modified if p.name.lower() in WRITE_TOOLS or _PATCH_FILE.search(p.args) else read).extend(paths)
-                commands += [_clip(v, 200) for k in COMMAND_KEYS if isinstance(v := args.get(k), str)]
+                paths, writes = call_paths(p)
+                (modified if writes else read).extend(paths)
+                commands += [_clip(c, 200) for c in call_commands(p)]
             elif isinstance(p, ToolResult):
                 if p.is_error:
                     errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))

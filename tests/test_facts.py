@@ -1,0 +1,131 @@
+"""Derived facts, incremental presence, needed-fact recall and retention on hand-built sessions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from compbench.facts import normalize
+from compbench.facts.derive import extract, path_anchors
+from compbench.facts.presence import FactIndex, Matcher, PresenceTracker
+from compbench.loop import ReplayConfig, replay
+from compbench.retention import evaluate, shapes
+from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.strategies import resolve
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import Usage
+from helpers import assistant, run, tool, transcript, user
+
+T = transcript(
+    user("u1", "Fix the login bug. Never touch the migrations folder."),
+    assistant("a1", "Reading.", [("c1", "read", {"file_path": "/home/me/proj/src/auth/login.py"})]),
+    tool("t1", "c1", "def login(): raise KeyError('user')"),
+    assistant("a2", "Running tests.", [("c2", "bash", {"command": "pytest tests/test_auth.py"})]),
+    tool("t2", "c2", "FAILED tests/test_auth.py::test_login - KeyError: 'user'"),
+    assistant("a3", "Fixing.", [("c3", "edit", {"file_path": "/home/me/proj/src/auth/login.py", "old": "a"})]),
+    tool("t3", "c3", "ok"),
+    user("u2", "Thanks. Next add logging."),
+    assistant("a4", "I changed src/auth/login.py earlier; now I rerun tests/test_auth.py::test_login."),
+)
+
+
+def by_text(facts: Sequence[object]) -> dict[str, object]:
+    return {f.text: f for f in facts}  # type: ignore[attr-defined]
+
+
+def test_extractors_find_each_kind() -> None:
+    facts = by_text(extract(T))
+    login = facts["/home/me/proj/src/auth/login.py"]
+    assert login.kind == "artifact" and login.meta == {"modified": True}  # type: ignore[attr-defined]
+    assert login.anchors == ("/home/me/proj/src/auth/login.py", "auth/login.py")  # type: ignore[attr-defined]
+    assert facts["pytest tests/test_auth.py"].kind == "recall"  # type: ignore[attr-defined]
+    assert facts["tests/test_auth.py::test_login"].kind == "recall"  # type: ignore[attr-defined]
+    assert "KeyError: 'user')" in facts or "KeyError: 'user'" in facts
+    decision = facts["Never touch the migrations folder."]
+    assert decision.kind == "decision" and decision.anchors == ("never touch the migrations folder.",)  # type: ignore[attr-defined]
+
+
+def test_path_anchor_fuzzy_threshold_and_normalization() -> None:
+    assert path_anchors("C:\\Users\\Me\\app.py") == ("c:/users/me/app.py", "me/app.py")
+    assert path_anchors("src/app.py") == ("src/app.py",)
+    assert normalize("  A\\B   c ") == "a/b c"
+
+
+def test_matcher_finds_overlapping_and_prefix_anchors() -> None:
+    facts = extract(T)
+    m = Matcher(facts)
+    ids = {f.text: f.id for f in facts}
+    found = m.facts_in("rerun PYTEST tests/test_auth.py now; see tests/test_auth.py::test_login")
+    assert ids["pytest tests/test_auth.py"] in found and ids["tests/test_auth.py::test_login"] in found
+
+
+def test_needs_are_references_not_reintroduced() -> None:
+    index = FactIndex.build(T, extract(T))
+    ids = {f.text: f.id for f in index.facts}
+    # a4 mentions the login path and the test id, established earlier, not re-introduced by u2
+    assert set(index.needs[8]) == {ids["/home/me/proj/src/auth/login.py"], ids["tests/test_auth.py::test_login"]}
+    # a3 edits login.py, but t2 did not mention it; the path came from a1 -> a need at a3 too
+    assert ids["/home/me/proj/src/auth/login.py"] in index.needs[5]
+
+
+class DropAllAt:
+    """Before step `at`, replace the whole view by a summary with the given text."""
+
+    name = "drop"
+
+    def __init__(self, at: int, keep: Sequence[str] = ()) -> None:
+        self.at, self.keep = at, keep
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.step != self.at:
+            return ()
+        req = SummaryRequest("", s.rendered(), s.rendered())
+        return [Compact("auto", (Insert("user", "Summary: ", with_summary=True, origin="summary"),
+                                 *(Keep(k) for k in self.keep)), req)]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+def measure(strategy: object, summary: str, counter: TokenCounter) -> dict[str, object]:
+    index = FactIndex.build(T, extract(T))
+    tracker = PresenceTracker(index)
+    trace = replay(T, strategy, MockSummarizer(summary), ReplayConfig(ModelLimits(100_000, 1000)),  # type: ignore[arg-type]
+                   counter, None, tracker)
+    row, events, _ = evaluate(T, trace, index, tracker, counter.index(T).part_tokens)
+    return {"row": row, "events": events, "index": index}
+
+
+def test_keeping_everything_scores_one(chars4: TokenCounter) -> None:
+    tracker_run = measure(resolve("none").create(), "", chars4)
+    row = tracker_run["row"]
+    assert row["needed_recall"] == 1.0 and row["needs"] == row["needs_present"] > 0  # type: ignore[index]
+    assert math.isnan(row["retention_at_compaction"])  # type: ignore[index]
+
+
+def test_dropping_a_fact_loses_exactly_that_fact(chars4: TokenCounter) -> None:
+    # the summary keeps the login path (by its tail) and the test id, but not the decision or the command
+    out = measure(DropAllAt(3, keep=("u2",)), "fixed auth/login.py; failing tests/test_auth.py::test_login", chars4)
+    row, (ev,), index = out["row"], out["events"], out["index"]  # type: ignore[misc]
+    ids = {f.text: f.id for f in index.facts}  # type: ignore[attr-defined]
+    assert ids["Never touch the migrations folder."] in ev.lost
+    assert ids["pytest tests/test_auth.py"] in ev.lost
+    assert ids["/home/me/proj/src/auth/login.py"] not in ev.lost
+    assert ids["tests/test_auth.py::test_login"] not in ev.lost
+    assert ev.guard_dropped_constraint
+    assert row["needed_recall"] == 1.0  # type: ignore[index]
+    # a summary that drops the path: the need at a4 for login.py is missed -> 1 of 2 needs at a4 present
+    out2 = measure(DropAllAt(3, keep=("u2",)), "failing tests/test_auth.py::test_login", chars4)
+    assert out2["row"]["needs"] - out2["row"]["needs_present"] == 1  # type: ignore[index]
+
+
+def test_fabricated_shapes_are_flagged(chars4: TokenCounter) -> None:
+    out = measure(DropAllAt(3), "edited src/auth/login.py and src/auth/session_store.py", chars4)
+    (ev,) = out["events"]  # type: ignore[misc]
+    assert ev.fabricated == ("src/auth/session_store.py",) and ev.candidates == 2
+    assert shapes("call load_user_profile in utils/db.py") == ["utils/db.py", "load_user_profile"]
+
+
+def test_run_helpers_still_work_without_observer(chars4: TokenCounter) -> None:
+    assert len(run(T, resolve("none").create(), chars4).steps) == 4
