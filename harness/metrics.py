@@ -79,4 +79,6 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
         "peak_ratio": t.peak / ref.peak if ref.peak else 0.0,
         "cost_usd": dollars,
         "cost_savings": _ratio_saved(dollars, ref_dollars),
+        "reference_input_tokens": ref.input,
+        "reference_cost_usd": ref_dollars,
     }

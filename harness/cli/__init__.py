@@ -18,6 +18,8 @@ class Group(click.Group):
         "datasets": "compbench.cli.datasets:datasets",
         "strategies": "compbench.cli.strategies:strategies",
         "run": "compbench.cli.run:run",
+        "compare": "compbench.cli.compare:compare",
+        "gate": "compbench.cli.gate:gate",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

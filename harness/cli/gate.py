@@ -1,0 +1,36 @@
+"""``compbench gate``: exit 0 when every threshold holds, 1 when one fails, 2 on bad usage."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run", type=click.Path(exists=True, file_okay=False))
+@click.option("--min", "mins", multiple=True, metavar="METRIC=V", help="Lower 95% bound must reach V.")
+@click.option("--max", "maxs", multiple=True, metavar="METRIC=V", help="Upper 95% bound must stay under V.")
+@click.option("--baseline", type=click.Path(exists=True, file_okay=False), help="Run to compare against.")
+@click.option("--max-drop", "drops", multiple=True, metavar="METRIC=D",
+              help="Paired drop vs --baseline: its lower 95% bound must stay above -D.")
+@click.option("--strategy", "strategies", multiple=True, help="Gate only these strategies (name or label).")
+@click.option("--config", "config_dir", type=click.Path(exists=True, file_okay=False), default=".",
+              help="Where to look for compbench.toml / pyproject.toml (default: cwd and parents).")
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100))
+def gate(run: str, mins: tuple[str, ...], maxs: tuple[str, ...], baseline: str | None, drops: tuple[str, ...],
+         strategies: tuple[str, ...], config_dir: str, resamples: int) -> None:
+    """Check RUN's retention and savings against thresholds (exit 0 pass, 1 fail, 2 usage)."""
+    from compbench.gate import _merge, config_file, parse_thresholds, run_gate
+
+    conf = config_file(Path(config_dir).resolve())
+    checks = run_gate(run, _merge(parse_thresholds(mins, "--min"), conf, "min"),
+                      _merge(parse_thresholds(maxs, "--max"), conf, "max"),
+                      baseline or conf.get("baseline"), _merge(parse_thresholds(drops, "--max-drop"), conf, "max-drop"),
+                      strategies or tuple(conf.get("strategies", ())), resamples)
+    for c in checks:
+        click.echo(c.line())
+    failed = [c for c in checks if not c.passed]
+    click.echo(f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)

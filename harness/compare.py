@@ -1,0 +1,144 @@
+"""Aggregate a run's results per strategy with 95% CIs, and compare runs or strategies (paired).
+
+Every headline metric is a ratio of sums over transcripts (or a per-transcript mean), bootstrapped over
+transcripts by :mod:`compbench.stats`. Used by ``compare``, ``gate``, ``tune`` and the HTML report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compbench.errors import UsageError
+from compbench.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A headline metric: Σ num / Σ den over transcripts (1 − that when ``complement``), or a mean."""
+
+    name: str
+    title: str
+    num: str
+    den: str | None = None
+    complement: bool = False
+    higher_is_better: bool = True
+    percent: bool = True
+
+
+def _sum(*cols: str) -> str:
+    return "+".join(cols)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("net_savings", "net savings",
+           _sum("input_tokens", "summarizer_input_tokens", "summarizer_output_tokens"),
+           "reference_input_tokens", complement=True),
+    Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
+    Metric("retention", "retention at compaction", "retention_at_compaction"),
+    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True),
+    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True),
+    Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False),
+    Metric("compactions", "compactions / transcript", "compactions", higher_is_better=False, percent=False),
+    Metric("overflows", "overflows / transcript", "overflows", higher_is_better=False, percent=False),
+)
+BY_NAME = {m.name: m for m in METRICS}
+
+
+def metric(name: str) -> Metric:
+    if name not in BY_NAME:
+        raise UsageError(f"unknown metric {name!r} (known: {', '.join(BY_NAME)})")
+    return BY_NAME[name]
+
+
+def load_results(run: str | Path) -> Any:
+    import pandas as pd
+
+    path = Path(run) / "results.parquet"
+    if not path.exists():
+        raise UsageError(f"{run} is not a run directory (no results.parquet)")
+    return pd.read_parquet(path)
+
+
+def _column(df: Any, expr: str) -> Any:
+    cols = expr.split("+")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise UsageError(f"results lack column(s) {', '.join(missing)}; rerun with this compbench version")
+    out = df[cols[0]].astype(float)
+    for c in cols[1:]:
+        out = out + df[c].astype(float)
+    return out.to_numpy()
+
+
+def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0) -> Estimate:
+    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI."""
+    num = _column(df, m.num)
+    if m.den is None:
+        return mean_ci(num, resamples=resamples, seed=seed)
+    return ratio_ci(num, _column(df, m.den), resamples=resamples, seed=seed, complement=m.complement)
+
+
+def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_000,
+              seed: int = 0) -> dict[str, dict[str, Estimate]]:
+    """strategy label -> metric name -> estimate, strategies in run order."""
+    out: dict[str, dict[str, Estimate]] = {}
+    for label in dict.fromkeys(df["strategy"]):
+        sub = df[df["strategy"] == label]
+        out[str(label)] = {m.name: estimate(sub, m, resamples, seed) for m in metrics}
+    return out
+
+
+def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int = 0) -> Estimate:
+    """Metric(a) − metric(b) over the transcripts both have, resampled together."""
+    a = df_a.set_index("transcript_id")
+    b = df_b.set_index("transcript_id")
+    common = [t for t in a.index if t in b.index]
+    if not common:
+        raise UsageError("the two sides share no transcript; a paired comparison needs the same dataset")
+    a, b = a.loc[common].reset_index(), b.loc[common].reset_index()
+    if m.den is None:
+        na, nb = _column(a, m.num), _column(b, m.num)
+        keep = ~(_isnan(na) | _isnan(nb))
+        if not keep.any():
+            return Estimate(math.nan, math.nan, math.nan, 0)
+        ones = [1.0] * int(keep.sum())
+        return paired_diff_ci(na[keep], ones, nb[keep], ones, resamples=resamples, seed=seed)
+    est = paired_diff_ci(_column(a, m.num), _column(a, m.den), _column(b, m.num), _column(b, m.den),
+                         resamples=resamples, seed=seed)
+    if m.complement:  # (1 - x) - (1 - y) = y - x
+        return Estimate(-est.value, -est.hi, -est.lo, est.n)
+    return est
+
+
+def counterpart(df: Any, label: str) -> Any:
+    """The rows of ``label`` in another run: the same label, else the only label of the same strategy
+    name (a tuned configuration compared with the baseline's), else empty."""
+    same = df[df["strategy"] == label]
+    if not same.empty:
+        return same
+    name = label.split(":")[0]
+    labels = [s for s in dict.fromkeys(df["strategy"]) if str(s).split(":")[0] == name]
+    return df[df["strategy"] == labels[0]] if len(labels) == 1 else same
+
+
+def _isnan(x: Any) -> Any:
+    import numpy as np
+
+    return np.isnan(x)
+
+
+def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
+    if math.isnan(e.value):
+        return "–"
+    def f(v: float) -> str:
+        if m.percent:
+            return f"{v:.1%}"
+        return f"{v:,.3f}" if m.name == "cost" else f"{v:.2f}"
+
+    if not ci or math.isnan(e.lo):
+        return f(e.value)
+    return f"{f(e.value)} [{f(e.lo)}, {f(e.hi)}]"

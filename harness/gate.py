@@ -1,0 +1,121 @@
+"""Retention gates for CI: thresholds on a run's confidence bounds, exit 0 (pass) or 1 (fail).
+
+A ``--min`` threshold holds when the metric's *lower* 95% bound reaches it (a ``--max`` when the
+upper bound stays under it), so a gate does not flap with the noise of a point estimate. A
+``--max-drop`` against a baseline run holds when the lower bound of the paired difference
+(this run − baseline) is above −drop. Thresholds come from flags, else from ``[tool.compbench.gate]``
+in ``pyproject.toml`` or ``[gate]`` in ``compbench.toml`` (flags win, key by key).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compbench.compare import counterpart, estimate, load_results, metric, paired
+from compbench.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Check:
+    strategy: str
+    kind: str  # min | max | max-drop
+    metric: str
+    threshold: float
+    value: float
+    bound: float
+    passed: bool
+
+    def line(self) -> str:
+        status = "PASS" if self.passed else "FAIL"
+        if self.kind == "max-drop":
+            return (f"{status} {self.strategy}: {self.metric} change vs baseline {self.value:+.4f} "
+                    f"(lower bound {self.bound:+.4f}) must stay above -{self.threshold:g}")
+        side = "lower" if self.kind == "min" else "upper"
+        op = ">=" if self.kind == "min" else "<="
+        return (f"{status} {self.strategy}: {self.metric} = {self.value:.4f} ({side} 95% bound {self.bound:.4f}) "
+                f"{op} {self.threshold:g}")
+
+
+def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"{flag} expects METRIC=VALUE, got {item!r}")
+        metric(key.strip())
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"{flag} {item!r}: {value!r} is not a number") from None
+    return out
+
+
+def config_file(start: Path) -> dict[str, Any]:
+    """The gate table from ``compbench.toml`` ([gate]) or ``pyproject.toml`` ([tool.compbench.gate])."""
+    for d in (start, *start.parents):
+        for name, keys in (("compbench.toml", ("gate",)), ("pyproject.toml", ("tool", "compbench", "gate"))):
+            p = d / name
+            if p.is_file():
+                try:
+                    data: Any = tomllib.loads(p.read_text(encoding="utf-8"))
+                except tomllib.TOMLDecodeError as e:
+                    raise UsageError(f"{p}: invalid TOML ({e})") from None
+                for k in keys:
+                    data = data.get(k, {}) if isinstance(data, dict) else {}
+                if data:
+                    if not isinstance(data, dict):
+                        raise UsageError(f"{p}: the gate table must be a table")
+                    return data
+    return {}
+
+
+def _merge(flags: Mapping[str, float], conf: Any, key: str) -> dict[str, float]:
+    table = conf.get(key, {}) if isinstance(conf, dict) else {}
+    if not isinstance(table, dict):
+        raise UsageError(f"gate config: '{key}' must be a table of METRIC = number")
+    merged = {k: float(v) for k, v in table.items() if metric(k)}
+    merged.update(flags)
+    return merged
+
+
+def run_gate(run: str | Path, mins: Mapping[str, float], maxs: Mapping[str, float],
+             baseline: str | Path | None = None, drops: Mapping[str, float] | None = None,
+             strategies: tuple[str, ...] = (), resamples: int = 10_000) -> list[Check]:
+    df = load_results(run)
+    labels = [str(s) for s in dict.fromkeys(df["strategy"])]
+    chosen = [s for s in labels if s in strategies or s.split(":")[0] in strategies] if strategies else [
+        s for s in labels if s != "none"]
+    if not chosen:
+        raise UsageError(f"no strategy of {run} matches {', '.join(strategies) or 'a non-reference strategy'} "
+                         f"(run has: {', '.join(labels)})")
+    if not (mins or maxs or drops):
+        raise UsageError("no thresholds: give --min/--max/--max-drop or a [tool.compbench.gate] table")
+    base = load_results(baseline) if baseline is not None else None
+    if drops and base is None:
+        raise UsageError("--max-drop needs --baseline RUN")
+    checks: list[Check] = []
+    for s in chosen:
+        sub = df[df["strategy"] == s]
+        for name, thr in mins.items():
+            e = estimate(sub, metric(name), resamples)
+            checks.append(Check(s, "min", name, thr, e.value, e.lo, not math.isnan(e.lo) and e.lo >= thr))
+        for name, thr in maxs.items():
+            e = estimate(sub, metric(name), resamples)
+            checks.append(Check(s, "max", name, thr, e.value, e.hi, not math.isnan(e.hi) and e.hi <= thr))
+        for name, drop in (drops or {}).items():
+            assert base is not None
+            other = counterpart(base, s)
+            if other.empty:
+                raise UsageError(f"baseline {baseline} has no strategy {s!r}")
+            m = metric(name)
+            e = paired(sub, other, m, resamples)
+            worse_bound = e.lo if m.higher_is_better else -e.hi
+            value = e.value if m.higher_is_better else -e.value
+            checks.append(Check(s, "max-drop", name, drop, value, worse_bound,
+                                not math.isnan(worse_bound) and worse_bound >= -drop))
+    return checks

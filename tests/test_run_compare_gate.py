@@ -1,0 +1,123 @@
+"""A run end to end on synthetic sessions, then compare and gate on it (exit codes are the interface)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from compbench.cli import cli
+from compbench.runs import RunSpec, write_run
+from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.strategies import base, strategy
+from compbench.synth import generate
+from compbench.transcript import Usage
+
+
+@dataclass(frozen=True)
+class KeepLastParams:
+    keep: int = 6
+    trigger: int = 3_000
+
+
+class KeepLast:
+    """Test strategy: over `trigger` tokens, summarize all but the last `keep` messages (never splits pairs)."""
+
+    name = "test-keep-last"
+
+    def __init__(self, p: KeepLastParams) -> None:
+        self.p = p
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.context_tokens < self.p.trigger or len(s.entries) <= self.p.keep + 1:
+            return ()
+        cut = len(s.entries) - self.p.keep
+        while cut > 1 and s.entries[cut].role == "tool":
+            cut -= 1
+        kept = [Keep(e.id) for e in s.entries[cut:]]
+        req = SummaryRequest("Summarize.", s.rendered(), s.rendered(1, cut), 300)
+        return [Compact("threshold", (Keep(s.entries[0].id), Insert("user", "Summary:\n", with_summary=True,
+                                                                        origin="summary"), *kept), req)]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    if "test-keep-last" not in base._registry:
+        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    root = tmp_path_factory.mktemp("runs")
+    data = list(generate(6, seed=3, turns=30, log_lines=30, code_lines=40))
+    out = []
+    for name, keep in (("a", 6), ("b", 2)):
+        spec = RunSpec(strategies=("none", f"test-keep-last:keep={keep}"), limits=ModelLimits(8_000, 1_000),
+                       tokenizer="chars4")
+        write_run(root / name, spec, "synth", data)
+        out.append(root / name)
+    return out[0], out[1]
+
+
+def test_run_directory_tables_and_determinism(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = runs
+    manifest = json.loads((a / "manifest.json").read_text())
+    assert manifest["dataset"]["transcripts"] == 6 and manifest["errors"] == []
+    r = pd.read_parquet(a / "results.parquet")
+    assert list(dict.fromkeys(r["strategy"])) == ["none", "test-keep-last:keep=6"]
+    none = r[r["strategy"] == "none"]
+    assert (none["savings"] == 0).all() and (none["needed_recall"] == 1.0).all()
+    kl = r[r["strategy"] != "none"]
+    assert (kl["compactions"] > 0).all() and (kl["savings"] > 0).all()
+    c = pd.read_parquet(a / "compactions.parquet")
+    assert set(c.columns) >= {"summary", "kept_ids", "lost_facts", "retention", "tokens_before", "tokens_after"}
+    f = pd.read_parquet(a / "facts.parquet")
+    assert {"planted", "derived"} <= set(f["source"])
+    data = list(generate(6, seed=3, turns=30, log_lines=30, code_lines=40))
+    spec = RunSpec(strategies=("none", "test-keep-last:keep=6"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
+    write_run(tmp_path / "again", spec, "synth", data)
+    for table in ("results", "steps", "compactions", "prunes", "facts"):
+        assert (a / f"{table}.parquet").read_bytes() == (tmp_path / "again" / f"{table}.parquet").read_bytes()
+
+
+def test_compare_one_run_and_two_runs(runs: tuple[Path, Path]) -> None:
+    a, b = runs
+    res = CliRunner().invoke(cli, ["compare", str(a), "--format", "json", "--resamples", "500"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["none"]["net_savings"]["value"] == 0.0
+    assert 0 < data["test-keep-last:keep=6"]["net_savings"]["value"] < 1
+    md = CliRunner().invoke(cli, ["compare", str(a), "--format", "markdown", "--resamples", "500"])
+    assert md.output.startswith("| strategy | net savings |")
+    two = CliRunner().invoke(cli, ["compare", str(a), str(b), "--format", "json", "--resamples", "500"])
+    assert two.exit_code == 0 and json.loads(two.output)["none"]["net_savings"]["diff"] == 0.0
+
+
+def test_gate_pass_fail_and_baseline_regression(runs: tuple[Path, Path]) -> None:
+    a, b = runs
+    ok = CliRunner().invoke(cli, ["gate", str(a), "--min", "net_savings=0.01", "--resamples", "500"])
+    assert ok.exit_code == 0, ok.output
+    bad = CliRunner().invoke(cli, ["gate", str(a), "--min", "net_savings=0.99", "--resamples", "500"])
+    assert bad.exit_code == 1 and "FAIL test-keep-last:keep=6: net_savings" in bad.output
+    # keeping 2 instead of 6 messages loses facts the agent needs: a regression against baseline a
+    reg = CliRunner().invoke(cli, ["gate", str(b), "--baseline", str(a), "--strategy", "test-keep-last",
+                                   "--max-drop", "needed_recall=0.0", "--resamples", "500"])
+    assert reg.exit_code == 1 and "needed_recall change vs baseline" in reg.output
+
+
+def test_gate_bad_usage_is_exit_2(runs: tuple[Path, Path]) -> None:
+    from compbench.cli import main
+
+    a, _ = runs
+    import subprocess
+    import sys
+
+    for args in (["--min", "nonsense=1"], ["--min", "net_savings"], ["--max-drop", "needed_recall=0.1"], []):
+        p = subprocess.run([sys.executable, "-c", "from compbench.cli import main; main()", "gate", str(a), *args],
+                           capture_output=True, text=True)
+        assert p.returncode == 2 and p.stderr.startswith("error: "), (args, p.stderr)
+    assert main
