@@ -121,3 +121,26 @@ def test_gate_bad_usage_is_exit_2(runs: tuple[Path, Path]) -> None:
                            capture_output=True, text=True)
         assert p.returncode == 2 and p.stderr.startswith("error: "), (args, p.stderr)
     assert main
+
+
+def test_tune_helpers_grid_random_pareto_objective() -> None:
+    from compbench.stats import Estimate
+    from compbench.tune import choose, grid_specs, pareto, parse_objective, random_specs
+
+    if "test-keep-last" not in base._registry:
+        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    assert grid_specs("test-keep-last", ["keep=2,4", "trigger=100"]) == [
+        "test-keep-last:keep=2,trigger=100", "test-keep-last:keep=4,trigger=100"]
+    r1 = random_specs("test-keep-last", 5, ["keep=1:9"], seed=4)
+    assert r1 == random_specs("test-keep-last", 5, ["keep=1:9"], seed=4) and all(":keep=" in s for s in r1)
+    assert pareto({"a": (0.5, 0.9), "b": (0.6, 0.8), "c": (0.4, 0.8), "d": (0.6, 0.9)}) == ["d"]
+    assert pareto({"a": (0.5, 0.9), "b": (0.6, 0.8), "c": (0.4, 0.8)}) == ["b", "a"]
+    obj = parse_objective("max net_savings s.t. recall >= 0.85")
+    assert obj.metric == "net_savings" and obj.constraints == (("needed_recall", ">=", 0.85),)
+
+    def e(v: float) -> Estimate:
+        return Estimate(v, v, v, 1)
+
+    agg = {"a": {"net_savings": e(0.5), "needed_recall": e(0.9)}, "b": {"net_savings": e(0.7), "needed_recall": e(0.8)}}
+    assert choose(agg, obj) == "a"
+    assert choose(agg, parse_objective("max net_savings")) == "b"

@@ -20,6 +20,7 @@ class Group(click.Group):
         "run": "compbench.cli.run:run",
         "compare": "compbench.cli.compare:compare",
         "gate": "compbench.cli.gate:gate",
+        "tune": "compbench.cli.tune:tune",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

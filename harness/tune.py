@@ -1,0 +1,141 @@
+"""Parameter sweeps: grid or seeded random configurations, their Pareto frontier, and an objective.
+
+All configurations replay inside one run, transcript by transcript, so each transcript is tokenized
+once and every configuration reuses its cached counts (see :mod:`compbench.runs`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+import re
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compbench.errors import UsageError
+from compbench.stats import Estimate
+from compbench.strategies import get
+from compbench.strategies.base import label, parse_value
+
+ALIASES = {"recall": "needed_recall", "retention_at_compaction": "retention"}
+
+
+def _values(strategy: str, key: str, raw: str) -> list[str]:
+    info = get(strategy)
+    fields = {f.name for f in dataclasses.fields(info.params)}
+    if key not in fields:
+        raise UsageError(f"strategy {strategy!r} has no parameter {key!r} (known: {', '.join(sorted(fields))})")
+    vals = [v.strip() for v in raw.split(",") if v.strip()]
+    if not vals:
+        raise UsageError(f"--grid {key}= needs at least one value")
+    hint = typing.get_type_hints(info.params)[key]
+    for v in vals:
+        parse_value(strategy, key, v, hint)
+    return vals
+
+
+def grid_specs(strategy: str, grids: Sequence[str], fixed: str = "") -> list[str]:
+    """Every combination of ``--grid k=v1,v2`` values as a strategy spec string."""
+    axes: dict[str, list[str]] = {}
+    for g in grids:
+        key, eq, raw = g.partition("=")
+        if not eq:
+            raise UsageError(f"--grid expects NAME=V1,V2,..., got {g!r}")
+        axes[key.strip()] = _values(strategy, key.strip(), raw)
+    preset, base = _fixed(fixed)
+    combos = itertools.product(*axes.values()) if axes else [()]
+    return [label(strategy, preset, {**base, **dict(zip(axes, c, strict=True))}) for c in combos]
+
+
+def _fixed(fixed: str) -> tuple[str, dict[str, str]]:
+    """The preset and fixed overrides every swept configuration shares (``--set k=v,...``)."""
+    items = dict(item.strip().split("=", 1) for item in fixed.split(",") if "=" in item)
+    return items.pop("preset", ""), items
+
+
+def random_specs(strategy: str, n: int, ranges: Sequence[str], seed: int, fixed: str = "") -> list[str]:
+    """``n`` configurations drawn uniformly from ``--range k=lo:hi`` (ints stay ints), seeded."""
+    info = get(strategy)
+    hints = typing.get_type_hints(info.params)
+    rng = random.Random(seed)
+    bounds: dict[str, tuple[float, float, bool]] = {}
+    for r in ranges:
+        key, eq, raw = r.partition("=")
+        lo, colon, hi = raw.partition(":")
+        if not eq or not colon:
+            raise UsageError(f"--range expects NAME=LO:HI, got {r!r}")
+        _values(strategy, key, lo)
+        is_int = hints[key] is int
+        bounds[key] = (float(lo), float(hi), is_int)
+    if not bounds:
+        raise UsageError("--random needs at least one --range NAME=LO:HI")
+    preset, base = _fixed(fixed)
+    out = []
+    for _ in range(n):
+        vals = {k: str(rng.randint(int(lo), int(hi))) if is_int else f"{rng.uniform(lo, hi):.4g}"
+                for k, (lo, hi, is_int) in bounds.items()}
+        out.append(label(strategy, preset, {**base, **vals}))
+    return list(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class Objective:
+    maximize: bool
+    metric: str
+    constraints: tuple[tuple[str, str, float], ...]
+
+
+def parse_objective(text: str) -> Objective:
+    """``max net_savings s.t. recall >= 0.9 and cost <= 0.5`` (``min`` also accepted)."""
+    m = re.fullmatch(r"\s*(max|min)\s+(\w+)\s*(?:(?:s\.t\.|subject to|where)\s+(.+))?", text)
+    if not m:
+        raise UsageError(f"objective {text!r}: expected 'max|min METRIC [s.t. METRIC >= V [and ...]]'")
+    cons = []
+    for part in filter(None, re.split(r"\s+and\s+|,", m.group(3) or "")):
+        c = re.fullmatch(r"\s*(\w+)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*", part)
+        if not c:
+            raise UsageError(f"objective constraint {part!r}: expected METRIC >= V or METRIC <= V")
+        cons.append((ALIASES.get(c.group(1), c.group(1)), c.group(2), float(c.group(3))))
+    return Objective(m.group(1) == "max", ALIASES.get(m.group(2), m.group(2)), tuple(cons))
+
+
+def pareto(points: Mapping[str, tuple[float, float]]) -> list[str]:
+    """Labels not dominated in (x, y), both maximized; sorted by x descending."""
+    pts = {k: v for k, v in points.items() if not any(math.isnan(c) for c in v)}
+    front = [k for k, (x, y) in pts.items()
+             if not any((x2 >= x and y2 >= y) and (x2 > x or y2 > y) for x2, y2 in pts.values())]
+    return sorted(front, key=lambda k: (-pts[k][0], -pts[k][1], k))
+
+
+def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective) -> str | None:
+    ops = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
+    ok = [s for s, ms in agg.items()
+          if all(not math.isnan(ms[k].value) and ops[op](ms[k].value, v) for k, op, v in obj.constraints)
+          and not math.isnan(ms[obj.metric].value)]
+    if not ok:
+        return None
+    return sorted(ok, key=lambda s: ((-1 if obj.maximize else 1) * agg[s][obj.metric].value, s))[0]
+
+
+def toml_snippet(spec: str) -> str:
+    from compbench.strategies import resolve
+
+    c = resolve(spec)
+    lines = [f"[tool.compbench.strategy.{c.name}]"]
+    for k, v in c.param_dict().items():
+        lines.append(f"{k} = {_toml(v)}")
+    return "\n".join(lines)
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return "nan" if isinstance(v, float) and math.isnan(v) else str(v)
