@@ -8,6 +8,8 @@ import pytest
 
 from compbench.tokens import TokenCounter
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TRANSCRIPTS = SHARED / "transcripts"

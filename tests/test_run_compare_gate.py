@@ -144,3 +144,18 @@ def test_tune_helpers_grid_random_pareto_objective() -> None:
     agg = {"a": {"net_savings": e(0.5), "needed_recall": e(0.9)}, "b": {"net_savings": e(0.7), "needed_recall": e(0.8)}}
     assert choose(agg, obj) == "a"
     assert choose(agg, parse_objective("max net_savings")) == "b"
+
+
+def test_pytest_plugin_fixture_passes_and_fails(runs: tuple[Path, Path], pytester: pytest.Pytester) -> None:
+    a, _ = runs
+    pytester.makepyfile(f'''
+        def test_ok(compbench_gate):
+            checks = compbench_gate({str(a)!r}, min={{"net_savings": 0.01}}, resamples=300)
+            assert checks and all(c.passed for c in checks)
+
+        def test_fails(compbench_gate):
+            compbench_gate({str(a)!r}, min={{"net_savings": 0.99}}, resamples=300)
+    ''')
+    result = pytester.runpytest_subprocess()  # the plug-in loads through its pytest11 entry point
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*compbench gate failed:*", "*FAIL test-keep-last:keep=6: net_savings*"])
