@@ -21,6 +21,7 @@ class Group(click.Group):
         "compare": "compbench.cli.compare:compare",
         "gate": "compbench.cli.gate:gate",
         "tune": "compbench.cli.tune:tune",
+        "report": "compbench.cli.report:report",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
