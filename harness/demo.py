@@ -19,7 +19,8 @@ MAX_OUTPUT = 4_096
 
 def main() -> int:
     from compbench.dataset import iter_transcripts
-    from compbench.runs import RunSpec, write_run
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
     from compbench.session import ModelLimits
     from compbench.strategies import names
     from compbench.summary import summary_table

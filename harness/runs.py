@@ -1,30 +1,18 @@
-"""A run: every transcript × every configured strategy, replayed, measured and written to a directory.
+"""A run's engine: every transcript × every configured strategy, replayed and measured into table rows.
 
-The run directory holds ``manifest.json`` and parquet tables (``results``, ``steps``, ``compactions``,
-``prunes``). Tables are written into a temporary directory that is renamed into place at the end, so a
-crash never leaves a half-written run. Same inputs, same bytes: rows are ordered by transcript then
-strategy, nothing depends on time except the manifest's single ``created_at`` field.
-
-Each transcript is tokenized once (one index shared by every strategy and by the ``none`` reference);
-``--workers N`` replays transcripts in N processes, results kept in dataset order.
+Each transcript is tokenized once (one index shared by every strategy and by the ``none`` reference)
+and its facts indexed once; ``--workers N`` replays transcripts in N processes, results kept in dataset
+order. :mod:`compbench.rundir` writes the rows to the run directory.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import platform
-import shutil
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from compbench import __version__
-from compbench.errors import CompbenchError, UsageError
+from compbench.errors import CompbenchError
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for
 from compbench.loop import ReplayConfig, Trace, replay
@@ -38,7 +26,6 @@ from compbench.summarizers import get as get_summarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
-RUN_FORMAT_VERSION = 1
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
@@ -188,61 +175,6 @@ def _drain(pool: Any, batch: list[Transcript], progress: Callable[[str], None] |
         if progress:
             progress(t.id)
         yield t, out
-
-
-def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
-              progress: Callable[[str], None] | None = None, force: bool = False) -> dict[str, Any]:
-    """Replay and write the run directory atomically; returns the manifest."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if out.exists() and not force:
-        raise UsageError(f"{out} exists; choose another --out or pass --force to replace it")
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
-        tables: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
-        digest = hashlib.sha256()
-        errors: list[dict[str, str]] = []
-        ids: list[str] = []
-        for t, rows in replay_all(spec, transcripts, workers, progress):
-            digest.update(to_json(t).encode())
-            ids.append(t.id)
-            if isinstance(rows, str):
-                errors.append({"transcript_id": t.id, "error": rows})
-                continue
-            for k in TABLES:
-                tables[k] += rows[k]
-        if not ids:
-            raise UsageError(f"no transcripts in {dataset}")
-        for k in TABLES:
-            empty = pa.table({"transcript_id": pa.array([], pa.string())})
-            table = pa.Table.from_pylist(tables[k]) if tables[k] else empty
-            pq.write_table(table, tmp / f"{k}.parquet", compression="zstd")
-        manifest = {
-            "format_version": RUN_FORMAT_VERSION,
-            "compbench_version": __version__,
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "dataset": {"path": dataset, "fingerprint": digest.hexdigest(), "transcripts": len(ids)},
-            "spec": spec.manifest(),
-            "strategies": [{"label": c.label, "name": c.name, "source": c.info.source, "params": c.param_dict()}
-                           for c in (resolve(s) for s in spec.strategies)],
-            "errors": errors,
-            "environment": {"python": platform.python_version(), **_versions()},
-            "method_limits": [
-                "The replay assumes the agent would have acted the same after a compaction.",
-                "The extractive summarizer is a deterministic heuristic, not a model.",
-            ],
-        }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-        return manifest
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _versions() -> dict[str, str]:

@@ -13,7 +13,8 @@ from test_run_compare_gate import KeepLast, KeepLastParams
 
 from compbench.redact import redact
 from compbench.reports.html import write_report
-from compbench.runs import RunSpec, write_run
+from compbench.rundir import write_run
+from compbench.runs import RunSpec
 from compbench.session import ModelLimits
 from compbench.strategies import base, strategy
 from compbench.synth import generate

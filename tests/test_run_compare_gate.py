@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from compbench.cli import cli
-from compbench.runs import RunSpec, write_run
+from compbench.rundir import write_run
+from compbench.runs import RunSpec
 from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import base, strategy
 from compbench.synth import generate

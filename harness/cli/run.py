@@ -47,20 +47,28 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
+              help="Continue an interrupted run (same options and dataset) in this directory.")
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
         system_tokens: int, price_model: str | None, api_base: str | None, api_key: str | None,
-        cache_dir: str | None, workers: int, out: str, force: bool, quiet: bool) -> None:
+        cache_dir: str | None, workers: int, out: str | None, force: bool, resume_dir: str | None,
+        quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.dataset import iter_transcripts
     from compbench.models import lookup
-    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec, write_run
+    from compbench.rundir import write_run
+    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
     from compbench.session import ModelLimits
     from compbench.strategies import names, resolve
 
+    if bool(out) == bool(resume_dir):
+        raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
+    out = out or resume_dir
+    assert out is not None
     specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(names())
     if len(set(specs)) != len(specs):
         raise UsageError("the same strategy configuration is given twice")
@@ -82,7 +90,8 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
         if not quiet and sys.stderr.isatty():
             click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
 
-    manifest = write_run(Path(out), spec, path, iter_transcripts(path), workers, progress, force)
+    manifest = write_run(Path(out), spec, path, iter_transcripts(path), workers, progress, force,
+                         resume=resume_dir is not None)
     if not quiet and sys.stderr.isatty():
         click.echo("", err=True)
     for e in manifest["errors"]:

@@ -35,7 +35,8 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     from compbench.compare import aggregate, load_results, metric
     from compbench.dataset import iter_transcripts
     from compbench.errors import UsageError
-    from compbench.runs import RunSpec, write_run
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
     from compbench.session import ModelLimits
     from compbench.tune import choose, grid_specs, pareto, parse_objective, random_specs, toml_snippet
 

@@ -1,0 +1,161 @@
+"""The run directory: written incrementally, resumable after a crash, renamed into place when complete.
+
+While a run is going, its rows go to ``OUT.partial/``: every batch of :data:`BATCH` transcripts is
+written as one parquet part per table (temporary file, then rename) and *committed* by a small batch
+record written last. Memory holds one batch, so it does not grow with the dataset. ``--resume``
+re-reads the committed batches, checks that the spec and the dataset are the same, skips what is done
+and goes on. At the end the parts are concatenated (one row group per part) into the final tables,
+``manifest.json`` is written, and the directory is renamed to ``OUT``. Batch boundaries do not depend
+on ``--workers`` or on interruptions, so every way of producing a run gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from compbench import __version__
+from compbench.errors import UsageError
+from compbench.runs import TABLES, RunSpec, _versions, replay_all
+from compbench.strategies import resolve
+from compbench.transcript import Transcript, to_json
+
+RUN_FORMAT_VERSION = 1
+BATCH = 16
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _partial(out: Path) -> Path:
+    return out.with_name(out.name + ".partial")
+
+
+def _committed(partial: Path) -> list[dict[str, Any]]:
+    d = partial / "batches"
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
+
+
+def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
+    it = iter(transcripts)
+    for expected in done:
+        t = next(it, None)
+        if t is None or t.id != expected:
+            raise UsageError(f"cannot resume: the dataset changed since the run started (expected transcript "
+                             f"{expected!r}, found {t.id if t else 'the end of the dataset'!r})")
+    yield from it
+
+
+def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Transcript, Any]]]:
+    batch: list[tuple[Transcript, Any]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
+              progress: Callable[[str], None] | None = None, force: bool = False,
+              resume: bool = False) -> dict[str, Any]:
+    """Replay ``transcripts`` and write the run directory ``out``; returns the manifest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    partial = _partial(out)
+    identity = json.loads(json.dumps(  # as it reads back from spec.json
+        {"spec": spec.manifest(), "dataset": dataset, "batch": BATCH, "format_version": RUN_FORMAT_VERSION}))
+    if resume:
+        if (out / "manifest.json").exists() and not partial.exists():
+            raise UsageError(f"{out} is already complete; nothing to resume")
+        if not (partial / "spec.json").exists():
+            raise UsageError(f"{out}: no interrupted run to resume (no {partial.name}/spec.json)")
+        if json.loads((partial / "spec.json").read_text(encoding="utf-8")) != identity:
+            raise UsageError(f"cannot resume {out}: it was started with other options or another dataset")
+    else:
+        if (out.exists() or partial.exists()) and not force:
+            hint = " or --resume to continue it" if partial.exists() else ""
+            raise UsageError(f"{out} exists; choose another --out, or pass --force to replace it{hint}")
+        shutil.rmtree(partial, ignore_errors=True)
+        for sub in ("batches", *(f"parts/{t}" for t in TABLES)):
+            (partial / sub).mkdir(parents=True)
+        _atomic_text(partial / "spec.json", json.dumps(identity, sort_keys=True))
+    committed = _committed(partial)
+    done = [tid for b in committed for tid in b["ids"]]
+    n = len(committed)
+    for batch in _batches(replay_all(spec, _skip_done(transcripts, done), workers, progress)):
+        record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
+        rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
+        for t, result in batch:
+            record["ids"].append(t.id)
+            record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
+            if isinstance(result, str):
+                record["errors"].append({"transcript_id": t.id, "error": result})
+                continue
+            for k in TABLES:
+                rows[k] += result[k]
+        for k in TABLES:
+            if rows[k]:
+                dest = partial / "parts" / k / f"{n:06d}.parquet"
+                tmp = dest.with_name(f".{dest.name}.tmp")
+                pq.write_table(pa.Table.from_pylist(rows[k]), tmp, compression="zstd")
+                tmp.replace(dest)
+        _atomic_text(partial / "batches" / f"{n:06d}.json", json.dumps(record))  # the commit point
+        committed.append(record)
+        n += 1
+    if not committed:
+        raise UsageError(f"no transcripts in {dataset}")
+    return _finalize(out, partial, spec, dataset, committed)
+
+
+def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    final = partial / "final"
+    shutil.rmtree(final, ignore_errors=True)
+    final.mkdir()
+    for k in TABLES:
+        parts = [pq.read_table(p) for p in sorted((partial / "parts" / k).glob("*.parquet"))]
+        if not parts:
+            pq.write_table(pa.table({"transcript_id": pa.array([], pa.string())}), final / f"{k}.parquet")
+            continue
+        schema = pa.unify_schemas([p.schema for p in parts], promote_options="permissive")
+        with pq.ParquetWriter(final / f"{k}.parquet", schema, compression="zstd") as w:
+            for p in parts:
+                w.write_table(p.select(schema.names).cast(schema) if p.schema != schema else p)
+    fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
+    manifest = {
+        "format_version": RUN_FORMAT_VERSION,
+        "compbench_version": __version__,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
+        "dataset": {"path": dataset, "fingerprint": fingerprint,
+                    "transcripts": sum(len(b["ids"]) for b in committed)},
+        "spec": spec.manifest(),
+        "strategies": [{"label": c.label, "name": c.name, "source": c.info.source, "params": c.param_dict()}
+                       for c in (resolve(s) for s in spec.strategies)],
+        "errors": [e for b in committed for e in b["errors"]],
+        "environment": {"python": platform.python_version(), **_versions()},
+        "method_limits": [
+            "The replay assumes the agent would have acted the same after a compaction.",
+            "The extractive summarizer is a deterministic heuristic, not a model.",
+        ],
+    }
+    _atomic_text(final / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    if out.exists():
+        shutil.rmtree(out)
+    final.rename(out)
+    shutil.rmtree(partial, ignore_errors=True)
+    return manifest
