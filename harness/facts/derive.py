@@ -2,7 +2,7 @@
 
 - artifact: file paths from tool-call arguments (and ``*** Update File:`` patch headers), split into
   modified (written by an edit/write/patch tool) and only read;
-- recall: exception lines from tool output, failing test ids, the commands the agent ran, URLs;
+- recall: exception lines from tool output, failing test ids (on FAILED/ERROR lines), the commands the agent ran, URLs;
 - decision: imperative user sentences (must, never, always, don't, do not, use X instead of Y);
 - continuation: open plan items (``- [ ]`` checkboxes, todo-tool entries not completed).
 
@@ -35,6 +35,7 @@ MAX_ANCHOR_CHARS = 80
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 EXCEPTION_LINE = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b(?::[ \t]*([^\n]{0,60}))?")
 TEST_ID = re.compile(r"(?<![\w/.-])([\w./-]+\.py::[\w\[\]:.,-]+)")
+FAILING_LINE = re.compile(r"^.*\b(?:FAILED|FAIL|ERROR)\b.*$", re.M)  # failing test ids, not every PASSED one
 URL = re.compile(r"https?://[^\s\"'<>)\]}`]+")
 DECISION = re.compile(
     r"\b(must not|must|never|always|don't|do not|should not|shouldn't|make sure|instead of|rather than)\b",
@@ -75,6 +76,8 @@ def call_commands(call: ToolCall) -> list[str]:
 
 def error_lines(text: str) -> list[str]:
     """``Type: message`` for each exception mentioned in a tool output."""
+    if "Error" not in text and "Exception" not in text:  # cheap C check before the regex scan
+        return []
     return [f"{m.group(1)}: {m.group(2).strip()}" if m.group(2) and m.group(2).strip() else m.group(1)
             for m in EXCEPTION_LINE.finditer(text)]
 
@@ -142,7 +145,8 @@ def _extract_message(m: Message, i: int, add: Any) -> None:
     if m.role == "user":
         for sentence, anchor in _decisions(m.text):
             add("decision", sentence, (anchor,), i)
-    for text in (m.text,):
+    text = m.text
+    if "[ ]" in text:
         for item in CHECKBOX.findall(text):
             add("continuation", item.strip(), (_clip_anchor(item),), i)
     for p in m.parts:
@@ -160,9 +164,11 @@ def _extract_message(m: Message, i: int, add: Any) -> None:
             out = p.output[:200_000]
             for line in error_lines(out)[:5]:
                 add("recall", line, (_clip_anchor(line),), i, what="error")
-            for tid in TEST_ID.findall(out)[:20]:
-                add("recall", tid, (_clip_anchor(tid),), i, what="test")
-            for url in URL.findall(out)[:5]:
+            failing = FAILING_LINE.findall(out)[:20] if "FAIL" in out or "ERROR" in out else []
+            for line in failing:
+                for tid in TEST_ID.findall(line):
+                    add("recall", tid, (_clip_anchor(tid),), i, what="test")
+            for url in (URL.findall(out)[:5] if "http" in out else ()):
                 add("recall", url, (_clip_anchor(url),), i, what="url")
     if m.role == "user":
         for url in URL.findall(m.text)[:5]:

@@ -13,7 +13,6 @@ the prompt of step j.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -47,28 +46,25 @@ def part_match_text(p: Part) -> str:
 
 
 class Matcher:
-    """All anchors in one scan: a lookahead alternation finds matches starting at every position."""
+    """All anchors against one normalized text: a substring test per anchor, done by ``str.__contains__``
+    in C. Faster here than one big regex alternation, which Python tries at every position, and it finds
+    overlapping anchors and anchors that prefix one another without special cases."""
 
     def __init__(self, facts: Sequence[Fact]) -> None:
-        self.by_anchor: dict[str, set[str]] = {}
+        by_anchor: dict[str, set[str]] = {}
         for f in facts:
             for a in f.anchors:
-                self.by_anchor.setdefault(a, set()).add(f.id)
-        anchors = sorted(self.by_anchor, key=lambda a: (-len(a), a))
-        # anchors that are prefixes of a longer anchor would be shadowed at the same position
-        self.prefixes: dict[str, list[str]] = {
-            a: [b for b in anchors if b != a and a.startswith(b)] for a in anchors}
-        self.pattern = re.compile("(?=(" + "|".join(map(re.escape, anchors)) + "))") if anchors else None
+                by_anchor.setdefault(a, set()).add(f.id)
+        self.items = tuple((a, frozenset(ids)) for a, ids in sorted(by_anchor.items()))
 
     def facts_in(self, text: str) -> frozenset[str]:
-        if self.pattern is None or not text:
+        if not self.items or not text:
             return frozenset()
+        norm = normalize(text)
         out: set[str] = set()
-        for m in self.pattern.finditer(normalize(text)):
-            a = m.group(1)
-            out |= self.by_anchor[a]
-            for b in self.prefixes[a]:
-                out |= self.by_anchor[b]
+        for anchor, ids in self.items:
+            if anchor in norm:
+                out |= ids
         return frozenset(out)
 
 
