@@ -1,0 +1,192 @@
+"""``make bench``: speed and memory of replays, as ratios against a reference measured in the same run.
+
+The reference is the physical limit of a replay: tokenizing every message of the dataset once. Every
+other figure is divided by a time measured here, on this machine, in this process, so the ratios
+compare across machines. Results print as ``name: value`` lines and go to ``out/bench.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKENIZER = "o200k_base"
+WINDOW = 32_000
+
+
+def _timed(fn: Callable[[], Any], repeat: int = 1) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _write_dataset(path: Path, transcripts: Sequence[Any]) -> None:
+    from compbench.formats.native import write
+
+    write(transcripts, path)
+
+
+def tokenize_once(transcripts: Sequence[Any]) -> float:
+    from compbench.tokens import TokenCounter
+
+    counter = TokenCounter(TOKENIZER)
+    return _timed(lambda: [counter.index(t) for t in transcripts], repeat=2)
+
+
+def run_time(dataset: Path, strategies: Sequence[str], workers: int = 1) -> float:
+    from compbench.formats import read_all
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
+    from compbench.session import ModelLimits
+
+    spec = RunSpec(strategies=tuple(strategies), limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER)
+    with tempfile.TemporaryDirectory() as d:
+        return _timed(lambda: write_run(Path(d) / "run", spec, str(dataset), read_all([dataset]), workers,
+                                        force=True))
+
+
+def naive_vs_ours(transcript: Any) -> tuple[float, float]:
+    """Seconds for a replay that re-counts the whole context every step vs our incremental replay."""
+    from compbench.loop import ReplayConfig, replay
+    from compbench.session import ModelLimits
+    from compbench.strategies import resolve
+    from compbench.summarizers.extractive import ExtractiveSummarizer
+    from compbench.tokens import TokenCounter
+
+    counter = TokenCounter(TOKENIZER)
+
+    def naive() -> None:
+        view: list[Any] = []
+        for m in transcript.messages:
+            if m.role == "assistant":
+                sum(counter.message(x) for x in view)  # seed 004's estimateMessagesTokens, every step
+            view.append(m)
+
+    def ours() -> None:
+        replay(transcript, resolve("none").create(), ExtractiveSummarizer(),
+               ReplayConfig(ModelLimits(10**9, 4_096)), counter)
+
+    return _timed(naive), _timed(ours)
+
+
+def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
+    """Replay time (all strategies, tokenization included) against transcript size in tokens."""
+    from compbench.runs import RunSpec, _Replayer
+    from compbench.session import ModelLimits
+    from compbench.strategies import names
+    from compbench.synth import session
+    from compbench.tokens import TokenCounter
+
+    counter = TokenCounter(TOKENIZER)
+    r = _Replayer(RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
+    out = []
+    for target in sizes:
+        turns = max(2, round(target / 420))  # ~420 tokens per synthetic turn at these sizes
+        t = session(11, target, turns=turns, log_lines=12, code_lines=16)
+        tokens = sum(counter.index(t).message_tokens)
+        out.append((tokens, _timed(lambda t=t: r.run(t))))
+    return out
+
+
+def fitted_exponent(points: Sequence[tuple[int, float]]) -> float:
+    xs = [math.log(x) for x, _ in points]
+    ys = [math.log(y) for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+
+
+MEMORY_CHILD = """
+import resource, sys, tempfile
+from pathlib import Path
+from compbench.rundir import write_run
+from compbench.runs import RunSpec
+from compbench.session import ModelLimits
+from compbench.synth import generate
+n = int(sys.argv[1])
+spec = RunSpec(strategies=("none", "opencode", "truncate"), limits=ModelLimits(4_000, 1_000), tokenizer="chars4")
+with tempfile.TemporaryDirectory() as d:
+    write_run(Path(d) / "run", spec, "synth", generate(n, seed=2, turns=6, log_lines=8, code_lines=8))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss_mb(n: int) -> float:
+    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n)], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    from compbench.strategies import names
+    from compbench.synth import generate
+    from compbench.tune import grid_specs
+
+    quick = "--quick" in argv
+    n = 24 if quick else 120
+    results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+
+    def show(name: str, value: Any) -> None:
+        results[name] = value
+        print(f"{name}: {value}", flush=True)
+
+    data = list(generate(n, seed=1, turns=60))
+    with tempfile.TemporaryDirectory() as d:
+        dataset = Path(d) / "synth.jsonl"
+        _write_dataset(dataset, data)
+        ref = tokenize_once(data)
+        show("dataset", f"{n} synthetic transcripts, {sum(len(t.messages) for t in data)} messages")
+        show("tokenize_once_s", round(ref, 3))
+        run_s = run_time(dataset, names())
+        show("run_s", round(run_s, 3))
+        show("run_ratio", round(run_s / ref, 2))
+        configs = grid_specs("opencode", ["protect=5000,10000,20000,30000,40000,50000,60000,70000,80000,100000",
+                                          "minimum=2000,5000,10000,15000,20000,25000,30000,40000,50000,60000"])
+        sub = dataset.with_name("sub.jsonl")
+        _write_dataset(sub, data[: max(4, n // 6)])
+        tune_s = run_time(sub, configs)
+        show("tune_configs", len(configs))
+        show("tune_ratio", round(tune_s / tokenize_once(data[: max(4, n // 6)]), 2))
+        workers1 = run_s
+        workers2 = run_time(dataset, names(), workers=2)
+        show("workers_speedup", round(workers1 / workers2, 2))
+    naive = []
+    for turns in (20, 80, 320):
+        from compbench.synth import session
+
+        t = session(5, turns, turns=turns)
+        a, b = naive_vs_ours(t)
+        naive.append((turns, round(a / b, 1)))
+    show("naive_ratio_by_turns", naive)
+    pts = scaling([1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000])
+    show("scaling_points", [(x, round(y, 4)) for x, y in pts])
+    show("scaling_exponent", round(fitted_exponent(pts), 3))
+    small, big = (100, 1_000) if quick else (1_000, 10_000)
+    show(f"peak_rss_mb_{small}", round(peak_rss_mb(small), 1))
+    show(f"peak_rss_mb_{big}", round(peak_rss_mb(big), 1))
+    show("bench_peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
+    summary = (f"run {results['run_ratio']}x tokenize (target <= 1.3), tune {results['tune_ratio']}x (<= 3), "
+               f"naive/ours {naive[-1][1]}x at {naive[-1][0]} turns, scaling exponent {results['scaling_exponent']}, "
+               f"memory {results[f'peak_rss_mb_{small}']} -> {results[f'peak_rss_mb_{big}']} MB, "
+               f"workers x{results['workers_speedup']}")
+    print(f"summary: {summary}")
+    out = ROOT / "out" / "bench.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
