@@ -34,5 +34,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m compbench.bench
 
+# 10,000 structure-aware inputs per importer; prints the count per format
+fuzz: $(STAMP)
+	COMPBENCH_FUZZ_EXAMPLES=10000 $(PY) -m pytest tests/test_fuzz_importers.py -q -s -p no:randomly
+
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -16,6 +16,7 @@ class TranscriptError(CompbenchError):
         self.path = str(path)
         self.line = line
         self.expected = expected
+        self.internal = False  # set when an importer bug, not the file, caused it
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {expected}")
 

@@ -55,12 +55,24 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
 
 def read(path: str | Path, fmt: str | None = None) -> Iterator[Transcript]:
-    """Read every transcript in one file, detecting its format unless ``fmt`` names it."""
+    """Read every transcript in one file, detecting its format unless ``fmt`` names it.
+
+    Importers raise TranscriptError themselves, with the line; anything else escaping one is an importer
+    bug, turned here into a TranscriptError marked ``internal`` so the user still gets one clear line
+    (and the fuzz tests, which reject ``internal`` errors, catch the bug).
+    """
     from compbench.formats.detect import detect
 
     p = Path(path)
     name = fmt or detect(p)
-    yield from module(name).read(p)
+    try:
+        yield from module(name).read(p)
+    except TranscriptError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, UnicodeError) as e:
+        err = TranscriptError(p, None, f"a readable {name} transcript (the importer failed: {type(e).__name__}: {e})")
+        err.internal = True
+        raise err from e
 
 
 def read_all(paths: Iterable[str | Path], fmt: str | None = None) -> Iterator[Transcript]:

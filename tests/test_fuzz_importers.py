@@ -1,0 +1,166 @@
+"""Structure-aware fuzzing of every importer: each input imports or fails with a clear TranscriptError.
+
+Seeds are real files (read in place from ../shared, never copied) and hand-made fixtures. Hypothesis
+mutates their *parsed* records (wrong types, deleted keys, huge strings, deep nesting, unknown record
+types) and their bytes (truncated lines, invalid UTF-8). ``make fuzz`` runs 10,000 inputs per format
+(``COMPBENCH_FUZZ_EXAMPLES``); ``make test`` a modest number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TRANSCRIPTS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compbench.errors import TranscriptError
+from compbench.formats import FORMATS, read
+
+EXAMPLES = int(os.environ.get("COMPBENCH_FUZZ_EXAMPLES", "25"))
+MAX_RECORDS = 40  # a seed's first records: enough structure, fast to mutate
+
+SEEDS: dict[str, list[str]] = {
+    "claude-code": ["claude-code/M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl"],
+    "codex": ["codex/TravelBlogs__rollout-2025-12-29T21-39-00-019b6bd5-ed54-7b23-873a-2177ca046ce3.jsonl"],
+    "opencode": ["opencode/dark-factory__session__kind-meadow__ses_39b9a333bffeVNXMK6bSZru9Uq.json"],
+    "pi": ["pi/pi-mono__before-compaction.jsonl"],
+    "swe-agent": ["swe-agent/ctf-networking_1.traj"],
+    "mini-swe-agent": ["mini-swe-agent/django__django-15104.traj.json"],
+}
+LOCAL_SEEDS: dict[str, list[str]] = {"openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"]}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def seed_records(fmt: str) -> list[tuple[str, Any]]:
+    """(kind, parsed) pairs: kind 'jsonl' -> list of records, 'json' -> a document."""
+    paths = [TRANSCRIPTS / p for p in SEEDS.get(fmt, [])]
+    for p in LOCAL_SEEDS.get(fmt, []):
+        q = ROOT / p
+        paths += sorted(q.glob("*.json*")) if q.is_dir() else [q]
+    out: list[tuple[str, Any]] = []
+    for p in paths:
+        if not p.is_file():
+            continue
+        text = p.read_text(encoding="utf-8")
+        try:
+            out.append(("json", json.loads(text)))
+        except json.JSONDecodeError:
+            lines = [json.loads(x) for x in text.splitlines() if x.strip()][:MAX_RECORDS]
+            out.append(("jsonl", lines))
+    return out
+
+
+def _shrink(doc: Any, budget: int = 60) -> Any:
+    """Cap long lists so one example stays small (the importer's paths are what we fuzz)."""
+    if isinstance(doc, list):
+        return [_shrink(x, budget) for x in doc[:budget]]
+    if isinstance(doc, dict):
+        return {k: _shrink(v, budget) for k, v in doc.items()}
+    return doc
+
+
+WEIRD = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=False),
+                  st.text(max_size=30), st.just("x" * 200_000), st.lists(st.integers(), max_size=3),
+                  st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+                  st.just(_nest := [[[[[[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]]]]]]))
+
+
+def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:20]):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate(doc: Any, data: st.DataObject) -> Any:
+    for _ in range(data.draw(st.integers(1, 4))):
+        paths = _paths(doc)
+        path = data.draw(st.sampled_from(paths))
+        op = data.draw(st.sampled_from(["replace", "delete", "unknown-type", "duplicate"]))
+        if not path:
+            if op == "replace":
+                doc = data.draw(WEIRD)
+            continue
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        key = path[-1]
+        if op == "replace":
+            parent[key] = data.draw(WEIRD)
+        elif op == "delete":
+            del parent[key]
+        elif op == "unknown-type" and isinstance(parent[key], dict):
+            parent[key]["type"] = data.draw(st.sampled_from(["from_the_future", "", "message", "compaction"]))
+        elif op == "duplicate" and isinstance(parent, list):
+            parent.insert(key, json.loads(json.dumps(parent[key])))
+    return doc
+
+
+def _bytes(kind: str, doc: Any, data: st.DataObject) -> bytes:
+    if kind == "json":
+        raw = json.dumps(doc).encode()
+    else:
+        raw = b"".join(json.dumps(r).encode() + b"\n" for r in doc) if isinstance(doc, list) else b"{}\n"
+    op = data.draw(st.sampled_from(["none", "none", "truncate", "bad-utf8", "garbage-line"]))
+    if op == "truncate" and raw:
+        raw = raw[: data.draw(st.integers(0, len(raw) - 1))]
+    elif op == "bad-utf8":
+        at = data.draw(st.integers(0, len(raw)))
+        raw = raw[:at] + b"\xff\xfe" + raw[at:]
+    elif op == "garbage-line":
+        raw = raw + b"{not json\n"
+    return raw
+
+
+def _check(path: Path, fmt: str) -> None:
+    try:
+        for t in read(path, fmt):
+            assert t.id and isinstance(t.messages, tuple)
+    except TranscriptError as e:
+        assert not e.internal, f"importer bug surfaced as an internal error: {e}"
+        assert str(e).startswith(str(path))
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "compbench"] + ["compbench"])
+def test_importer_survives_mutations(fmt: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from compbench.formats import module
+
+    try:
+        module(fmt)
+    except ModuleNotFoundError:
+        pytest.skip(f"importer {fmt} not present")
+    seeds = seed_records(fmt) if fmt != "compbench" else _native_seed()
+    if not seeds:
+        pytest.skip(f"no seed files for {fmt}")
+    d = tmp_path_factory.mktemp(f"fuzz-{fmt}")
+    counter = {"n": 0}
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def one(data: st.DataObject) -> None:
+        kind, doc = data.draw(st.sampled_from(seeds))
+        doc = _mutate(_shrink(json.loads(json.dumps(doc))), data)
+        counter["n"] += 1
+        path = d / f"input-{counter['n'] % 8}.{'jsonl' if kind == 'jsonl' else 'json'}"
+        path.write_bytes(_bytes(kind, doc, data))
+        _check(path, fmt)
+
+    one()
+    print(f"{fmt}: {counter['n']} inputs, no unexpected exception")
+
+
+def _native_seed() -> list[tuple[str, Any]]:
+    from compbench.synth import session
+    from compbench.transcript import to_records
+
+    return [("jsonl", list(to_records(session(0, 0, turns=6))))]
