@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from compbench.errors import CompbenchError
 from compbench.facts.presence import FactIndex, PresenceTracker
-from compbench.facts.sources import facts_for
+from compbench.facts.sources import facts_for, load_gold
 from compbench.loop import ReplayConfig, Trace, replay
 from compbench.metrics import result_row
 from compbench.models import Prices, prices_for
@@ -43,6 +44,7 @@ class RunSpec:
     model: str | None = None
     price_model: str = DEFAULT_PRICE_MODEL
     seed: int = 0
+    gold: str | None = None  # a gold_facts.jsonl file
     summarizer_options: dict[str, Any] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
@@ -65,10 +67,11 @@ class _Replayer:
         self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
         self.config = ReplayConfig(spec.limits, spec.system_tokens)
         self.prices: Prices = prices_for(spec.price_model)
+        self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         index = self.counter.index(t)
-        facts = FactIndex.build(t, facts_for(t))
+        facts = FactIndex.build(t, facts_for(t, gold=self.gold))
 
         def go(c: Configured) -> tuple[Trace, PresenceTracker]:
             tracker = PresenceTracker(facts)

@@ -59,6 +59,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
         quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.dataset import iter_transcripts
+    from compbench.facts.sources import gold_file_for
     from compbench.models import lookup
     from compbench.rundir import write_run
     from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
@@ -79,10 +80,11 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     options: dict[str, object] = {}
     if summarizer.partition(":")[0] in ("litellm", "cache-only"):
         options = {k: v for k, v in (("api_base", api_base), ("api_key", api_key), ("cache_dir", cache_dir)) if v}
+    path = dataset or default_dataset()
+    gold = gold_file_for(path)
     spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
                    message_overhead=message_overhead, system_tokens=system_tokens, model=model, price_model=pm,
-                   summarizer_options=options)
-    path = dataset or default_dataset()
+                   gold=str(gold) if gold else None, summarizer_options=options)
     done = [0]
 
     def progress(tid: str) -> None:
