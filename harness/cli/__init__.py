@@ -22,6 +22,7 @@ class Group(click.Group):
         "gate": "compbench.cli.gate:gate",
         "tune": "compbench.cli.tune:tune",
         "report": "compbench.cli.report:report",
+        "judge": "compbench.cli.judge:judge",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,0 +1,46 @@
+"""``compbench judge``: the optional judged track on a finished run (Factory-style probes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run", type=click.Path(exists=True, file_okay=False))
+@click.option("--agent", "agent_spec", required=True, help="Model answering probes: litellm:MODEL or cache-only:DIR.")
+@click.option("--judge", "judge_spec", help="Blind judge (and probe writer); default: the --agent model.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm models.")
+@click.option("--api-base")
+@click.option("--api-key", envvar="COMPBENCH_API_KEY", help="Never stored.")
+@click.option("--max-events", default=50, show_default=True, type=click.IntRange(min=1))
+def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | None, api_base: str | None,
+          api_key: str | None, max_events: int) -> None:
+    """Probe RUN's compactions with a model and compare judged correctness with presence."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from compbench.errors import UsageError
+    from compbench.judge import agreement, judge_run
+    from compbench.summarizers import get
+
+    def model(spec: str) -> object:
+        if spec.partition(":")[0] not in ("litellm", "cache-only", "mock"):
+            raise UsageError(f"--agent/--judge take litellm:MODEL or cache-only:DIR, got {spec!r}")
+        opts = {k: v for k, v in (("cache_dir", cache_dir), ("api_base", api_base), ("api_key", api_key)) if v}
+        return get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec)
+
+    agent = model(agent_spec)
+    grader = model(judge_spec) if judge_spec else agent
+    rows = judge_run(Path(run), agent, grader, max_events)  # type: ignore[arg-type]
+    if not rows:
+        raise UsageError(f"{run} has no successful compaction with facts to probe")
+    tmp = Path(run) / ".judged.parquet.tmp"
+    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    tmp.replace(Path(run) / "judged.parquet")
+    click.echo(f"{'kind':<14}{'probes':>8}{'present':>10}{'correct':>10}{'agreement':>11}")
+    for kind, a in agreement(rows).items():
+        click.echo(f"{kind:<14}{int(a['probes']):>8}{a['present']:>10.0%}{a['correct']:>10.0%}{a['agreement']:>11.0%}")
+    errors = sum(1 for r in rows if r["error"])
+    click.echo(f"{len(rows)} probes ({errors} failed calls) written to {Path(run) / 'judged.parquet'}")
