@@ -98,7 +98,7 @@ class CompactionEvent:
     error: str | None = None
     attempts: int = 0
     latency_ms: float = 0.0
-    cache_before: int = 0
+    summary_budget: int | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -315,7 +315,8 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
         replaced_tokens=sum(e.tokens for e in replaced), summary=summary,
         summary_tokens=s.counter.count_text(summary) if summary else 0,
         summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
-        error=result.error, attempts=result.attempts, latency_ms=result.latency_ms, meta=a.meta,
+        error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
+        summary_budget=a.request.max_output_tokens if a.request else None, meta=a.meta,
     )
 
 

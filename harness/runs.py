@@ -120,7 +120,8 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "replaced": len(e.replaced_ids), "replaced_ids": list(e.replaced_ids), "kept_ids": list(e.kept_ids),
             "replaced_tokens": e.replaced_tokens, "summary": e.summary, "summary_tokens": e.summary_tokens,
             "summarizer_input": e.summarizer_input, "summarizer_output": e.summarizer_output,
-            "error": e.error or "", "attempts": e.attempts, "latency_ms": e.latency_ms}
+            "error": e.error or "", "attempts": e.attempts, "latency_ms": e.latency_ms,
+            "summary_budget": e.summary_budget if e.summary_budget is not None else -1}
 
 
 _worker: _Replayer | None = None
