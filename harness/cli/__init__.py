@@ -23,6 +23,7 @@ class Group(click.Group):
         "tune": "compbench.cli.tune:tune",
         "report": "compbench.cli.report:report",
         "judge": "compbench.cli.judge:judge",
+        "fidelity": "compbench.cli.fidelity:fidelity",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

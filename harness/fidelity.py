@@ -1,0 +1,164 @@
+"""Fidelity: each strategy against the real tool's own compactions recorded in real logs.
+
+For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi), the strategy
+modelling that tool replays the transcript with the recorded model's real window (litellm's table,
+offline) under the seed preset and ``preset=current``, and its decisions are set beside the tool's:
+the trigger (step and tokens), the kept set (Jaccard over message ids), the rebuilt context against
+the next recorded prompt, the summary's budget and fact coverage against the real summary, and the
+token count compbench computes right before the compaction against what the API recorded there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from compbench.errors import UsageError
+from compbench.facts.derive import extract
+from compbench.facts.presence import Matcher
+from compbench.loop import ReplayConfig, Trace, replay
+from compbench.session import ModelLimits
+from compbench.summarizers import Summarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import RecordedCompaction, Transcript
+
+TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
+DEFAULT_WINDOW = 200_000
+COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
+           "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
+           "our_budget", "facts_real_summary", "facts_our_summary", "counted_before", "recorded_before",
+           "calibration_error", "cause")
+
+
+@dataclass(frozen=True)
+class Row:
+    tool: str
+    transcript: str
+    n: int
+    trigger: str
+    preset: str
+    real_step: int
+    our_step: int | None
+    d_steps: int | None
+    real_tokens: int | None
+    our_tokens: int | None
+    d_tokens: int | None
+    kept_jaccard: float | None
+    rebuilt_tokens: int | None
+    next_recorded_input: int | None
+    real_summary_tokens: int | None
+    our_budget: int | None
+    facts_real_summary: str
+    facts_our_summary: str
+    counted_before: int | None
+    recorded_before: int | None
+    calibration_error: float | None
+    cause: str
+
+    def cells(self) -> list[str]:
+        out = []
+        for k in COLUMNS:
+            v = getattr(self, k)
+            out.append("–" if v is None else f"{v:.2f}" if isinstance(v, float) else f"{v:,}"
+                       if isinstance(v, int) and k not in ("n",) else str(v))
+        return out
+
+
+def _limits(t: Transcript) -> tuple[ModelLimits, str]:
+    from compbench.models import limits_for
+
+    model = str(t.meta.get("model") or "")
+    try:
+        return limits_for(model), model
+    except UsageError:
+        return ModelLimits(DEFAULT_WINDOW, 32_000), f"{model or 'unknown model'} (not in litellm's table: 200k assumed)"
+
+
+def _steps_before(t: Transcript, index: int) -> int:
+    return sum(1 for m in t.messages[:index] if m.role == "assistant" and not m.meta.get("compaction"))
+
+
+def _next_input(t: Transcript, index: int) -> int | None:
+    for m in t.messages[index:]:
+        if m.role == "assistant" and m.usage is not None and not m.meta.get("compaction"):
+            return m.usage.input
+    return None
+
+
+def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    sa, sb = set(a), set(b)
+    return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
+
+
+def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
+    causes = []
+    if rc.trigger == "manual":
+        causes.append("manual /compact: trigger not compared")
+    if rc.meta.get("encrypted"):
+        causes.append("remote compaction: summary encrypted")
+    if t.source == "claude-code":
+        causes.append("file pre-redacted by its author")
+    version = t.meta.get("tool_version")
+    if version and preset == "seed":
+        causes.append(f"recorded by {t.source} {version}; the seed describes an older version")
+    return "; ".join(causes)
+
+
+def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
+    from compbench.strategies import get, resolve
+
+    name = TOOL_STRATEGY.get(t.source)
+    if name is None or not t.compactions:
+        return []
+    limits, _ = _limits(t)
+    facts = extract(t)
+    matcher = Matcher(facts)
+    info = get(name)
+    out = []
+    for preset in ("seed", *info.presets):
+        c = resolve(name if preset == "seed" else f"{name}:preset={preset}")
+        trace: Trace = replay(t, c.create(), summarizer, ReplayConfig(limits), counter)
+        ours = [e for e in trace.compactions if e.ok]
+        for n, rc in enumerate(t.compactions):
+            real_step = _steps_before(t, rc.index)
+            ev = ours[n] if n < len(ours) else None
+            auto = rc.trigger != "manual"
+            before_steps = [s for s in trace.steps if s.message_index < rc.index]
+            counted = before_steps[-1].input + before_steps[-1].output if before_steps else None
+            est = [f.id for f in facts if 0 <= f.first_index < rc.index]
+            real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
+            our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
+            recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
+            out.append(Row(
+                tool=t.source, transcript=t.id, n=n + 1, trigger=rc.trigger, preset=preset, real_step=real_step,
+                our_step=ev.step if ev and auto else None,
+                d_steps=ev.step - real_step if ev and auto else None,
+                real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
+                d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
+                kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev else None,
+                rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(t, rc.index),
+                real_summary_tokens=counter.count_text(rc.summary) if rc.summary else None,
+                our_budget=ev.summary_budget if ev else None,
+                facts_real_summary=f"{sum(f in real_cov for f in est)}/{len(est)}" if rc.summary else "–",
+                facts_our_summary=f"{sum(f in our_cov for f in est)}/{len(est)}" if ev else "–",
+                counted_before=counted, recorded_before=rc.tokens_before,
+                calibration_error=(counted - rc.tokens_before) / rc.tokens_before
+                if counted is not None and rc.tokens_before else None,
+                cause=_cause(t, rc, preset) + ("" if ev or not auto else
+                                               ("; " if _cause(t, rc, preset) else "") + "strategy never compacted"),
+            ))
+    return out
+
+
+def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",
+             summarizer: Summarizer | None = None) -> list[Row]:
+    from compbench.summarizers.extractive import ExtractiveSummarizer
+
+    counter = TokenCounter(tokenizer)
+    s = summarizer or ExtractiveSummarizer()
+    return [r for t in transcripts for r in rows_for(t, counter, s)]
+
+
+def as_json(rows: Sequence[Row]) -> dict[str, Any]:
+    return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": [asdict(r) for r in rows]}
