@@ -107,17 +107,18 @@ def _build(path: Path, header: dict[str, Any], entries: list[_Entry], version: i
         rec, kind = e.rec, e.rec["type"]
         key = str(rec["id"]) if version >= 2 else f"m{len(st.messages)}"
         produced = None
+        stamp = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         if kind == "message":
             produced = _message(st, e, key)
         elif kind == "custom_message":
-            produced = _custom(st, e, key, rec.get("content"), {"pi_entry": "custom_message"})
+            produced = _custom(st, e, key, rec.get("content"), {"pi_entry": "custom_message", "timestamp": stamp})
         elif kind == "branch_summary":
             summary = rec.get("summary")
             if not isinstance(summary, str):
                 raise st.fail(e.line, "a string 'summary' in a branch_summary entry")
             text = BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX
             produced = _append(st, key, "user", (Text(text),), None, {"pi_entry": "branch_summary",
-                                                                      "from_id": rec.get("fromId")})
+                                                                      "from_id": rec.get("fromId"), "timestamp": stamp})
         elif kind == "compaction":
             compactions.append(_compaction(st, e, branch, keys, n))
         elif kind == "model_change" and isinstance(rec.get("modelId"), str):
