@@ -67,6 +67,15 @@ class _Ctx:
     path: Path
     text: str | None = None
     skipped: Counter[str] = field(default_factory=Counter)
+    ids: set[str] = field(default_factory=set)
+
+    def unique(self, mid: str) -> str:
+        """Message ids stay unique even when a (damaged) file repeats a part id."""
+        out, n = mid, 1
+        while out in self.ids:
+            out, n = f"{mid}#{n}", n + 1
+        self.ids.add(out)
+        return out
 
     def fail(self, expected: str, near: object = None) -> TranscriptError:
         return TranscriptError(self.path, self._line(near), expected)
@@ -112,7 +121,6 @@ def _build(ctx: _Ctx, info: dict[str, Any], raw_messages: list[Any]) -> Transcri
     compactions: list[RecordedCompaction] = []
     warnings: list[str] = []
     first_index: dict[str, int] = {}  # OpenCode message id -> our first message position
-    seen: set[str] = set()
     last_count: int | None = None  # input + cache.read + output of the last step: OpenCode's isOverflow
     marker: tuple[int, str, dict[str, Any]] | None = None  # (position, source id, compaction part)
     after_summary = False
@@ -125,9 +133,9 @@ def _build(ctx: _Ctx, info: dict[str, Any], raw_messages: list[Any]) -> Transcri
         mid = minfo.get("id")
         if not isinstance(mid, str) or not mid:
             raise ctx.fail("info.id of a message (string)")
-        if mid in seen:
+        if mid in ctx.ids:
             raise ctx.fail(f"unique message ids (duplicate {mid!r})", mid)
-        seen.add(mid)
+        ctx.ids.add(mid)
         parts = [_part(ctx, p, mid) for p in raw["parts"]]
         role = minfo.get("role")
         first_index[mid] = len(messages)
@@ -292,7 +300,7 @@ def _assistant(ctx: _Ctx, minfo: dict[str, Any], parts: list[dict[str, Any]], me
         base["compaction"] = "summary"
     out: list[Message] = []
     for k, st in enumerate(steps):
-        aid = mid if k == 0 else (st.start_id or f"{mid}#{k}")
+        aid = mid if k == 0 else ctx.unique(st.start_id or f"{mid}#{k}")
         meta = {**base, "opencode_id": mid, "step": k}
         usage = _usage(ctx, st.finish, mid, meta) if st.finish is not None else None
         out.append(Message(aid, "assistant", tuple(st.parts), usage, meta))
@@ -302,7 +310,7 @@ def _assistant(ctx: _Ctx, minfo: dict[str, Any], parts: list[dict[str, Any]], me
                 tmeta["compaction"] = "summary"
             if st.pruned:
                 tmeta["pruned_parts"] = st.pruned
-            out.append(Message(st.result_ids[0], "tool", (*st.results, *st.media), None, tmeta))
+            out.append(Message(ctx.unique(st.result_ids[0]), "tool", (*st.results, *st.media), None, tmeta))
     messages.extend(out)
     return out
 
