@@ -35,7 +35,11 @@ def detect(path: Path) -> str:
 
     head, first = head_of(path)
     for name in FORMATS:
-        if module(name).sniff(head, first):
+        try:
+            mod = module(name)
+        except ModuleNotFoundError:  # an importer that is not installed cannot claim the file
+            continue
+        if mod.sniff(head, first):
             return name
     if not head.lstrip().startswith(("{", "[")):
         raise TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
