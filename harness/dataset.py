@@ -119,13 +119,29 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 "n_transcripts": report.transcripts, "formats": report.formats,
                 "fingerprint": digest.hexdigest(), "errors": report.errors}
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
+        _swap(tmp, out)
         return report
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put the new dataset in place. Files a user keeps beside the data (gold_facts.jsonl, SOURCES.md)
+    carry over; the old directory is moved aside before the rename, so ``out`` is never half-written."""
+    if out.exists():
+        if not is_dataset(out) and any(out.iterdir()):
+            raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
+        for extra in out.iterdir():
+            if extra.name not in (DATA_FILE, META_FILE) and extra.is_file():
+                shutil.copy2(extra, tmp / extra.name)
+        old = out.with_name(f".{out.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        out.rename(old)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
 
 
 def _check_meta(path: Path) -> dict[str, Any]:
