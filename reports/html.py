@@ -46,6 +46,7 @@ def _previews(manifest: dict[str, Any], wanted: set[str], redact: Callable[[str]
         return {}
     from compbench.dataset import iter_transcripts
     from compbench.errors import CompbenchError
+    from compbench.facts.presence import part_match_text
 
     out: dict[tuple[str, str], str] = {}
     try:
@@ -53,7 +54,7 @@ def _previews(manifest: dict[str, Any], wanted: set[str], redact: Callable[[str]
             if t.id not in wanted:
                 continue
             for m in t.messages:
-                text = m.text or " ".join(f"[{type(p).__name__}]" for p in m.parts)
+                text = " ".join(part_match_text(p)[:PREVIEW_CHARS] for p in m.parts)
                 out[(t.id, m.id)] = f"{m.role}: " + redact(text[:PREVIEW_CHARS])
     except CompbenchError:
         return out

@@ -81,3 +81,32 @@ def test_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
     assert "<img" not in dom and "&lt;img src=x onerror=alert(2)&gt;" in dom
     assert re.search(r'<table id="lb" class="sortable">.*test-keep-last.*</table>', dom, re.S)
     assert dom.count('class="event"') >= 1 and dom.count("<svg") >= 4
+
+
+def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
+    from compbench.formats.native import write
+    from compbench.transcript import ToolCall, ToolResult
+
+    if "test-keep-last" not in base._registry:
+        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    huge = ("line with \x1b[31mANSI\x1b[0m and \x00 NUL \x08 and </pre></details><script>x()</script>\n" * 140_000)[
+        :10_000_000]
+    assert len(huge) == 10_000_000
+    msgs = (Message("u1", "user", (Text("Dump the log and fix src/app.py"),)),
+            Message("a1", "assistant", (Text("Reading."), ToolCall("c1", "bash", '{"command": "cat big.log"}'))),
+            Message("t1", "tool", (ToolResult("c1", "bash", huge),)),
+            Message("a2", "assistant", (Text("Found it."),)),
+            Message("u2", "user", (Text("ok, now fix it"),)),
+            Message("a3", "assistant", (Text("Fixed src/app.py."),)))
+    data = tmp_path / "big.jsonl"
+    write([Transcript("big", "compbench", msgs)], data)
+    spec = RunSpec(strategies=("none", "test-keep-last:keep=2,trigger=1000"), limits=ModelLimits(100_000, 1_000),
+                   tokenizer="chars4")
+    from compbench.dataset import iter_transcripts
+
+    write_run(tmp_path / "run", spec, str(data), iter_transcripts(data))
+    html = write_report(tmp_path / "run", tmp_path / "r.html").read_text()
+    assert len(html) < 2_000_000  # the 10 MB output is summarized and previewed, never inlined whole
+    assert "\x00" not in html and "\x1b" not in html and "\x08" not in html
+    assert html.count("<script") == 1 and "&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;" in html
+    assert html.rstrip().endswith("</html>")
