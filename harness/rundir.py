@@ -68,7 +68,8 @@ def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Tra
 
 def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
-              resume: bool = False) -> dict[str, Any]:
+              resume: bool = False, executor: str = "local", concurrency: int = 1,
+              ray_address: str | None = None) -> dict[str, Any]:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -95,7 +96,8 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
     committed = _committed(partial)
     done = [tid for b in committed for tid in b["ids"]]
     n = len(committed)
-    for batch in _batches(replay_all(spec, _skip_done(transcripts, done), workers, progress)):
+    replays = replay_all(spec, _skip_done(transcripts, done), workers, progress, executor, concurrency, ray_address)
+    for batch in _batches(replays):
         record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for t, result in batch:

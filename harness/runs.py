@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compbench.errors import CompbenchError
+from compbench.errors import CompbenchError, UsageError
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for, load_gold
 from compbench.loop import ReplayConfig, Trace, replay
@@ -149,36 +149,39 @@ def _run_one(r: _Replayer, t: Transcript) -> dict[str, list[dict[str, Any]]] | s
 
 
 def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
-               progress: Callable[[str], None] | None = None
-               ) -> Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]:
+               progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
+               ray_address: str | None = None) -> Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]:
     """Replay every transcript under every strategy; yields rows (or an error string) in dataset order."""
-    if workers <= 1:
-        r = _Replayer(spec)
-        for t in transcripts:
-            out = _run_one(r, t)
-            if progress:
-                progress(t.id)
-            yield t, out
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    from compbench import executors
 
-    _Replayer(spec)  # validate the spec here, so a bad option fails before any process starts
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec,)) as pool:
-        batch: list[Transcript] = []
-        for t in transcripts:
-            batch.append(t)
-            if len(batch) >= workers * 4:
-                yield from _drain(pool, batch, progress)
-                batch = []
-        yield from _drain(pool, batch, progress)
-
-
-def _drain(pool: Any, batch: list[Transcript], progress: Callable[[str], None] | None
-           ) -> Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]:
-    for t, (_, out) in zip(batch, pool.map(_work, [to_json(t) for t in batch]), strict=True):
+    if executor not in executors.EXECUTORS:
+        raise UsageError(f"unknown executor {executor!r} (known: {', '.join(executors.EXECUTORS)})")
+    r = _Replayer(spec)  # validates the spec here, before any worker starts
+    results: Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]
+    if executor == "ray":
+        results = executors.ray_map(_ray_work, spec, transcripts, to_json, ray_address, workers)
+    elif executor == "threads" or concurrency > 1:
+        results = executors.threads(lambda t: _run_one(r, t), transcripts, max(concurrency, workers))
+    elif workers > 1:
+        results = ((t, out) for t, (_, out) in executors.processes(_work, transcripts, to_json, workers,
+                                                                   _init_worker, (spec,)))
+    else:
+        results = ((t, _run_one(r, t)) for t in transcripts)
+    for t, out in results:
         if progress:
             progress(t.id)
         yield t, out
+
+
+_ray_replayers: dict[str, _Replayer] = {}
+
+
+def _ray_work(spec: RunSpec, payload: str) -> dict[str, list[dict[str, Any]]] | str:
+    """A Ray task: one replayer per worker process and spec, reused across tasks."""
+    key = repr(spec)
+    if key not in _ray_replayers:
+        _ray_replayers[key] = _Replayer(spec)
+    return _run_one(_ray_replayers[key], from_json(payload))
 
 
 def _versions() -> dict[str, str]:

@@ -46,7 +46,12 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
 @click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server).")
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Replay transcripts in N local processes (or N Ray CPUs).")
+@click.option("--executor", type=click.Choice(["local", "threads", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", help="Ray cluster address (with --executor ray); default: a local instance.")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Transcripts in flight at once in threads: bounded concurrency for litellm summarizers.")
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
@@ -55,8 +60,8 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
         system_tokens: int, price_model: str | None, api_base: str | None, api_key: str | None,
-        cache_dir: str | None, workers: int, out: str | None, force: bool, resume_dir: str | None,
-        quiet: bool) -> None:
+        cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
+        out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.dataset import iter_transcripts
     from compbench.facts.sources import gold_file_for
@@ -93,7 +98,8 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
             click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
 
     manifest = write_run(Path(out), spec, path, iter_transcripts(path), workers, progress, force,
-                         resume=resume_dir is not None)
+                         resume=resume_dir is not None, executor=executor, concurrency=concurrency,
+                         ray_address=ray_address)
     if not quiet and sys.stderr.isatty():
         click.echo("", err=True)
     for e in manifest["errors"]:
