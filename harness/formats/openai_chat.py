@@ -229,7 +229,9 @@ class Chat:
         """A ToolResult, flagged orphan (with a warning) when no earlier message made the call."""
         orphan = call_id not in self.calls
         if orphan:
-            self.warnings.append(f"message {i}: tool result {call_id!r} has no matching tool call")
+            line = self.where(i)
+            at = f"line {line}, message {i}" if line is not None else f"message {i}"
+            self.warnings.append(f"{at}: tool result {call_id!r} has no matching tool call")
         return ToolResult(call_id, name or self.calls.get(call_id, ""), output, is_error, orphan)
 
 
