@@ -67,7 +67,7 @@ def _shrink(doc: Any, budget: int = 60) -> Any:
 WEIRD = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=False),
                   st.text(max_size=30), st.just("x" * 200_000), st.lists(st.integers(), max_size=3),
                   st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
-                  st.just(_nest := [[[[[[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]]]]]]))
+                  st.builds(lambda: json.loads("[" * 40 + '"deep"' + "]" * 40)))  # fresh: _mutate edits in place
 
 
 def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
