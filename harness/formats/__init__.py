@@ -28,6 +28,22 @@ FORMATS: dict[str, str] = {
     "openai": "compbench.formats.openai_chat",
 }
 
+# Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai"})
+LIMIT_ENV = "COMPBENCH_MAX_TRANSCRIPT_MB"
+DEFAULT_MAX_TRANSCRIPT_MB = 1024  # measured: a 200 MB transcript imports and replays in ~785 MB peak RSS
+
+
+def max_transcript_bytes() -> int:
+    import os
+
+    raw = os.environ.get(LIMIT_ENV, "")
+    try:
+        return int(float(raw) * 2**20) if raw else DEFAULT_MAX_TRANSCRIPT_MB * 2**20
+    except ValueError:
+        raise TranscriptError(LIMIT_ENV, None, f"a number of MiB, got {raw!r}") from None
+
+
 # Suffixes a directory walk picks up; a file named explicitly is always tried.
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 
@@ -65,6 +81,11 @@ def read(path: str | Path, fmt: str | None = None) -> Iterator[Transcript]:
 
     p = Path(path)
     name = fmt or detect(p)
+    limit = max_transcript_bytes()
+    if name not in MULTI_TRANSCRIPT and p.stat().st_size > limit:
+        raise TranscriptError(p, None, f"a transcript under {limit // 2**20} MiB, the limit that keeps a replay's "
+                                       f"memory bounded (file is {p.stat().st_size // 2**20} MiB; raise "
+                                       f"{LIMIT_ENV} to allow it: a replay needs about 4x the file size in memory)")
     try:
         yield from module(name).read(p)
     except TranscriptError:
