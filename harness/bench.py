@@ -123,6 +123,33 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+BIG_CHILD = """
+import resource, sys, tempfile, time
+from pathlib import Path
+from compbench.formats.native import write
+from compbench.rundir import write_run
+from compbench.runs import RunSpec
+from compbench.session import ModelLimits
+from compbench.dataset import iter_transcripts
+from compbench.synth import session
+with tempfile.TemporaryDirectory() as d:
+    f = Path(d) / "big.jsonl"
+    write([session(0, 0, turns=20000, log_lines=420, code_lines=440)], f)
+    size = f.stat().st_size / 2**20
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    spec = RunSpec(strategies=("none", "opencode"), limits=ModelLimits(128_000, 4_096), tokenizer="chars4")
+    t = time.perf_counter()
+    write_run(Path(d) / "run", spec, str(f), iter_transcripts(f))
+    print(round(size), round(time.perf_counter() - t, 1), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def big_transcript() -> str:
+    out = subprocess.run([sys.executable, "-c", BIG_CHILD], check=True, capture_output=True, text=True)
+    size, secs, rss = out.stdout.split()
+    return f"{size} MB transcript imported and replayed (none, opencode) in {secs} s, peak RSS {rss} MB"
+
+
 def peak_rss_mb(n: int) -> float:
     out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n)], check=True, capture_output=True, text=True)
     return int(out.stdout.strip().splitlines()[-1]) / 1024
@@ -175,6 +202,8 @@ def main(argv: Sequence[str] = ()) -> int:
     small, big = (100, 1_000) if quick else (1_000, 10_000)
     show(f"peak_rss_mb_{small}", round(peak_rss_mb(small), 1))
     show(f"peak_rss_mb_{big}", round(peak_rss_mb(big), 1))
+    if not quick:
+        show("big_transcript", big_transcript())
     show("bench_peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     summary = (f"run {results['run_ratio']}x tokenize (target <= 1.3), tune {results['tune_ratio']}x (<= 3), "
                f"naive/ours {naive[-1][1]}x at {naive[-1][0]} turns, scaling exponent {results['scaling_exponent']}, "
