@@ -117,9 +117,13 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
+        """A strategy may ask for a heading (seed 004 detects its previous summary by one)."""
         budget = request.max_output_tokens or DEFAULT_BUDGET_TOKENS
-        text = summarize_messages(request.source, budget, request.previous_summary)
-        return SummaryResult(text or "(nothing to summarize)")
+        heading = str(request.meta.get("heading", ""))
+        if heading:
+            budget -= len(heading) // CHARS_PER_TOKEN + 1
+        text = summarize_messages(request.source, budget, request.previous_summary) or "(nothing to summarize)"
+        return SummaryResult(f"{heading}\n{text}" if heading else text)
 
 
 def create(kind: str, arg: str, **options: object) -> ExtractiveSummarizer:
