@@ -1,24 +1,33 @@
 """Calibration: compbench's token counts against the prompt sizes real APIs recorded.
 
-For every assistant message with recorded usage, the recorded prompt (``Usage.input``) is compared with
-what compbench counts for the context before that call: the sum of the counts of all earlier messages.
-Only calls whose context is fully recorded count (a transcript stops at its first recorded compaction).
-The system prompt and tool schemas are not in transcripts, so the median of (recorded − counted) is
-reported as the estimated fixed overhead and the relative error is measured after subtracting it.
+For every assistant message with recorded usage, the recorded prompt (``Usage.input``, cached tokens
+included) is compared with what compbench counts for the context before that call: the sum of the
+message counts of all earlier messages. Only calls whose context is fully recorded count: a transcript
+stops at its first recorded compaction (after it the tool's context is a summary we cannot see), and
+messages the importer marks as compaction machinery (``meta["compaction"]``) are skipped.
+
+The system prompt and tool schemas are not in the transcripts, so every call's prompt is larger than
+our count by a roughly fixed amount. Per tokenizer and source format, the median of (recorded − counted)
+is reported as that estimated fixed overhead, and each call's relative error is
+``|counted + overhead − recorded| / recorded``: how far off a replay that adds the overhead as
+``system_tokens`` would be on the real prompt size.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compbench.tokens import TokenCounter
+from compbench.tokens import DEFAULT_MESSAGE_OVERHEAD, TOKENIZERS, TokenCounter
 from compbench.transcript import Transcript
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CalibrationRow:
+    """One tokenizer on one source format: how many calls, the overhead, the error distribution."""
+
     tokenizer: str
     source: str
     calls: int
@@ -31,7 +40,8 @@ def pairs(t: Transcript, counter: TokenCounter) -> list[tuple[int, int]]:
     """(recorded prompt, counted context) for each fully recorded call of ``t``."""
     limit = min((c.index for c in t.compactions), default=len(t.messages))
     counts = counter.index(t).message_tokens
-    out, running = [], 0
+    out: list[tuple[int, int]] = []
+    running = 0
     for i, m in enumerate(t.messages[:limit]):
         if m.meta.get("compaction"):
             continue
@@ -41,24 +51,30 @@ def pairs(t: Transcript, counter: TokenCounter) -> list[tuple[int, int]]:
     return out
 
 
-def _quantile(xs: Sequence[float], q: float) -> float:
+def p90(xs: Sequence[float]) -> float:
+    """Nearest-rank 90th percentile: the ceil(0.9·n)-th smallest value (an observed value, no interpolation)."""
     s = sorted(xs)
-    return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
+    return s[max(0, math.ceil(0.9 * len(s)) - 1)]
 
 
-def calibrate(transcripts: Iterable[Transcript], tokenizers: Sequence[str],
-              message_overhead: int = 4) -> list[CalibrationRow]:
-    ts = list(transcripts)
-    rows = []
-    for name in tokenizers:
-        counter = TokenCounter(name, message_overhead)
-        by_source: dict[str, list[tuple[int, int]]] = {}
-        for t in ts:
-            by_source.setdefault(t.source, []).extend(pairs(t, counter))
-        for source, ps in sorted(by_source.items()):
-            if not ps:
-                continue
-            overhead = statistics.median(r - c for r, c in ps)
-            errs = [abs(c + overhead - r) / r for r, c in ps]
-            rows.append(CalibrationRow(name, source, len(ps), overhead, statistics.median(errs), _quantile(errs, 0.9)))
-    return rows
+def summarize(tokenizer: str, source: str, ps: Sequence[tuple[int, int]]) -> CalibrationRow:
+    """The row for one group of (recorded, counted) pairs; ``ps`` must not be empty."""
+    overhead = statistics.median(r - c for r, c in ps)
+    errors = [abs(c + overhead - r) / r for r, c in ps]
+    return CalibrationRow(tokenizer, source, len(ps), float(overhead), statistics.median(errors), p90(errors))
+
+
+def calibrate(transcripts: Iterable[Transcript], tokenizers: Sequence[str] = TOKENIZERS,
+              message_overhead: int = DEFAULT_MESSAGE_OVERHEAD) -> list[CalibrationRow]:
+    """Rows per tokenizer (in the order given) and source format (sorted), from one pass over
+    ``transcripts``: only the (recorded, counted) pairs are kept, so a streamed dataset stays streamed."""
+    counters = [TokenCounter(name, message_overhead) for name in tokenizers]
+    groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for t in transcripts:
+        for counter in counters:
+            ps = pairs(t, counter)
+            if ps:
+                groups.setdefault((counter.tokenizer, t.source), []).extend(ps)
+    order = {name: i for i, name in enumerate(tokenizers)}
+    return [summarize(tok, source, ps)
+            for (tok, source), ps in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]

@@ -1,10 +1,13 @@
-"""Datasets: imported transcripts stored as parquet through HF ``datasets``, streamed back with pyarrow.
+"""Datasets: imported transcripts stored as parquet that HF ``datasets`` and pandas load, streamed back.
 
 A dataset is a directory with ``data.parquet`` (one row per transcript: summary columns plus the
 whole transcript as compbench JSON, lossless) and ``dataset.json`` (format version, fingerprint, the
-import errors that were skipped). It loads with ``datasets.load_dataset("parquet", ...)`` or pandas.
-Reading streams row batches, so a dataset larger than memory works. Every command also accepts raw
-transcript files or folders (any format): they are imported on the fly.
+import errors that were skipped). ``datasets.load_dataset("parquet", data_files=...)`` and
+``pandas.read_parquet`` both read it. Rows are written in bounded row groups and read back in small
+batches, so neither an import nor a replay holds the whole dataset in memory. Every command also accepts
+raw transcript files or folders (any format): they are imported on the fly.
+
+pyarrow, pandas and datasets are imported inside functions: ``import compbench`` must stay light.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,24 @@ from compbench.transcript import ToolCall, ToolResult, Transcript, from_json, to
 DATASET_FORMAT_VERSION = 1
 DATA_FILE = "data.parquet"
 META_FILE = "dataset.json"
-BATCH_ROWS = 64
+# A row group is flushed at whichever comes first: memory during an import stays near ROW_GROUP_BYTES
+# plus one transcript, and a reader never has to decode more than one row group at a time.
+ROW_GROUP_ROWS = 64
+ROW_GROUP_BYTES = 64 * 2**20
+READ_BATCH_ROWS = 8  # transcripts decoded per batch when streaming
+
+# column -> arrow type name; the transcript payload is ``large_string`` (64-bit offsets: one real
+# transcript may be hundreds of MiB, see formats.DEFAULT_MAX_TRANSCRIPT_MB).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "string"), ("source", "string"), ("path", "string"),
+    ("n_messages", "int64"), ("n_user", "int64"), ("n_assistant", "int64"), ("n_tool", "int64"),
+    ("n_tool_calls", "int64"), ("n_tool_results", "int64"), ("n_compactions", "int64"),
+    ("recorded_input_tokens", "int64"), ("recorded_last_input", "int64"), ("recorded_max_input", "int64"),
+    ("model", "string"), ("n_warnings", "int64"), ("transcript", "large_string"),
+)
+SUMMARY_COLUMNS = tuple(name for name, _ in COLUMNS if name != "transcript")
+
+Warn = Callable[[str], None]
 
 
 def is_dataset(path: str | Path) -> bool:
@@ -33,17 +53,35 @@ def is_dataset(path: str | Path) -> bool:
 
 
 def summary_row(t: Transcript, path: str = "") -> dict[str, Any]:
-    """The summary columns of one transcript (everything but the payload)."""
+    """The summary columns of one transcript (everything but the payload).
+
+    ``recorded_input_tokens`` sums ``Usage.input`` over the messages that carry usage (the prompt tokens
+    the real tool paid for); the last and the largest recorded prompt describe how full the window got.
+    """
     roles = [m.role for m in t.messages]
     recorded = [m.usage.input for m in t.messages if m.usage is not None]
+    model = t.meta.get("model")
     return {
         "id": t.id, "source": t.source, "path": path, "n_messages": len(t.messages),
         "n_user": roles.count("user"), "n_assistant": roles.count("assistant"), "n_tool": roles.count("tool"),
         "n_tool_calls": t.count_parts(ToolCall), "n_tool_results": t.count_parts(ToolResult),
         "n_compactions": len(t.compactions), "recorded_input_tokens": sum(recorded),
         "recorded_last_input": recorded[-1] if recorded else 0, "recorded_max_input": max(recorded, default=0),
-        "model": str(t.meta.get("model") or ""), "warnings": len(t.warnings),
+        "model": model if isinstance(model, str) else "", "n_warnings": len(t.warnings),
     }
+
+
+def fingerprint_of(payloads: Iterable[str]) -> str:
+    """sha256 of the transcript JSON texts in order, each followed by a newline.
+
+    ``to_json`` never emits a raw newline, so the separator is unambiguous; anyone can recompute it
+    from the ``transcript`` column. No timestamps or paths enter it: same transcripts, same fingerprint.
+    """
+    digest = hashlib.sha256()
+    for payload in payloads:
+        digest.update(payload.encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 @dataclass
@@ -51,77 +89,127 @@ class ImportReport:
     transcripts: int = 0
     formats: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    fingerprint: str = ""
+
+
+def _relative(f: Path, root: Path) -> str:
+    """``f`` relative to the parent of the argument it was found under, so a dataset does not depend on
+    the directory the import ran in (a folder argument keeps its own name as the first component)."""
+    base = root.resolve().parent
+    try:
+        return f.resolve().relative_to(base).as_posix()
+    except ValueError:
+        return f.resolve().as_posix()
 
 
 def import_paths(paths: Iterable[str | Path], fmt: str | None = None,
                  on_error: str = "fail") -> Iterator[tuple[Transcript, str] | TranscriptError]:
-    """Transcripts of every file (any mix of formats); errors raise, or are yielded when skipping."""
+    """Transcripts of every file (any mix of formats, datasets included) with their relative path.
+
+    A file reached twice (``import dir dir/a.jsonl``) is read once. Errors raise, or are yielded when
+    ``on_error == "skip"`` so the caller can record them and go on.
+    """
     from compbench.formats import iter_files, read
 
-    for f in iter_files(paths):
-        try:
-            for t in read(f, fmt):
-                yield t, str(f)
-        except TranscriptError as e:
-            if on_error != "skip":
-                raise
-            yield e
+    seen: set[Path] = set()
+    for arg in map(Path, paths):
+        if is_dataset(arg):
+            rel = _relative(arg, arg)
+            for t in iter_transcripts(arg):
+                yield t, rel
+            continue
+        for f in iter_files([arg]):
+            key = f.resolve()
+            if key in seen or is_dataset(f.parent):
+                continue
+            seen.add(key)
+            try:
+                for t in read(f, fmt):
+                    yield t, _relative(f, arg)
+            except TranscriptError as e:
+                if on_error != "skip":
+                    raise
+                yield e
+
+
+def _check_out(out: Path) -> None:
+    """Refuse before importing anything, rather than after minutes of work."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is a file; --out must be a dataset directory")
+    if out.is_dir() and not is_dataset(out) and any(out.iterdir()):
+        raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
 
 
 def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Any = None) -> ImportReport:
-    """Import into ``out`` atomically: a temporary sibling directory renamed into place."""
+                  warn: Warn | None = None) -> ImportReport:
+    """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
+
+    On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if on_error not in ("fail", "skip"):
+        raise UsageError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
+    out = Path(out)
+    _check_out(out)
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
     report = ImportReport()
     tmp = out.with_name(f".{out.name}.importing")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     digest = hashlib.sha256()
-    ids: set[str] = set()
+    ids: dict[str, str] = {}
+    writer: Any = None
     try:
-        writer: Any = None
+        writer = pq.ParquetWriter(tmp / DATA_FILE, schema, compression="zstd")
         rows: list[dict[str, Any]] = []
+        pending = 0
 
         def flush() -> None:
-            nonlocal writer, rows
-            if not rows:
-                return
-            table = pa.Table.from_pylist(rows, schema=writer.schema if writer else None)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp / DATA_FILE, table.schema, compression="zstd")
-            writer.write_table(table)
-            rows = []
+            nonlocal rows, pending
+            if rows:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+            rows, pending = [], 0
 
         for item in import_paths(paths, fmt, on_error):
+            if isinstance(item, tuple):
+                t, src = item
+                if t.id in ids:
+                    item = TranscriptError(src, None, f"a transcript id not imported before ({t.id!r} also "
+                                                      f"comes from {ids[t.id]})")
+                    if on_error != "skip":
+                        raise item
             if isinstance(item, TranscriptError):
                 report.errors.append({"file": item.path, "line": item.line, "expected": item.expected})
-                if warn:
-                    warn(f"skipped: {item}")
+                if warn is not None:
+                    warn(f"skipped {item}")
                 continue
-            t, src = item
-            if t.id in ids:
-                raise UsageError(f"{src}: transcript id {t.id!r} appears twice in the import")
-            ids.add(t.id)
+            ids[t.id] = src
             payload = to_json(t)
-            digest.update(hashlib.sha256(payload.encode()).digest())
+            digest.update(payload.encode("utf-8"))
+            digest.update(b"\n")
             rows.append({**summary_row(t, src), "transcript": payload})
+            pending += len(payload)
             report.transcripts += 1
             report.formats[t.source] = report.formats.get(t.source, 0) + 1
-            if len(rows) >= BATCH_ROWS:
+            if len(rows) >= ROW_GROUP_ROWS or pending >= ROW_GROUP_BYTES:
                 flush()
         flush()
-        if writer is None:
-            raise UsageError("nothing to import: no transcript was read")
         writer.close()
+        if report.transcripts == 0:
+            raise UsageError("nothing to import: no transcript was read"
+                             + (f" ({len(report.errors)} files skipped)" if report.errors else ""))
+        report.fingerprint = digest.hexdigest()
         meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
-                "n_transcripts": report.transcripts, "formats": report.formats,
-                "fingerprint": digest.hexdigest(), "errors": report.errors}
+                "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
+                "fingerprint": report.fingerprint, "errors": report.errors}
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _swap(tmp, out)
         return report
     except BaseException:
+        if writer is not None:
+            writer.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
@@ -130,8 +218,6 @@ def _swap(tmp: Path, out: Path) -> None:
     """Put the new dataset in place. Files a user keeps beside the data (gold_facts.jsonl, SOURCES.md)
     carry over; the old directory is moved aside before the rename, so ``out`` is never half-written."""
     if out.exists():
-        if not is_dataset(out) and any(out.iterdir()):
-            raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
         for extra in out.iterdir():
             if extra.name not in (DATA_FILE, META_FILE) and extra.is_file():
                 shutil.copy2(extra, tmp / extra.name)
@@ -144,21 +230,39 @@ def _swap(tmp: Path, out: Path) -> None:
         tmp.rename(out)
 
 
-def _check_meta(path: Path) -> dict[str, Any]:
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """The manifest of a dataset directory, checked for a version this compbench can read."""
+    p = Path(path)
     try:
-        meta: dict[str, Any] = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+        meta = json.loads((p / META_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
-        raise TranscriptError(path / META_FILE, None, f"a readable dataset manifest ({e})") from None
-    if meta.get("format_version", 0) > DATASET_FORMAT_VERSION:
-        raise TranscriptError(path / META_FILE, None, f"dataset format_version <= {DATASET_FORMAT_VERSION}")
+        raise TranscriptError(p / META_FILE, None, f"a readable dataset manifest ({e})") from None
+    if not isinstance(meta, dict):
+        raise TranscriptError(p / META_FILE, None, "a JSON object")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version > DATASET_FORMAT_VERSION:
+        raise TranscriptError(p / META_FILE, None, f"dataset format_version <= {DATASET_FORMAT_VERSION}, "
+                                                   f"found {version!r}")
     return meta
+
+
+def default_dataset() -> Path:
+    """The bundled sample dataset, every command's default input (``python -m compbench.samples``)."""
+    return Path(__file__).resolve().parents[1] / "datasets" / "samples"
+
+
+def _missing(p: Path) -> UsageError:
+    if p.resolve() == default_dataset():
+        return UsageError(f"the bundled sample dataset is missing at {p}; build it with "
+                          "`python -m compbench.samples` or give a dataset, file or directory")
+    return UsageError(f"{p}: no such dataset, file or directory")
 
 
 def iter_transcripts(path: str | Path) -> Iterator[Transcript]:
     """Stream the transcripts of a dataset directory, or import raw files/folders on the fly."""
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{p}: no such dataset, file or directory")
+        raise _missing(p)
     if not is_dataset(p):
         from compbench.formats import read_all
 
@@ -166,31 +270,40 @@ def iter_transcripts(path: str | Path) -> Iterator[Transcript]:
         return
     import pyarrow.parquet as pq
 
-    _check_meta(p)
+    read_meta(p)
     pf = pq.ParquetFile(p / DATA_FILE)
-    for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=["transcript"]):
+    row = 0
+    for batch in pf.iter_batches(batch_size=READ_BATCH_ROWS, columns=["transcript"]):
         for payload in batch.column(0).to_pylist():
+            row += 1
             try:
                 yield from_json(payload)
             except (KeyError, TypeError, ValueError) as e:
-                raise TranscriptError(p / DATA_FILE, None, f"a valid transcript row ({e})") from None
+                raise TranscriptError(p / DATA_FILE, row, f"a valid transcript row ({e})") from None
 
 
 def load_summary(path: str | Path) -> Any:
-    """The summary columns as a pandas DataFrame (the transcript payloads are not loaded)."""
+    """The summary columns as a pandas DataFrame; the transcript payloads are never read for a dataset."""
     import pandas as pd
 
     p = Path(path)
     if is_dataset(p):
         import pyarrow.parquet as pq
 
+        read_meta(p)
         cols = [c for c in pq.ParquetFile(p / DATA_FILE).schema_arrow.names if c != "transcript"]
         return pd.read_parquet(p / DATA_FILE, columns=cols)
-    return pd.DataFrame([summary_row(t) for t in iter_transcripts(p)])
+    if not p.exists():
+        raise _missing(p)
+    from compbench.formats import iter_files, read
+
+    rows = [summary_row(t, _relative(f, p)) for f in iter_files([p]) for t in read(f)]
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
 def fingerprint(path: str | Path) -> str | None:
+    """A dataset's recorded fingerprint (None for raw files, which have no manifest)."""
     p = Path(path)
     if is_dataset(p):
-        return str(_check_meta(p).get("fingerprint"))
+        return str(read_meta(p).get("fingerprint"))
     return None

@@ -1,17 +1,27 @@
-"""``compbench datasets import|inspect|validate|synth``."""
+"""``compbench datasets import|inspect|validate|synth``.
+
+Heavy libraries load inside the commands, so ``compbench --help`` stays fast. User errors are raised as
+:class:`~compbench.errors.CompbenchError` (``compbench.cli.main`` prints one line, exit code 2).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from compbench.formats import FORMATS
+
+FORMAT_CHOICE = click.Choice(list(FORMATS))
+
 
 def _default() -> str:
-    from compbench.cli.run import default_dataset
+    from compbench.dataset import default_dataset
 
-    return default_dataset()
+    return str(default_dataset())
 
 
 @click.group()
@@ -21,9 +31,10 @@ def datasets() -> None:
 
 @datasets.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Dataset directory to write.")
-@click.option("--format", "fmt", help="Force one format instead of detecting each file's.")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
+@click.option("--out", required=True, type=click.Path(), help="Dataset directory to write (atomically).")
+@click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
+              help="fail: the first unreadable file aborts and nothing is written; skip: warn, record, go on.")
 def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str) -> None:
     """Import files or directories (any mix of formats) into a parquet dataset."""
     from compbench.dataset import write_dataset
@@ -33,76 +44,135 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str) ->
 
     r = write_dataset(Path(out), paths, fmt, on_error, warn)
     formats = ", ".join(f"{k} {v}" for k, v in sorted(r.formats.items()))
-    click.echo(f"imported {r.transcripts} transcripts ({formats}); {len(r.errors)} skipped; written to {out}")
+    click.echo(f"imported {r.transcripts} transcript{'s' * (r.transcripts != 1)} ({formats}); "
+               f"{len(r.errors)} error{'s' * (len(r.errors) != 1)} skipped; written to {out}")
+
+
+# (key, heading, width); the first two are left-aligned text, the rest right-aligned numbers.
+TABLE: tuple[tuple[str, str, int], ...] = (
+    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 6), ("n_user", "user", 5),
+    ("n_assistant", "asst", 5), ("n_tool", "tool", 5), ("n_tool_calls", "calls", 6), ("tokens", "tokens", 10),
+    ("recorded_last_input", "last rec", 10), ("recorded_max_input", "max rec", 10), ("n_compactions", "cmp", 4),
+)
+
+
+def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
+    """Fixed-width lines: text columns clipped to their width, numbers with thousands separators."""
+    def line(cells: list[str]) -> str:
+        return " ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                        for i, (c, (_, _, w)) in enumerate(zip(cells, TABLE, strict=True))).rstrip()
+
+    out = [line([h for _, h, _ in TABLE])]
+    for r in rows:
+        out.append(line([str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)]))
+    total = sum(r["tokens"] for r in rows)
+    out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
+    return out
+
+
+def format_calibration(cal: list[Any]) -> list[str]:
+    out = ["calibration against recorded API usage (only calls before the first recorded compaction)",
+           "overhead = median(recorded - counted): the system prompt and tool schemas are not in transcripts",
+           f"{'tokenizer':<14}{'format':<16}{'calls':>7}{'overhead':>10}{'median err':>12}{'p90 err':>10}"]
+    for c in cal:
+        out.append(f"{c.tokenizer:<14}{c.source:<16}{c.calls:>7}{c.overhead:>10,.0f}{c.median_error:>12.1%}"
+                   f"{c.p90_error:>10.1%}")
+    if not cal:
+        out.append("(no recorded usage before a compaction in these transcripts)")
+    return out
 
 
 @datasets.command()
 @click.argument("dataset", required=False)
-@click.option("--calibrate", is_flag=True, help="Compare our token counts with recorded API usage.")
-@click.option("--tokenizer", default="o200k_base", show_default=True)
+@click.option("--calibrate", "with_calibration", is_flag=True,
+              help="Compare our token counts (every tokenizer) with the recorded API usage.")
+@click.option("--tokenizer", default="o200k_base", show_default=True, help="Tokenizer of the tokens column.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def inspect(dataset: str | None, calibrate: bool, tokenizer: str, fmt: str) -> None:
-    """Per transcript: format, messages by role, tool calls, our tokens, recorded usage, compactions."""
+def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: str) -> None:
+    """Per transcript: format, messages by role, tool calls, our tokens, recorded usage, compactions.
+
+    DATASET is a dataset directory or raw transcript files' file/folder; default: the bundled samples.
+    """
+    from collections.abc import Iterator
+
     from compbench.dataset import iter_transcripts, summary_row
-    from compbench.tokens import TokenCounter
+    from compbench.tokens import TOKENIZERS, TokenCounter
+    from compbench.transcript import Transcript
 
-    path = dataset or _default()
     counter = TokenCounter(tokenizer)
-    rows = []
-    transcripts = []
-    for t in iter_transcripts(path):
-        r = summary_row(t)
-        r["tokens"] = sum(counter.index(t).message_tokens)
-        rows.append(r)
-        if calibrate:
-            transcripts.append(t)
-    if fmt == "json":
-        click.echo(json.dumps(rows, indent=2))
-    else:
-        cols = [("id", 44), ("source", 15), ("n_messages", 6), ("n_user", 5), ("n_assistant", 6), ("n_tool", 5),
-                ("n_tool_calls", 6), ("tokens", 9), ("recorded_max_input", 9), ("n_compactions", 4)]
-        heads = ["transcript", "format", "msgs", "user", "asst", "tool", "calls", "tokens", "max rec", "cmp"]
-        click.echo("".join(h.ljust(w + 1) if i < 2 else h.rjust(w + 1) for i, (h, (_, w)) in enumerate(
-            zip(heads, cols, strict=True))))
-        for r in rows:
-            cells = []
-            for i, (k, w) in enumerate(cols):
-                v = r[k]
-                text = str(v)[:w] if i < 2 else f"{v:,}"
-                cells.append(text.ljust(w + 1) if i < 2 else text.rjust(w + 1))
-            click.echo("".join(cells))
-        click.echo(f"{len(rows)} transcripts, {sum(r['tokens'] for r in rows):,} tokens ({tokenizer})")
-    if calibrate:
-        from compbench.calibrate import calibrate as run_calibration
+    rows: list[dict[str, Any]] = []
 
-        click.echo("\ncalibration against recorded API usage (prompt tokens before each recorded call):")
-        click.echo(f"{'tokenizer':<14}{'format':<16}{'calls':>7}{'overhead':>10}{'median err':>12}{'p90 err':>10}")
-        for c in run_calibration(transcripts, ["o200k_base", "cl100k_base", "chars4", "chars4-round"]):
-            click.echo(f"{c.tokenizer:<14}{c.source:<16}{c.calls:>7}{c.overhead:>10,.0f}{c.median_error:>12.1%}"
-                       f"{c.p90_error:>10.1%}")
+    def tap() -> Iterator[Transcript]:
+        """Rows are taken as the transcripts stream past, so calibration needs no second pass."""
+        for t in iter_transcripts(dataset or _default()):
+            rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
+            yield t
+
+    cal: list[Any] = []
+    if with_calibration:
+        from compbench.calibrate import calibrate
+
+        cal = calibrate(tap(), TOKENIZERS)
+    else:
+        for _ in tap():
+            pass
+    if fmt == "json":
+        doc: dict[str, Any] = {"tokenizer": tokenizer,
+                               "transcripts": [{k: v for k, v in r.items() if k != "path"} for r in rows]}
+        if with_calibration:
+            doc["calibration"] = [{"tokenizer": c.tokenizer, "source": c.source, "calls": c.calls,
+                                   "overhead": c.overhead, "median_error": c.median_error,
+                                   "p90_error": c.p90_error} for c in cal]
+        click.echo(json.dumps(doc, indent=2))
+        return
+    for line in format_table(rows, tokenizer):
+        click.echo(line)
+    if with_calibration:
+        click.echo("")
+        for line in format_calibration(cal):
+            click.echo(line)
 
 
 @datasets.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt")
+@click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
 def validate(paths: tuple[str, ...], fmt: str | None) -> None:
-    """Import everything without writing; one line per file; exit 2 if any failed."""
-    import sys
+    """Import everything without writing; one line per file (or dataset); exit 2 if any failed."""
+    from functools import partial
 
-    from compbench.errors import TranscriptError
+    from compbench.dataset import is_dataset, iter_transcripts
+    from compbench.errors import TranscriptError, UsageError
     from compbench.formats import iter_files, read
 
-    failed = 0
-    n = 0
-    for f in iter_files(paths or (_default(),)):
-        n += 1
+    if not paths and not Path(_default()).exists():
+        raise UsageError(f"the bundled sample dataset is missing at {_default()}; give files or folders")
+    ok = failed = 0
+
+    def check(label: str, read_them: Any) -> None:
+        nonlocal ok, failed
         try:
-            ts = list(read(f, fmt))
-            click.echo(f"OK    {f} ({len(ts)} transcript{'s' * (len(ts) != 1)}, {ts[0].source if ts else '-'})")
+            ts = list(read_them())
         except TranscriptError as e:
             failed += 1
             click.echo(f"FAIL  {e}")
-    click.echo(f"{n - failed} valid, {failed} invalid")
+            return
+        ok += 1
+        sources = ", ".join(sorted({t.source for t in ts})) or "-"
+        click.echo(f"OK    {label} ({len(ts)} transcript{'s' * (len(ts) != 1)}, {sources})")
+
+    for arg in paths or (_default(),):
+        if is_dataset(arg):
+            check(f"{arg} (dataset)", partial(iter_transcripts, arg))
+            continue
+        try:
+            files = list(iter_files([arg]))
+        except TranscriptError as e:
+            failed += 1
+            click.echo(f"FAIL  {e}")
+            continue
+        for f in files:
+            check(str(f), partial(read, f, fmt))
+    click.echo(f"{ok} valid, {failed} invalid")
     if failed:
         sys.exit(2)
 
@@ -114,18 +184,16 @@ def validate(paths: tuple[str, ...], fmt: str | None) -> None:
 @click.option("--out", required=True, type=click.Path(), help="Dataset directory (or a .jsonl file) to write.")
 def synth(n: int, seed: int, turns: int, out: str) -> None:
     """Generate synthetic sessions with planted facts (deterministic for a seed)."""
+    from compbench.formats.native import write
     from compbench.synth import generate
 
     o = Path(out)
     if o.suffix == ".jsonl":
-        from compbench.formats.native import write
-
         write(generate(n, seed, turns), o)
     else:
         import tempfile
 
         from compbench.dataset import write_dataset
-        from compbench.formats.native import write
 
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "synth.jsonl"
