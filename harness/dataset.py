@@ -25,6 +25,7 @@ from compbench.errors import TranscriptError, UsageError
 from compbench.transcript import ToolCall, ToolResult, Transcript, from_json, to_json
 
 DATASET_FORMAT_VERSION = 1
+COMPANIONS = frozenset({"gold_facts.jsonl", "SOURCES.md", "README.md"})  # files a dataset directory may carry
 DATA_FILE = "data.parquet"
 META_FILE = "dataset.json"
 # A row group is flushed at whichever comes first: memory during an import stays near ROW_GROUP_BYTES
@@ -136,7 +137,7 @@ def _check_out(out: Path) -> None:
     """Refuse before importing anything, rather than after minutes of work."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is a file; --out must be a dataset directory")
-    if out.is_dir() and not is_dataset(out) and any(out.iterdir()):
+    if out.is_dir() and not is_dataset(out) and any(f.name not in COMPANIONS for f in out.iterdir()):
         raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
 
 
