@@ -1,8 +1,15 @@
 """``truncate``: drop the oldest whole turns until the next call fits. The simplest baseline: no summary.
 
-A turn starts at a user message and runs to the next one (an assistant message is never separated
-from its tool results). Leading system messages always stay. If even the last turn alone does not
-fit, it is kept and the call overflows, which the report shows.
+Before each step: the call needs ``view tokens + system overhead + reserve`` where ``reserve =
+min(limits.max_output, reserve_output)``; if that exceeds the input limit, the oldest turns are dropped,
+one at a time, until it fits. A turn starts at a user message and runs to the next one, so an assistant
+message never loses its tool results (a user message holding only tool results, as Anthropic's format
+has them, does not start a turn). Messages before the first turn start (after the leading system
+messages) form a turn of their own. Leading system messages always stay. If even the last turn alone
+does not fit, it is kept and the call overflows, which the report shows.
+
+There is no upstream tool to follow: ``current`` equals the seed preset and exists so every strategy
+accepts ``preset=current``.
 """
 
 from __future__ import annotations
@@ -10,50 +17,75 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Keep, SessionView
+from compbench.session import Action, Compact, Entry, Keep, SessionView
 from compbench.strategies.base import strategy
-from compbench.transcript import Usage
+from compbench.transcript import ToolResult, Usage
 
-DEFAULT_RESERVE_OUTPUT = 4_096
+RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, ModelLimits examples)
 
 
 @dataclass(frozen=True)
 class TruncateParams:
-    reserve_output: int = DEFAULT_RESERVE_OUTPUT  # room left for the reply, capped at the model's max output
+    """``reserve_output``: room left for the reply, capped at the model's max output."""
+
+    reserve_output: int = RESERVE_OUTPUT
+
+
+def starts_turn(e: Entry) -> bool:
+    """A user message with something besides tool results opens a turn."""
+    return e.role == "user" and not all(isinstance(p, ToolResult) for p in e.message.parts)
 
 
 class Truncate:
+    """One instance per replay: remembers the view's turn starts so an overflowing single-turn session
+    costs O(new messages) per step, not a rescan."""
+
     name = "truncate"
 
     def __init__(self, p: TruncateParams) -> None:
         self.p = p
+        self._scanned = 0
+        self._starts: list[int] = []  # view positions of turn starts (after the leading system messages)
+        self._head = 0
+
+    def reserve(self, s: SessionView) -> int:
+        return min(s.limits.max_output, self.p.reserve_output) if s.limits.max_output > 0 else self.p.reserve_output
+
+    def _scan(self, entries: Sequence[Entry]) -> None:
+        if self._scanned > len(entries):
+            self._scanned, self._starts = 0, []
+        if self._scanned == 0:
+            self._starts, self._head = [], 0
+            while self._head < len(entries) and entries[self._head].role == "system":
+                self._head += 1
+        for i in range(max(self._scanned, self._head + 1), len(entries)):
+            if starts_turn(entries[i]):
+                self._starts.append(i)
+        self._scanned = len(entries)
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        reserve = min(self.p.reserve_output, s.limits.max_output) if s.limits.max_output else self.p.reserve_output
-        budget = s.limits.input_limit - reserve
-        if s.context_tokens <= budget:
-            return ()
         entries = s.entries
-        head = 0
-        while head < len(entries) and entries[head].role == "system":
-            head += 1
-        starts = [i for i in range(head + 1, len(entries)) if entries[i].role == "user"]
-        cut, dropped, prev = head, 0, head
-        for start in starts:  # the smallest cut at a turn start that makes the call fit
-            dropped += sum(e.tokens for e in entries[prev:start])
-            prev = cut = start
-            if s.context_tokens - dropped <= budget:
-                break
-        if cut == head:
+        self._scan(entries)
+        budget = s.limits.input_limit - self.reserve(s)
+        need = s.context_tokens  # view tokens + system overhead
+        if need <= budget or not self._starts:  # fits, or a single turn: nothing whole can go (overflow)
             return ()
-        kept = [Keep(e.id) for e in entries[:head]] + [Keep(e.id) for e in entries[cut:]]
-        return [Compact("over budget: oldest turns dropped", tuple(kept))]
+        head = cut = self._head
+        for start in self._starts:
+            need -= sum(e.tokens for e in entries[cut:start])
+            cut = start
+            if need <= budget:
+                break
+        self._scanned = 0  # the view is about to be rebuilt
+        kept = (*(Keep(e.id) for e in entries[:head]), *(Keep(e.id) for e in entries[cut:]))
+        return (Compact("over budget: oldest turns dropped", kept, meta={"dropped": cut - head}),)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
 
 
 @strategy("truncate", params=TruncateParams, source="baseline",
-          summary="drop the oldest whole turns until the next call fits; never summarizes")
+          summary="drop the oldest whole turns until the next call fits; never summarizes",
+          presets={"current": {}})
 def truncate(p: TruncateParams) -> Truncate:
     return Truncate(p)
