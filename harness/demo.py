@@ -27,7 +27,10 @@ def main() -> int:
 
     dataset = ROOT / "datasets" / "samples"
     run_dir = ROOT / "out" / "demo" / "run"
-    spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT))
+    from compbench.facts.sources import gold_file_for
+
+    gold = gold_file_for(dataset)
+    spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT), gold=str(gold) if gold else None)
     print(f"compbench demo: {dataset.relative_to(ROOT)} through {len(spec.strategies)} strategies, "
           f"{WINDOW:,}-token window, extractive summarizer (offline)\n", flush=True)
     try:
