@@ -1,0 +1,177 @@
+"""``compbench datasets import|inspect|validate``: output lines, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from compbench import dataset as ds
+from compbench.cli import main
+from compbench.transcript import Message, Text, Transcript, Usage, to_jsonl
+
+
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    """Run the real entry point (``main``, which turns CompbenchError into one line and exit 2)."""
+    monkeypatch.setattr(sys, "argv", ["compbench", "datasets", *map(str, args)])
+    code = 0
+    try:
+        main()
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def session(id: str) -> Transcript:
+    """user 16 chars, assistant 8 chars with a recorded prompt of 100: chars4 + 4 per message = 8 + 6 = 14."""
+    return Transcript(id, "compbench", (
+        Message(f"{id}u", "user", (Text(f"question of {id:>4}"),)),
+        Message(f"{id}a", "assistant", (Text("answer 0"),), Usage(100, 5)),
+    ), {"model": "m"})
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.jsonl").write_text(to_jsonl(session("t1")) + to_jsonl(session("t2")), encoding="utf-8")
+    return d
+
+
+def broken(d: Path) -> Path:
+    bad = d / "b.jsonl"
+    bad.write_text(to_jsonl(session("t3")).splitlines()[0] + "\n{oops\n", encoding="utf-8")
+    return bad
+
+
+def test_import_prints_a_summary(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "ds"
+    code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", out)
+    assert (code, err) == (0, "")
+    assert stdout == f"imported 2 transcripts (compbench 2); 0 errors skipped; written to {out}\n"
+    assert [t.id for t in ds.iter_transcripts(out)] == ["t1", "t2"]
+
+
+def test_import_fails_on_the_first_error_with_one_line(src: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = broken(src)
+    out = tmp_path / "ds"
+    code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", out)
+    assert (code, stdout) == (2, "")
+    assert err == f"error: {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # nothing written, no temporary left
+
+
+def test_import_skip_warns_and_records(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = broken(src)
+    out = tmp_path / "ds"
+    code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", out, "--on-error", "skip")
+    assert code == 0
+    expected = "a JSON object (Expecting property name enclosed in double quotes at column 2)"
+    assert err == f"warning: skipped {bad}:2: {expected}\n"
+    assert stdout == f"imported 2 transcripts (compbench 2); 1 error skipped; written to {out}\n"
+    meta = json.loads((out / "dataset.json").read_text())
+    assert meta["errors"] == [{"file": str(bad), "line": 2, "expected": expected}]
+
+
+def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    code, _, err = run(capsys, monkeypatch, "import", src, "--out", tmp_path / "ds", "--format", "nope")
+    assert code == 2
+    assert "Invalid value for '--format'" in err
+    assert not (tmp_path / "ds").exists()
+
+
+TABLE = [
+    "transcript                               format           msgs  user  asst  tool  calls     tokens   last rec"
+    "    max rec  cmp",
+    "t1                                       compbench           2     1     1     0      0         14        100"
+    "        100    0",
+    "t2                                       compbench           2     1     1     0      0         14        100"
+    "        100    0",
+    "2 transcripts, 28 tokens (chars4)",
+]
+
+
+def test_inspect_table_same_for_raw_files_and_dataset(src: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", src, "--tokenizer", "chars4")
+    assert code == 0
+    assert stdout.splitlines() == TABLE
+    ds.write_dataset(tmp_path / "ds", [src])
+    assert run(capsys, monkeypatch, "inspect", tmp_path / "ds", "--tokenizer", "chars4")[1] == stdout
+
+
+def test_inspect_json_with_calibration(src: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", src, "--tokenizer", "chars4", "--format", "json",
+                          "--calibrate")
+    assert code == 0
+    doc = json.loads(stdout)
+    assert doc["tokenizer"] == "chars4"
+    assert [(r["id"], r["tokens"], r["recorded_last_input"], r["model"]) for r in doc["transcripts"]] == [
+        ("t1", 14, 100, "m"), ("t2", 14, 100, "m")]
+    # each call sees the user message: chars4 counts 4 + 4 overhead = 8, so overhead 92 and no error left
+    cal = {c["tokenizer"]: c for c in doc["calibration"]}
+    assert list(cal) == ["o200k_base", "cl100k_base", "chars4", "chars4-round"]
+    assert cal["chars4"] == {"tokenizer": "chars4", "source": "compbench", "calls": 2, "overhead": 92.0,
+                             "median_error": 0.0, "p90_error": 0.0}
+
+
+def test_inspect_calibration_table(src: Path, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    stdout = run(capsys, monkeypatch, "inspect", src, "--calibrate")[1].splitlines()
+    start = stdout.index("tokenizer     format            calls  overhead  median err   p90 err")
+    assert stdout[start + 3] == "chars4        compbench             2        92        0.0%      0.0%"
+    assert len(stdout) == start + 5
+
+
+def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "datasets" / "samples"
+    monkeypatch.setattr(ds, "default_dataset", lambda: missing)
+    code, stdout, err = run(capsys, monkeypatch, "inspect")
+    assert (code, stdout) == (2, "")
+    assert err == (f"error: the bundled sample dataset is missing at {missing}; build it with "
+                   "`python -m compbench.samples` or give a dataset, file or directory\n")
+    code, _, err = run(capsys, monkeypatch, "validate")
+    assert code == 2 and err.startswith(f"error: the bundled sample dataset is missing at {missing}")
+
+
+def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    code, stdout, _ = run(capsys, monkeypatch, "validate", src)
+    assert (code, stdout) == (0, f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)\n1 valid, 0 invalid\n")
+    ds.write_dataset(tmp_path / "ds", [src])
+    bad = broken(src)
+    code, stdout, _ = run(capsys, monkeypatch, "validate", src, tmp_path / "ds", tmp_path / "nope")
+    assert code == 2
+    assert stdout.splitlines() == [
+        f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)",
+        f"FAIL  {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)",
+        f"OK    {tmp_path / 'ds'} (dataset) (2 transcripts, compbench)",
+        f"FAIL  {tmp_path / 'nope'}: an existing file or directory",
+        "2 valid, 2 invalid",
+    ]
+    assert not any(p.name.endswith((".parquet", ".importing")) for p in src.iterdir())  # nothing written
+
+
+def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for mod in ("pi", "opencode", "mini_swe_agent", "swe_agent", "claude_code"):
+        pytest.importorskip(f"compbench.formats.{mod}")
+    dirs = [transcripts_dir / d for d in ("claude-code", "mini-swe-agent", "opencode", "pi", "swe-agent")]
+    code, stdout, _ = run(capsys, monkeypatch, "validate", *dirs)
+    assert code == 0 and stdout.splitlines()[-1] == "14 valid, 0 invalid"
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", transcripts_dir / "pi", "--calibrate")
+    lines = stdout.splitlines()
+    assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",
+                                "398,787", "167,988", "184,915", "2"]
+    assert "o200k_base    pi                  171    30,122        4.6%     18.8%" in lines
