@@ -13,7 +13,7 @@ from compbench.cli import main
 from compbench.transcript import Message, Text, Transcript, Usage, to_jsonl
 
 
-def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str | Path) -> tuple[int, str, str]:
     """Run the real entry point (``main``, which turns CompbenchError into one line and exit 2)."""
     monkeypatch.setattr(sys, "argv", ["compbench", "datasets", *map(str, args)])
     code = 0
