@@ -1,16 +1,37 @@
 """Claude Code session JSONL (``~/.claude/projects/*/SESSION.jsonl``; followed: CLI 2.0.60–2.1.6).
 
 Records: ``user`` / ``assistant`` (``message`` in Anthropic Messages format, ``uuid``/``parentUuid``),
-``system`` (``compact_boundary`` with ``compactMetadata {trigger, preTokens}``, ``api_error``, ...),
-``summary``, ``file-history-snapshot``, ``queue-operation``. Claude Code writes one assistant record per
-content block, all sharing ``message.id`` and the usage: they are merged into one message (one model
-call). ``tool_result`` blocks arrive in user records and become ``tool`` messages. Sidechain (sub-agent)
-records are another context: they are counted, not imported. After a ``compact_boundary`` the user
-record flagged ``isCompactSummary`` carries the tool's summary.
+``system`` (``compact_boundary`` with ``compactMetadata {trigger, preTokens}``, ``api_error``,
+``local_command``, ``turn_duration``, ...), ``summary``, ``file-history-snapshot``, ``queue-operation``.
+
+Mapping decisions, each taken from the real files (not from documentation, which does not exist):
+
+* Claude Code writes one assistant record per content block, all sharing ``message.id``; their usage
+  grows as the response streams (the last record holds the final ``output_tokens``). They are merged into
+  one message (one model call) carrying the last record's usage, converted from Anthropic's convention
+  (``input_tokens`` excludes the cache) to compbench's (``input`` includes it).
+* ``tool_result`` blocks arrive in user records and become ``tool`` messages; an image inside a result is
+  a :class:`Media` part beside the :class:`ToolResult`, never base64 text (it would be counted as context).
+* Sidechain (sub-agent) records are another context: counted in ``meta["sidechain_records"]``, not imported.
+* ``isMeta`` user records (the local-command caveat) stay user messages flagged ``is_meta``; slash-command
+  and ``<local-command-stdout>`` user records are user messages flagged ``local_command`` (and ``command``).
+  ``system`` records (``local_command`` echoes of UI-only commands such as ``/config``, ``turn_duration``,
+  ``api_error``) are UI events, not conversation: counted by subtype in ``meta["system_records"]``.
+* Synthetic assistant messages (``model: "<synthetic>"``, ``isApiErrorMessage``: e.g. the rate-limit
+  notice) are kept, flagged ``synthetic``, without usage: no API call produced them.
+* A ``compact_boundary`` restarts the ``parentUuid`` chain (``logicalParentUuid`` links back); the user
+  record flagged ``isCompactSummary`` that follows holds the summary. Claude Code summarizes the whole
+  history, so the recorded compaction keeps no message verbatim (``kept_ids`` is empty).
+* Records are imported in file order. A ``parentUuid`` tree that branches (a rewind) is reported in
+  ``warnings``; none of the real files branches.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +52,15 @@ from compbench.transcript import (
 )
 
 NAME = "claude-code"
+# Bookkeeping records with no model-visible content (UI title, file backups, the input queue, progress).
 IGNORED = frozenset({"summary", "file-history-snapshot", "queue-operation", "progress"})
+SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it writes itself (API errors)
+COMMAND_RE = re.compile(r"<command-name>\s*(/[^<\s]*)\s*</command-name>")
+LOCAL_COMMAND_MARKS = ("<command-name>", "<local-command-stdout>", "<local-command-stderr>")
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
+    """Claude Code's records carry ``sessionId`` and a ``parentUuid`` (or a title's ``leafUuid``)."""
     return '"sessionId"' in head and ('"parentUuid"' in head or '"leafUuid"' in head)
 
 
@@ -51,6 +77,22 @@ def anthropic_usage(u: Any) -> Usage | None:
     return Usage(input=n("input_tokens") + read + write, output=n("output_tokens"), cache_read=read, cache_write=write)
 
 
+def _media(block: dict[str, Any]) -> Media:
+    """An Anthropic image block: base64 sources decoded to bytes, URL sources kept by name."""
+    src = block.get("source")
+    if not isinstance(src, dict):
+        return Media("image")
+    mime = src.get("media_type") if isinstance(src.get("media_type"), str) else ""
+    data = b""
+    if src.get("type") == "base64" and isinstance(src.get("data"), str):
+        try:
+            data = base64.b64decode(src["data"], validate=True)
+        except (binascii.Error, ValueError):
+            data = b""  # a redacted or damaged payload: the image is still there, its bytes are not
+    name = src["url"] if isinstance(src.get("url"), str) else ""
+    return Media("image", str(mime), data, name)
+
+
 class _State:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -59,28 +101,25 @@ class _State:
         self.warnings: list[str] = []
         self.meta: dict[str, Any] = {"path": str(path)}
         self.calls: dict[str, str] = {}  # tool_use id -> tool name
-        self.unknown: dict[str, int] = {}
+        self.unknown: Counter[str] = Counter()
+        self.unknown_blocks: Counter[str] = Counter()
+        self.system: Counter[str] = Counter()
         self.sidechain = 0
-        self.api_errors = 0
-        self.open_id: str | None = None  # message.id of the assistant message being merged
+        self.by_response: dict[str, int] = {}  # message.id -> index of its merged assistant message
+        self.children: Counter[str] = Counter()  # parentUuid -> children (branch detection)
         self.boundary: dict[str, Any] | None = None
 
-    def add(self, m: Message) -> None:
-        self.messages.append(m)
-        self.open_id = None
+    def uid(self, r: dict[str, Any]) -> str:
+        uid = r.get("uuid")
+        return uid if isinstance(uid, str) and uid else f"m{len(self.messages)}"
 
 
-def _uid(r: dict[str, Any], st: _State) -> str:
-    uid = r.get("uuid")
-    return uid if isinstance(uid, str) else f"m{len(st.messages)}"
-
-
-def _blocks(content: Any, path: Path, line: int) -> list[Any]:
+def _blocks(content: Any, path: Path, line: int) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    if isinstance(content, list):
+    if isinstance(content, list) and all(isinstance(b, dict) for b in content):
         return content
-    raise TranscriptError(path, line, "message.content as a string or a list of content blocks")
+    raise TranscriptError(path, line, "message.content as a string or a list of content-block objects")
 
 
 def _assistant(st: _State, r: dict[str, Any], line: int) -> None:
@@ -89,10 +128,10 @@ def _assistant(st: _State, r: dict[str, Any], line: int) -> None:
         raise TranscriptError(st.path, line, "an assistant record with a 'message' object")
     parts: list[Part] = []
     for b in _blocks(msg.get("content", []), st.path, line):
-        if not isinstance(b, dict):
-            raise TranscriptError(st.path, line, "content blocks as objects")
         t = b.get("type")
-        if t == "text" and isinstance(b.get("text"), str):
+        if t == "text":
+            if not isinstance(b.get("text"), str):
+                raise TranscriptError(st.path, line, "a text block with a string 'text'")
             parts.append(Text(b["text"]))
         elif t == "thinking":
             parts.append(Reasoning(str(b.get("thinking", ""))))
@@ -104,63 +143,108 @@ def _assistant(st: _State, r: dict[str, Any], line: int) -> None:
                 raise TranscriptError(st.path, line, "a tool_use block with string 'id' and 'name'")
             st.calls[cid] = name
             parts.append(ToolCall(cid, name, json_args(b.get("input", {}))))
-        elif t in ("web_search_tool_result",):
+        elif t == "web_search_tool_result":
             parts.append(Text(as_text(b.get("content"))))
+        else:
+            st.unknown_blocks[str(t)] += 1
+    model = msg.get("model") if isinstance(msg.get("model"), str) else None
+    synthetic = model == SYNTHETIC_MODEL or bool(r.get("isApiErrorMessage"))
+    usage = None if synthetic else anthropic_usage(msg.get("usage"))
     mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-    usage = anthropic_usage(msg.get("usage"))
-    meta = {"model": msg.get("model"), "timestamp": r.get("timestamp")}
-    if mid is not None and mid == st.open_id and st.messages:
-        last = st.messages[-1]
-        st.messages[-1] = Message(last.id, "assistant", last.parts + tuple(parts), usage or last.usage, last.meta)
+    at = st.by_response.get(mid) if mid is not None else None
+    if at is not None:  # another content block of a response already imported: same model call
+        last = st.messages[at]
+        st.messages[at] = Message(last.id, "assistant", last.parts + tuple(parts), usage or last.usage, last.meta)
         return
-    uid = _uid(r, st)
-    st.add(Message(uid, "assistant", tuple(parts), usage, {k: v for k, v in meta.items() if v}))
-    st.open_id = mid
-    if "model" not in st.meta and isinstance(msg.get("model"), str) and msg["model"] != "<synthetic>":
-        st.meta["model"] = msg["model"]
+    meta: dict[str, Any] = {k: v for k, v in (("model", model), ("timestamp", r.get("timestamp"))) if v}
+    if synthetic:
+        meta["synthetic"] = True
+        if isinstance(r.get("error"), str):
+            meta["api_error"] = r["error"]
+    if mid is not None:
+        st.by_response[mid] = len(st.messages)
+        meta["response_id"] = mid
+    st.messages.append(Message(st.uid(r), "assistant", tuple(parts), usage, meta))
+    if model and not synthetic:
+        st.meta.setdefault("model", model)
+
+
+def _user_meta(r: dict[str, Any], text: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"timestamp": r["timestamp"]} if isinstance(r.get("timestamp"), str) else {}
+    if r.get("isMeta"):
+        meta["is_meta"] = True
+    if any(mark in text for mark in LOCAL_COMMAND_MARKS):
+        meta["local_command"] = True
+        cmd = COMMAND_RE.search(text)
+        if cmd:
+            meta["command"] = cmd.group(1)
+    return meta
 
 
 def _user(st: _State, r: dict[str, Any], line: int) -> None:
     msg = r.get("message")
     if not isinstance(msg, dict):
         raise TranscriptError(st.path, line, "a user record with a 'message' object")
-    uid = _uid(r, st)
-    texts: list[Part] = []
-    results: list[ToolResult] = []
+    uid = st.uid(r)
+    parts: list[Part] = []
+    results: list[tuple[Part, ...]] = []
     for b in _blocks(msg.get("content", ""), st.path, line):
-        if not isinstance(b, dict):
-            raise TranscriptError(st.path, line, "content blocks as objects")
         t = b.get("type")
-        if t == "text" and isinstance(b.get("text"), str):
-            texts.append(Text(b["text"]))
+        if t == "text":
+            if not isinstance(b.get("text"), str):
+                raise TranscriptError(st.path, line, "a text block with a string 'text'")
+            parts.append(Text(b["text"]))
         elif t == "image":
-            src = b.get("source")
-            texts.append(Media("image", str(src.get("media_type", "")) if isinstance(src, dict) else ""))
+            parts.append(_media(b))
         elif t == "tool_result":
-            cid = b.get("tool_use_id")
-            if not isinstance(cid, str):
-                raise TranscriptError(st.path, line, "a tool_result block with a string 'tool_use_id'")
-            orphan = cid not in st.calls
-            if orphan:
-                st.warnings.append(f"line {line}: tool result {cid} has no matching tool call (kept, flagged orphan)")
-            results.append(ToolResult(cid, st.calls.get(cid, ""), as_text(b.get("content")),
-                                      bool(b.get("is_error", False)), orphan))
-    meta: dict[str, Any] = {"timestamp": r.get("timestamp")} if r.get("timestamp") else {}
-    if r.get("isMeta"):
-        meta["is_meta"] = True
+            results.append(_tool_result(st, b, line))
+        else:
+            st.unknown_blocks[str(t)] += 1
+    text = "\n".join(p.text for p in parts if isinstance(p, Text))
+    meta = _user_meta(r, text)
+    for k, res in enumerate(results):
+        st.messages.append(Message(uid if k == 0 and not parts else f"{uid}:{k}", "tool", res, None, dict(meta)))
+    if not parts:
+        return
     if r.get("isCompactSummary"):
         meta["compaction"] = "summary"
-    for k, res in enumerate(results):
-        st.add(Message(uid if k == 0 and not texts else f"{uid}:{k}", "tool", (res,), None, meta))
-    if texts:
-        st.add(Message(uid, "user", tuple(texts), None, meta))
-    if r.get("isCompactSummary") and st.boundary is not None and texts:
-        b = st.boundary
+    st.messages.append(Message(uid, "user", tuple(parts), None, meta))
+    if r.get("isCompactSummary"):
+        b = st.boundary or {"trigger": "unknown", "pre": None, "uuid": None, "line": None, "logical_parent": None}
         st.compactions.append(RecordedCompaction(
-            index=len(st.messages) - 1, tool=NAME, trigger=b["trigger"], tokens_before=b["pre"],
-            summary="\n".join(p.text for p in texts if isinstance(p, Text)), summary_id=uid,
-            meta={"boundary_uuid": b["uuid"], "boundary_line": b["line"]}))
+            index=len(st.messages) - 1, tool=NAME, trigger=b["trigger"], tokens_before=b["pre"], summary=text,
+            summary_id=uid, meta={k: v for k, v in (("boundary_uuid", b["uuid"]), ("boundary_line", b["line"]),
+                                                    ("logical_parent_uuid", b["logical_parent"])) if v}))
         st.boundary = None
+
+
+def _tool_result(st: _State, b: dict[str, Any], line: int) -> tuple[Part, ...]:
+    """One tool_result block: its text as the ToolResult, its images as Media parts beside it."""
+    cid = b.get("tool_use_id")
+    if not isinstance(cid, str):
+        raise TranscriptError(st.path, line, "a tool_result block with a string 'tool_use_id'")
+    orphan = cid not in st.calls
+    if orphan:
+        st.warnings.append(f"line {line}: tool result {cid} has no matching tool call (kept, flagged orphan)")
+    content = b.get("content")
+    images: list[Part] = []
+    if isinstance(content, list):
+        images = [_media(x) for x in content if isinstance(x, dict) and x.get("type") == "image"]
+        content = [x for x in content if not (isinstance(x, dict) and x.get("type") == "image")]
+    out = ToolResult(cid, st.calls.get(cid, ""), as_text(content), b.get("is_error") is True, orphan)
+    return (out, *images)
+
+
+def _system(st: _State, r: dict[str, Any], line: int) -> None:
+    sub = str(r.get("subtype"))
+    st.system[sub] += 1
+    if sub == "compact_boundary":
+        raw = r.get("compactMetadata")
+        cm: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        trig, pre = cm.get("trigger"), cm.get("preTokens")
+        st.boundary = {"trigger": trig if trig in ("auto", "manual") else "unknown",
+                       "pre": pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
+                       "uuid": r.get("uuid"), "line": line, "logical_parent": r.get("logicalParentUuid")}
 
 
 def read(path: Path) -> Iterator[Transcript]:
@@ -172,35 +256,35 @@ def read(path: Path) -> Iterator[Transcript]:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])
             continue
+        if t not in ("user", "assistant", "system"):
+            st.unknown[str(t)] += 1
+            continue
         if r.get("isSidechain"):
             st.sidechain += 1
             continue
         session = session or r.get("sessionId")
-        for key, meta_key in (("cwd", "cwd"), ("version", "tool_version"), ("timestamp", "started_at")):
-            if isinstance(r.get(key), str):
+        for key, meta_key in (("cwd", "cwd"), ("version", "tool_version"), ("timestamp", "started_at"),
+                              ("gitBranch", "git_branch")):
+            if isinstance(r.get(key), str) and r[key]:
                 st.meta.setdefault(meta_key, r[key])
+        if isinstance(r.get("parentUuid"), str):
+            st.children[r["parentUuid"]] += 1
         if t == "assistant":
             _assistant(st, r, line)
         elif t == "user":
             _user(st, r, line)
-        elif t == "system":
-            sub = r.get("subtype")
-            if sub == "compact_boundary":
-                raw = r.get("compactMetadata")
-                cm: dict[str, Any] = raw if isinstance(raw, dict) else {}
-                trig = cm.get("trigger")
-                pre = cm.get("preTokens")
-                st.boundary = {"trigger": trig if trig in ("auto", "manual") else "unknown",
-                               "pre": pre if isinstance(pre, int) else None, "uuid": r.get("uuid"), "line": line}
-            elif sub == "api_error":
-                st.api_errors += 1
-            st.open_id = None
         else:
-            st.unknown[str(t)] = st.unknown.get(str(t), 0) + 1
+            _system(st, r, line)
     if not st.messages:
         raise TranscriptError(path, None, "at least one user or assistant record")
+    branches = sum(1 for n in st.children.values() if n > 1)
+    if branches:
+        st.warnings.append(f"the parentUuid tree branches at {branches} records (a rewind?); imported in file order")
     for t, n in sorted(st.unknown.items()):
         st.warnings.append(f"skipped {n} records of unknown type {t!r}")
-    st.meta.update({"sidechain_records": st.sidechain, "api_errors": st.api_errors})
+    for t, n in sorted(st.unknown_blocks.items()):
+        st.warnings.append(f"skipped {n} content blocks of unknown type {t!r}")
+    st.meta.update({"session_id": session, "sidechain_records": st.sidechain, "api_errors": st.system["api_error"],
+                    "system_records": dict(sorted(st.system.items()))})
     yield Transcript(str(session or path.stem), NAME, tuple(st.messages), st.meta, tuple(st.compactions),
                      tuple(st.warnings))
