@@ -1,41 +1,62 @@
 """``opencode``: OpenCode's compaction (seeds 000 + 001; 001 is the precise one).
 
-After each step, ``isOverflow``: total = input + cache.read + output (OpenCode's input excludes the
-cache, so in compbench's convention total = input + output) against usable = limit.input, else
-context − min(limit.output, 32000) (32000 when the output limit is unknown); never when the context
-limit is 0 or ``auto`` is off. Overflow queues a compaction marker, executed before the next call (so
-the step's tool results are in the history, as OpenCode runs tools before its next loop iteration): a
-tool-less summarizer gets the history, the marker rendered as "What did we do so far?", and the final
-instruction of seed 000 §6.2; the summary becomes an assistant message flagged ``summary``, then "Continue
-if you have next steps" after an automatic compaction. ``filterCompacted`` keeps only the latest pivot:
-the view becomes [marker, summary, continue].
+Seed preset, step by step:
 
-Prune (seed 001): when a new user prompt arrives (OpenCode prunes when its session loop ends), walk the
-view backwards; skip until the second-newest user turn; stop at a summary message or an already pruned
-output; over completed, unprotected tool outputs estimate round(chars/4); beyond PRUNE_PROTECT (40,000)
-collect; apply only if the collected estimate exceeds PRUNE_MINIMUM (20,000).
+* After each step, ``isOverflow`` on the step's usage: total = input + cache.read + output. OpenCode's
+  input excludes the cache, compbench's includes it, so total = ``u.input + u.output``. Usable =
+  ``limit.input || (context − min(limit.output, 32000) || 32000)``; never when the context limit is 0 or
+  ``auto`` is off. (OpenCode skips the check after a summary step; no replayed step is one.)
+* Overflow queues a compaction marker (``SessionCompaction.create``), executed before the next call:
+  OpenCode runs the step's tools before its next loop iteration, so their results are in the history.
+* The compaction: a tool-less summarizer with seed 000 §6.1's system prompt gets the view as the model
+  saw it (pruned outputs as the placeholder), the marker rendered as "What did we do so far?" (§6.3),
+  and the final instruction of §6.2. 000 and 001 give the same instruction (001 line-wrapped); seed 002's
+  "Summarize our conversation above..." is a later OpenCode text, so the seed preset uses 000/001's. The
+  budget is the model's output ceiling. ``filterCompacted`` then keeps only the latest pivot: the view
+  becomes [marker, summary (flagged ``summary``), "Continue if you have next steps"]. On failure the
+  view stays and the next overflow triggers again.
+* Prune (:mod:`.opencode_prune`): OpenCode prunes when its session loop ends, i.e. after a prompt has
+  been answered and before the next one exists. The replay sees that moment when a new recorded user
+  prompt arrives: ``before_step`` then prunes the view *without* the prompt(s) that just arrived, so
+  the selection is the one OpenCode made at the end of the previous turn.
+* Recorded system messages stay at the head of the view and out of the summarizer's prompt: OpenCode's
+  system prompt is not a message, it is re-sent on every call and never summarized.
 
-``preset=current`` (sst/opencode today): the reserve is min(20,000, model max output), a verbatim tail
-of clamp(usable × 0.25, 2,000, 15,000) tokens stays after the summary, and prune is off by default.
+``preset=current`` (anomalyco/opencode, formerly sst/opencode, ``dev`` as indexed in 2026):
+
+* ``session/overflow.ts`` (08f74b9b): count ``>=`` usable (was ``>``); with a dedicated input limit,
+  usable = ``limit.input − min(COMPACTION_BUFFER 20,000, maxOutputTokens)``; without one it is still
+  ``context − min(limit.output, 32000)``. (The 20k reserve therefore only matters with an input limit.)
+* ``session/compaction.ts``: a verbatim tail of whole user turns, newest first, within
+  ``clamp(floor(usable × 0.25), 2,000, 15,000)`` tokens estimated as chars/4 of the turn's JSON model
+  messages; the first turn that does not fit may be split at a message boundary; a tail starting at the
+  first message means no tail. The head is serialized as ``[User]: …`` / ``[Assistant]: …`` /
+  ``[Tool result]: …`` (outputs clipped to 2,000 chars) into one user message: anchor text (or the
+  previous summary to update), SUMMARY_TEMPLATE, the conversation (core ``buildPrompt``, 8b9b5784);
+  system prompt ``agent/prompt/compaction.txt`` (4ab22439). View: [marker, summary, tail…, continue].
+* ``prune`` defaults off (``if (!cfg.compaction?.prune) return``); the continue text gained "or stop and
+  ask for clarification…" (compaction.ts fd78ec63).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from compbench.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
+from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.strategies.base import strategy
+from compbench.strategies.opencode_prune import PLACEHOLDER, PRUNE_MINIMUM, PRUNE_PROTECT, PRUNE_PROTECTED_TOOLS
+from compbench.strategies.opencode_prune import select as select_prune
 from compbench.tokens import chars4_round
-from compbench.transcript import Message, Text, ToolResult, Usage
+from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
-PRUNE_MINIMUM = 20_000  # seed 001
-PRUNE_PROTECT = 40_000  # seed 001
-PRUNE_PROTECTED_TOOLS = ("skill",)  # seed 001
+__all__ = ["PLACEHOLDER", "OpenCode", "OpenCodeParams"]
+
 OUTPUT_TOKEN_MAX = 32_000  # seed 001: min(model.limit.output, 32000) || 32000
-PLACEHOLDER = "[Old tool result content cleared]"  # seed 000 §5.2
 MARKER_TEXT = "What did we do so far?"  # seed 000 §6.3
-CONTINUE_TEXT = "Continue if you have next steps"  # seed 000 §4.3
+CONTINUE_TEXT = "Continue if you have next steps"  # seed 000 §4.3, seed 001 process step 9
 SYSTEM_PROMPT = """You are a helpful AI assistant tasked with summarizing conversations.
 
 When asked to summarize, provide a detailed but concise summary of the conversation.
@@ -47,128 +68,306 @@ Focus on information that would be helpful for continuing the conversation, incl
 - Key user requests, constraints, or preferences that should persist
 - Important technical decisions and why they were made
 
-Your summary should be comprehensive enough to provide context but concise enough to be quickly understood."""
+Your summary should be comprehensive enough to provide context but concise enough to be quickly understood."""  # seed 000 §6.1
 INSTRUCTION = ("Provide a detailed prompt for continuing our conversation above. Focus on information that would be "
                "helpful for continuing the conversation, including what we did, what we're doing, which files we're "
                "working on, and what we're going to do next considering new session will not have access to our "
                "conversation.")  # seed 000 §6.2 (001's "Default Summary Prompt" is the same text, line-wrapped)
-TAIL_RATIO = 0.25  # current: verbatim tail = clamp(usable * 0.25, 2000, 15000)
-TAIL_MIN, TAIL_MAX = 2_000, 15_000
+
+# --- preset current ------------------------------------------------------------------------------------
+COMPACTION_BUFFER = 20_000  # current: session/overflow.ts 08f74b9b, reserve beside a dedicated input limit
+TAIL_RATIO = 0.25  # current: compaction.ts preserveRecentBudget, floor(usable * 0.25)
+MIN_PRESERVE_RECENT_TOKENS = 2_000  # current: compaction.ts
+MAX_PRESERVE_RECENT_TOKENS = 15_000  # current: compaction.ts (8,000 before dab26372)
+TOOL_OUTPUT_MAX_CHARS = 2_000  # current: compaction.ts serialize() clips each tool output
+CONTINUE_TEXT_CURRENT = ("Continue if you have next steps, or stop and ask for clarification if you are unsure "
+                         "how to proceed.")  # current: compaction.ts fd78ec63
+SYSTEM_PROMPT_CURRENT = """You are an anchored context summarization assistant for coding sessions.
+
+Summarize only the conversation history you are given. The newest turns may be kept verbatim outside your summary, so focus on the older context that still matters for continuing the work.
+
+If the prompt includes a <previous-summary> block, treat it as the current anchored summary. Update it with the new history by preserving still-true details, removing stale details, and merging in new facts.
+
+Always follow the exact output structure requested by the user prompt. Keep every section.
+
+CRITICAL — Preserve detail that matters for continuing work:
+- Exact error messages, stack traces, and failure modes
+- Exact file paths, line numbers, function and variable names
+- Exact command outputs, return values, and data structures
+- User preferences, specifications, style guidance, and constraints
+- Architectural decisions and why alternatives were rejected
+- Tool configurations, API endpoints, environment details
+- Active todos, progress state, and workflow phase
+
+Prefer substantive detail over brevity. A few specific, accurate sentences are better than a terse bullet that loses meaning. When preserving a file path, error message, or identifier, include the exact text so the next agent can use it without guessing.
+
+Do not answer the conversation itself. Do not mention that you are summarizing, compacting, or merging context. Respond in the same language as the conversation.
+"""  # current: packages/opencode/src/agent/prompt/compaction.txt 4ab22439
+SUMMARY_TEMPLATE = """Output exactly the Markdown structure shown inside <template> and keep the section order unchanged. Do not include the <template> tags in your response.
+<template>
+## Objective
+- [one or two brief sentences describing what the user is trying to accomplish]
+
+## Important Details
+- [constraints/preferences, decisions and why, important facts/assumptions, exact context needed to continue, or "(none)"]
+
+## Work State
+### Completed
+- [finished work, verified facts, or changes made; otherwise "(none)"]
+
+### Active
+- [current work, partial changes, or investigation state; otherwise "(none)"]
+
+### Blocked
+- [blockers, failing commands, or unknowns; otherwise "(none)"]
+
+## Next Move
+1. [immediate concrete action, or "(none)"]
+2. [next action if known, or "(none)"]
+
+## Relevant Files
+- [file or directory path: why it matters, or "(none)"]
+</template>
+
+Rules:
+- Keep every section, even when empty.
+- Use terse bullets, not prose paragraphs.
+- Preserve exact file paths, symbols, commands, error strings, URLs, and identifiers when known.
+- Do not mention the summary process or that context was compacted."""  # current: core/src/session/compaction.ts 8b9b5784
+ANCHOR_NEW = "Create a new anchored summary from the conversation history."  # current: core buildPrompt 8b9b5784
+ANCHOR_UPDATE = ("Update the anchored summary below using the conversation history above.\n"
+                 "Preserve still-true details, remove stale details, and merge in the new facts.\n"
+                 "<previous-summary>\n{summary}\n</previous-summary>")  # current: core buildPrompt 8b9b5784
+PROMPTS = ("seed", "anchored")
+
+Extra = Mapping[str, Mapping[int, str]]  # prune marks decided in the same before_step, not yet applied
 
 
 @dataclass(frozen=True)
 class OpenCodeParams:
-    auto: bool = True
-    prune: bool = True
+    auto: bool = True  # seed 001 compaction.auto
+    prune: bool = True  # seed 001 compaction.prune
     protect: int = PRUNE_PROTECT
     minimum: int = PRUNE_MINIMUM
     protected_tools: tuple[str, ...] = PRUNE_PROTECTED_TOOLS
     output_cap: int = OUTPUT_TOKEN_MAX
-    tail: bool = False  # current: keep a verbatim tail after the summary
-    continue_message: bool = True
+    input_buffer: int = 0  # current: COMPACTION_BUFFER, subtracted from a dedicated input limit
+    at_limit: bool = False  # current: overflow when count >= usable (seed: >)
+    tail: bool = False  # current: keep a verbatim tail of recent turns after the summary
+    prompt: str = "seed"  # "seed": history + marker + §6.2; "anchored": current serialized head + template
+    continue_message: bool = True  # seed 000 §4.3
+    continue_text: str = CONTINUE_TEXT
 
 
 class OpenCode:
     name = "opencode"
 
     def __init__(self, p: OpenCodeParams) -> None:
+        if p.prompt not in PROMPTS:
+            raise ValueError(f"opencode: prompt must be one of {PROMPTS}, got {p.prompt!r}")
         self.p = p
-        self.pending = False
-        self.seen_user = ""
+        self.pending = False  # a compaction marker queued by the last overflow
+        self.seen_user = ""  # the newest prompt already pruned for
+
+    # --- overflow ------------------------------------------------------------------------------------
+    def ceiling(self, s: SessionView) -> int:
+        """``Math.min(limit.output, cap) || cap``: the output reserve and the summary budget."""
+        return min(s.limits.max_output, self.p.output_cap) or self.p.output_cap
 
     def usable(self, s: SessionView) -> int:
-        reserve = min(s.limits.max_output, self.p.output_cap) if s.limits.max_output else self.p.output_cap
-        return s.limits.max_input or (s.limits.context_window - reserve)
+        if s.limits.max_input:
+            return max(0, s.limits.max_input - min(self.p.input_buffer, self.ceiling(s)))
+        return max(0, s.limits.context_window - self.ceiling(s))
 
     def is_overflow(self, s: SessionView, u: Usage) -> bool:
         if not self.p.auto or s.limits.context_window == 0:
             return False
-        return u.input + u.output > self.usable(s)
+        total = u.input + u.output
+        return total >= self.usable(s) if self.p.at_limit else total > self.usable(s)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         if self.is_overflow(s, u):
-            self.pending = True  # SessionCompaction.create: a marker queued for the next iteration
+            self.pending = True
         return ()
 
+    # --- the next iteration: prune at a new prompt, then run a queued compaction ----------------------
     def before_step(self, s: SessionView) -> Sequence[Action]:
         actions: list[Action] = []
-        if self.pending:
-            self.pending = False
-            actions.append(self.compact(s))
-        elif self.p.prune and s.entries and s.entries[-1].role == "user" and s.entries[-1].origin == "recorded" \
-                and s.entries[-1].id != self.seen_user:
-            self.seen_user = s.entries[-1].id
-            pruned = self.prune(s)
+        extra: dict[str, dict[int, str]] = {}
+        stop = self.new_prompt(s)
+        if self.p.prune and stop is not None:
+            pruned = self.prune(s, stop)
             if pruned is not None:
                 actions.append(pruned)
+                for msg_id, part, text in pruned.targets:
+                    extra.setdefault(msg_id, {})[part] = text
+        if self.pending:
+            self.pending = False
+            actions.append(self.compact(s, extra))
         return actions
 
-    def tail_start(self, s: SessionView) -> int:
-        budget = max(TAIL_MIN, min(TAIL_MAX, int(self.usable(s) * TAIL_RATIO)))
+    def new_prompt(self, s: SessionView) -> int | None:
+        """Where the prompts that arrived since the last step begin, if the view ends with a new one."""
         entries = s.entries
-        acc, cut = 0, len(entries)
-        for i in range(len(entries) - 1, -1, -1):
-            if acc + entries[i].tokens > budget:
-                break
-            acc += entries[i].tokens
-            cut = i
-        while cut < len(entries) and entries[cut].role == "tool":
-            cut += 1  # a tail never starts with an orphaned tool result
-        return cut
+        if not entries or entries[-1].role != "user" or entries[-1].origin != "recorded" \
+                or entries[-1].id == self.seen_user:
+            return None
+        self.seen_user = entries[-1].id
+        stop = len(entries) - 1
+        while stop > 0 and entries[stop - 1].role == "user" and entries[stop - 1].origin == "recorded":
+            stop -= 1
+        return stop
 
-    def compact(self, s: SessionView) -> Compact:
-        marker = Message("opencode-marker", "user", (Text(MARKER_TEXT),))
-        instruction = Message("opencode-instruction", "user", (Text(INSTRUCTION),))
-        tail = self.tail_start(s) if self.p.tail else len(s.entries)
-        request = SummaryRequest(SYSTEM_PROMPT, (*s.rendered(0, tail), marker, instruction), s.rendered(0, tail),
-                                 min(s.limits.max_output, self.p.output_cap) if s.limits.max_output else
-                                 self.p.output_cap)
+    def prune(self, s: SessionView, stop: int | None = None) -> Prune | None:
+        """Seed 001 ``prune`` over ``s.entries[:stop]`` (the view starts at the latest pivot)."""
+        return select_prune(s.entries[:stop], self.p.protect, self.p.minimum, self.p.protected_tools)
+
+    # --- compaction ----------------------------------------------------------------------------------
+    def compact(self, s: SessionView, extra: Extra | None = None) -> Compact:
+        extra = extra or {}
+        entries = s.entries
+        systems = [e for e in entries if e.role == "system"]
+        history = [e for e in entries if e.role != "system"]
+        prior = [e for e in history if e.origin == "summary"]
+        previous = prior[-1].message.text if prior else None
+        tail = self.tail_start(s, history) if self.p.tail else len(history)
+        head = history[:tail]
+        if self.p.prompt == "seed":
+            shown = _rendered(head, extra)
+            marker = Message("opencode-marker", "user", (Text(MARKER_TEXT),))
+            instruction = Message("opencode-instruction", "user", (Text(INSTRUCTION),))
+            request = SummaryRequest(SYSTEM_PROMPT, (*shown, marker, instruction), shown, self.ceiling(s), previous)
+        else:
+            conversation = [e for e in head if e.origin not in ("marker", "summary")]
+            text = build_prompt(previous, serialize(conversation, extra))
+            prompt = Message("opencode-compaction", "user", (Text(text),))
+            request = SummaryRequest(SYSTEM_PROMPT_CURRENT, (prompt,), _rendered(conversation, extra),
+                                     self.ceiling(s), previous)
         view: list[Keep | Insert] = [
+            *(Keep(e.id) for e in systems),
             Insert("user", MARKER_TEXT, origin="marker"),
             Insert("assistant", with_summary=True, origin="summary", meta={"summary": True}),
-            *(Keep(e.id) for e in s.entries[tail:]),
+            *(Keep(e.id) for e in history[tail:]),
         ]
         if self.p.continue_message:
-            view.append(Insert("user", CONTINUE_TEXT, origin="synthetic"))
-        return Compact("overflow (auto)", tuple(view), request, on_failure="unchanged")
+            view.append(Insert("user", self.p.continue_text, origin="synthetic"))
+        return Compact("overflow (auto)", tuple(view), request, on_failure="unchanged",
+                       meta={"tail": len(history) - tail})
 
-    def prune(self, s: SessionView) -> Prune | None:
-        """Seed 001 ``prune``, over the view (which starts at the latest summary pivot)."""
-        total = pruned = turns = 0
-        targets: list[tuple[str, int, str]] = []
-        entries = s.entries
-        done = False
-        for i in range(len(entries) - 1, -1, -1):
-            e = entries[i]
-            if e.role == "user":
-                turns += 1
-            if turns < 2:
+    def tail_start(self, s: SessionView, history: Sequence[Entry]) -> int:
+        """Current ``select``: where the verbatim tail begins in ``history`` (``len`` = no tail).
+
+        Previous markers and summaries are not turns (OpenCode hides them from the selection); a turn is
+        a user message and what follows it. A split never starts at a tool result: OpenCode keeps a call
+        and its result in one message, so a message-level cut cannot orphan a result; ours must not.
+        """
+        budget = min(MAX_PRESERVE_RECENT_TOKENS, max(MIN_PRESERVE_RECENT_TOKENS, int(self.usable(s) * TAIL_RATIO)))
+        pos = [i for i, e in enumerate(history) if e.origin not in ("marker", "summary")]
+        msgs = [history[i] for i in pos]
+        starts = [k for k, e in enumerate(msgs) if e.role == "user"]
+        total, keep = 0, -1
+        for start, end in reversed(list(zip(starts, [*starts[1:], len(msgs)], strict=True))):
+            size = estimate(msgs[start:end])
+            if total + size <= budget:
+                total += size
+                keep = start
                 continue
-            if e.role == "assistant" and e.origin == "summary":
-                break
-            for j in range(len(e.message.parts) - 1, -1, -1):
-                part = e.message.parts[j]
-                if not isinstance(part, ToolResult) or part.is_error:
-                    continue  # only completed tool outputs
-                if part.name in self.p.protected_tools:
-                    continue
-                if j in e.pruned:
-                    done = True  # an already-compacted output: everything older was handled before
-                    break
-                estimate = chars4_round(part.output)
-                total += estimate
-                if total > self.p.protect:
-                    pruned += estimate
-                    targets.append((e.id, j, PLACEHOLDER))
-            if done:
-                break
-        if pruned > self.p.minimum:
-            return Prune(tuple(targets), "prune")
-        return None
+            remaining = budget - total
+            if remaining > 0:
+                for k in range(start + 1, end):
+                    if msgs[k].role != "tool" and estimate(msgs[k:end]) <= remaining:
+                        keep = k
+                        break
+            break
+        if keep <= 0:
+            return len(history)
+        return pos[keep]
 
 
-@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: sst/opencode",
+# --- current: the summarizer's view of the head, and the tail's size estimate ----------------------------
+
+
+def _rendered(entries: Sequence[Entry], extra: Extra) -> tuple[Message, ...]:
+    """Messages as the model sees them, with prune marks decided in this same step applied."""
+    out = []
+    for e in entries:
+        if e.id in extra:
+            e = replace(e, pruned={**e.pruned, **extra[e.id]})
+        out.append(e.rendered())
+    return tuple(out)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= TOOL_OUTPUT_MAX_CHARS else text[:TOOL_OUTPUT_MAX_CHARS] + "\n[truncated]"
+
+
+def serialize(entries: Sequence[Entry], extra: Extra | None = None) -> str:
+    """Current ``serialize``: one block a message (a call and its results share one), joined by blank lines."""
+    blocks: list[str] = []
+    for m in _rendered(entries, extra or {}):
+        lines: list[str] = []
+        if m.role == "user":
+            text = "\n".join(p.text for p in m.parts if isinstance(p, Text) and p.text)
+            lines += [f"[User]: {text}"] if text else []
+            lines += [f"[Attached {p.mime or p.kind}: {p.name or 'file'}]" for p in m.parts if isinstance(p, Media)]
+        for p in m.parts if m.role != "user" else ():
+            if isinstance(p, Text) and p.text:
+                lines.append(f"[Assistant]: {p.text}")
+            elif isinstance(p, Reasoning) and p.text and not p.encrypted:
+                lines.append(f"[Assistant reasoning]: {p.text}")
+            elif isinstance(p, ToolCall):
+                lines.append(f"[Assistant tool call]: {p.name}({p.args})")
+            elif isinstance(p, ToolResult):
+                lines.append(f"[Tool error]: {p.output}" if p.is_error else f"[Tool result]: {_clip(p.output)}")
+        if not lines:
+            continue
+        if m.role == "tool" and blocks:
+            blocks[-1] += "\n" + "\n".join(lines)
+        else:
+            blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def build_prompt(previous: str | None, conversation: str) -> str:
+    """Core ``buildPrompt``: anchor (new, or update the previous summary), template, conversation."""
+    anchor = ANCHOR_UPDATE.format(summary=previous) if previous else ANCHOR_NEW
+    return "\n\n".join(x for x in (anchor, SUMMARY_TEMPLATE, conversation) if x)
+
+
+def estimate(entries: Sequence[Entry]) -> int:
+    """``Token.estimate(JSON.stringify(toModelMessages(turn)))``: chars/4 of compact JSON model messages.
+
+    The message shape approximates the AI SDK's (role + typed content parts); lengths count code points
+    where JavaScript counts UTF-16 units, so non-BMP text differs slightly.
+    """
+    msgs: list[dict[str, Any]] = []
+    for m in (e.rendered() for e in entries):
+        content: list[dict[str, Any]] = []
+        for p in m.parts:
+            if isinstance(p, Text):
+                content.append({"type": "text", "text": p.text})
+            elif isinstance(p, Reasoning) and not p.encrypted:
+                content.append({"type": "reasoning", "text": p.text})
+            elif isinstance(p, ToolCall):
+                content.append({"type": "tool-call", "toolCallId": p.id, "toolName": p.name, "input": p.args})
+            elif isinstance(p, ToolResult):
+                content.append({"type": "tool-result", "toolCallId": p.call_id, "toolName": p.name,
+                                "output": {"type": "text", "value": p.output}})
+            elif isinstance(p, Media):
+                content.append({"type": "file", "mediaType": p.mime or p.kind})
+        msgs.append({"role": m.role, "content": content})
+    return chars4_round(json.dumps(msgs, separators=(",", ":"), ensure_ascii=False))
+
+
+@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode dev",
           summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k)",
-          presets={"current": {"output_cap": 20_000, "tail": True, "prune": False}})
+          presets={"current": {
+              "input_buffer": COMPACTION_BUFFER,  # session/overflow.ts 08f74b9b
+              "at_limit": True,  # session/overflow.ts 08f74b9b: tokenCount >= usable
+              "tail": True,  # session/compaction.ts select(), preserveRecentBudget
+              "prompt": "anchored",  # core/src/session/compaction.ts 8b9b5784 buildPrompt + SUMMARY_TEMPLATE
+              "prune": False,  # session/compaction.ts: if (!cfg.compaction?.prune) return
+              "continue_text": CONTINUE_TEXT_CURRENT,  # session/compaction.ts fd78ec63
+          }})
 def opencode(p: OpenCodeParams) -> OpenCode:
     return OpenCode(p)
