@@ -13,7 +13,17 @@ Current: cut points are user *and* assistant messages (never tool results); a cu
 summarizes that turn's prefix separately; the summarizer sees only the messages to summarize,
 serialized in ``<conversation>`` tags, with the previous summary in ``<previous-summary>`` tags and the
 UPDATE prompt; read/modified files are appended; the summary message is wrapped in ``<summary>`` tags.
-Known simplification: the split turn's two summaries are one summarizer request here (both spans in it).
+Known simplification: pi asks for the split turn's prefix summary in a second request (budget
+0.5 × reserveTokens) and joins it after the history summary; the loop makes one request per Compact, so
+here both spans are in one conversation and the second request is recorded in ``request.meta``. The
+compaction's details (readFiles, modifiedFiles, carried over from the previous compaction) are in
+``Compact.meta``.
+
+Facts from the history (pi-mono): the first implementation (c89b1ec3, 2025-12-04) already wrapped the
+summary in ``<summary>`` tags with the "compacted into the following summary" prefix — the seed's
+"Another language model…" prefix is the plan's wording, kept for the seed preset with a blank line
+before the summary — and found the cut from differences of recorded assistant usages; the seed preset
+uses the chars/4 estimator the plan calls for and today's code uses.
 """
 
 from __future__ import annotations
@@ -115,6 +125,24 @@ Use this EXACT format:
 
 Keep each section concise. Preserve exact file paths, function names, and error messages."""
 TOOL_RESULT_MAX_CHARS = 2_000  # utils.ts serializeConversation
+SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
+
+Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary."""  # utils.ts
+TURN_PREFIX_PROMPT = """This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.
+
+Summarize the prefix to provide context for the retained suffix:
+
+## Original Request
+[What did the user ask for in this turn?]
+
+## Early Progress
+- [Key decisions and work done in the prefix]
+
+## Context for Suffix
+- [Information needed to understand the retained recent work]
+
+Be concise. Focus on what's needed to understand the kept suffix."""  # compaction.ts
+SPLIT_TURN_JOINER = "\n\n---\n\n**Turn Context (split turn):**\n\n"  # compaction.ts compact()
 
 
 @dataclass(frozen=True)
@@ -127,19 +155,25 @@ class PiParams:
     custom_instructions: str = ""
 
 
+def js_len(text: str) -> int:
+    """JavaScript ``String.length``: UTF-16 code units (astral characters count 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def estimate_tokens(m: Message) -> int:
-    """pi ``estimateTokens``: ceil(chars / 4) over text, thinking, tool name + JSON args; images 4,800 chars."""
+    """compaction.ts ``estimateTokens``: ceil(chars / 4) per role. User: text; assistant: text, thinking,
+    tool name + ``JSON.stringify(arguments)``; tool result: text + 4,800 per image."""
     chars = 0
     for p in m.parts:
         if isinstance(p, Text):
-            chars += len(p.text)
-        elif isinstance(p, Reasoning) and not p.encrypted:
-            chars += len(p.text)
-        elif isinstance(p, ToolCall):
-            chars += len(p.name) + len(p.args)
-        elif isinstance(p, ToolResult):
-            chars += len(p.output)
-        elif isinstance(p, Media):
+            chars += js_len(p.text)
+        elif m.role == "assistant" and isinstance(p, Reasoning):
+            chars += js_len(p.text)
+        elif m.role == "assistant" and isinstance(p, ToolCall):
+            chars += js_len(p.name) + js_len(_stringify(p.args))
+        elif m.role == "tool" and isinstance(p, ToolResult):
+            chars += js_len(p.output)
+        elif m.role == "tool" and isinstance(p, Media):
             chars += 4_800
     return math.ceil(chars / 4)
 
@@ -174,8 +208,29 @@ def session_context(entries: Sequence[str | CompactionEvent]) -> list[str]:
     return [f"[{event.summary}]", *before[start:], *after]
 
 
-def _serialize(messages: Sequence[Message]) -> str:
-    """utils.ts ``serializeConversation``."""
+def _args(call: ToolCall) -> dict[str, Any]:
+    try:
+        args = json.loads(call.args)
+    except (json.JSONDecodeError, RecursionError):
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def _stringify(raw: str) -> str:
+    """The arguments as pi holds them (parsed) re-stringified; unparseable ones as recorded."""
+    try:
+        return _js(json.loads(raw))
+    except (json.JSONDecodeError, RecursionError):
+        return raw
+
+
+def _js(value: Any) -> str:
+    """``JSON.stringify``: no spaces after separators, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def serialize(messages: Sequence[Message]) -> str:
+    """utils.ts ``serializeConversation``: the summarizer reads a transcript, not a conversation to continue."""
     out = []
     for m in messages:
         if m.role == "user":
@@ -185,16 +240,8 @@ def _serialize(messages: Sequence[Message]) -> str:
         elif m.role == "assistant":
             texts = [p.text for p in m.parts if isinstance(p, Text)]
             thinking = [p.text for p in m.parts if isinstance(p, Reasoning) and not p.encrypted]
-            calls = []
-            for p in m.parts:
-                if isinstance(p, ToolCall):
-                    try:
-                        args: Any = json.loads(p.args)
-                    except (json.JSONDecodeError, RecursionError):
-                        args = {}
-                    items = args.items() if isinstance(args, dict) else []
-                    calls.append(f"{p.name}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
-                                                         for k, v in items) + ")")
+            calls = [f"{p.name}(" + ", ".join(f"{k}={_js(v)}" for k, v in _args(p).items()) + ")"
+                     for p in m.parts if isinstance(p, ToolCall)]
             if thinking:
                 out.append("[Assistant thinking]: " + "\n".join(thinking))
             if texts:
@@ -202,37 +249,40 @@ def _serialize(messages: Sequence[Message]) -> str:
             if calls:
                 out.append("[Assistant tool calls]: " + "; ".join(calls))
         elif m.role == "tool":
-            for p in m.parts:
-                if isinstance(p, ToolResult):
-                    text = p.output
-                    if len(text) > TOOL_RESULT_MAX_CHARS:
-                        text = text[:TOOL_RESULT_MAX_CHARS] + f"\n\n[... {len(p.output) - TOOL_RESULT_MAX_CHARS} more characters truncated]"
-                    out.append(f"[Tool result]: {text}")
+            text = "".join(p.output for p in m.parts if isinstance(p, ToolResult))
+            if text:
+                if len(text) > TOOL_RESULT_MAX_CHARS:
+                    text = text[:TOOL_RESULT_MAX_CHARS] + f"\n\n[... {len(text) - TOOL_RESULT_MAX_CHARS} more characters truncated]"
+                out.append(f"[Tool result]: {text}")
     return "\n\n".join(out)
 
 
-def _file_ops(messages: Sequence[Message]) -> str:
-    read: dict[str, None] = {}
-    modified: dict[str, None] = {}
+def file_lists(messages: Sequence[Message], read: Sequence[str] = (),
+               modified: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """utils.ts ``extractFileOpsFromMessage`` + ``computeFileLists``: read/write/edit calls' ``path``,
+    seeded with the previous compaction's details; files both read and modified count as modified."""
+    r, w = set(read), set(modified)
     for m in messages:
+        if m.role != "assistant":
+            continue
         for p in m.parts:
-            if isinstance(p, ToolCall) and m.role == "assistant":
-                try:
-                    args = json.loads(p.args)
-                except (json.JSONDecodeError, RecursionError):
-                    continue
-                path = args.get("path") if isinstance(args, dict) else None
-                if isinstance(path, str):
+            if isinstance(p, ToolCall):
+                path = _args(p).get("path")
+                if isinstance(path, str) and path:
                     if p.name == "read":
-                        read[path] = None
+                        r.add(path)
                     elif p.name in ("write", "edit"):
-                        modified[path] = None
-    only_read = sorted(r for r in read if r not in modified)
+                        w.add(path)
+    return sorted(r - w), sorted(w)
+
+
+def format_file_ops(read: Sequence[str], modified: Sequence[str]) -> str:
+    """utils.ts ``formatFileOperations``: appended to the summary text."""
     sections = []
-    if only_read:
-        sections.append("<read-files>\n" + "\n".join(only_read) + "\n</read-files>")
+    if read:
+        sections.append("<read-files>\n" + "\n".join(read) + "\n</read-files>")
     if modified:
-        sections.append("<modified-files>\n" + "\n".join(sorted(modified)) + "\n</modified-files>")
+        sections.append("<modified-files>\n" + "\n".join(modified) + "\n</modified-files>")
     return "\n\n" + "\n\n".join(sections) if sections else ""
 
 
@@ -241,8 +291,10 @@ class Pi:
 
     def __init__(self, p: PiParams) -> None:
         self.p = p
-        self.boundary: set[str] = set()  # ids in the view at the last compaction: never cut there
-        self.previous: str | None = None
+        self.boundary: set[str] = set()  # kept ids of the last applied compaction: never cut there
+        self.files: tuple[list[str], list[str]] = ([], [])  # its details (readFiles, modifiedFiles)
+        # what the last proposal would set, and the applied-compaction count it was proposed at
+        self.proposed: tuple[set[str], tuple[list[str], list[str]], int] | None = None
 
     def find_cut(self, entries: Sequence[Entry], start: int) -> int:
         """``findCutPoint``: walk back accumulating estimates; cut at the closest valid point at or after
@@ -261,6 +313,11 @@ class Pi:
         return cut
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        if self.proposed is not None:  # did the last compaction apply? (a failed one changes nothing)
+            ids, done_files, at = self.proposed
+            if s.compactions > at:
+                self.boundary, self.files = ids, done_files
+            self.proposed = None
         if not self.p.enabled or not s.limits.context_window:
             return ()
         if u.input + u.output <= s.limits.context_window - self.p.reserve_tokens:
@@ -270,41 +327,54 @@ class Pi:
         while head < len(entries) and entries[head].role == "system":
             head += 1
         summaries = [e for e in entries if e.origin == "summary"]
-        if not summaries:
-            self.boundary = set()  # the last compaction failed: nothing to protect
-        self.previous = self._unwrap(summaries[-1].message.text) if summaries else None
+        previous = self._unwrap(summaries[-1].message.text) if summaries else None
         start = head
         while start < len(entries) and (entries[start].id in self.boundary or entries[start].origin == "summary"):
             start += 1  # never cross the previous compaction: its summary and kept messages
         cut = self.find_cut(entries, start)
-        split = self.p.cut_at_assistant and cut < len(entries) and entries[cut].role != "user"
         turn_start = cut
-        if split:
+        if self.p.cut_at_assistant and cut < len(entries) and entries[cut].role != "user":
             turn_start = next((i for i in range(cut, start - 1, -1) if entries[i].role == "user"), cut)
-        budget = math.floor(0.8 * self.p.reserve_tokens)
+        split = turn_start != cut  # findTurnStartIndex found the user message that opened the turn
+        budget = math.floor(0.8 * self.p.reserve_tokens)  # seed 002 / generateSummary maxTokens
+        meta: dict[str, Any] = {"kept_messages": len(entries) - cut, "split_turn": split}
         if self.p.current_format:
+            history = s.rendered(start, turn_start)
+            prefix = s.rendered(turn_start, cut)
             to_summarize = s.rendered(start, cut)
-            text = f"<conversation>\n{_serialize(to_summarize)}\n</conversation>\n\n"
-            if self.previous:
-                text += f"<previous-summary>\n{self.previous}\n</previous-summary>\n\n"
-            base = UPDATE_PROMPT if self.previous else SUMMARIZATION_PROMPT
+            text = f"<conversation>\n{serialize(to_summarize)}\n</conversation>\n\n"
+            if previous:
+                text += f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
+            base = UPDATE_PROMPT if previous else SUMMARIZATION_PROMPT
             if self.p.custom_instructions:
                 base += f"\n\nAdditional focus: {self.p.custom_instructions}"
             prompt: tuple[Message, ...] = (Message("pi-compaction", "user", (Text(text + base),)),)
-            after = _file_ops(to_summarize) + CURRENT_SUFFIX
-            insert = Insert("user", CURRENT_PREFIX, after, with_summary=True, origin="summary")
+            read, modified = file_lists(to_summarize, *self.files)
+            meta |= {"read_files": read, "modified_files": modified}
+            insert = Insert("user", CURRENT_PREFIX, format_file_ops(read, modified) + CURRENT_SUFFIX,
+                            with_summary=True, origin="summary")
+            system = SUMMARIZATION_SYSTEM_PROMPT
+            req_meta: dict[str, Any] = {"split_turn": split, "history_messages": len(history)}
+            if split:  # pi asks for this one separately and joins the two (compact())
+                req_meta |= {"turn_prefix_prompt": f"<conversation>\n{serialize(prefix)}\n</conversation>\n\n"
+                                                   + TURN_PREFIX_PROMPT,
+                             "turn_prefix_max_tokens": math.floor(0.5 * self.p.reserve_tokens),
+                             "joiner": SPLIT_TURN_JOINER}
         else:
             to_summarize = s.rendered(head, cut)
-            instruction = SEED_PROMPT + (f"\n\n{self.p.custom_instructions}" if self.p.custom_instructions else "")
+            instruction = SEED_PROMPT + (f"\n\nAdditional focus: {self.p.custom_instructions}"
+                                         if self.p.custom_instructions else "")
             prompt = (*s.rendered(), Message("pi-compaction", "user", (Text(instruction),)))
             insert = Insert("user", SEED_PREFIX, with_summary=True, origin="summary")
-        request = SummaryRequest("", prompt, to_summarize, budget, self.previous,
-                                 {"split_turn": split, "turn_start": turn_start})
+            system = ""
+            req_meta = {"split_turn": False}
+        request = SummaryRequest(system, prompt, to_summarize, budget, previous, req_meta)
         kept = entries[cut:]
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]), insert, *(Keep(e.id) for e in kept))
-        self.boundary = {e.id for e in kept}
-        return [Compact("context over window - reserveTokens", view, request, on_failure="unchanged",
-                        meta={"kept_messages": len(kept), "split_turn": split})]
+        files = (meta.get("read_files", []), meta.get("modified_files", []))
+        self.proposed = ({e.id for e in kept}, files, s.compactions)
+        return [Compact("contextTokens > contextWindow - reserveTokens", view, request, on_failure="unchanged",
+                        meta=meta)]
 
     def _unwrap(self, text: str) -> str:
         for prefix in (SEED_PREFIX, CURRENT_PREFIX):
