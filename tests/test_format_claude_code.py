@@ -1,0 +1,263 @@
+"""Claude Code importer: exact counts on every real file, hand-made record shapes, malformed input.
+
+Expected values were established from the raw JSONL with one-off ``python3 -c`` scripts independent of
+the importer (distinct ``message.id`` runs of assistant records, tool_use / tool_result blocks, the last
+record's usage of each response converted to input-including-cache, ``compact_boundary`` metadata).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compbench.errors import TranscriptError
+from compbench.formats import read
+from compbench.formats.claude_code import read as read_cc
+from compbench.formats.detect import detect
+from compbench.formats.native import read as read_native
+from compbench.transcript import Media, Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
+
+F97 = "M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl"
+FC7 = "M-Claude__c7d2069e-c561-4759-8adf-b0745be78c29.jsonl"
+FFF = "M-Claude__ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
+
+# file: user, assistant, tool messages; tool calls, results; reasoning parts; images
+COUNTS = {
+    F97: (11, 62, 58, 58, 58, 0, 0),
+    FC7: (27, 208, 211, 212, 211, 207, 5),  # one Bash call interrupted (exit 137) has no result
+    FFF: (15, 206, 191, 191, 191, 206, 0),
+}
+# file: (index, trigger, preTokens, summary_id, boundary line)
+COMPACTIONS = {
+    F97: [(124, "manual", 31_469, "c3c27b86-d364-4848-aff7-1105effc0d58", 138)],
+    FC7: [(424, "auto", 155_548, "d7c8b812-ead6-4bc2-9b11-779a6500fff4", 749)],
+    FFF: [],
+}
+# file: first response's usage (last of its split records), then sums over all responses with usage
+USAGE = {
+    F97: (Usage(18_037, 119, 0, 18_035), 62, (1_571_156, 3_094, 1_536_099, 35_049)),
+    FC7: (Usage(17_908, 3, 17_311, 588), 207, (17_533_878, 45_235, 16_091_614, 1_440_272)),
+    FFF: (Usage(25_531, 161, 14_026, 11_496), 206, (12_800_513, 49_858, 12_445_181, 353_044)),
+}
+META = {  # file: model, tool_version, started_at, api_errors
+    F97: ("claude-opus-4-5-20251101", "2.0.60", "2025-12-06T08:23:15.235Z", 0),
+    FC7: ("claude-sonnet-4-5-20250929", "2.0.76", "2026-01-01T05:03:29.585Z", 0),
+    FFF: ("claude-sonnet-4-5-20250929", "2.1.6", "2026-01-13T16:56:03.812Z", 2),
+}
+
+_cache: dict[str, Transcript] = {}
+
+
+def _real(transcripts_dir: Path, name: str) -> Transcript:
+    path = transcripts_dir / "claude-code" / name
+    if not path.is_file():
+        pytest.skip(f"real transcript not found: {path}")
+    if name not in _cache:
+        (_cache[name],) = read(path)
+    return _cache[name]
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_detected_as_claude_code(transcripts_dir: Path, name: str) -> None:
+    path = transcripts_dir / "claude-code" / name
+    if not path.is_file():
+        pytest.skip(f"real transcript not found: {path}")
+    assert detect(path) == "claude-code"
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_counts(transcripts_dir: Path, name: str) -> None:
+    t = _real(transcripts_dir, name)
+    roles = Counter(m.role for m in t.messages)
+    user, asst, tool, calls, results, reasoning, images = COUNTS[name]
+    assert (roles["user"], roles["assistant"], roles["tool"], roles["system"]) == (user, asst, tool, 0)
+    assert (t.count_parts(ToolCall), t.count_parts(ToolResult)) == (calls, results)
+    assert (t.count_parts(Reasoning), t.count_parts(Media)) == (reasoning, images)
+    assert t.id == name.split("__")[1].removesuffix(".jsonl") == t.meta["session_id"]
+    assert len({m.id for m in t.messages}) == len(t.messages)
+    assert t.meta["sidechain_records"] == 0 and t.warnings == ()
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_recorded_compactions(transcripts_dir: Path, name: str) -> None:
+    t = _real(transcripts_dir, name)
+    got = [(c.index, c.trigger, c.tokens_before, c.summary_id, c.meta["boundary_line"]) for c in t.compactions]
+    assert got == COMPACTIONS[name]
+    for c in t.compactions:
+        summary = t.messages[c.index]
+        assert (summary.id, summary.role, summary.meta["compaction"]) == (c.summary_id, "user", "summary")
+        assert c.summary == summary.text
+        assert c.summary.startswith("This session is being continued from a previous conversation")
+        assert c.kept_ids == ()  # Claude Code summarizes the whole history
+    assert sum(1 for m in t.messages if m.meta.get("compaction")) == len(COMPACTIONS[name])
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_usage_and_meta(transcripts_dir: Path, name: str) -> None:
+    t = _real(transcripts_dir, name)
+    first_usage, n, sums = USAGE[name]
+    assistants = [m for m in t.messages if m.role == "assistant"]
+    assert assistants[0].usage == first_usage
+    usages = [m.usage for m in assistants if m.usage is not None]
+    assert len(usages) == n
+    assert tuple(sum(getattr(u, k) for u in usages) for k in ("input", "output", "cache_read", "cache_write")) == sums
+    model, version, started, api_errors = META[name]
+    assert (t.meta["model"], t.meta["tool_version"], t.meta["started_at"], t.meta["api_errors"]) == (
+        model, version, started, api_errors)
+
+
+def test_split_records_merge_into_one_call(transcripts_dir: Path) -> None:
+    t = _real(transcripts_dir, FC7)
+    # msg_01Ey2XhtfMfKuxCZzF6Yfroa, the first response after the compaction: thinking, text, tool_use records
+    m = t.messages[425]
+    assert m.meta["response_id"] == "msg_01Ey2XhtfMfKuxCZzF6Yfroa"
+    assert [p.type for p in m.parts] == ["reasoning", "text", "tool_call"]
+    assert t.messages[426].tool_results()[0].output == "zsh: command not found: cargo"
+
+
+def test_flags_meta_command_synthetic_and_images(transcripts_dir: Path) -> None:
+    t = _real(transcripts_dir, F97)
+    assert t.meta["title"] == "Claude API Integration Setup" and t.meta["cwd"] == "C:\\Users\\Mischa"
+    assert sum(1 for m in t.messages if m.meta.get("is_meta")) == 2
+    assert [m.meta["command"] for m in t.messages if "command" in m.meta] == ["/compact", "/context"]
+    assert sum(1 for m in t.messages if m.meta.get("local_command")) == 4  # 2 commands, 2 stdout records
+    assert t.meta["system_records"] == {"compact_boundary": 1, "local_command": 2}
+    # the /compact command, its caveat and output follow the summary in the post-compaction context
+    assert [m.meta.get("is_meta", False) for m in t.messages[125:128]] == [True, False, False]
+    c7 = _real(transcripts_dir, FC7)
+    (synthetic,) = [m for m in c7.messages if m.meta.get("synthetic")]
+    assert (synthetic.usage, synthetic.meta["api_error"]) == (None, "rate_limit")
+    assert synthetic.text.startswith("You've hit your limit")
+    images = [(i, p) for i, m in enumerate(c7.messages) for p in m.parts if isinstance(p, Media)]
+    assert {p.mime for _, p in images} == {"image/jpeg"} and all(p.data[:2] == b"\xff\xd8" for _, p in images)
+    for i, _ in images:  # the image sits beside its tool result, not as base64 text inside it
+        (res,) = c7.messages[i].tool_results()
+        assert res.output == "" and c7.messages[i].role == "tool"
+
+
+def test_round_trip_through_native_jsonl(transcripts_dir: Path, tmp_path: Path) -> None:
+    t = _real(transcripts_dir, FC7)
+    p = tmp_path / "native.jsonl"
+    p.write_text(to_jsonl(t), encoding="utf-8")
+    assert list(read_native(p)) == [t]
+    assert list(read(p)) == [t]
+
+
+# --- hand-made records ------------------------------------------------------------------------------
+
+
+def _rec(kind: str, uuid: str, parent: str | None, **kw: Any) -> dict[str, Any]:
+    r: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "sessionId": "s-1", "version": "2.1.0",
+                         "cwd": "/repo", "type": kind, "uuid": uuid, "timestamp": f"2026-01-01T00:00:{uuid[-2:]}Z"}
+    r.update(kw)
+    return r
+
+
+def _asst(uuid: str, parent: str, mid: str, block: dict[str, Any], out: int) -> dict[str, Any]:
+    usage = {"input_tokens": 3, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 20,
+             "output_tokens": out}
+    return _rec("assistant", uuid, parent, message={"id": mid, "model": "claude-x", "role": "assistant",
+                                                    "content": [block], "usage": usage})
+
+
+def _write(tmp_path: Path, records: list[Any], name: str = "s.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return p
+
+
+def _session() -> list[Any]:
+    tu = {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "ls"}}
+    tu2 = {"type": "tool_use", "id": "tu2", "name": "Read", "input": {"path": "a"}}
+    return [
+        {"type": "summary", "summary": "Title", "leafUuid": "u09"},
+        _rec("user", "u01", None, message={"role": "user", "content": "list files"}),
+        _asst("u02", "u01", "msg_A", {"type": "thinking", "thinking": "hmm", "signature": "x"}, 1),
+        _asst("u03", "u02", "msg_A", tu, 2),
+        _rec("user", "u04", "u03", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu1", "content": "a b", "is_error": False}]}),
+        _asst("u05", "u04", "msg_A", tu2, 9),  # a later block of the same response, after a result
+        _rec("user", "u06", "u05", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu2", "content": [{"type": "text", "text": "x"}],
+             "is_error": True}]}),
+        _rec("user", "u07", "u06", isSidechain=True, message={"role": "user", "content": "sub-agent"}),
+        {"type": "brand-new-type", "x": 1},
+        {"type": "brand-new-type", "x": 2},
+        _rec("user", "u08", "u06", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "ghost", "content": "?"}]}),
+        _rec("system", "u09", None, subtype="compact_boundary", logicalParentUuid="u08",
+             compactMetadata={"trigger": "auto", "preTokens": 1234}),
+        _rec("user", "u10", "u09", isCompactSummary=True, message={"role": "user", "content": "Summary text"}),
+    ]
+
+
+def test_hand_made_session(tmp_path: Path) -> None:
+    p = _write(tmp_path, _session())
+    assert detect(p) == "claude-code"
+    (t,) = read_cc(p)
+    assert [(m.id, m.role) for m in t.messages] == [
+        ("u01", "user"), ("u02", "assistant"), ("u04", "tool"), ("u06", "tool"), ("u08", "tool"), ("u10", "user")]
+    asst = t.messages[1]
+    assert [type(p).__name__ for p in asst.parts] == ["Reasoning", "ToolCall", "ToolCall"]
+    assert asst.usage == Usage(input=123, output=9, cache_read=100, cache_write=20)  # last record's usage
+    assert t.messages[3].tool_results()[0] == ToolResult("tu2", "Read", "x", True, False)
+    orphan = t.messages[4].tool_results()[0]
+    assert orphan.orphan and orphan.name == ""
+    assert t.warnings == ("line 11: tool result ghost has no matching tool call (kept, flagged orphan)",
+                          "skipped 2 records of unknown type 'brand-new-type'")
+    assert t.meta["sidechain_records"] == 1 and t.meta["title"] == "Title" and t.meta["tool_version"] == "2.1.0"
+    (c,) = t.compactions
+    assert (c.index, c.trigger, c.tokens_before, c.summary, c.summary_id) == (5, "auto", 1234, "Summary text", "u10")
+    assert c.meta["logical_parent_uuid"] == "u08"
+
+
+def test_branching_tree_is_reported(tmp_path: Path) -> None:
+    recs = [*_session()[:3], _rec("user", "u11", "u01", message={"role": "user", "content": "again"})]
+    (t,) = read_cc(_write(tmp_path, recs))
+    assert t.warnings == ("the parentUuid tree branches at 1 records (a rewind?); imported in file order",)
+
+
+def test_truncated_line(tmp_path: Path) -> None:
+    lines = [json.dumps(r) for r in _session()]
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(lines[:3]) + "\n" + lines[3][:50] + "\n", encoding="utf-8")
+    with pytest.raises(TranscriptError, match="a complete JSON object") as e:
+        list(read(p))
+    assert e.value.line == 4
+
+
+def test_invalid_utf8(tmp_path: Path) -> None:
+    lines = [json.dumps(r).encode() for r in _session()]
+    assert b'"a b"' in lines[4]
+    lines[4] = lines[4].replace(b'"a b"', b'"a \xff b"')
+    p = tmp_path / "u.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(TranscriptError, match="UTF-8") as e:
+        list(read(p, "claude-code"))
+    assert e.value.line == 5
+
+
+@pytest.mark.parametrize(("index", "field", "value", "expected"), [
+    (2, "message", 7, "an assistant record with a 'message' object"),
+    (1, "message", {"role": "user", "content": 42}, "message.content as a string or a list"),
+    (4, "message", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": 5}]},
+     "a tool_result block with a string 'tool_use_id'"),
+    (3, "message", {"id": "m", "content": [{"type": "tool_use", "id": "t", "name": None}]},
+     "a tool_use block with string 'id' and 'name'"),
+])
+def test_wrong_types_name_their_line(tmp_path: Path, index: int, field: str, value: Any, expected: str) -> None:
+    recs = _session()
+    recs[index][field] = value
+    with pytest.raises(TranscriptError, match=expected) as e:
+        list(read_cc(_write(tmp_path, recs)))
+    assert e.value.line == index + 1
+
+
+def test_no_conversation_records(tmp_path: Path) -> None:
+    p = _write(tmp_path, [{"type": "summary", "summary": "t", "leafUuid": "x", "sessionId": "s", "parentUuid": None}])
+    with pytest.raises(TranscriptError, match="at least one user or assistant record"):
+        list(read_cc(p))
