@@ -6,12 +6,18 @@ offline) under the seed preset and ``preset=current``, and its decisions are set
 the trigger (step and tokens), the kept set (Jaccard over message ids), the rebuilt context against
 the next recorded prompt, the summary's budget and fact coverage against the real summary, and the
 token count compbench computes right before the compaction against what the API recorded there.
+
+Two things make the comparison fair. The system prompt and tool schemas are not in transcripts, so
+the replay adds the transcript's own calibrated overhead (median of recorded − counted prompt before
+its first compaction). And the k-th compaction is replayed from the tool's state after the (k−1)-th:
+the recorded summary as a user message, the messages the tool kept, then what followed — so an early
+difference does not shift every later comparison.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from compbench.errors import UsageError
@@ -21,14 +27,14 @@ from compbench.loop import ReplayConfig, Trace, replay
 from compbench.session import ModelLimits
 from compbench.summarizers import Summarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import RecordedCompaction, Transcript
+from compbench.transcript import Message, RecordedCompaction, Text, Transcript
 
 TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
 DEFAULT_WINDOW = 200_000
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "counted_before", "recorded_before",
-           "calibration_error", "cause")
+           "calibration_error", "overhead", "cause")
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,7 @@ class Row:
     recorded_before: int | None
     calibration_error: float | None
     cause: str
+    overhead: int = 0
 
     def cells(self) -> list[str]:
         out = []
@@ -105,6 +112,33 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     return "; ".join(causes)
 
 
+def overhead(t: Transcript, counter: TokenCounter) -> int:
+    """The transcript's unrecorded prompt (system prompt, tool schemas): median(recorded − counted)."""
+    import statistics
+
+    from compbench.calibrate import pairs
+
+    ps = pairs(t, counter)
+    return max(0, round(statistics.median(r - c for r, c in ps))) if ps else 0
+
+
+def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
+    """The transcript as the tool saw it after its (n−1)-th compaction, and the offset of its messages.
+
+    Its first message is the recorded summary (a user message), then the messages the tool kept,
+    then everything recorded after that compaction.
+    """
+    if n == 0:
+        return t, 0
+    prev = t.compactions[n - 1]
+    kept = set(prev.kept_ids)
+    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),))]
+    head += [m for m in t.messages[: prev.index] if m.id in kept]
+    tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
+    later = tuple(replace(c, index=c.index - prev.index + len(head)) for c in t.compactions[n:])
+    return replace(t, messages=(*head, *tail), compactions=later), prev.index - len(head)
+
+
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
     from compbench.strategies import get, resolve
 
@@ -115,18 +149,21 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     facts = extract(t)
     matcher = Matcher(facts)
     info = get(name)
+    system = overhead(t, counter)
     out = []
     for preset in ("seed", *info.presets):
         c = resolve(name if preset == "seed" else f"{name}:preset={preset}")
-        trace: Trace = replay(t, c.create(), summarizer, ReplayConfig(limits), counter)
-        ours = [e for e in trace.compactions if e.ok]
-        for n, rc in enumerate(t.compactions):
-            real_step = _steps_before(t, rc.index)
-            ev = ours[n] if n < len(ours) else None
+        for n in range(len(t.compactions)):
+            seg, _ = segment(t, n)
+            rc = seg.compactions[0]
+            trace: Trace = replay(seg, c.create(), summarizer, ReplayConfig(limits, system, recorded_usage=True),
+                                  counter)
+            real_step = _steps_before(seg, rc.index)
+            ev = next((e for e in trace.compactions if e.ok), None)
             auto = rc.trigger != "manual"
             before_steps = [s for s in trace.steps if s.message_index < rc.index]
             counted = before_steps[-1].input + before_steps[-1].output if before_steps else None
-            est = [f.id for f in facts if 0 <= f.first_index < rc.index]
+            est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
             recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
@@ -137,7 +174,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
                 d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
                 kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev else None,
-                rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(t, rc.index),
+                rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(seg, rc.index),
                 real_summary_tokens=counter.count_text(rc.summary) if rc.summary else None,
                 our_budget=ev.summary_budget if ev else None,
                 facts_real_summary=f"{sum(f in real_cov for f in est)}/{len(est)}" if rc.summary else "–",
@@ -145,7 +182,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 counted_before=counted, recorded_before=rc.tokens_before,
                 calibration_error=(counted - rc.tokens_before) / rc.tokens_before
                 if counted is not None and rc.tokens_before else None,
-                cause=_cause(t, rc, preset) + ("" if ev or not auto else
+                overhead=system, cause=_cause(t, rc, preset) + ("" if ev or not auto else
                                                ("; " if _cause(t, rc, preset) else "") + "strategy never compacted"),
             ))
     return out

@@ -129,8 +129,13 @@ class Trace:
 
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
+    """``recorded_usage``: while the view is still the recorded context (nothing compacted or pruned
+    yet), strategies are shown the usage the real API recorded for the step instead of the computed one,
+    so a fidelity check compares trigger logic rather than tokenizer error."""
+
     limits: ModelLimits
     system_tokens: int = 0
+    recorded_usage: bool = False
 
 
 class _Session:
@@ -260,6 +265,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         steps.append(StepRecord(step, m.id, i, inp, out, cached, inp - cached, len(s.entries),
                                 len(s.epochs) - 1, inp > config.limits.input_limit))
         s.append(entry)
+        if config.recorded_usage and m.usage is not None and not compactions and not prunes:
+            usage = m.usage
         view.last_usage = usage
         view.context_tokens = s.input_tokens()
         apply(strategy.after_step(view, usage), step, "after", i + 1)

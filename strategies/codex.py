@@ -8,10 +8,11 @@ the environment context), then the most recent user messages up to 20,000 tokens
 user message with the summary behind Codex's summary prefix. A failed summary leaves the history
 unchanged (Codex retries with backoff first: that is the summarizer backend's job here).
 
-The limit: the model's ``auto_compact_token_limit`` when given; otherwise seed 002's per-model values
-(180k for 200k windows, 244k for 272k ones) sit inside an effective window of 95%, so the seed preset
-compacts at 95% of the window; ``preset=current`` derives the limit as Codex's source does today, 90%
-of the window.
+The limit: the model's ``auto_compact_token_limit`` when given. Otherwise the seed preset uses seed
+002's per-model values — 180,000 for 200k-input models, 244,000 for the GPT-5 family's 272k input
+window — and ``preset=current`` derives it as Codex's ``get_model_info`` does, 90% of the model's
+input window (the window Codex reports; litellm lists GPT-5 models as 272k input + 128k output).
+Usage is compared as ``tokens_in_context_window``: input + output of the last call.
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ SUMMARY_PREFIX = ("Another language model started to solve this problem and prod
                   "summary produced by the other language model, use the information in this summary to assist with "
                   "your own analysis:")  # templates/compact/summary_prefix.md
 TRUNCATED = "…[truncated]"
+SEED_LIMITS = {200_000: 180_000, 272_000: 244_000}  # seed 002: "180k for some models, 244k for others"
 
 
 @dataclass(frozen=True)
 class CodexParams:
     auto_compact_token_limit: int | None = None
-    limit_ratio: float = 0.95  # seed: effective_context_window_percent; current: 0.9 (derived default)
+    per_model_limits: bool = True  # seed 002: 180k / 244k; off: limit_ratio x input window
+    limit_ratio: float = 0.9
     user_message_max_tokens: int = COMPACT_USER_MESSAGE_MAX_TOKENS
 
 
@@ -68,7 +71,10 @@ class Codex:
     def limit(self, s: SessionView) -> float:
         if self.p.auto_compact_token_limit is not None:
             return self.p.auto_compact_token_limit
-        return self.p.limit_ratio * s.limits.context_window
+        window = s.limits.input_limit
+        if self.p.per_model_limits and window in SEED_LIMITS:
+            return SEED_LIMITS[window]
+        return self.p.limit_ratio * window
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         if not s.limits.context_window or u.input + u.output < self.limit(s):
@@ -104,6 +110,6 @@ class Codex:
 
 @strategy("codex", params=CodexParams, source="seed 002 + codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
-          presets={"current": {"limit_ratio": 0.9}})
+          presets={"current": {"per_model_limits": False}})
 def codex(p: CodexParams) -> Codex:
     return Codex(p)
