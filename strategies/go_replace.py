@@ -6,8 +6,18 @@ the last call's prompt + completion tokens. The history is cleaned (every tool c
 7-section prompt is appended, and the history becomes [system, user: summary + "Last request from user
 was: …"]. Tokens are recounted afterwards (the loop recounts the view).
 
-``preset=current`` (Crush, charmbracelet/crush ``internal/llm/agent``): summarize when the tokens left
-in the window fall to 20,000 for windows over 200,000, or to 20% of the window otherwise.
+``preset=current`` is Crush (charmbracelet/crush ``internal/agent/agent.go`` and
+``templates/summary.md`` at commit 37f36e93). A StopWhen condition after each step fires when
+``contextWindow − (PromptTokens + CompletionTokens) <= threshold``: 20,000 for windows over 200,000,
+``int(window × 0.2)`` otherwise, never for an unknown (0) window. A Crush step includes its tool
+results, so here it applies in ``after_step`` when the step made no tool calls (the run ends) and in
+the next ``before_step``, after the results, otherwise. PromptTokens is InputTokens + CacheReadTokens,
+the whole prompt for OpenAI-style usage; for Anthropic-style usage Crush leaves cache writes out, while
+the whole prompt (``u.input``) is used here. The summarizer gets ``summary.md`` as its system prompt,
+the history without the agent's system prompt, and "Provide a detailed summary of our conversation
+above."; the history then starts at the summary (an assistant message re-roled as user). When the
+step had tool calls the run is re-queued as the user message "The previous session was interrupted
+because it got too long, the initial user request was: `<prompt>`".
 """
 
 from __future__ import annotations
@@ -15,17 +25,69 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
 from compbench.transcript import Message, Text, ToolCall, ToolResult, Usage
 
 DEFAULT_COMPACT_THRESHOLD = 200_000  # seed 003
-LARGE_WINDOW = 200_000  # Crush: largeContextWindowThreshold
-LARGE_WINDOW_BUFFER = 20_000  # Crush: largeContextWindowBuffer
-SMALL_WINDOW_RATIO = 0.2  # Crush: smallContextWindowRatio
-NO_RESPONSE = "Tool no response"
-UNDERSTOOD = "Understood."
-LAST_REQUEST = "\n\nLast request from user was: "
+LARGE_WINDOW = 200_000  # Crush agent.go largeContextWindowThreshold
+LARGE_WINDOW_BUFFER = 20_000  # Crush agent.go largeContextWindowBuffer
+SMALL_WINDOW_RATIO = 0.2  # Crush agent.go smallContextWindowRatio
+NO_RESPONSE = "Tool no response"  # seed 003 §6 fillMissingToolResponses
+UNDERSTOOD = "Understood."  # seed 003 §6 ensureAssistantAfterTools
+LAST_REQUEST = "\n\nLast request from user was: "  # seed 003 §3 step 4
+CRUSH_PROMPT = "Provide a detailed summary of our conversation above."  # Crush buildSummaryPrompt (no todos)
+CRUSH_REQUEUE = ("The previous session was interrupted because it got too long, the initial user request "
+                 "was: `{}`")  # Crush agent.go Run, after Summarize
+CRUSH_SYSTEM = """You are summarizing a conversation to preserve context for continuing work later.
+
+**Critical**: This summary will be the ONLY context available when the conversation resumes. Assume all previous messages will be lost. Be thorough.
+
+**Required sections**:
+
+## Current State
+
+- What task is being worked on (exact user request)
+- Current progress and what's been completed
+- What's being worked on right now (incomplete work)
+- What remains to be done (specific next steps, not vague)
+
+## Files & Changes
+
+- Files that were modified (with brief description of changes)
+- Files that were read/analyzed (why they're relevant)
+- Key files not yet touched but will need changes
+- File paths and line numbers for important code locations
+
+## Technical Context
+
+- Architecture decisions made and why
+- Patterns being followed (with examples)
+- Libraries/frameworks being used
+- Commands that worked (exact commands with context)
+- Commands that failed (what was tried and why it didn't work)
+- Environment details (language versions, dependencies, etc.)
+
+## Strategy & Approach
+
+- Overall approach being taken
+- Why this approach was chosen over alternatives
+- Key insights or gotchas discovered
+- Assumptions made
+- Any blockers or risks identified
+
+## Exact Next Steps
+
+Be specific. Don't write "implement authentication" - write:
+
+1. Add JWT middleware to src/middleware/auth.js:15
+2. Update login handler in src/routes/user.js:45 to return token
+3. Test with: npm test -- auth.test.js
+
+**Tone**: Write as if briefing a teammate taking over mid-task. Include everything they'd need to continue without asking questions. No emojis ever.
+
+**Length**: No limit. Err on the side of too much detail rather than too little. Critical context is worth the tokens.
+"""  # Crush internal/agent/templates/summary.md (embedded verbatim, trailing newline included)
 COMPACTION_PROMPT = """Provide a detailed but concise summary of our conversation. Structure it as follows:
 
 1. User's Primary Goals and Intent
@@ -76,7 +138,7 @@ where we left off without asking clarifying questions."""  # seed 003 §4
 @dataclass(frozen=True)
 class GoReplaceParams:
     threshold: int = DEFAULT_COMPACT_THRESHOLD
-    mode: str = "threshold"  # "threshold" (seed 003) | "remaining" (Crush)
+    mode: str = "threshold"  # "threshold" (seed 003: pre-turn, replace) | "remaining" (Crush, everything)
     large_window: int = LARGE_WINDOW
     remaining_tokens: int = LARGE_WINDOW_BUFFER
     remaining_ratio: float = SMALL_WINDOW_RATIO
@@ -96,36 +158,74 @@ def clean_history(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+def remaining_threshold(window: int, p: GoReplaceParams) -> int:
+    """Crush: a fixed buffer for large windows, a share of the window for small ones."""
+    return p.remaining_tokens if window > p.large_window else int(window * p.remaining_ratio)
+
+
+def _text(e: Entry) -> str:
+    return "".join(p.text for p in e.message.parts if isinstance(p, Text))
+
+
 class GoReplace:
     name = "go-replace"
 
     def __init__(self, p: GoReplaceParams) -> None:
         self.p = p
+        self.pending: tuple[bool, str] | None = None  # Crush: (step had tool calls, the run's prompt)
 
     def should_compact(self, s: SessionView) -> bool:
+        """Seed 003 pre-turn check: the last call's prompt + completion tokens (0 before any call)."""
         u = s.last_usage
-        tokens = u.input + u.output if u else 0  # stats.ContextTokens = PromptTokens + CompletionTokens
-        if self.p.mode == "remaining":
-            w = s.limits.context_window
-            reserve = self.p.remaining_tokens if w > self.p.large_window else w * self.p.remaining_ratio
-            return u is not None and w - tokens <= reserve
+        tokens = u.input + u.output if u else 0
         return self.p.threshold > 0 and tokens >= self.p.threshold
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
+        if self.p.mode == "remaining":
+            return self._crush(s)
         if not s.entries or not self.should_compact(s):
             return ()
         entries = s.entries
         system = [entries[0]] if entries[0].role == "system" else []
-        last_user = next((e.message.text for e in reversed(entries) if e.role == "user"), "")
+        last_user = next((_text(e) for e in reversed(entries) if e.role == "user"), "")
         history = clean_history(s.rendered())
         prompt = (*history, Message("compaction-prompt", "user", (Text(COMPACTION_PROMPT),)))
         request = SummaryRequest(system="", prompt=prompt, source=tuple(history[len(system):]))
         after = LAST_REQUEST + last_user if last_user else ""
-        view: tuple[Slot, ...] = (*(Keep(e.id) for e in system), Insert("user", "", after, with_summary=True, origin="summary"))
-        return [Compact("context tokens over threshold", view, request, on_failure="unchanged")]
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in system),
+                                  Insert("user", "", after, with_summary=True, origin="summary"))
+        return [Compact("context tokens >= threshold", view, request, on_failure="unchanged")]
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        if self.p.mode != "remaining":
+            return ()
+        window = s.limits.context_window
+        tokens = u.input + u.output  # PromptTokens + CompletionTokens (see the module docstring)
+        if window and window - tokens <= remaining_threshold(window, self.p):
+            last = s.entries[-1].message if s.entries else None
+            calls = last is not None and any(isinstance(p, ToolCall) for p in last.parts)
+            prompt = next((_text(e) for e in reversed(s.entries) if e.role == "user" and e.origin != "summary"), "")
+            self.pending = (calls, prompt)
+            if not calls:  # the run is over: summarize now, before the next user message
+                return self._crush(s)
         return ()
+
+    def _crush(self, s: SessionView) -> Sequence[Action]:
+        """Crush ``Summarize`` once the triggering step is over (with tool calls: after their results)."""
+        if self.pending is None:
+            return ()
+        calls, prompt = self.pending
+        self.pending = None
+        system = [e for e in s.entries if e.role == "system"]
+        history = tuple(e.rendered() for e in s.entries if e.role != "system")
+        request = SummaryRequest(CRUSH_SYSTEM, (*history, Message("crush-summary", "user", (Text(CRUSH_PROMPT),))),
+                                 history)
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in system),
+                                  Insert("user", with_summary=True, origin="summary"))
+        if calls:
+            view += (Insert("user", CRUSH_REQUEUE.format(prompt), origin="synthetic"),)
+        return [Compact("remaining tokens <= threshold", view, request, on_failure="unchanged",
+                        meta={"requeued": calls})]
 
 
 @strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush",
