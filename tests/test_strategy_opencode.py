@@ -1,0 +1,330 @@
+"""``opencode``: seed 001's overflow formula, compaction pivot and prune, and the ``current`` preset.
+
+Counts use the ``chars4`` counter without message overhead, so a message of n characters is ceil(n/4)
+tokens; OpenCode's own estimate (prune, tail) is round(n/4) with JS rounding, computed here by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from compbench.session import Compact, Entry, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.strategies import resolve
+from compbench.strategies.opencode import (
+    CONTINUE_TEXT_CURRENT,
+    SUMMARY_TEMPLATE,
+    OpenCode,
+    OpenCodeParams,
+    serialize,
+)
+from compbench.strategies.opencode_prune import select
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import Message, Text, Transcript, Usage
+from helpers import assistant, run, system, tool, transcript, user, view_of
+
+PH = "[Old tool result content cleared]"
+MARKER = Insert("user", "What did we do so far?", origin="marker")
+SUMMARY = Insert("assistant", with_summary=True, origin="summary", meta={"summary": True})
+CONTINUE = Insert("user", "Continue if you have next steps", origin="synthetic")
+INSTRUCTION = ("Provide a detailed prompt for continuing our conversation above. Focus on information that would be "
+               "helpful for continuing the conversation, including what we did, what we're doing, which files we're "
+               "working on, and what we're going to do next considering new session will not have access to our "
+               "conversation.")
+
+
+def seed() -> OpenCode:
+    return OpenCode(OpenCodeParams())
+
+
+def current() -> OpenCode:
+    oc = resolve("opencode:preset=current").create()
+    assert isinstance(oc, OpenCode)
+    return oc
+
+
+def js_round(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+# --- parameters --------------------------------------------------------------------------------------------
+
+
+def test_resolve_parses_seed_and_current_params() -> None:
+    assert resolve("opencode").params == OpenCodeParams()
+    p = resolve("opencode:preset=current").params
+    assert (p.input_buffer, p.at_limit, p.tail, p.prompt, p.prune, p.continue_text) == (
+        20_000, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
+    assert (p.protect, p.minimum, p.protected_tools, p.output_cap, p.auto) == (40_000, 20_000, ("skill",), 32_000, True)
+    q = resolve("opencode:preset=current,prune=true,protect=30_000,protected_tools=skill|read,auto=false").params
+    assert (q.prune, q.protect, q.protected_tools, q.auto, q.tail) == (True, 30_000, ("skill", "read"), False, True)
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        resolve("opencode:prompt=fancy").create()
+
+
+# --- isOverflow --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("limits", "usable"), [
+    (ModelLimits(200_000, 64_000), 168_000),  # min(64000, 32000)
+    (ModelLimits(200_000, 8_000), 192_000),  # min(8000, 32000)
+    (ModelLimits(200_000, 0), 168_000),  # min(0, 32000) || 32000
+    (ModelLimits(200_000, 64_000, 100_000), 100_000),  # limit.input wins
+])
+def test_seed_overflow_boundary(chars4: TokenCounter, limits: ModelLimits, usable: int) -> None:
+    v = view_of([user("u1")], chars4, limits)
+    oc = seed()
+    assert oc.usable(v) == usable
+    assert not oc.is_overflow(v, Usage(input=usable - 1_001, output=1_000))  # just below
+    assert not oc.is_overflow(v, Usage(input=usable - 1_000, output=1_000))  # equal: not over (>)
+    assert oc.is_overflow(v, Usage(input=usable - 999, output=1_000))  # just above
+
+
+def test_overflow_counts_input_with_its_cache_once_and_is_disabled_by_config(chars4: TokenCounter) -> None:
+    v = view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))
+    oc = seed()
+    # compbench's input already includes cache_read: OpenCode's input + cache.read + output = 168,000, not over
+    assert not oc.is_overflow(v, Usage(input=167_000, output=1_000, cache_read=160_000))
+    assert not oc.is_overflow(view_of([user("u1")], chars4, ModelLimits(0, 0)), Usage(input=10**9))
+    assert not OpenCode(OpenCodeParams(auto=False)).is_overflow(v, Usage(input=10**9))
+    assert oc.after_step(v, Usage(input=168_001)) == () and oc.pending
+
+
+@pytest.mark.parametrize(("limits", "usable"), [
+    (ModelLimits(200_000, 64_000), 168_000),  # no input limit: context - maxOutputTokens, as the seed
+    (ModelLimits(200_000, 64_000, 100_000), 80_000),  # limit.input - min(20000, 32000)
+    (ModelLimits(200_000, 8_000, 100_000), 92_000),  # limit.input - min(20000, 8000)
+])
+def test_current_overflow_is_at_or_above_usable(chars4: TokenCounter, limits: ModelLimits, usable: int) -> None:
+    v = view_of([user("u1")], chars4, limits)
+    oc = current()
+    assert oc.usable(v) == usable
+    assert not oc.is_overflow(v, Usage(input=usable - 1, output=0))
+    assert oc.is_overflow(v, Usage(input=usable, output=0))  # >= since overflow.ts
+    assert oc.is_overflow(v, Usage(input=usable + 1, output=0))
+
+
+# --- the compaction pivot ------------------------------------------------------------------------------------
+
+
+def with_pruned(v: SessionView, msg_id: str, part: int) -> SessionView:
+    entries = [replace(e, pruned={part: PH}) if e.id == msg_id else e for e in v.entries]
+    return SessionView(entries, v.limits, v.counter)
+
+
+def test_seed_compaction_request_and_new_view(chars4: TokenCounter) -> None:
+    msgs = [system("sys"), user("u1", "fix the bug"), assistant("a1", calls=[("c1", "bash", {"cmd": "ls"})]),
+            tool("t1", "c1", "file.py"), user("u2", "go on")]
+    v = with_pruned(view_of(msgs, chars4, ModelLimits(200_000, 8_000)), "t1", 0)
+    oc = seed()
+    oc.after_step(v, Usage(input=192_001))
+    (c,) = oc.before_step(v)  # the new prompt u2 prunes nothing; the queued marker runs
+    assert isinstance(c, Compact) and c.reason == "overflow (auto)" and c.on_failure == "unchanged"
+    assert c.new_view == (Keep("sys"), MARKER, SUMMARY, CONTINUE)
+    r = c.request
+    assert r is not None and r.max_output_tokens == 8_000
+    assert r.system.startswith("You are a helpful AI assistant tasked with summarizing conversations.\n\n")
+    assert r.system.endswith("concise enough to be quickly understood.")
+    assert [m.id for m in r.prompt] == ["u1", "a1", "t1", "u2", "opencode-marker", "opencode-instruction"]
+    assert r.prompt[-2].text == "What did we do so far?" and r.prompt[-1].text == INSTRUCTION
+    assert r.prompt[2].parts[0].output == PH  # type: ignore[union-attr]
+    assert [m.id for m in r.source] == ["u1", "a1", "t1", "u2"] and r.previous_summary is None
+    assert not oc.pending and not oc.before_step(v)  # one marker, one compaction
+
+
+def replay_transcript(u2_chars: int, a2_chars: int) -> Transcript:
+    return transcript(user("u1", "x" * 2_000), assistant("a1", "y" * 400), user("u2", "z" * u2_chars),
+                      assistant("a2", "w" * a2_chars), user("u3", "q" * 40), assistant("a3", "r" * 40))
+
+
+def test_replay_compacts_before_the_step_after_the_overflow(chars4: TokenCounter) -> None:
+    # window 2,000, max output 500: usable 1,500. Step 1 input = 500 + 100 + 895 = 1,495 tokens.
+    t = replay_transcript(3_580, 24)  # output 6: 1,501 > 1,500
+    tr = run(t, seed(), chars4, window=2_000, max_output=500)
+    assert [(s.input, s.output) for s in tr.steps[:2]] == [(500, 100), (1_495, 6)]
+    (ev,) = tr.compactions
+    assert (ev.step, ev.phase, ev.ok, ev.kept_ids) == (2, "before", True, ())
+    assert ev.replaced_ids == ("u1", "a1", "u2", "a2", "u3")  # the new prompt is lost too, as in the seed
+    assert ev.summary_budget == 500
+    assert tr.final_view == ("compbench:1:0:marker", "compbench:1:1:summary", "compbench:1:2:synthetic", "a3")
+    # "What did we do so far?" 6 + "SUMMARY of 5 messages" 6 + "Continue if you have next steps" 8
+    assert tr.steps[2].input == 20
+    equal = run(replay_transcript(3_580, 20), seed(), chars4, window=2_000, max_output=500)  # 1,500: not over
+    assert equal.compactions == () and equal.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
+    cur = run(replay_transcript(3_580, 20), current(), chars4, window=2_000, max_output=500)  # >= fires
+    (cev,) = cur.compactions
+    # the whole history fits the 2,000-token tail budget, so the tail would start at the first message: none
+    assert cev.step == 2 and cev.kept_ids == ()
+    assert cur.final_view[-2:] == ("compbench:1:2:synthetic", "a3")
+
+
+def test_failed_summary_leaves_the_view_and_retriggers(chars4: TokenCounter) -> None:
+    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2"),
+                   user("u3"), assistant("a3"))
+    tr = run(t, seed(), chars4, window=1_500, max_output=500, summarizer=MockSummarizer(error="boom"))
+    assert [(c.step, c.ok, c.error) for c in tr.compactions] == [(1, False, "boom"), (2, False, "boom")]
+    assert tr.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
+
+
+# --- prune (seed 001) ----------------------------------------------------------------------------------------
+
+
+def huge(turns: int) -> list[Message]:
+    """Each turn: a prompt, an assistant with three calls, three 30,000-char results (7,500 tokens each).
+    Turn 2's first call is the protected ``skill``; turn 1's third result is an error."""
+    out: list[Message] = []
+    for k in range(1, turns + 1):
+        names = ["skill" if k == 2 else "bash", "bash", "bash"]
+        out += [user(f"u{k}"), assistant(f"a{k}", calls=[(f"c{k}_{j}", names[j], {}) for j in range(3)])]
+        out += [tool(f"t{k}_{j}", f"c{k}_{j}", "x" * 30_000, name=names[j], is_error=(k == 1 and j == 2))
+                for j in range(3)]
+    return out
+
+
+def test_replay_prunes_exactly_what_seed_001_selects(chars4: TokenCounter) -> None:
+    t = transcript(*huge(12), user("u13"), assistant("a13"))
+    summarizer = MockSummarizer()
+    tr = run(t, seed(), chars4, window=1_000_000, summarizer=summarizer)
+    assert tr.compactions == () and summarizer.requests == []
+    # When u_k arrives, the prune walks the view before it: turn k-1 (turns 0) and turn k-2 (turns 1) are
+    # skipped, counting starts at turn k-3. Every output is round(30000/4) = 7,500; the 6th counted
+    # crosses PROTECT (45,000 > 40,000). At u7 the counted outputs, newest first, are t4_2 t4_1 t4_0 t3_2
+    # t3_1 (37,500, protected), then t3_0, t2_2, t2_1 (t2_0 is `skill`), t1_1, t1_0 (t1_2 errored):
+    # 5 x 7,500 = 37,500 > 20,000. At u5 (4 counted) and u6 (7 counted, 15,000 selected) nothing is pruned.
+    first = tr.prunes[0]
+    assert (first.step, first.phase) == (6, "before")
+    assert first.parts == (("t3_0", 0), ("t2_2", 0), ("t2_1", 0), ("t1_1", 0), ("t1_0", 0))
+    assert first.tokens_hidden == 5 * (7_500 - 9)  # the placeholder is ceil(33/4) = 9 tokens
+    # From u8 on: turn k-3 whole and t(k-4)_2, t(k-4)_1 are the protected 37,500; t(k-4)_0 crosses; then
+    # t(k-5)_2, t(k-5)_1 and the walk stops at t(k-5)_0, already pruned: 3 x 7,500 = 22,500 > 20,000.
+    later = [(p.step, p.parts) for p in tr.prunes[1:]]
+    assert later == [(k - 1, ((f"t{k - 4}_0", 0), (f"t{k - 5}_2", 0), (f"t{k - 5}_1", 0))) for k in range(8, 14)]
+    assert all(p.tokens_hidden == 3 * 7_491 for p in tr.prunes[1:])
+    assert len(tr.final_view) == len(t.messages)  # nothing removed, only hidden
+    assert current_prunes(t, chars4) == 0  # prune is off in preset current
+
+
+def current_prunes(t: Transcript, chars4: TokenCounter) -> int:
+    return len(run(t, current(), chars4, window=1_000_000).prunes)
+
+
+def test_prune_runs_once_per_prompt_and_before_a_queued_compaction(chars4: TokenCounter) -> None:
+    v = view_of([*huge(6), user("u7")], chars4)
+    oc = seed()
+    oc.after_step(v, Usage(input=10**9))
+    pr, c = oc.before_step(v)
+    assert isinstance(pr, Prune) and [m for m, _, _ in pr.targets] == ["t3_0", "t2_2", "t2_1", "t1_1", "t1_0"]
+    assert isinstance(c, Compact) and c.request is not None
+    shown = {m.id: m for m in c.request.prompt}
+    assert shown["t3_0"].parts[0].output == PH and shown["t3_1"].parts[0].output == "x" * 30_000  # type: ignore[union-attr]
+    assert not oc.before_step(v)  # the same prompt is not pruned twice
+
+
+def prune_view(chars4: TokenCounter, newer: int, older: int) -> SessionView:
+    msgs = [user("u1"), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", "o" * older),
+            user("u2"), assistant("a2", calls=[("c2", "bash", {})]), tool("t2", "c2", "n" * newer),
+            user("u3"), assistant("a3"), user("u4")]
+    return view_of(msgs, chars4)
+
+
+@pytest.mark.parametrize(("newer", "older", "expected"), [
+    (159_996, 80_002, ["t1"]),  # t2 = 39,999: protected; t1 = 20,000.5 -> 20,001 > MINIMUM
+    (160_000, 80_002, ["t1"]),  # t2 = 40,000: not > PROTECT, still protected
+    (160_004, 80_002, ["t2", "t1"]),  # t2 = 40,001 > PROTECT: selected itself
+    (160_000, 80_001, None),  # t1 = 20,000.25 -> 20,000: not > MINIMUM
+    (160_000, 80_000, None),  # exactly 20,000
+])
+def test_prune_protect_and_minimum_boundaries(chars4: TokenCounter, newer: int, older: int,
+                                              expected: list[str] | None) -> None:
+    p = select(prune_view(chars4, newer, older).entries)
+    assert (None if p is None else [m for m, _, _ in p.targets]) == expected
+    if p is not None:
+        assert all(part == 0 and text == PH for _, part, text in p.targets)
+
+
+def test_prune_skips_the_last_two_user_turns_and_stops_at_the_summary(chars4: TokenCounter) -> None:
+    big = "b" * 200_000  # 50,000 tokens: over PROTECT on its own
+    two = [user("u1"), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", big),
+           user("u2"), assistant("a2", calls=[("c2", "bash", {})]), tool("t2", "c2", big)]
+    assert select(view_of(two, chars4).entries) is None  # t1 is in turn 1 (turns == 1): skipped
+    p = select(view_of([*two, user("u3")], chars4).entries)
+    assert p is not None and p.targets == (("t1", 0, PH),)
+    entries = list(view_of([user("u0"), assistant("a0", calls=[("c0", "bash", {})]), tool("t0", "c0", big),
+                            *two, user("u3")], chars4).entries)
+    entries[3:3] = [Entry(Message("m", "user", (Text("What did we do so far?"),)), 6, (6,), "marker"),
+                    Entry(Message("s", "assistant", (Text("summary"),)), 2, (2,), "summary")]
+    p = select(entries)
+    assert p is not None and p.targets == (("t1", 0, PH),)  # t0 is behind the pivot
+
+
+# --- preset current: the tail, the anchored prompt ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("limits", "budget"), [
+    (ModelLimits(8_000, 2_000), 2_000),  # floor(6,000 / 4) = 1,500 -> MIN 2,000
+    (ModelLimits(12_000, 2_000), 2_500),
+    (ModelLimits(63_999, 4_000), 14_999),  # usable 59,999
+    (ModelLimits(64_000, 4_000), 15_000),
+    (ModelLimits(200_000, 64_000), 15_000),  # 42,000 -> MAX 15,000
+])
+def test_current_tail_budget(chars4: TokenCounter, limits: ModelLimits, budget: int) -> None:
+    assert current().tail_budget(view_of([user("u1")], chars4, limits)) == budget
+
+
+def model_json(role: str, text: str) -> str:
+    return json.dumps({"role": role, "content": [{"type": "text", "text": text}]}, separators=(",", ":"))
+
+
+def test_current_keeps_a_split_tail_and_sends_the_serialized_head(chars4: TokenCounter) -> None:
+    msgs = [user("u1", "a" * 4_000), assistant("a1", "b" * 4_000), user("u2", "c" * 8_000),
+            assistant("a2", "d" * 2_000), user("u3", "e" * 400)]
+    v = view_of(msgs, chars4, ModelLimits(12_000, 2_000))  # budget 2,500
+    u3 = js_round((2 + len(model_json("user", "e" * 400))) / 4)
+    turn2 = js_round((3 + len(model_json("user", "c" * 8_000)) + len(model_json("assistant", "d" * 2_000))) / 4)
+    a2 = js_round((2 + len(model_json("assistant", "d" * 2_000))) / 4)
+    assert u3 <= 2_500 and u3 + turn2 > 2_500 and a2 <= 2_500 - u3  # turn 2 does not fit; its suffix a2 does
+    oc = current()
+    oc.after_step(v, Usage(input=10_000))
+    (c,) = oc.before_step(v)
+    assert isinstance(c, Compact)
+    assert c.new_view == (MARKER, SUMMARY, Keep("a2"), Keep("u3"),
+                          Insert("user", CONTINUE_TEXT_CURRENT, origin="synthetic"))
+    assert c.meta == {"tail": 2}
+    r = c.request
+    assert r is not None and r.max_output_tokens == 2_000 and r.previous_summary is None
+    assert r.system.startswith("You are an anchored context summarization assistant for coding sessions.")
+    (prompt,) = r.prompt
+    assert prompt.role == "user" and prompt.text == (
+        "Create a new anchored summary from the conversation history.\n\n" + SUMMARY_TEMPLATE + "\n\n"
+        + "[User]: " + "a" * 4_000 + "\n\n[Assistant]: " + "b" * 4_000 + "\n\n[User]: " + "c" * 8_000)
+    assert SUMMARY_TEMPLATE.startswith("Output exactly the Markdown structure") and "## Next Move" in SUMMARY_TEMPLATE
+    assert [m.id for m in r.source] == ["u1", "a1", "u2"]
+
+
+def test_current_serialize_clips_outputs_and_marks_errors_and_pruned(chars4: TokenCounter) -> None:
+    msgs = [user("u1", "hi"), assistant("a1", "look", calls=[("c1", "bash", {"cmd": "ls"})]),
+            tool("t1", "c1", "o" * 2_500), assistant("a2", "again", calls=[("c2", "read", {})]),
+            tool("t2", "c2", "boom", is_error=True), tool("t3", "c2", "secret")]
+    v = view_of(msgs, chars4)
+    assert serialize(v.entries, {"t3": {0: PH}}) == (
+        "[User]: hi\n\n[Assistant]: look\n[Assistant tool call]: bash({\"cmd\": \"ls\"})\n[Tool result]: "
+        + "o" * 2_000 + "\n[truncated]\n\n[Assistant]: again\n[Assistant tool call]: read({})\n"
+        "[Tool error]: boom\n[Tool result]: " + PH)
+
+
+def test_current_second_compaction_updates_the_previous_summary(chars4: TokenCounter) -> None:
+    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2"),
+                   user("u3", "q" * 4_000), assistant("a3", "r" * 400), user("u4"), assistant("a4"))
+    summarizer = MockSummarizer("S1")
+    tr = run(t, current(), chars4, window=1_500, max_output=500, summarizer=summarizer)
+    assert [c.step for c in tr.compactions] == [1, 3] and all(c.ok for c in tr.compactions)
+    second = summarizer.requests[1]
+    assert second.previous_summary == "S1"
+    assert second.prompt[0].text.startswith(
+        "Update the anchored summary below using the conversation history above.\n"
+        "Preserve still-true details, remove stale details, and merge in the new facts.\n"
+        "<previous-summary>\nS1\n</previous-summary>\n\n" + SUMMARY_TEMPLATE)
