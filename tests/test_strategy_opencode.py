@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -328,3 +329,31 @@ def test_current_second_compaction_updates_the_previous_summary(chars4: TokenCou
         "Update the anchored summary below using the conversation history above.\n"
         "Preserve still-true details, remove stale details, and merge in the new facts.\n"
         "<previous-summary>\nS1\n</previous-summary>\n\n" + SUMMARY_TEMPLATE)
+
+
+# --- a real OpenCode export ------------------------------------------------------------------------------------
+
+SAILOR = "dark-factory__session__curious-sailor__ses_39b7f9e89ffe7J0WzLzYrUt4eW.json"
+
+
+def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcripts_dir: Path,
+                                                                          chars4: TokenCounter) -> None:
+    """The seed compacts right before the step after the first step whose input + output passes usable
+    (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay."""
+    from compbench.formats import read
+
+    (t,) = read(transcripts_dir / "opencode" / SAILOR)
+    counter = chars4
+    base = run(t, resolve("none").create(), counter, window=40_000, max_output=8_000)
+    first = next(s.step for s in base.steps if s.input + s.output > 32_000)
+    assert (first, base.steps[first].input) == (10, 47_193)  # one big tool output jumps past the window
+    tr = run(t, seed(), counter, window=40_000, max_output=8_000)
+    assert [x.step for x in tr.compactions] == [11, 17]
+    c = tr.compactions[0]
+    assert (c.step, c.phase, c.ok) == (first + 1, "before", True)
+    assert tr.steps[first] == base.steps[first]  # nothing changed the view before the compaction
+    sent = sum(1 for m in t.messages[:tr.steps[first + 1].message_index] if not m.meta.get("compaction"))
+    assert c.kept_ids == () and c.summary == f"SUMMARY of {sent} messages"  # the whole view was the source
+    assert c.tokens_after == 6 + math.ceil(len(c.summary) / 4) + 8  # marker + summary + continue
+    after = tr.epochs[tr.epoch_starts.index(tr.steps[first + 1].message_index)]
+    assert [x.split(":")[-1] for x in after] == ["marker", "summary", "synthetic"]
