@@ -254,6 +254,10 @@ class OpenCode:
         return Compact("overflow (auto)", tuple(view), request, on_failure="unchanged",
                        meta={"tail": len(history) - tail})
 
+    def tail_budget(self, s: SessionView) -> int:
+        """Current ``preserveRecentBudget``: clamp(floor(usable × 0.25), 2,000, 15,000)."""
+        return min(MAX_PRESERVE_RECENT_TOKENS, max(MIN_PRESERVE_RECENT_TOKENS, int(self.usable(s) * TAIL_RATIO)))
+
     def tail_start(self, s: SessionView, history: Sequence[Entry]) -> int:
         """Current ``select``: where the verbatim tail begins in ``history`` (``len`` = no tail).
 
@@ -261,7 +265,7 @@ class OpenCode:
         a user message and what follows it. A split never starts at a tool result: OpenCode keeps a call
         and its result in one message, so a message-level cut cannot orphan a result; ours must not.
         """
-        budget = min(MAX_PRESERVE_RECENT_TOKENS, max(MIN_PRESERVE_RECENT_TOKENS, int(self.usable(s) * TAIL_RATIO)))
+        budget = self.tail_budget(s)
         pos = [i for i, e in enumerate(history) if e.origin not in ("marker", "summary")]
         msgs = [history[i] for i in pos]
         starts = [k for k, e in enumerate(msgs) if e.role == "user"]
