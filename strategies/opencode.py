@@ -78,7 +78,7 @@ INSTRUCTION = ("Provide a detailed prompt for continuing our conversation above.
 COMPACTION_BUFFER = 20_000  # current: session/overflow.ts 08f74b9b, reserve beside a dedicated input limit
 TAIL_RATIO = 0.25  # current: compaction.ts preserveRecentBudget, floor(usable * 0.25)
 MIN_PRESERVE_RECENT_TOKENS = 2_000  # current: compaction.ts
-MAX_PRESERVE_RECENT_TOKENS = 15_000  # current: compaction.ts (8,000 before dab26372)
+MAX_PRESERVE_RECENT_TOKENS = 15_000  # current: compaction.ts preserveRecentBudget
 TOOL_OUTPUT_MAX_CHARS = 2_000  # current: compaction.ts serialize() clips each tool output
 CONTINUE_TEXT_CURRENT = ("Continue if you have next steps, or stop and ask for clarification if you are unsure "
                          "how to proceed.")  # current: compaction.ts fd78ec63
