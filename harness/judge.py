@@ -81,8 +81,10 @@ class Capture(PresenceTracker):
     after_views: dict[int, list[Message]] = field(default_factory=dict)
     before_ids: dict[int, set[str]] = field(default_factory=dict)
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry]) -> None:
-        super().action(seq, done, entries)
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None:
+        super().action(seq, done, entries, compaction)
+        if not compaction:
+            return
         if done:
             self.after_views[seq] = [e.rendered() for e in entries]
             kept = {e.id for e in entries}

@@ -60,7 +60,7 @@ class Observer(Protocol):
 
     def step(self, step: int, message_index: int) -> None: ...
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry]) -> None: ...
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,42 @@ class ReplayConfig:
     recorded_usage: bool = False
 
 
+class _PrefixSums:
+    """A Fenwick tree over the view's entry tokens: append, update one entry and sum a prefix in
+    O(log n), so the cached prefix after a prune is not recomputed by summing the whole view."""
+
+    def __init__(self) -> None:
+        self.tree: list[int] = [0]
+
+    def reset(self, values: Sequence[int]) -> None:
+        self.tree = [0]
+        for v in values:
+            self.append(v)
+
+    def append(self, value: int) -> None:
+        i = len(self.tree)
+        self.tree.append(0)
+        # the new node covers (i - lowbit(i), i]: its value plus the nodes it absorbs
+        total, j, low = value, i - 1, i - (i & -i)
+        while j > low:
+            total += self.tree[j]
+            j -= j & -j
+        self.tree[i] = total
+
+    def add(self, pos: int, delta: int) -> None:
+        i = pos + 1
+        while i < len(self.tree):
+            self.tree[i] += delta
+            i += i & -i
+
+    def prefix(self, n: int) -> int:
+        total, i = 0, n
+        while i > 0:
+            total += self.tree[i]
+            i -= i & -i
+        return total
+
+
 class _Session:
     """The loop's mutable state: the view, its token sum, and the cache bookkeeping."""
 
@@ -153,11 +189,14 @@ class _Session:
         self.dirty = _CLEAN  # lowest position changed since the previous call
         self.epochs: list[tuple[str, ...]] = [()]
         self.epoch_starts: list[int] = [0]
-        self.inserted = 0
+        self.sums = _PrefixSums()
+        self.positions: dict[str, int] = {}  # message id -> view position
 
     # view changes
     def append(self, e: Entry) -> None:
+        self.positions[e.id] = len(self.entries)
         self.entries.append(e)
+        self.sums.append(e.tokens)
         self.context += e.tokens
         if self.observer:
             self.observer.added(e)
@@ -193,6 +232,8 @@ class _Session:
                     self.observer.added(e)
         old[:] = new
         self.context = sum(e.tokens for e in new)
+        self.sums.reset([e.tokens for e in new])
+        self.positions = {e.id: k for k, e in enumerate(new)}
 
     def call(self) -> tuple[int, int]:
         """The input tokens of a model call on the current view, and how many were a cached prefix."""
@@ -202,7 +243,7 @@ class _Session:
         elif self.dirty >= self.prev_len:
             cached = self.prev_input
         else:
-            cached = self.config.system_tokens + sum(e.tokens for e in self.entries[: self.dirty])
+            cached = self.config.system_tokens + self.sums.prefix(self.dirty)
         self.prev_input = total
         self.prev_len = len(self.entries)
         self.dirty = _CLEAN
@@ -231,7 +272,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         for a in actions:
             seq += 1
             if observer:
-                observer.action(seq, False, s.entries)
+                observer.action(seq, False, s.entries, isinstance(a, Compact))
             if isinstance(a, Prune):
                 prunes.append(_apply_prune(s, a, seq, step, phase))
             else:
@@ -240,9 +281,10 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 if ev.ok:
                     view.compactions += 1
             view.context_tokens = s.input_tokens()
-            s.new_epoch(next_index)
+            if isinstance(a, Compact):
+                s.new_epoch(next_index)  # a prune hides parts but changes no message's visibility
             if observer:
-                observer.action(seq, True, s.entries)
+                observer.action(seq, True, s.entries, isinstance(a, Compact))
 
     step = 0
     for i, m in enumerate(transcript.messages):
@@ -276,7 +318,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
 
 def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> PruneEvent:
-    positions = {e.id: k for k, e in enumerate(s.entries)}
+    positions = s.positions
     hidden = 0
     marked: list[tuple[str, int]] = []
     for msg_id, part, placeholder in a.targets:
@@ -291,6 +333,7 @@ def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         hidden += e.tokens - new_tokens
         s.context += new_tokens - e.tokens
         s.entries[k] = replace(e, pruned=pruned, tokens=new_tokens, part_tokens=new_counts)
+        s.sums.add(k, new_tokens - e.tokens)
         if s.observer:
             s.observer.part_hidden(s.entries[k], part)
         s.dirty = min(s.dirty, k)

@@ -93,3 +93,29 @@ def test_recorded_compaction_messages_are_skipped(chars4: TokenCounter) -> None:
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def test_prefix_sums_match_brute_force() -> None:
+    import random
+
+    from compbench.loop import _PrefixSums
+
+    rng = random.Random(5)
+    values: list[int] = []
+    sums = _PrefixSums()
+    for _ in range(2_000):
+        op = rng.random()
+        if op < 0.6 or not values:
+            v = rng.randint(0, 1_000)
+            values.append(v)
+            sums.append(v)
+        elif op < 0.9:
+            k = rng.randrange(len(values))
+            d = rng.randint(-values[k], 500)
+            values[k] += d
+            sums.add(k, d)
+        else:
+            values = [rng.randint(0, 9) for _ in range(rng.randint(0, 50))]
+            sums.reset(values)
+        n = rng.randint(0, len(values))
+        assert sums.prefix(n) == sum(values[:n])

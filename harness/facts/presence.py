@@ -114,10 +114,20 @@ def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[
 
 @dataclass
 class EventOutcome:
+    """Facts present around one compaction; the replaced text is built only when asked for."""
+
     seq: int
     before: frozenset[str]
+    before_entries: list[Entry] = field(default_factory=list)
+    inserted_text: dict[str, str] = field(default_factory=dict)
     after: frozenset[str] = frozenset()
-    replaced_text: str = ""
+    after_ids: frozenset[str] = frozenset()
+
+    @property
+    def replaced_text(self) -> str:
+        return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
+                         "\n".join(part_match_text(p) for p in e.rendered().parts)
+                         for e in self.before_entries if e.id not in self.after_ids)
 
 
 @dataclass
@@ -171,11 +181,12 @@ class PresenceTracker:
                 self.step_ratios.append(sum(1 for f in self.index.facts if 0 <= f.first_index < message_index
                                             and self.counts.get(f.id, 0) > 0) / est)
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry]) -> None:
-        if not done:
-            text = "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
-                             "\n".join(part_match_text(p) for p in e.rendered().parts) for e in entries)
-            self.events.append(EventOutcome(seq, self.present(), replaced_text=text))
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None:
+        if not compaction:
+            return  # prunes change counts through part_hidden; retention is measured at compactions
+        if not done:  # a C-level list copy: the text of what was replaced is built only if needed
+            self.events.append(EventOutcome(seq, self.present(), list(entries), self.inserted_text))
         else:
             self.events[-1].after = self.present()
+            self.events[-1].after_ids = frozenset(e.id for e in entries)
             self.compacted = True
