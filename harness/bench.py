@@ -109,7 +109,7 @@ def fitted_exponent(points: Sequence[tuple[int, float]]) -> float:
 
 
 MEMORY_CHILD = """
-import resource, sys, tempfile
+import sys, tempfile
 from pathlib import Path
 from compbench.rundir import write_run
 from compbench.runs import RunSpec
@@ -119,12 +119,13 @@ n = int(sys.argv[1])
 spec = RunSpec(strategies=("none", "opencode", "truncate"), limits=ModelLimits(4_000, 1_000), tokenizer="chars4")
 with tempfile.TemporaryDirectory() as d:
     write_run(Path(d) / "run", spec, "synth", generate(n, seed=2, turns=6, log_lines=8, code_lines=8))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork and exec
+print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
 
 
 BIG_CHILD = """
-import resource, sys, tempfile, time
+import sys, tempfile, time
 from pathlib import Path
 from compbench.formats.native import write
 from compbench.rundir import write_run
@@ -140,7 +141,8 @@ with tempfile.TemporaryDirectory() as d:
     spec = RunSpec(strategies=("none", "opencode"), limits=ModelLimits(128_000, 4_096), tokenizer="chars4")
     t = time.perf_counter()
     write_run(Path(d) / "run", spec, str(f), iter_transcripts(f))
-    print(round(size), round(time.perf_counter() - t, 1), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print(round(size), round(time.perf_counter() - t, 1), hwm // 1024)
 """
 
 
