@@ -1,18 +1,29 @@
-"""``codex``: Codex CLI's compaction (seed 002 + codex-rs/core/src/compact.rs).
+"""``codex``: Codex CLI's local compaction (seed 002 + openai/codex ``codex-rs/core/src/compact.rs``).
 
-After a step, when the tokens in the context (last usage input + output) reach the auto-compact token
-limit, the whole history is summarized with Codex's compaction prompt; the new history is the initial
-context (system/developer messages and the session-prefix user messages: AGENTS.md instructions and
-the environment context), then the most recent user messages up to 20,000 tokens (counted as Codex's
-``approx_token_count``: bytes / 4; the message that straddles the budget is truncated to fit), then one
-user message with the summary behind Codex's summary prefix. A failed summary leaves the history
-unchanged (Codex retries with backoff first: that is the summarizer backend's job here).
+Read in openai/codex: ``compact.rs`` at 0100b103 (``run_compact_task_inner``, ``collect_user_messages``,
+``build_compacted_history_with_limit``), ``truncate.rs`` of the same era (``TruncationPolicy::Tokens``),
+``templates/compact/{prompt,summary_prefix}.md``, ``openai_model_info.rs`` (``new(window)``: limit =
+window * 9 / 10) and today's ``ModelInfo::auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
-The limit: the model's ``auto_compact_token_limit`` when given. Otherwise the seed preset uses seed
-002's per-model values — 180,000 for 200k-input models, 244,000 for the GPT-5 family's 272k input
-window — and ``preset=current`` derives it as Codex's ``get_model_info`` does, 90% of the model's
-input window (the window Codex reports; litellm lists GPT-5 models as 272k input + 128k output).
-Usage is compared as ``tokens_in_context_window``: input + output of the last call.
+Trigger: Codex compares ``get_total_token_usage`` (the last call's ``total_tokens`` = input incl. cached
++ output) with ``auto_compact_token_limit`` (``>=``) after a sampling request *and its tool calls* ran,
+then compacts before sampling again. So the trigger is decided in ``after_step`` from the step's usage
+and the compaction is applied in the next ``before_step``, when the turn's tool outputs are in the view
+(they are summarized, as in Codex). ``preset=current`` also counts, as today's Codex does, the items
+recorded after the last model output (tool outputs, a new user message) at ``approx_token_count``.
+
+Limit: the ``auto_compact_token_limit`` param, else seed 002's per-model values — 180,000 for 200k
+models (o3, o4-mini, codex-mini-latest) and "244k" for the 272k GPT-5 family (272,000 * 9 / 10 =
+244,800) — else, like ``preset=current`` always, 90% of the window; capped at the effective window
+(``effective_window_percent`` of it, 95: the 258,400 ``model_context_window`` real rollouts report).
+
+New history: the initial context (system/developer messages and the session-prefix user messages:
+AGENTS.md, ``<environment_context>``, ``<user_instructions>``), the most recent real user messages whose
+``approx_token_count`` (UTF-8 bytes / 4, rounded up) fits 20,000 tokens — the one that straddles the
+budget middle-truncated to the remainder, as ``truncate_text`` does — then one user message:
+``SUMMARY_PREFIX + "\\n" + summary``. Earlier summaries (text starting with that prefix) are not user
+messages. A failed summary leaves the history unchanged (Codex retries with backoff first: that is the
+summarizer backend's job here). Ghost snapshots and remote (encrypted) compaction are not modelled.
 """
 
 from __future__ import annotations
@@ -21,11 +32,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Insert, Keep, SessionView, SummaryRequest
+from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
+from compbench.tokens import part_text
 from compbench.transcript import Message, Text, Usage
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
+APPROX_BYTES_PER_TOKEN = 4  # truncate.rs
+EFFECTIVE_CONTEXT_WINDOW_PERCENT = 95  # seed 002 (model_family.rs effective_context_window_percent)
+AUTO_COMPACT_PERCENT = 90  # openai_model_info.rs default_auto_compact_limit: window * 9 / 10
+SEED_LIMITS = {200_000: 180_000, 272_000: 244_800}  # seed 002: "180k for some models, 244k for others"
+SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")
 COMPACT_PROMPT = """You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.
 
 Include:
@@ -34,32 +51,93 @@ Include:
 - What remains to be done (clear next steps)
 - Any critical data, examples, or references needed to continue
 
-Be concise, structured, and focused on helping the next LLM seamlessly continue the work."""  # templates/compact/prompt.md
+Be concise, structured, and focused on helping the next LLM seamlessly continue the work."""  # seed 002
 SUMMARY_PREFIX = ("Another language model started to solve this problem and produced a summary of its thinking "
                   "process. You also have access to the state of the tools that were used by that language model. "
                   "Use this to build on the work that has already been done and avoid duplicating work. Here is the "
                   "summary produced by the other language model, use the information in this summary to assist with "
-                  "your own analysis:")  # templates/compact/summary_prefix.md
-TRUNCATED = "…[truncated]"
-SEED_LIMITS = {200_000: 180_000, 272_000: 244_000}  # seed 002: "180k for some models, 244k for others"
+                  "your own analysis:")  # seed 002
+# Today's templates (openai/codex templates/compact/prompt.md 11baefb5, summary_prefix.md 50a53333): the
+# prompt gained "- Goal / user objective" and a final newline; the prefix file has "to  assist" (two spaces).
+CURRENT_COMPACT_PROMPT = COMPACT_PROMPT.replace("Include:\n", "Include:\n- Goal / user objective\n") + "\n"
+CURRENT_SUMMARY_PREFIX = SUMMARY_PREFIX.replace("to assist", "to  assist")
 
 
 @dataclass(frozen=True)
 class CodexParams:
+    """Defaults are seed 002's; ``auto_compact_token_limit`` None derives it from the window."""
+
     auto_compact_token_limit: int | None = None
-    per_model_limits: bool = True  # seed 002: 180k / 244k; off: limit_ratio x input window
-    limit_ratio: float = 0.9
+    per_model_limits: bool = True  # seed 002's table first (off: always window * 90%)
+    effective_window_percent: int = EFFECTIVE_CONTEXT_WINDOW_PERCENT
     user_message_max_tokens: int = COMPACT_USER_MESSAGE_MAX_TOKENS
+    count_pending_items: bool = False  # current: + approx tokens of items after the last model output
+    compact_prompt: str = COMPACT_PROMPT
+    summary_prefix: str = SUMMARY_PREFIX
 
 
-def approx_tokens(text: str) -> int:
+def approx_token_count(text: str) -> int:
     """Codex ``approx_token_count``: UTF-8 bytes / 4, rounded up."""
-    return math.ceil(len(text.encode()) / 4)
+    return math.ceil(len(text.encode()) / APPROX_BYTES_PER_TOKEN)
 
 
-def truncate_to_tokens(text: str, tokens: int) -> str:
-    data = text.encode()[: max(0, tokens * 4)]
-    return data.decode("utf-8", errors="ignore") + TRUNCATED
+def _boundary_down(b: bytes, n: int) -> int:
+    """Largest char boundary <= n (Rust ``truncate_on_boundary``)."""
+    n = min(n, len(b))
+    while 0 < n < len(b) and (b[n] & 0xC0) == 0x80:
+        n -= 1
+    return n
+
+
+def _is_boundary(b: bytes, n: int) -> bool:
+    return n == 0 or n == len(b) or (0 < n < len(b) and (b[n] & 0xC0) != 0x80)
+
+
+def truncate_text(text: str, max_tokens: int) -> str:
+    """``truncate_text(s, TruncationPolicy::Tokens(n))``: keep head and tail, a marker in the middle.
+
+    Why byte-exact: the truncated message is what the model sees after compaction, and its length
+    is part of the rebuilt context Codex sends.
+    """
+    b = text.encode()
+    if not b:
+        return ""
+    small = (max_tokens // 4) * APPROX_BYTES_PER_TOKEN
+    if max_tokens > 0 and small > 0 and len(b) <= small:
+        return text
+    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
+    if max_bytes == 0:
+        return f"[…{math.ceil(len(b) / 4)} tokens truncated…]"
+    if len(b) <= max_bytes:
+        return text
+    marker = f"[…{math.ceil((len(b) - max_bytes) / 4)} tokens truncated…]".encode()
+    if len(marker) >= max_bytes:
+        return marker[:_boundary_down(marker, max_bytes)].decode()
+    keep = max_bytes - len(marker)
+    left, right = keep // 2, keep - keep // 2
+    # pick_prefix_end: the last newline inside the head budget, else the budget on a char boundary
+    head_nl = b.rfind(b"\n", 0, left) if _is_boundary(b, left) and left <= len(b) else -1
+    prefix_end = head_nl + 1 if head_nl >= 0 else _boundary_down(b, left)
+    # pick_suffix_start: just after the first newline inside the tail budget, else its char boundary
+    start_tail = max(0, len(b) - right)
+    tail_nl = b.find(b"\n", start_tail) if _is_boundary(b, start_tail) else -1
+    if tail_nl >= 0:
+        suffix_start = tail_nl + 1
+    else:
+        suffix_start = start_tail
+        while suffix_start < len(b) and not _is_boundary(b, suffix_start):
+            suffix_start += 1
+    suffix_start = max(suffix_start, prefix_end)
+    out = b[:prefix_end] + marker + b"\n" + b[suffix_start:]
+    if len(out) > max_bytes:
+        out = out[:_boundary_down(out, max_bytes)]
+    return out.decode()
+
+
+def is_session_prefix(e: Entry) -> bool:
+    """Codex's initial context injected as user messages (AGENTS.md, environment context)."""
+    return bool(e.message.meta.get("session_prefix")) or (
+        e.role == "user" and e.message.text.lstrip().startswith(SESSION_PREFIX_MARKS))
 
 
 class Codex:
@@ -67,49 +145,77 @@ class Codex:
 
     def __init__(self, p: CodexParams) -> None:
         self.p = p
+        self.pending = False
 
-    def limit(self, s: SessionView) -> float:
+    def limit(self, s: SessionView) -> int:
+        """``auto_compact_token_limit``, capped at the effective window."""
+        window = s.limits.context_window
         if self.p.auto_compact_token_limit is not None:
-            return self.p.auto_compact_token_limit
-        window = s.limits.input_limit
-        if self.p.per_model_limits and window in SEED_LIMITS:
-            return SEED_LIMITS[window]
-        return self.p.limit_ratio * window
+            limit = self.p.auto_compact_token_limit
+        elif self.p.per_model_limits and window in SEED_LIMITS:
+            limit = SEED_LIMITS[window]
+        else:
+            limit = window * AUTO_COMPACT_PERCENT // 100
+        return min(limit, window * self.p.effective_window_percent // 100)
+
+    def pending_tokens(self, s: SessionView) -> int:
+        """Items recorded after the last model output, at ``approx_token_count`` (today's Codex)."""
+        total = 0
+        for e in reversed(s.entries):
+            if e.role == "assistant":
+                break
+            total += approx_token_count("".join(part_text(p) for p in e.rendered().parts))
+        return total
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        if not s.limits.context_window or u.input + u.output < self.limit(s):
-            return ()
-        entries = s.entries
-        initial = [e for e in entries if e.role == "system" or e.message.meta.get("session_prefix")]
-        users = [e for e in entries if e.role == "user" and e.origin == "recorded"
-                 and not e.message.meta.get("session_prefix")]
-        selected: list[Keep | Insert] = []
-        budget = self.p.user_message_max_tokens
-        for e in reversed(users):  # the most recent first
-            if budget <= 0:
-                break
-            text = e.message.text
-            need = approx_tokens(text)
-            if need <= budget:
-                selected.append(Keep(e.id))
-                budget -= need
-            else:
-                selected.append(Insert("user", truncate_to_tokens(text, budget), origin="synthetic"))
-                budget = 0
-        selected.reverse()
-        prompt = (*s.rendered(), Message("codex-compact", "user", (Text(COMPACT_PROMPT),)))
-        head = {e.id for e in initial}
-        request = SummaryRequest("", prompt, tuple(e.rendered() for e in entries if e.id not in head))
-        view = (*(Keep(e.id) for e in initial), *selected,
-                Insert("user", SUMMARY_PREFIX + "\n", with_summary=True, origin="summary"))
-        return [Compact("auto compact token limit", view, request, on_failure="unchanged")]
-
-    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.limits.context_window and u.input + u.output >= self.limit(s):
+            self.pending = True
         return ()
 
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if not self.pending and self.p.count_pending_items and s.last_usage is not None:
+            u = s.last_usage
+            self.pending = u.input + u.output + self.pending_tokens(s) >= self.limit(s)
+        if not self.pending:
+            return ()
+        self.pending = False
+        return [self.compact(s)]
 
-@strategy("codex", params=CodexParams, source="seed 002 + codex-rs/core/src/compact.rs",
+    def user_messages(self, s: SessionView) -> list[Entry]:
+        """``collect_user_messages``: real user text, neither session prefix nor an earlier summary."""
+        return [e for e in s.entries if e.role == "user" and e.message.text and not is_session_prefix(e)
+                and not e.message.text.startswith(self.p.summary_prefix + "\n")]
+
+    def compact(self, s: SessionView) -> Compact:
+        initial = [e for e in s.entries if e.role == "system" or is_session_prefix(e)]
+        selected: list[Slot] = []
+        remaining = self.p.user_message_max_tokens
+        for e in reversed(self.user_messages(s)):
+            if remaining <= 0:
+                break
+            text = e.message.text
+            tokens = approx_token_count(text)
+            if tokens <= remaining:
+                # Codex pushes a text-only copy; a text-only recorded message is kept as itself
+                plain = all(isinstance(p, Text) for p in e.message.parts)
+                selected.append(Keep(e.id) if plain else Insert("user", text, origin="synthetic"))
+                remaining -= tokens
+            else:
+                selected.append(Insert("user", truncate_text(text, remaining), origin="synthetic"))
+                break
+        selected.reverse()
+        prompt = (*s.rendered(), Message("codex-compact", "user", (Text(self.p.compact_prompt),)))
+        head = {e.id for e in initial}
+        source = tuple(e.rendered() for e in s.entries if e.id not in head)
+        view = (*(Keep(e.id) for e in initial), *selected,
+                Insert("user", self.p.summary_prefix + "\n", with_summary=True, origin="summary"))
+        return Compact("auto compact token limit", view, SummaryRequest("", prompt, source),
+                       on_failure="unchanged", meta={"limit": self.limit(s)})
+
+
+@strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
-          presets={"current": {"per_model_limits": False}})
+          presets={"current": {"per_model_limits": False, "count_pending_items": True,
+                               "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}})
 def codex(p: CodexParams) -> Codex:
     return Codex(p)
