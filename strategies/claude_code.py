@@ -1,14 +1,22 @@
 """``claude-code``: Claude Code's auto-compact (seed 002): near the window's end, summarize everything.
 
-Seed 002: ``/compact`` (with optional custom instructions) or automatically at ~95% of the window; the
-whole history is summarized by the model with the community-extracted prompt, and the session continues
-from the summary. The summary message's wording is Claude Code's own, as recorded in a real session
-file (``isCompactSummary`` record, CLI 2.0.76): a continuation preamble before it and an instruction to
-continue after it. The check uses the last call's usage (input + cache + output).
+Seed 002: ``/compact [instructions]`` or automatically at ~95% of the window; the whole history is
+summarized with the community-extracted prompt and the session continues from the summary alone.
+Custom instructions are appended as Claude Code does (``"\\n\\nAdditional Instructions:\\n" + text``,
+from the prompt strings extracted from its binary, Yeyito777/Agent playground/claude-code-compact-prompt.md).
 
-Preset ``current``: Claude Code 2.0.x reserves an auto-compact buffer of 45,000 tokens on a 200k window
-(its ``/context`` view shows "Autocompact buffer: 45.0k"), i.e. it compacts at 77.5% of the window; the
-real session (CLI 2.0.76) compacted at 155,548 of 200,000. Older builds were observed near 83.5%.
+The check is after a step on the API-reported usage, input (with cache reads and writes) + output:
+that sum is exactly the ``preTokens`` Claude Code records (the c7d2069e session: 8 + 2,067 + 152,760
+input + 713 output = 155,548). The compaction runs before the next call, when the step's tool results
+have been recorded, so they are summarized too. The new view: the leading system messages, then one user
+message in Claude Code's own wording, copied from the real ``isCompactSummary`` record (CLI 2.0.76):
+``PREFIX + summary + SUFFIX``. A failed summary leaves the view unchanged.
+
+Preset ``current``: threshold = window - min(max_output, 32,000) - 13,000 (the output reserve and the
+auto-compact buffer public analyses of Claude Code describe). With 20,000 as the reserve it gives
+167,000 of 200k = the 83.5% users observed in older builds; with 32,000 (2.0.x, Sonnet 4.5) it gives
+155,000 = 77.5%, which reproduces the real trigger: the step at 152,770 did not compact, the next at
+155,548 did.
 """
 
 from __future__ import annotations
@@ -21,26 +29,31 @@ from compbench.strategies.base import strategy
 from compbench.transcript import Message, Text, Usage
 
 THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
+OUTPUT_RESERVE = 32_000  # current: max output tokens reserved (2.0.x; 20,000 in older builds)
+AUTOCOMPACT_BUFFER = 13_000  # current: auto-compact buffer below the effective window
+MAX_SUMMARY_TOKENS = 20_000  # summary budget: Claude Code's compaction call caps output near 20k
 COMPACT_PROMPT = """Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions. This summary will be used as context when continuing the conversation, so preserve critical information including:
 - What was accomplished
 - Current work in progress
 - Files involved
 - Next steps
 - Key user requests or constraints"""  # seed 002, "Prompt (extracted from community)"
+ADDITIONAL_INSTRUCTIONS = "\n\nAdditional Instructions:\n"  # Claude Code /compact <instructions>
 SUMMARY_PREFIX = ("This session is being continued from a previous conversation that ran out of context. "
-                  "The conversation is summarized below:\n")  # real isCompactSummary record
+                  "The conversation is summarized below:\n")  # real isCompactSummary record (2.0.76)
 SUMMARY_SUFFIX = (".\nPlease continue the conversation from where we left it off without asking the user any "
-                  "further questions. Continue with the last task that you were asked to work on.")
-MAX_SUMMARY_TOKENS = 20_000
+                  "further questions. Continue with the last task that you were asked to work on.")  # same record
 
 
 @dataclass(frozen=True)
 class ClaudeCodeParams:
+    """Seed defaults; ``autocompact_buffer`` > 0 switches to the window - reserve - buffer threshold."""
+
     threshold_ratio: float = THRESHOLD_RATIO
-    buffer_tokens: int = 0  # when > 0: trigger at window - buffer_tokens instead of the ratio
+    output_reserve: int = 0
+    autocompact_buffer: int = 0
     custom_instructions: str = ""
     max_summary_tokens: int = MAX_SUMMARY_TOKENS
-    auto: bool = True
 
 
 class ClaudeCode:
@@ -52,10 +65,12 @@ class ClaudeCode:
 
     def threshold(self, s: SessionView) -> float:
         w = s.limits.context_window
-        return w - self.p.buffer_tokens if self.p.buffer_tokens > 0 else self.p.threshold_ratio * w
+        if self.p.autocompact_buffer > 0:
+            return w - min(s.limits.max_output, self.p.output_reserve) - self.p.autocompact_buffer
+        return self.p.threshold_ratio * w
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        if self.p.auto and s.limits.context_window and u.input + u.output >= self.threshold(s):
+        if s.limits.context_window and u.input + u.output >= self.threshold(s):
             self.pending = True
         return ()
 
@@ -65,25 +80,25 @@ class ClaudeCode:
         self.pending = False
         return [self.compact(s, "auto")]
 
+    def instruction(self) -> str:
+        extra = self.p.custom_instructions.strip()
+        return COMPACT_PROMPT + (ADDITIONAL_INSTRUCTIONS + extra if extra else "")
+
     def compact(self, s: SessionView, reason: str) -> Compact:
-        head = []
-        for e in s.entries:
-            if e.role != "system":
-                break
-            head.append(e)
-        instruction = COMPACT_PROMPT
-        if self.p.custom_instructions:
-            instruction += f"\n\nAdditional Instructions:\n{self.p.custom_instructions}"
-        history = s.rendered()
-        request = SummaryRequest(system="", prompt=(*history, Message("compact", "user", (Text(instruction),))),
-                                 source=s.rendered(len(head)), max_output_tokens=self.p.max_summary_tokens)
-        view: tuple[Slot, ...] = (*(Keep(e.id) for e in head),
-                Insert("user", SUMMARY_PREFIX, SUMMARY_SUFFIX, with_summary=True, origin="summary"))
-        return Compact(reason, view, request, on_failure="unchanged")
+        """The whole view is summarized; only the leading system messages survive verbatim."""
+        head = 0
+        while head < len(s.entries) and s.entries[head].role == "system":
+            head += 1
+        prompt = (*s.rendered(), Message("claude-code-compact", "user", (Text(self.instruction()),)))
+        request = SummaryRequest(system="", prompt=prompt, source=s.rendered(head),
+                                 max_output_tokens=self.p.max_summary_tokens)
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in s.entries[:head]),
+                                  Insert("user", SUMMARY_PREFIX, SUMMARY_SUFFIX, with_summary=True, origin="summary"))
+        return Compact(reason, view, request, on_failure="unchanged", meta={"threshold": self.threshold(s)})
 
 
-@strategy("claude-code", params=ClaudeCodeParams, source="seed 002 + Claude Code session files",
+@strategy("claude-code", params=ClaudeCodeParams, source="seed 002 + Claude Code session files (CLI 2.0.76)",
           summary="at ~95% of the window, summarize the whole history into one continuation message",
-          presets={"current": {"threshold_ratio": 0.775}})
+          presets={"current": {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER}})
 def claude_code(p: ClaudeCodeParams) -> ClaudeCode:
     return ClaudeCode(p)
