@@ -1,0 +1,42 @@
+"""Fidelity on the real transcripts: a row per tool-made compaction, the figures the note relies on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compbench.fidelity import fidelity, segment
+from compbench.formats import read_all
+
+
+@pytest.fixture(scope="module")
+def rows(transcripts_dir: Path) -> list:  # type: ignore[type-arg]
+    folders = [transcripts_dir / d for d in ("claude-code", "codex", "opencode", "pi")]
+    return fidelity(read_all(folders))
+
+
+def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: ignore[type-arg]
+    seed = [r for r in rows if r.preset == "seed"]
+    assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
+                                                    ("opencode", 1), ("pi", 1), ("pi", 2)]
+    assert {r.preset for r in rows} == {"seed", "current"}
+
+
+def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[type-arg]
+    by = {(r.tool, r.n, r.preset, r.real_tokens): r for r in rows}
+    cc = by[("claude-code", 1, "current", 155_548)]
+    assert cc.d_steps is not None and abs(cc.d_steps) <= 2 and cc.kept_jaccard == 1.0
+    pi2 = by[("pi", 2, "current", 185_014)]
+    assert pi2.d_steps is not None and abs(pi2.d_steps) <= 2
+    manual = [r for r in rows if r.trigger == "manual"]
+    assert manual and all(r.our_step is None and "manual" in r.cause for r in manual)
+
+
+def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
+    (t,) = read_all([transcripts_dir / "pi"])
+    seg, _ = segment(t, 1)
+    first = t.compactions[0]
+    assert seg.messages[0].text == first.summary
+    assert [m.id for m in seg.messages[1: 1 + len(first.kept_ids)]] == list(first.kept_ids)
+    assert seg.compactions[0].tokens_before == 185_014
