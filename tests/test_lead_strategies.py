@@ -201,26 +201,6 @@ def test_claude_code_threshold_and_summary_message(chars4: TokenCounter) -> None
     assert cur.before_step(v)
 
 
-def test_codex_keeps_recent_user_messages_within_budget(chars4: TokenCounter) -> None:
-    msgs = [system("dev"), user("u1", "a" * 60_000), assistant("a1"), user("u2", "b" * 40_000), assistant("a2"),
-            user("u3", "c" * 20_000), assistant("a3")]
-    v = view_of(msgs, chars4, ModelLimits(100_000, 4_096))
-    cx = resolve("codex").create()
-    assert cx.after_step(v, Usage(input=89_999, output=0)) == ()  # 90% of a 100k window
-    (c,) = cx.after_step(v, Usage(input=90_000, output=0))
-    assert isinstance(c, Compact)
-    # budget 20,000 tokens (bytes/4): u3 costs 5,000, u2 10,000, u1 would cost 15,000: truncated to 5,000
-    kept = [s.id for s in c.new_view if isinstance(s, Keep)]
-    assert kept == ["dev", "u2", "u3"]
-    trunc = c.new_view[1]
-    assert isinstance(trunc, Insert) and trunc.before.startswith("a" * 20_000) and len(trunc.before) < 20_100
-    assert isinstance(c.new_view[-1], Insert) and c.new_view[-1].before.startswith("Another language model")
-    v200 = view_of(msgs, chars4, ModelLimits(200_000, 4_096))
-    assert resolve("codex").create().after_step(v200, Usage(input=179_999, output=0)) == ()
-    assert resolve("codex").create().after_step(v200, Usage(input=180_000, output=0))  # seed: 180k
-    assert resolve("codex:preset=current").create().after_step(v, Usage(input=90_000, output=0))
-
-
 def test_observation_masking_and_truncate(chars4: TokenCounter) -> None:
     msgs = []
     for k in range(1, 5):
