@@ -45,6 +45,7 @@ class RunSpec:
     price_model: str = DEFAULT_PRICE_MODEL
     seed: int = 0
     gold: str | None = None  # a gold_facts.jsonl file
+    prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
     summarizer_options: dict[str, Any] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
@@ -66,7 +67,7 @@ class _Replayer:
         self.reference = resolve("none")
         self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
         self.config = ReplayConfig(spec.limits, spec.system_tokens)
-        self.prices: Prices = prices_for(spec.price_model)
+        self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_for(spec.price_model)
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
@@ -119,6 +120,7 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "tokens_before": e.tokens_before, "tokens_after": e.tokens_after,
             "replaced": len(e.replaced_ids), "replaced_ids": list(e.replaced_ids), "kept_ids": list(e.kept_ids),
             "replaced_tokens": e.replaced_tokens, "summary": e.summary, "summary_tokens": e.summary_tokens,
+            "compression": 1 - e.summary_tokens / e.replaced_tokens if e.ok and e.replaced_tokens else math.nan,
             "summarizer_input": e.summarizer_input, "summarizer_output": e.summarizer_output,
             "error": e.error or "", "attempts": e.attempts, "latency_ms": e.latency_ms,
             "summary_budget": e.summary_budget if e.summary_budget is not None else -1}

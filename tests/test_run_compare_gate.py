@@ -160,3 +160,29 @@ def test_pytest_plugin_fixture_passes_and_fails(runs: tuple[Path, Path], pyteste
     result = pytester.runpytest_subprocess()  # the plug-in loads through its pytest11 entry point
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*compbench gate failed:*", "*FAIL test-keep-last:keep=6: net_savings*"])
+
+
+def test_price_file_overrides_the_table_and_compression_is_recorded(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from compbench.formats.native import write
+
+    data = tmp_path / "d.jsonl"
+    write(generate(2, seed=3, turns=24, log_lines=20, code_lines=20), data)
+    prices = tmp_path / "p.json"
+    prices.write_text('{"input": 1, "output": 0, "cache_read": 0, "cache_write": 1}')  # $1 per million written
+    cmd = [sys.executable, "-c", "from compbench.cli import main; main()", "run", str(data), "--strategy", "none",
+           "--strategy", "opencode", "--context-window", "4000", "--max-output", "500", "--tokenizer", "chars4",
+           "--prices", str(prices), "--out", str(tmp_path / "run"), "--quiet"]
+    assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
+    r = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    none = r[r["strategy"] == "none"].iloc[0]
+    # every prompt token is either a cache write ($1/M) or a free cache read: cost = writes / 1e6
+    assert none["cost_usd"] == pytest.approx(none["cache_write_tokens"] / 1e6)
+    c = pd.read_parquet(tmp_path / "run" / "compactions.parquet")
+    ok = c[c["ok"]]
+    assert len(ok) and (ok["compression"] == 1 - ok["summary_tokens"] / ok["replaced_tokens"]).all()
+    prices.write_text('{"input": 1}')
+    bad = subprocess.run([*cmd[:-3], "--out", str(tmp_path / "run2")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "cache_write" in bad.stderr and not (tmp_path / "run2").exists()

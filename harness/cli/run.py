@@ -28,6 +28,19 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
     return ModelLimits(context_window or 128_000, max_output or 16_384)
 
 
+def read_prices(path: str) -> dict[str, float]:
+    """A price file: dollars per million tokens for input, output, cache_read, cache_write."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = ("input", "output", "cache_read", "cache_write")
+        return {k: float(data[k]) / 1e6 for k in keys}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: a JSON object with input, output, cache_read and cache_write prices "
+                         f"(dollars per million tokens) ({type(e).__name__}: {e})") from None
+
+
 @click.command()
 @click.argument("dataset", required=False)
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
@@ -43,6 +56,9 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
 @click.option("--system-tokens", default=0, show_default=True, type=click.IntRange(min=0),
               help="Tokens of system prompt and tool schemas not recorded in transcripts.")
 @click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5).")
+@click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
+              help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
+                   "in dollars per million tokens.")
 @click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server).")
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
@@ -59,7 +75,8 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
-        system_tokens: int, price_model: str | None, api_base: str | None, api_key: str | None,
+        system_tokens: int, price_model: str | None, prices_file: str | None, api_base: str | None,
+        api_key: str | None,
         cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
@@ -89,7 +106,8 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     gold = gold_file_for(path)
     spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
                    message_overhead=message_overhead, system_tokens=system_tokens, model=model, price_model=pm,
-                   gold=str(gold) if gold else None, summarizer_options=options)
+                   gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
+                   summarizer_options=options)
     done = [0]
 
     def progress(tid: str) -> None:
