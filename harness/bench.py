@@ -137,7 +137,6 @@ with tempfile.TemporaryDirectory() as d:
     f = Path(d) / "big.jsonl"
     write([session(0, 0, turns=20000, log_lines=420, code_lines=440)], f)
     size = f.stat().st_size / 2**20
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     spec = RunSpec(strategies=("none", "opencode"), limits=ModelLimits(128_000, 4_096), tokenizer="chars4")
     t = time.perf_counter()
     write_run(Path(d) / "run", spec, str(f), iter_transcripts(f))
