@@ -130,14 +130,16 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
     shutil.rmtree(final, ignore_errors=True)
     final.mkdir()
     for k in TABLES:
-        parts = [pq.read_table(p) for p in sorted((partial / "parts" / k).glob("*.parquet"))]
-        if not parts:
+        paths = sorted((partial / "parts" / k).glob("*.parquet"))
+        if not paths:
             pq.write_table(pa.table({"transcript_id": pa.array([], pa.string())}), final / f"{k}.parquet")
             continue
-        schema = pa.unify_schemas([p.schema for p in parts], promote_options="permissive")
+        # schemas first, then one part at a time: memory stays at one batch however long the run
+        schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
         with pq.ParquetWriter(final / f"{k}.parquet", schema, compression="zstd") as w:
-            for p in parts:
-                w.write_table(p.select(schema.names).cast(schema) if p.schema != schema else p)
+            for path in paths:
+                part = pq.read_table(path)
+                w.write_table(part.select(schema.names).cast(schema) if part.schema != schema else part)
     fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
     manifest = {
         "format_version": RUN_FORMAT_VERSION,
