@@ -252,6 +252,8 @@ def read(path: Path) -> Iterator[Transcript]:
     session = None
     for line, r in iter_jsonl(path):
         t = r.get("type")
+        if not isinstance(t, str):
+            t = f"<{type(t).__name__}>"  # a type that is not a string is just an unknown record type
         if t in IGNORED:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])

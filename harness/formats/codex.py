@@ -162,6 +162,8 @@ def _message(b: _Builder, line: int, p: dict[str, Any]) -> None:
 
 def _response_item(b: _Builder, line: int, p: dict[str, Any]) -> None:
     t = p.get("type")
+    if not isinstance(t, str):
+        t = f"<{type(t).__name__}>"
     if t == "message":
         _message(b, line, p)
     elif t == "reasoning":
@@ -268,6 +270,8 @@ def read(path: Path) -> Iterator[Transcript]:
     sid = None
     for line, r in iter_jsonl(path):
         t, p = r.get("type"), r.get("payload")
+        if not isinstance(t, str):
+            t = f"<{type(t).__name__}>"  # not a string: an unknown record type
         if t not in KNOWN_RECORDS:
             unknown[str(t)] += 1
             continue
