@@ -9,13 +9,14 @@ STAMP := $(VENV)/.installed-stamp
 
 env: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@# Debian's Chromium for the report's browser test (skipped with a reason where it cannot be installed)
 	-command -v chromium >/dev/null || (command -v apt-get >/dev/null && (apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1) || true
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check uv
-	$(VENV)/bin/uv pip install -q --python $(PY) -e '.[dev]' \
+	@# --compile-bytecode: imports stay fast where PYTHONDONTWRITEBYTECODE is set (uv does not compile by default)
+	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -e '.[dev]' \
 		|| $(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
