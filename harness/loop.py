@@ -256,10 +256,22 @@ def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> 
     return sum(counts) + extra
 
 
+def recorded_entries(transcript: Transcript, tokens: TranscriptTokens) -> tuple[Entry, ...]:
+    """The view entries of the recorded messages. Entries are immutable (a prune replaces one), so the
+    replays of every strategy over one transcript can share them."""
+    return tuple(Entry(m, tokens.message_tokens[i], tokens.part_tokens[i], "recorded", i)
+                 for i, m in enumerate(transcript.messages))
+
+
 def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, config: ReplayConfig,
-           counter: TokenCounter, index: TranscriptTokens | None = None, observer: Observer | None = None) -> Trace:
-    """Replay ``transcript`` under ``strategy``; pure given a deterministic summarizer."""
+           counter: TokenCounter, index: TranscriptTokens | None = None, observer: Observer | None = None,
+           entries: Sequence[Entry] | None = None) -> Trace:
+    """Replay ``transcript`` under ``strategy``; pure given a deterministic summarizer.
+
+    ``entries`` (from :func:`recorded_entries` with the same ``index``) saves rebuilding them per strategy.
+    """
     tokens = index or counter.index(transcript)
+    recorded = entries if entries is not None else recorded_entries(transcript, tokens)
     s = _Session(config, counter, observer)
     view = s.view
     steps: list[StepRecord] = []
@@ -290,8 +302,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     for i, m in enumerate(transcript.messages):
         if m.meta.get("compaction"):
             continue  # the recorded tool's own compaction artifacts: the strategy compacts by itself
-        counts = tokens.part_tokens[i]
-        entry = Entry(m, tokens.message_tokens[i], counts, "recorded", i)
+        entry = recorded[i]
+        counts = entry.part_tokens
         if m.role != "assistant":
             s.append(entry)
             view.context_tokens = s.input_tokens()

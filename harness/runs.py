@@ -16,7 +16,7 @@ from typing import Any
 from compbench.errors import CompbenchError, UsageError
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for, load_gold
-from compbench.loop import ReplayConfig, Trace, replay
+from compbench.loop import ReplayConfig, Trace, recorded_entries, replay
 from compbench.metrics import result_row
 from compbench.models import Prices, prices_for
 from compbench.retention import CompactionFacts, evaluate
@@ -71,12 +71,14 @@ class _Replayer:
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
-        index = self.counter.index(t)
+        counter = self.counter.scoped()
+        index = counter.index(t)
         facts = FactIndex.build(t, facts_for(t, gold=self.gold))
+        entries = recorded_entries(t, index)
 
         def go(c: Configured) -> tuple[Trace, PresenceTracker]:
             tracker = PresenceTracker(facts)
-            return replay(t, c.create(), self.summarizer, self.config, self.counter, index, tracker), tracker
+            return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries), tracker
 
         ref = go(self.reference)
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}

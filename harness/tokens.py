@@ -136,8 +136,25 @@ class TokenCounter:
         self.message_overhead = message_overhead
         self.media_tokens = media_tokens
         self.count_text = text_counter(tokenizer)
+        self._memo: dict[int, tuple[Part, int]] | None = None
+
+    def scoped(self) -> TokenCounter:
+        """A counter for one transcript whose :meth:`index` remembers each part's count.
+
+        A summarizer request is mostly the transcript's own parts (the same objects): counting it as an
+        API would then costs lookups, not a second tokenizer pass. The memo is keyed by object identity
+        and holds the part, so an id cannot be reused while the memo lives; it dies with the transcript.
+        """
+        c = TokenCounter(self.tokenizer, self.message_overhead, self.media_tokens)
+        c._memo = {}
+        return c
 
     def part(self, p: Part) -> int:
+        memo = self._memo
+        if memo is not None:
+            hit = memo.get(id(p))
+            if hit is not None and hit[0] is p:
+                return hit[1]
         if isinstance(p, Media):
             return self.media_tokens
         if isinstance(p, Reasoning):
@@ -152,4 +169,9 @@ class TokenCounter:
 
     def index(self, t: Transcript) -> TranscriptTokens:
         parts = tuple(self.parts(m) for m in t.messages)
+        memo = self._memo
+        if memo is not None:
+            for m, counts in zip(t.messages, parts, strict=True):
+                for p, n in zip(m.parts, counts, strict=True):
+                    memo[id(p)] = (p, n)
         return TranscriptTokens(self.tokenizer, parts, tuple(self.message_overhead + sum(p) for p in parts))

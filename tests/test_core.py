@@ -22,3 +22,24 @@ def test_usage_cache_and_overflow(chars4: TokenCounter) -> None:
 def test_native_json_round_trip() -> None:
     t = transcript(user("u1", "hé"), assistant("a1", calls=[("c", "bash", {"cmd": "ls"})]), tool("t", "c", "out"))
     assert from_json(to_json(t)) == t
+
+
+def test_scoped_counter_reuses_the_index_counts_by_identity(o200k: TokenCounter) -> None:
+    """A summarizer request over the transcript's own parts is counted from the index, not re-tokenized;
+    an equal but distinct part (a pruned copy, a new message) is still tokenized."""
+    import dataclasses
+
+    t = transcript(user("u1", "Fix tests/test_api.py please"), assistant("a1", "ok", [("c", "bash", {"cmd": "ls"})]),
+                   tool("t", "c", "a.py\nb.py\n" * 50))
+    scoped = o200k.scoped()
+    index = scoped.index(t)
+    assert index == o200k.index(t)
+    calls: list[str] = []
+    raw = scoped.count_text
+    scoped.count_text = lambda s: calls.append(s) or raw(s)  # type: ignore[method-assign]
+    assert [scoped.message(m) for m in t.messages] == list(index.message_tokens)
+    assert calls == []
+    copy = dataclasses.replace(t.messages[2].parts[0])
+    assert scoped.part(copy) == index.part_tokens[2][0]
+    assert len(calls) == 1
+    assert o200k._memo is None  # the shared counter never grows a memo

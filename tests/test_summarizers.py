@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compbench.errors import CompbenchError
 from compbench.session import SummaryRequest
 from compbench.summarizers import get
-from compbench.summarizers.extractive import CHARS_PER_TOKEN, facts_of, summarize_messages
+from compbench.summarizers.extractive import CHARS_PER_TOKEN, error_lines, facts_of, summarize_messages
 from compbench.summarizers.llm import LLMSummarizer
 from helpers import assistant, tool, user
 
@@ -38,6 +42,37 @@ def test_extractive_facts_split_modified_from_read() -> None:
     assert f["commands"] == ["pytest tests/test_api.py -x"]
     assert f["errors"][0] == "E AssertionError: 404 != 200"
     assert f["requests"][0].startswith("Fix the failing test") and f["last"] == ["Done: views fixed, changelog next."]
+
+
+# The line regex error_lines() replaces: it must find exactly the same lines, only faster.
+_SLOW = re.compile(
+    r"^.*\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
+_LOG_WORDS = st.sampled_from(["Error", "ValueError", "xError", "Errors", "Exception:", "Traceback", "FAILED",
+                              "FAIL:x", "FAIL: ", "fatal:", "error:", "panic:", "command not found", "ok",
+                              "_Error", "é", "Error_", "-", " ", "\n", "\r\n", "\t", "a1", ":", "errorx"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LOG_WORDS, max_size=40).map("".join), st.integers(1, 3))
+def test_error_lines_match_the_line_regex_it_replaces(text: str, limit: int) -> None:
+    assert error_lines(text, limit) == _SLOW.findall(text)[:limit]
+
+
+def test_extractive_reads_each_message_once_across_overlapping_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nine strategies summarize overlapping spans: a copy sharing the parts reuses the extraction."""
+    from compbench.summarizers import extractive
+    from compbench.transcript import Message
+
+    first = facts_of(SPAN)
+    copies = tuple(Message(m.id, m.role, m.parts, m.usage, m.meta) for m in SPAN)
+    calls: list[str] = []
+    monkeypatch.setattr(extractive, "error_lines", lambda text, limit=2: calls.append(text) or [])
+    assert facts_of(copies) == first
+    assert calls == []
+    fresh = tuple(Message(m.id, m.role, tuple(dataclasses.replace(p) for p in m.parts), m.usage, m.meta)
+                  for m in SPAN)
+    facts_of(fresh)
+    assert calls  # new part objects are read again
 
 
 def test_extractive_summary_fits_budget_and_keeps_priorities() -> None:

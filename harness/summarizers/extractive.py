@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from compbench.facts.derive import call_commands, call_paths
 from compbench.session import SummaryRequest
@@ -21,8 +22,29 @@ DEFAULT_BUDGET_TOKENS = 4_096
 CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose
 MAX_ITEM_CHARS = 300
 
-_ERROR_LINE = re.compile(
-    r"^.*\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b.*$", re.M)
+_ERROR_WORD = re.compile(
+    r"\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b")
+# A literal prefilter for the lines worth testing: a superset of _ERROR_WORD's matches, found without
+# trying ``\w*`` at every position of a long log.
+_ERROR_HINT = re.compile(r"Error|Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found")
+
+
+def error_lines(text: str, limit: int = 2) -> list[str]:
+    r"""The first ``limit`` lines holding an error word: ``^.*\b(...)\b.*$`` with re.M, only faster."""
+    out: list[str] = []
+    pos = 0
+    while len(out) < limit:
+        m = _ERROR_HINT.search(text, pos)
+        if m is None:
+            break
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if _ERROR_WORD.search(line):
+            out.append(line)
+        pos = end + 1
+    return out
 
 
 def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
@@ -38,6 +60,55 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(seen)
 
 
+class _Extracted(NamedTuple):
+    """What one message contributes to a summary's raw material."""
+
+    request: str
+    last: str
+    modified: tuple[str, ...]
+    read: tuple[str, ...]
+    commands: tuple[str, ...]
+    errors: tuple[str, ...]
+
+
+# Strategies summarize overlapping spans of the same transcript again and again (nine strategies, each
+# compacting several times), often through copies of a message (a rendered view, reasoning dropped) that
+# share its parts: each message is read once. Keyed by role and part identities, holding the parts so no
+# id can be reused while cached; cleared when large so memory stays bounded.
+_CACHE: dict[tuple[object, ...], tuple[tuple[object, ...], _Extracted]] = {}
+_CACHE_LIMIT = 100_000
+
+
+def _extract(m: Message) -> _Extracted:
+    key = (m.role, *map(id, m.parts))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit[1]
+    modified: list[str] = []
+    read: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    for p in m.parts:
+        if isinstance(p, ToolCall):
+            paths, writes = call_paths(p)
+            (modified if writes else read).extend(paths)
+            commands += [_clip(c, 200) for c in call_commands(p)]
+        elif isinstance(p, ToolResult):
+            if p.is_error:
+                errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
+            errors += [_clip(line, 200) for line in error_lines(p.output)]
+        elif isinstance(p, Text) and m.role == "tool":
+            errors += [_clip(line, 200) for line in error_lines(p.text)]
+    text = m.text if m.role in ("user", "assistant") else ""
+    out = _Extracted(_clip(text) if m.role == "user" and text.strip() else "",
+                     text if m.role == "assistant" and text.strip() else "",
+                     tuple(modified), tuple(read), tuple(commands), tuple(errors))
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = (m.parts, out)
+    return out
+
+
 def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
     """The raw material of a summary, in order of appearance."""
     requests: list[str] = []
@@ -47,21 +118,15 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
     errors: list[str] = []
     last_assistant = ""
     for m in messages:
-        if m.role == "user" and m.text.strip():
-            requests.append(_clip(m.text))
-        if m.role == "assistant" and m.text.strip():
-            last_assistant = m.text
-        for p in m.parts:
-            if isinstance(p, ToolCall):
-                paths, writes = call_paths(p)
-                (modified if writes else read).extend(paths)
-                commands += [_clip(c, 200) for c in call_commands(p)]
-            elif isinstance(p, ToolResult):
-                if p.is_error:
-                    errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
-                errors += [_clip(line, 200) for line in _ERROR_LINE.findall(p.output)[:2]]
-            elif isinstance(p, Text) and m.role == "tool":
-                errors += [_clip(line, 200) for line in _ERROR_LINE.findall(p.text)[:2]]
+        x = _extract(m)
+        if x.request:
+            requests.append(x.request)
+        if x.last:
+            last_assistant = x.last
+        modified += x.modified
+        read += x.read
+        commands += x.commands
+        errors += x.errors
     modified = _unique(modified)
     return {
         "requests": requests,
