@@ -357,10 +357,17 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
                    phase: Phase) -> CompactionEvent:
     before = s.input_tokens()
     by_id = {e.id: e for e in s.entries}
-    result = SummaryResult("", 0, 0, attempts=0)
+    result = SummaryResult(a.summary_text, 0, 0, attempts=0)
     if a.request is not None:
-        result = summarizer.summarize(a.request)
-        result = _with_usage(result, a.request, s.counter)
+        result = _with_usage(summarizer.summarize(a.request), a.request, s.counter)
+    for f in a.followups:
+        if result.error is not None:
+            break
+        more = _with_usage(summarizer.summarize(f.request), f.request, s.counter)
+        result = SummaryResult(
+            result.text + f.joiner + more.text, (result.input_tokens or 0) + (more.input_tokens or 0),
+            (result.output_tokens or 0) + (more.output_tokens or 0), more.error, result.attempts + more.attempts,
+            max(result.latency_ms, more.latency_ms))
     ok = result.error is None
     summary = result.text if ok else ""
     kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
@@ -378,8 +385,17 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
         summary_tokens=s.counter.count_text(summary) if summary else 0,
         summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
         error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
-        summary_budget=a.request.max_output_tokens if a.request else None, meta=a.meta,
+        summary_budget=_budget(a), meta=a.meta,
     )
+
+
+def _budget(a: Compact) -> int | None:
+    """The most tokens the summary requests may produce together (None: one of them is unbounded)."""
+    requests = ([a.request] if a.request else []) + [f.request for f in a.followups]
+    budgets = [r.max_output_tokens for r in requests]
+    if not requests or None in budgets:
+        return None
+    return sum(b for b in budgets if b is not None)
 
 
 def _with_usage(r: SummaryResult, req: SummaryRequest, counter: TokenCounter) -> SummaryResult:

@@ -121,10 +121,20 @@ Slot: TypeAlias = Keep | Insert
 
 
 @dataclass(frozen=True, slots=True)
+class Followup:
+    """A further summary request whose answer is appended after ``joiner`` (pi's split-turn prefix)."""
+
+    request: SummaryRequest
+    joiner: str
+
+
+@dataclass(frozen=True, slots=True)
 class Compact:
     """Replace the view by ``new_view``; entries not kept are hidden (they stay in the log).
 
-    ``request`` None means no summary is needed (truncation). When the summarizer fails,
+    ``request`` None means no summary is needed (truncation), or that ``summary_text`` stands in for
+    one (pi's "No prior history."). ``followups`` are asked too and joined after it, as one summary;
+    the tool sends them in parallel, so the latency is the slowest one's. When a summary request fails,
     ``on_failure`` decides: ``"unchanged"`` leaves the view as it was (seed 004, Codex after its
     retries), ``"apply"`` applies the new view with an empty summary.
     """
@@ -134,6 +144,8 @@ class Compact:
     request: SummaryRequest | None = None
     on_failure: Literal["unchanged", "apply"] = "unchanged"
     meta: Mapping[str, Any] = field(default_factory=dict)
+    followups: tuple[Followup, ...] = ()
+    summary_text: str = ""
 
 
 @dataclass(frozen=True, slots=True)

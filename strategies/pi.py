@@ -13,11 +13,12 @@ Current: cut points are user *and* assistant messages (never tool results); a cu
 summarizes that turn's prefix separately; the summarizer sees only the messages to summarize,
 serialized in ``<conversation>`` tags, with the previous summary in ``<previous-summary>`` tags and the
 UPDATE prompt; read/modified files are appended; the summary message is wrapped in ``<summary>`` tags.
-Known simplification: pi asks for the split turn's prefix summary in a second request (budget
-0.5 × reserveTokens) and joins it after the history summary; the loop makes one request per Compact, so
-here both spans are in one conversation and the second request is recorded in ``request.meta``. The
-compaction's details (readFiles, modifiedFiles, carried over from the previous compaction) are in
-``Compact.meta``.
+A split turn is two requests, as in pi: the history before the turn (with the previous summary) and
+the turn's prefix (TURN_PREFIX prompt, budget 0.5 × reserveTokens), joined by "**Turn Context (split
+turn):**"; when the turn's prefix is all there is since the last compaction, the history part is the
+literal "No prior history." and pi drops the previous summary (compact() only passes it to the history
+request). The compaction's details (readFiles, modifiedFiles, carried over from the previous
+compaction) are in ``Compact.meta``.
 
 Facts from the history (pi-mono): the first implementation (c89b1ec3, 2025-12-04) already wrapped the
 summary in ``<summary>`` tags with the "compacted into the following summary" prefix — the seed's
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
@@ -143,6 +144,7 @@ Summarize the prefix to provide context for the retained suffix:
 
 Be concise. Focus on what's needed to understand the kept suffix."""  # compaction.ts
 SPLIT_TURN_JOINER = "\n\n---\n\n**Turn Context (split turn):**\n\n"  # compaction.ts compact()
+NO_PRIOR_HISTORY = "No prior history."  # compact(), when the turn prefix is all there is to summarize
 
 
 @dataclass(frozen=True)
@@ -338,43 +340,49 @@ class Pi:
         split = turn_start != cut  # findTurnStartIndex found the user message that opened the turn
         budget = math.floor(0.8 * self.p.reserve_tokens)  # seed 002 / generateSummary maxTokens
         meta: dict[str, Any] = {"kept_messages": len(entries) - cut, "split_turn": split}
+        followups: tuple[Followup, ...] = ()
+        fixed = ""
         if self.p.current_format:
             history = s.rendered(start, turn_start)
             prefix = s.rendered(turn_start, cut)
             to_summarize = s.rendered(start, cut)
-            text = f"<conversation>\n{serialize(to_summarize)}\n</conversation>\n\n"
-            if previous:
-                text += f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
-            base = UPDATE_PROMPT if previous else SUMMARIZATION_PROMPT
-            if self.p.custom_instructions:
-                base += f"\n\nAdditional focus: {self.p.custom_instructions}"
-            prompt: tuple[Message, ...] = (Message("pi-compaction", "user", (Text(text + base),)),)
             read, modified = file_lists(to_summarize, *self.files)
             meta |= {"read_files": read, "modified_files": modified}
             insert = Insert("user", CURRENT_PREFIX, format_file_ops(read, modified) + CURRENT_SUFFIX,
                             with_summary=True, origin="summary")
             system = SUMMARIZATION_SYSTEM_PROMPT
             req_meta: dict[str, Any] = {"split_turn": split, "history_messages": len(history)}
-            if split:  # pi asks for this one separately and joins the two (compact())
-                req_meta |= {"turn_prefix_prompt": f"<conversation>\n{serialize(prefix)}\n</conversation>\n\n"
-                                                   + TURN_PREFIX_PROMPT,
-                             "turn_prefix_max_tokens": math.floor(0.5 * self.p.reserve_tokens),
-                             "joiner": SPLIT_TURN_JOINER}
+            if split:  # compact(): history and turn prefix asked in parallel, joined
+                turn = f"<conversation>\n{serialize(prefix)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+                followups = (Followup(SummaryRequest(
+                    system, (Message("pi-turn-prefix", "user", (Text(turn),)),), prefix,
+                    math.floor(0.5 * self.p.reserve_tokens), None, {"turn_prefix": True}), SPLIT_TURN_JOINER),)
+            source = history if split else to_summarize
+            if source:
+                text = f"<conversation>\n{serialize(source)}\n</conversation>\n\n"
+                if previous:
+                    text += f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
+                base = UPDATE_PROMPT if previous else SUMMARIZATION_PROMPT
+                if self.p.custom_instructions:
+                    base += f"\n\nAdditional focus: {self.p.custom_instructions}"
+                prompt: tuple[Message, ...] = (Message("pi-compaction", "user", (Text(text + base),)),)
+            else:  # the split turn is all there is since the last compaction: the previous summary is dropped
+                fixed = NO_PRIOR_HISTORY
         else:
-            to_summarize = s.rendered(head, cut)
+            to_summarize = source = s.rendered(head, cut)
             instruction = SEED_PROMPT + (f"\n\nAdditional focus: {self.p.custom_instructions}"
                                          if self.p.custom_instructions else "")
             prompt = (*s.rendered(), Message("pi-compaction", "user", (Text(instruction),)))
             insert = Insert("user", SEED_PREFIX, with_summary=True, origin="summary")
             system = ""
             req_meta = {"split_turn": False}
-        request = SummaryRequest(system, prompt, to_summarize, budget, previous, req_meta)
+        request = SummaryRequest(system, prompt, source, budget, previous, req_meta) if not fixed else None
         kept = entries[cut:]
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]), insert, *(Keep(e.id) for e in kept))
         files = (meta.get("read_files", []), meta.get("modified_files", []))
         self.proposed = ({e.id for e in kept}, files, s.compactions)
         return [Compact("contextTokens > contextWindow - reserveTokens", view, request, on_failure="unchanged",
-                        meta=meta)]
+                        meta=meta, followups=followups, summary_text=fixed)]
 
     def _unwrap(self, text: str) -> str:
         for prefix in (SEED_PREFIX, CURRENT_PREFIX):

@@ -3,10 +3,11 @@ cut points, boundary rule, replay, failure, and today's prompt/summary format.""
 
 from __future__ import annotations
 
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.session import Compact, Insert, Keep, ModelLimits, SummaryRequest
 from compbench.strategies import resolve
 from compbench.strategies.pi import (
     CURRENT_PREFIX,
+    NO_PRIOR_HISTORY,
     SEED_PREFIX,
     SEED_PROMPT,
     SPLIT_TURN_JOINER,
@@ -20,6 +21,7 @@ from compbench.strategies.pi import (
     serialize,
     session_context,
 )
+from compbench.summarizers import SummaryResult
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Message, Text, Transcript, Usage
@@ -127,15 +129,59 @@ def test_current_cuts_at_an_assistant_and_summarizes_the_split_turn(chars4: Toke
     # the edit of /src/b.py is in the kept part: only the read is reported
     assert ins.after == "\n\n<read-files>\n/src/a.py\n</read-files>\n</summary>"
     assert c.meta == {"kept_messages": 4, "split_turn": True, "read_files": ["/src/a.py"], "modified_files": []}
-    req = c.request
-    assert req is not None and req.system == SUMMARIZATION_SYSTEM_PROMPT and len(req.prompt) == 1
+    # the whole summarized span is the turn's prefix: compact() puts "No prior history." in the history's place
+    assert c.request is None and c.summary_text == NO_PRIOR_HISTORY == "No prior history."
+    (f,) = c.followups
+    assert f.joiner == SPLIT_TURN_JOINER == "\n\n---\n\n**Turn Context (split turn):**\n\n"
+    req = f.request
+    assert req.system == SUMMARIZATION_SYSTEM_PROMPT and len(req.prompt) == 1 and req.previous_summary is None
     convo = ("[User]: " + "x" * 40 + "\n\n[Assistant]: yyyyyyyy\n\n"
              '[Assistant tool calls]: read(path="/src/a.py")\n\n[Tool result]: ' + "z" * 20)
-    assert req.prompt[0].text == f"<conversation>\n{convo}\n</conversation>\n\n" + SUMMARIZATION_PROMPT
-    assert req.meta["history_messages"] == 0  # the whole summarized span is the turn's prefix
-    assert req.meta["turn_prefix_prompt"] == f"<conversation>\n{convo}\n</conversation>\n\n" + TURN_PREFIX_PROMPT
-    assert req.meta["turn_prefix_max_tokens"] == 8_192  # floor(0.5 * 16384)
-    assert req.meta["joiner"] == SPLIT_TURN_JOINER == "\n\n---\n\n**Turn Context (split turn):**\n\n"
+    assert req.prompt[0].text == f"<conversation>\n{convo}\n</conversation>\n\n" + TURN_PREFIX_PROMPT
+    assert req.max_output_tokens == 8_192  # generateTurnPrefixSummary: floor(0.5 * 16384)
+    assert [m.id for m in req.source] == ["u1", "a1", "t1"]
+
+
+def split_turn_transcript() -> Transcript:
+    # chars4, no overhead: u0 100, a0 100, u1 100, a1 107 (a read call), t1 100, a1b 100, u2 100, a2 100
+    return transcript(user("u0", "p" * 400), assistant("a0", "o" * 400), user("u1", "x" * 400),
+                      assistant("a1", "y" * 400, [("c1", "read", {"path": "/src/a.py"})]),
+                      tool("t1", "c1", "z" * 400, "read"), assistant("a1b", "w" * 400), user("u2", "q" * 400),
+                      assistant("a2", "r" * 400))
+
+
+def test_replay_split_turn_asks_history_and_turn_prefix_separately_and_joins_them(chars4: TokenCounter) -> None:
+    sm = MockSummarizer(lambda r: "P" if r.meta.get("turn_prefix") else "H")
+    tr = run(split_turn_transcript(), resolve("pi:preset=current,keep_recent_tokens=150").create(), chars4,
+             window=16_384 + 450, summarizer=sm)
+    # after a1b: 507 + 100 > 450; walk back a1b 100, t1 200 >= 150 -> cut at a1b (t1 is a tool result);
+    # the turn began at u1: history u0 a0, turn prefix u1 a1 t1
+    (ev,) = tr.compactions
+    assert ev.step == 2 and ev.ok and ev.kept_ids == ("a1b",)
+    history, prefix = sm.requests
+    assert [m.id for m in history.source] == ["u0", "a0"] and history.max_output_tokens == 13_107
+    assert history.prompt[0].text.endswith(SUMMARIZATION_PROMPT)
+    assert [m.id for m in prefix.source] == ["u1", "a1", "t1"] and prefix.max_output_tokens == 8_192
+    assert ev.summary == "H" + SPLIT_TURN_JOINER + "P"
+    # both requests are paid for: each counted as the API would (system + prompt, and the answer)
+    counted = [chars4.count_text(r.system) + chars4.count_text(r.prompt[0].text) for r in (history, prefix)]
+    assert ev.summarizer_input == sum(counted) and ev.summarizer_output == 2
+    assert ev.summary_budget == 13_107 + 8_192
+    assert tr.final_view == ("compbench:1:0:summary", "a1b", "u2", "a2")
+
+
+def test_replay_split_turn_fails_as_a_whole_when_the_turn_prefix_request_fails(chars4: TokenCounter) -> None:
+    class PrefixFails(MockSummarizer):
+        def summarize(self, request: SummaryRequest) -> SummaryResult:
+            if request.meta.get("turn_prefix"):
+                return SummaryResult("", error="HTTP 529 overloaded")
+            return super().summarize(request)
+
+    tr = run(split_turn_transcript(), resolve("pi:preset=current,keep_recent_tokens=150").create(), chars4,
+             window=16_384 + 450, summarizer=PrefixFails("H"))
+    assert tr.compactions[0].error == "HTTP 529 overloaded" and not tr.compactions[0].ok
+    # Promise.all rejects: nothing applied, so the next compaction still finds u0 in the view
+    assert tr.compactions[1].ok and tr.compactions[1].replaced_ids[0] == "u0"
 
 
 def test_current_file_lists_carry_over_and_modified_wins(chars4: TokenCounter) -> None:
@@ -151,7 +197,7 @@ def test_current_file_lists_carry_over_and_modified_wins(chars4: TokenCounter) -
     # start after the previous kept messages (u3); a4 alone reaches 10 -> cut at a4, turn started at u3
     assert isinstance(c, Compact) and c.new_view[2:] == (Keep("a4"),)
     assert c.meta["read_files"] == [] and c.meta["modified_files"] == ["/src/a.py"]
-    assert c.request is not None and [m.id for m in c.request.source] == ["u3", "a3", "t3"]
+    assert c.request is None and [m.id for m in c.followups[0].request.source] == ["u3", "a3", "t3"]
 
 
 def test_serialize_truncates_tool_results_at_2000_chars() -> None:
