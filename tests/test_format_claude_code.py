@@ -215,10 +215,53 @@ def test_hand_made_session(tmp_path: Path) -> None:
     assert c.meta["logical_parent_uuid"] == "u08"
 
 
-def test_branching_tree_is_reported(tmp_path: Path) -> None:
+def test_branching_that_is_not_a_rewind_is_imported_in_file_order_and_reported(tmp_path: Path) -> None:
+    # u11 hangs off a prompt beside an assistant answer: not a re-prompt, so nothing may be dropped
     recs = [*_session()[:3], _rec("user", "u11", "u01", message={"role": "user", "content": "again"})]
     (t,) = read_cc(_write(tmp_path, recs))
-    assert t.warnings == ("the parentUuid tree branches at 1 records (a rewind?); imported in file order",)
+    assert [m.id for m in t.messages] == ["u01", "u02", "u11"]
+    assert t.warnings == ("the parentUuid tree branches at 1 records; imported in file order",)
+
+
+def _prompt(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
+    return _rec("user", uuid, parent, message={"role": "user", "content": text})
+
+
+def _say(uuid: str, parent: str, text: str) -> dict[str, Any]:
+    return _asst(uuid, parent, f"msg_{uuid}", {"type": "text", "text": text}, 5)
+
+
+def test_a_rewound_branch_is_dropped_the_conversation_is_the_last_messages_chain(tmp_path: Path) -> None:
+    tu = {"type": "tool_use", "id": "tu9", "name": "Bash", "input": {"command": "rm -rf build"}}
+    recs = [
+        _prompt("u01", None, "fix the build"), _say("u02", "u01", "on it"),
+        _prompt("u03", "u02", "delete the build dir"), _asst("u04", "u03", "msg_u04", tu, 3),
+        _rec("user", "u05", "u04", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu9", "content": "removed"}]}),
+        _say("u06", "u05", "deleted"),
+        # the user rewinds to before u03 and asks something else: u07 is u03's sibling
+        _prompt("u07", "u02", "no: only clean the cache"), _say("u08", "u07", "cleaning the cache"),
+    ]
+    (t,) = read_cc(_write(tmp_path, recs))
+    assert [m.id for m in t.messages] == ["u01", "u02", "u07", "u08"]
+    assert t.meta["abandoned_records"] == 4
+    assert t.warnings == ("dropped 4 records of 1 rewound branches: the conversation is the parentUuid chain "
+                          "of the last message",)
+
+
+def test_a_rewind_to_the_first_prompt_and_across_a_compaction(tmp_path: Path) -> None:
+    recs = [
+        _prompt("u01", None, "first try"), _say("u02", "u01", "a"),
+        _prompt("u03", None, "second try"), _say("u04", "u03", "b"),  # rewound to the very start
+        _rec("system", "u05", None, subtype="compact_boundary", logicalParentUuid="u04",
+             compactMetadata={"trigger": "manual", "preTokens": 99}),
+        _rec("user", "u06", "u05", isCompactSummary=True, message={"role": "user", "content": "S"}),
+        _prompt("u07", "u06", "go on"), _say("u08", "u07", "c"),
+    ]
+    (t,) = read_cc(_write(tmp_path, recs))
+    assert [m.id for m in t.messages] == ["u03", "u04", "u06", "u07", "u08"]
+    (c,) = t.compactions
+    assert c.index == 2 and c.summary_id == "u06"  # re-indexed after the drop
 
 
 def test_truncated_line(tmp_path: Path) -> None:

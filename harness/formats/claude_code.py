@@ -22,8 +22,12 @@ Mapping decisions, each taken from the real files (not from documentation, which
 * A ``compact_boundary`` restarts the ``parentUuid`` chain (``logicalParentUuid`` links back); the user
   record flagged ``isCompactSummary`` that follows holds the summary. Claude Code summarizes the whole
   history, so the recorded compaction keeps no message verbatim (``kept_ids`` is empty).
-* Records are imported in file order. A ``parentUuid`` tree that branches (a rewind) is reported in
-  ``warnings``; none of the real files branches.
+* The conversation is the ``parentUuid`` chain that ends at the last user/assistant record (through
+  ``logicalParentUuid`` across a compaction). A rewind (editing an earlier prompt, ``/rewind``) leaves the
+  old branch in the file: a user prompt that hangs off the chain beside the chain's own next user prompt.
+  Such branches are dropped, counted in ``meta["abandoned_records"]`` and ``warnings``, since the model
+  never saw them again. Any other branching (none of the real files has any) is imported in file order
+  and reported in ``warnings``: dropping a sibling that is not a re-prompt could lose a real tool result.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import binascii
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +111,11 @@ class _State:
         self.system: Counter[str] = Counter()
         self.sidechain = 0
         self.by_response: dict[str, int] = {}  # message.id -> index of its merged assistant message
-        self.children: Counter[str] = Counter()  # parentUuid -> children (branch detection)
+        self.links: list[tuple[str, str]] = []  # (uuid, parentUuid) of conversation records (branch detection)
         self.boundary: dict[str, Any] | None = None
+        self.parent: dict[str, str | None] = {}  # record uuid -> parent (logical parent across a compaction)
+        self.prompts: set[str] = set()  # uuids of user records that are prompts (not tool results or notes)
+        self.last: str | None = None  # uuid of the last user/assistant record
 
     def uid(self, r: dict[str, Any]) -> str:
         uid = r.get("uuid")
@@ -206,6 +214,8 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
         st.messages.append(Message(uid if k == 0 and not parts else f"{uid}:{k}", "tool", res, None, dict(meta)))
     if not parts:
         return
+    if not results and not r.get("isMeta") and not r.get("isCompactSummary") and isinstance(r.get("uuid"), str):
+        st.prompts.add(r["uuid"])
     if r.get("isCompactSummary"):
         meta["compaction"] = "summary"
     st.messages.append(Message(uid, "user", tuple(parts), None, meta))
@@ -247,6 +257,54 @@ def _system(st: _State, r: dict[str, Any], line: int) -> None:
                        "uuid": r.get("uuid"), "line": line, "logical_parent": r.get("logicalParentUuid")}
 
 
+def _rewound_roots(st: _State) -> set[str]:
+    """The re-prompts hanging off the chain of the last record beside the chain's own next prompt: the
+    first records of rewound branches."""
+    chain: list[str] = []
+    seen: set[str] = set()
+    node = st.last
+    while node is not None and node not in seen and node in st.parent:
+        seen.add(node)
+        chain.append(node)
+        node = st.parent[node]
+    children: dict[str | None, list[str]] = {}
+    for uid, up in st.parent.items():
+        children.setdefault(up if up in st.parent else None, []).append(uid)
+    roots: set[str] = set()
+    for k, node in enumerate(chain):
+        if node in st.prompts:
+            up = chain[k + 1] if k + 1 < len(chain) else None  # a rewind to the start re-prompts at the top
+            roots.update(c for c in children.get(up, ()) if c not in seen and c in st.prompts)
+    return roots
+
+
+def _drop_rewound(st: _State) -> None:
+    """Drop the messages of rewound branches (and everything below them)."""
+    roots = _rewound_roots(st)
+    if not roots:
+        return
+    below: dict[str, list[str]] = {}
+    for uid, up in st.parent.items():
+        if up is not None:
+            below.setdefault(up, []).append(uid)
+    dropped: set[str] = set()
+    todo = sorted(roots)
+    while todo:
+        uid = todo.pop()
+        if uid not in dropped:
+            dropped.add(uid)
+            todo.extend(below.get(uid, ()))
+    kept = [m for m in st.messages if m.id.split(":", 1)[0] not in dropped]
+    position = {m.id: i for i, m in enumerate(kept)}
+    st.compactions = [replace(c, index=position[c.summary_id]) for c in st.compactions
+                      if c.summary_id in position]
+    st.messages = kept
+    st.links = [(uid, up) for uid, up in st.links if uid not in dropped]
+    st.meta["abandoned_records"] = len(dropped)
+    st.warnings.append(f"dropped {len(dropped)} records of {len(roots)} rewound branches: the conversation is the "
+                       "parentUuid chain of the last message")
+
+
 def read(path: Path) -> Iterator[Transcript]:
     st = _State(path)
     session = None
@@ -270,7 +328,12 @@ def read(path: Path) -> Iterator[Transcript]:
             if isinstance(r.get(key), str) and r[key]:
                 st.meta.setdefault(meta_key, r[key])
         if isinstance(r.get("parentUuid"), str):
-            st.children[r["parentUuid"]] += 1
+            st.links.append((str(r.get("uuid")), r["parentUuid"]))
+        if isinstance(r.get("uuid"), str):
+            up = r.get("parentUuid") if isinstance(r.get("parentUuid"), str) else r.get("logicalParentUuid")
+            st.parent[r["uuid"]] = up if isinstance(up, str) else None
+            if t != "system":
+                st.last = r["uuid"]
         if t == "assistant":
             _assistant(st, r, line)
         elif t == "user":
@@ -279,9 +342,10 @@ def read(path: Path) -> Iterator[Transcript]:
             _system(st, r, line)
     if not st.messages:
         raise TranscriptError(path, None, "at least one user or assistant record")
-    branches = sum(1 for n in st.children.values() if n > 1)
+    _drop_rewound(st)
+    branches = sum(1 for n in Counter(up for _, up in st.links).values() if n > 1)
     if branches:
-        st.warnings.append(f"the parentUuid tree branches at {branches} records (a rewind?); imported in file order")
+        st.warnings.append(f"the parentUuid tree branches at {branches} records; imported in file order")
     for t, n in sorted(st.unknown.items()):
         st.warnings.append(f"skipped {n} records of unknown type {t!r}")
     for t, n in sorted(st.unknown_blocks.items()):
