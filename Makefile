@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench fuzz env clean
+.PHONY: demo test lint bench profile fuzz env clean
 
 env: $(STAMP)
 
@@ -34,6 +34,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m compbench.bench
+
+# where a run's time goes: pyinstrument over the bench's run, written to out/profile.{txt,html}
+profile: $(STAMP)
+	$(PY) -m compbench.bench --profile
 
 # 10,000 structure-aware inputs per importer; prints the count per format
 fuzz: $(STAMP)

@@ -156,11 +156,41 @@ def peak_rss_mb(n: int) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
+def profile(n: int = 120) -> int:
+    """``make profile``: the run of ``make bench`` under pyinstrument, written as text and HTML to ``out/``.
+
+    The run is profiled in-process after the imports, so the tree shows where replay time goes rather
+    than import time (which ``run_s`` includes once)."""
+    from pyinstrument import Profiler
+
+    from compbench.strategies import names
+    from compbench.synth import generate
+
+    data = list(generate(n, seed=1, turns=60))
+    out = ROOT / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as d:
+        dataset = Path(d) / "synth.jsonl"
+        _write_dataset(dataset, data)
+        run_time(dataset, names()[:1])  # warm the imports and the tokenizer
+        p = Profiler(interval=0.001)
+        p.start()
+        run_time(dataset, names())
+        p.stop()
+    (out / "profile.txt").write_text(p.output_text(unicode=False, color=False), encoding="utf-8")
+    (out / "profile.html").write_text(p.output_html(), encoding="utf-8")
+    print(p.output_text(unicode=False, color=False))
+    print(f"written to {out / 'profile.txt'} and {out / 'profile.html'}")
+    return 0
+
+
 def main(argv: Sequence[str] = ()) -> int:
     from compbench.strategies import names
     from compbench.synth import generate
     from compbench.tune import grid_specs
 
+    if "--profile" in argv:
+        return profile()
     quick = "--quick" in argv
     n = 24 if quick else 120
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}

@@ -71,6 +71,14 @@ class _Replayer:
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
+        try:
+            return self._run(t)
+        finally:
+            forget = getattr(self.summarizer, "forget", None)
+            if forget is not None:
+                forget()  # per-transcript caches (the extractive summarizer's) must not outlive it
+
+    def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         counter = self.counter.scoped()
         index = counter.index(t)
         facts = FactIndex.build(t, facts_for(t, gold=self.gold))

@@ -74,7 +74,8 @@ class _Extracted(NamedTuple):
 # Strategies summarize overlapping spans of the same transcript again and again (nine strategies, each
 # compacting several times), often through copies of a message (a rendered view, reasoning dropped) that
 # share its parts: each message is read once. Keyed by role and part identities, holding the parts so no
-# id can be reused while cached; cleared when large so memory stays bounded.
+# id can be reused while cached; the run forgets it after each transcript (and it is cleared when large),
+# so it never holds a finished transcript's parts.
 _CACHE: dict[tuple[object, ...], tuple[tuple[object, ...], _Extracted]] = {}
 _CACHE_LIMIT = 100_000
 
@@ -180,6 +181,10 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
 
 class ExtractiveSummarizer:
     name = "extractive"
+
+    def forget(self) -> None:
+        """Called by the run when a transcript is done: its messages will not be summarized again."""
+        _CACHE.clear()
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         """A strategy may ask for a heading (seed 004 detects its previous summary by one)."""
