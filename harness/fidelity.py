@@ -112,6 +112,23 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     return "; ".join(causes)
 
 
+def _below_auto_threshold(t: Transcript, rc: RecordedCompaction, limits: ModelLimits) -> str:
+    """pi records no trigger; a compaction whose recorded tokensBefore is at or below pi's own
+    auto-compaction threshold (``contextTokens > contextWindow − reserveTokens``) was a manual /compact,
+    and comparing a trigger step with it would blame the strategy for the user's choice."""
+    from compbench.strategies.pi import PiParams
+
+    if t.source != "pi" or rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window:
+        return ""
+    reserve = PiParams().reserve_tokens
+    threshold = limits.context_window - reserve
+    if rc.tokens_before > threshold:
+        return ""
+    return (f"tokensBefore {rc.tokens_before:,} <= window - reserveTokens = {limits.context_window:,} - "
+            f"{reserve:,} = {threshold:,}: pi could not have compacted by itself, so a manual /compact "
+            "(trigger not compared)")
+
+
 def overhead(t: Transcript, counter: TokenCounter) -> int:
     """The transcript's unrecorded prompt (system prompt, tool schemas): median(recorded − counted)."""
     import statistics
@@ -160,7 +177,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                                   counter)
             real_step = _steps_before(seg, rc.index)
             ev = next((e for e in trace.compactions if e.ok), None)
-            auto = rc.trigger != "manual"
+            below = _below_auto_threshold(t, rc, limits)
+            auto = rc.trigger != "manual" and not below
+            if not auto and ev is not None and ev.step != real_step:
+                ev = None  # a later compaction of ours is no counterpart of a manual one
             before_steps = [s for s in trace.steps if s.message_index < rc.index]
             counted = before_steps[-1].input + before_steps[-1].output if before_steps else None
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
@@ -168,7 +188,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
             recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
             out.append(Row(
-                tool=t.source, transcript=t.id, n=n + 1, trigger=rc.trigger, preset=preset, real_step=real_step,
+                tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
+                preset=preset, real_step=real_step,
                 our_step=ev.step if ev and auto else None,
                 d_steps=ev.step - real_step if ev and auto else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
@@ -182,8 +203,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 counted_before=counted, recorded_before=rc.tokens_before,
                 calibration_error=(counted - rc.tokens_before) / rc.tokens_before
                 if counted is not None and rc.tokens_before else None,
-                overhead=system, cause=_cause(t, rc, preset) + ("" if ev or not auto else
-                                               ("; " if _cause(t, rc, preset) else "") + "strategy never compacted"),
+                overhead=system, cause="; ".join(x for x in (
+                    below, _cause(t, rc, preset), "" if ev or not auto else "strategy never compacted") if x),
             ))
     return out
 

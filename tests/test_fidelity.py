@@ -33,6 +33,17 @@ def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[t
     assert manual and all(r.our_step is None and "manual" in r.cause for r in manual)
 
 
+def test_pi_first_compaction_is_inferred_manual_from_its_threshold(rows: list) -> None:  # type: ignore[type-arg]
+    """pi records no trigger. Its first compaction (tokensBefore 175,004) is below pi's own threshold for a
+    200k window (200,000 - 16,384 = 183,616): pi could not have triggered it, the user did. The second one
+    (185,014) is above it and stays an auto compaction whose trigger is compared."""
+    first = [r for r in rows if r.tool == "pi" and r.n == 1]
+    assert first and all(r.trigger == "manual (inferred)" and r.our_step is None and r.d_steps is None
+                         and "183,616" in r.cause for r in first)
+    second = [r for r in rows if r.tool == "pi" and r.n == 2]
+    assert second and all(r.trigger == "unknown" and r.d_steps is not None for r in second)
+
+
 def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
     (t,) = read_all([transcripts_dir / "pi"])
     seg, _ = segment(t, 1)
