@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from compbench.session import (
     Action,
@@ -63,8 +63,10 @@ class Observer(Protocol):
     def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class StepRecord:
+class StepRecord(NamedTuple):
+    """One simulated model call. A NamedTuple: one is built per step per replay, and a frozen dataclass's
+    ``__init__`` (a guarded ``object.__setattr__`` per field) made that a visible share of a tuning sweep."""
+
     step: int
     message_id: str
     message_index: int

@@ -47,7 +47,13 @@ from typing import Any
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.strategies.base import strategy
-from compbench.strategies.opencode_prune import PLACEHOLDER, PRUNE_MINIMUM, PRUNE_PROTECT, PRUNE_PROTECTED_TOOLS
+from compbench.strategies.opencode_prune import (
+    PLACEHOLDER,
+    PRUNE_MINIMUM,
+    PRUNE_PROTECT,
+    PRUNE_PROTECTED_TOOLS,
+    Outputs,
+)
 from compbench.strategies.opencode_prune import select as select_prune
 from compbench.tokens import chars4_round
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
@@ -168,6 +174,7 @@ class OpenCode:
         self.p = p
         self.pending = False  # a compaction marker queued by the last overflow
         self.seen_user = ""  # the newest prompt already pruned for
+        self._outputs: dict[int, tuple[Message, Outputs]] = {}  # prune's per-message outputs, this replay
 
     # --- overflow ------------------------------------------------------------------------------------
     def ceiling(self, s: SessionView) -> int:
@@ -220,7 +227,8 @@ class OpenCode:
 
     def prune(self, s: SessionView, stop: int | None = None) -> Prune | None:
         """Seed 001 ``prune`` over ``s.entries[:stop]`` (the view starts at the latest pivot)."""
-        return select_prune(s.entries[:stop], self.p.protect, self.p.minimum, self.p.protected_tools)
+        return select_prune(s.entries[:stop], self.p.protect, self.p.minimum, self.p.protected_tools,
+                            cache=self._outputs)
 
     # --- compaction ----------------------------------------------------------------------------------
     def compact(self, s: SessionView, extra: Extra | None = None) -> Compact:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from compbench.session import Entry, Prune
 from compbench.tokens import chars4_round
-from compbench.transcript import ToolResult
+from compbench.transcript import Message, ToolResult
 
 PRUNE_MINIMUM = 20_000  # seed 001: don't prune unless at least 20K tokens are saved
 PRUNE_PROTECT = 40_000  # seed 001: the newest 40K tokens of tool output stay
@@ -23,9 +23,22 @@ PRUNE_PROTECTED_TOOLS = ("skill",)  # seed 001: outputs that act as instructions
 PLACEHOLDER = "[Old tool result content cleared]"  # seed 000 §5.2, message-v2.ts toModelMessages
 
 
+Outputs = tuple[tuple[int, int], ...]  # (part index, Token.estimate) of a message's prunable outputs, newest first
+
+
+def outputs(m: Message, protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS) -> Outputs:
+    """The outputs the walk may count: completed (not errored) tool results of unprotected tools."""
+    out = []
+    for j in range(len(m.parts) - 1, -1, -1):
+        part = m.parts[j]
+        if isinstance(part, ToolResult) and not part.is_error and part.name not in protected_tools:
+            out.append((j, chars4_round(part.output)))
+    return tuple(out)
+
+
 def select(entries: Sequence[Entry], protect: int = PRUNE_PROTECT, minimum: int = PRUNE_MINIMUM,
-           protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS,
-           placeholder: str = PLACEHOLDER) -> Prune | None:
+           protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS, placeholder: str = PLACEHOLDER,
+           cache: dict[int, tuple[Message, Outputs]] | None = None) -> Prune | None:
     """Seed 001 ``prune``: the outputs to hide, newest first, or None when the saving is too small.
 
     Walk backwards counting user messages; skip while fewer than two have been seen (the current and
@@ -33,25 +46,31 @@ def select(entries: Sequence[Entry], protect: int = PRUNE_PROTECT, minimum: int 
     (everything older was handled by an earlier prune). Over completed (not errored), unprotected
     outputs, sum ``Token.estimate`` = round(chars/4); once the sum passes ``protect`` every further
     output is selected. Applied only if the selected estimate exceeds ``minimum``.
+
+    The walk runs at every new prompt over the whole unpruned history, as OpenCode's does; ``cache``
+    (one per replay, keyed by message identity and holding the message) keeps each message's outputs
+    and estimates so that repeated walks cost a lookup per message.
     """
     total = pruned = turns = 0
     targets: list[tuple[str, int, str]] = []
     for e in reversed(entries):
-        if e.role == "user":
+        m = e.message
+        if m.role == "user":
             turns += 1
         if turns < 2:
             continue
-        if e.role == "assistant" and e.origin == "summary":
+        if m.role == "assistant" and e.origin == "summary":
             break
-        for j in range(len(e.message.parts) - 1, -1, -1):
-            part = e.message.parts[j]
-            if not isinstance(part, ToolResult) or part.is_error:
-                continue  # status "completed" only: an errored call has no output to prune
-            if part.name in protected_tools:
-                continue
+        if cache is None:
+            found = outputs(m, protected_tools)
+        else:
+            hit = cache.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = cache[id(m)] = (m, outputs(m, protected_tools))
+            found = hit[1]
+        for j, estimate in found:
             if j in e.pruned:
                 return _decide(targets, pruned, minimum)  # `break loop`: leave both loops
-            estimate = chars4_round(part.output)
             total += estimate
             if total > protect:
                 pruned += estimate

@@ -76,6 +76,8 @@ class FactIndex:
     matcher: Matcher
     part_facts: tuple[tuple[frozenset[str], ...], ...]
     needs: dict[int, tuple[str, ...]]  # assistant message index -> fact ids needed there
+    # per message, the fact ids of all its parts with multiplicity: what an unpruned entry adds in one loop
+    message_facts: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def build(cls, t: Transcript, facts: Sequence[Fact]) -> FactIndex:
@@ -87,7 +89,8 @@ class FactIndex:
                 for fid in ids:
                     first.setdefault(fid, i)
         fixed = tuple(_with_first(f, first.get(f.id, f.first_index)) for f in facts)
-        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, first))
+        flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, first), flat)
 
 
 def _with_first(f: Fact, i: int) -> Fact:
@@ -154,6 +157,11 @@ class PresenceTracker:
             self.counts[f] = self.counts.get(f, 0) + k
 
     def added(self, e: Entry) -> None:
+        if e.index >= 0 and not e.pruned and self.index.message_facts:  # the common case, in one loop
+            counts = self.counts
+            for f in self.index.message_facts[e.index]:
+                counts[f] = counts.get(f, 0) + 1
+            return
         if e.index < 0 and e.id not in self.inserted:
             text = e.message.text
             self.inserted[e.id] = self.index.matcher.facts_in(text)
