@@ -28,6 +28,7 @@ from compbench.transcript import Transcript, to_json
 
 RUN_FORMAT_VERSION = 1
 BATCH = 16
+ROW_GROUP_ROWS = 8_192  # rows per row group of a finished table (measured: 64k-row groups of facts cost 50 MB)
 
 
 def _atomic_text(path: Path, text: str) -> None:
@@ -134,12 +135,26 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
         if not paths:
             pq.write_table(pa.table({"transcript_id": pa.array([], pa.string())}), final / f"{k}.parquet")
             continue
-        # schemas first, then one part at a time: memory stays at one batch however long the run
+        # schemas first, then parts cut into row groups of exactly ROW_GROUP_ROWS rows: memory stays at
+        # one row group however long the run, the footer (one entry per row group and column, held by
+        # the writer until it closes) grows with the rows rather than the number of batches, and the
+        # layout does not depend on where batches (or a resume) happened to split the rows
         schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
         with pq.ParquetWriter(final / f"{k}.parquet", schema, compression="zstd") as w:
+            pending: list[pa.Table] = []
+            rows = 0
             for path in paths:
-                part = pq.read_table(path)
-                w.write_table(part.select(schema.names).cast(schema) if part.schema != schema else part)
+                with pq.ParquetFile(path) as f:  # not pq.read_table: that loads the dataset layer (+50 MB)
+                    part = f.read()
+                pending.append(part.select(schema.names).cast(schema) if part.schema != schema else part)
+                rows += part.num_rows
+                if rows >= ROW_GROUP_ROWS:
+                    table = pa.concat_tables(pending)
+                    cut = rows - rows % ROW_GROUP_ROWS
+                    w.write_table(table.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+                    pending, rows = [table.slice(cut)], rows - cut
+            if rows:
+                w.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
     fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
     manifest = {
         "format_version": RUN_FORMAT_VERSION,

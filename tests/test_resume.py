@@ -84,3 +84,28 @@ def test_resume_refuses_a_changed_spec(tmp_path: Path) -> None:
         write_run(tmp_path / "r", spec, "x", generate(1), resume=True)
     with pytest.raises(UsageError, match="--resume to continue it"):
         write_run(tmp_path / "r", spec, "x", generate(1))
+
+
+def test_finished_tables_are_cut_into_fixed_row_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row groups hold exactly ROW_GROUP_ROWS rows (the last the remainder), whatever the batches were:
+    the footer stays small on long runs and a different batch split cannot change the file's bytes."""
+    import pyarrow.parquet as pq
+
+    from compbench import rundir
+    from compbench.runs import RunSpec
+    from compbench.session import ModelLimits
+    from compbench.synth import generate
+
+    spec = RunSpec(strategies=("none", "truncate"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
+    monkeypatch.setattr(rundir, "ROW_GROUP_ROWS", 7)
+    written = {}
+    for batch in (16, 5):
+        monkeypatch.setattr(rundir, "BATCH", batch)
+        out = tmp_path / f"b{batch}"
+        rundir.write_run(out, spec, "synth:3", generate(20, seed=3, turns=8))
+        written[batch] = tables(out)
+        meta = pq.ParquetFile(out / "steps.parquet").metadata
+        sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        assert meta.num_rows > 7 * 3
+        assert sizes[:-1] == [7] * (len(sizes) - 1) and 0 < sizes[-1] <= 7
+    assert written[16] == written[5]
