@@ -88,7 +88,8 @@ def _steps_before(t: Transcript, index: int) -> int:
 
 def _next_input(t: Transcript, index: int) -> int | None:
     for m in t.messages[index:]:
-        if m.role == "assistant" and m.usage is not None and not m.meta.get("compaction"):
+        # an all-zero usage is a call that never reached the API (pi records aborted turns so)
+        if m.role == "assistant" and m.usage is not None and m.usage.input > 0 and not m.meta.get("compaction"):
             return m.usage.input
     return None
 
@@ -101,7 +102,7 @@ def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
 def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     causes = []
     if rc.trigger == "manual":
-        causes.append("manual /compact: trigger not compared")
+        causes.append("manual /compact: trigger not compared, the strategy's /compact run at the same point")
     if rc.meta.get("encrypted"):
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
@@ -109,6 +110,8 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     version = t.meta.get("tool_version")
     if version and preset == "seed":
         causes.append(f"recorded by {t.source} {version}; the seed describes an older version")
+    elif version and preset == "current":
+        causes.append(f"recorded by {t.source} {version}; the preset models today's {t.source}")
     return "; ".join(causes)
 
 
@@ -167,22 +170,39 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     matcher = Matcher(facts)
     info = get(name)
     system = overhead(t, counter)
+    # the calibration columns describe the recorded history, not a strategy: counted from a replay
+    # that never compacts (a strategy that compacted earlier would report its own, smaller context)
+    counted_at: list[int | None] = []
+    for n in range(len(t.compactions)):
+        seg, _ = segment(t, n)
+        base = replay(seg, resolve("none").create(), summarizer, ReplayConfig(limits, system, recorded_usage=True),
+                      counter)
+        before = [s for s in base.steps if s.message_index < seg.compactions[0].index]
+        counted_at.append(before[-1].input + before[-1].output if before else None)
     out = []
     for preset in ("seed", *info.presets):
         c = resolve(name if preset == "seed" else f"{name}:preset={preset}")
         for n in range(len(t.compactions)):
             seg, _ = segment(t, n)
             rc = seg.compactions[0]
-            trace: Trace = replay(seg, c.create(), summarizer, ReplayConfig(limits, system, recorded_usage=True),
-                                  counter)
-            real_step = _steps_before(seg, rc.index)
-            ev = next((e for e in trace.compactions if e.ok), None)
             below = _below_auto_threshold(t, rc, limits)
             auto = rc.trigger != "manual" and not below
-            if not auto and ev is not None and ev.step != real_step:
-                ev = None  # a later compaction of ours is no counterpart of a manual one
-            before_steps = [s for s in trace.steps if s.message_index < rc.index]
-            counted = before_steps[-1].input + before_steps[-1].output if before_steps else None
+            # a manual /compact is asked of the strategy where the user asked the tool: its trigger is
+            # not compared, what it keeps and summarizes is
+            config = ReplayConfig(limits, system, recorded_usage=True, manual_at=None if auto else rc.index)
+            trace: Trace = replay(seg, c.create(), summarizer, config, counter)
+            real_step = _steps_before(seg, rc.index)
+            notes = []
+            if auto:
+                ev = next((e for e in trace.compactions if e.ok), None)
+            else:
+                ev = next((e for e in trace.compactions if e.ok and e.phase == "manual"), None)
+                earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step]
+                if earlier:
+                    notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
+                if ev is None:
+                    notes.append("the strategy's /compact failed or does not exist")
+            counted = counted_at[n]
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
@@ -204,7 +224,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 calibration_error=(counted - rc.tokens_before) / rc.tokens_before
                 if counted is not None and rc.tokens_before else None,
                 overhead=system, cause="; ".join(x for x in (
-                    below, _cause(t, rc, preset), "" if ev or not auto else "strategy never compacted") if x),
+                    below, _cause(t, rc, preset), "" if ev or not auto else "strategy never compacted", *notes) if x),
             ))
     return out
 

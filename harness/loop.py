@@ -35,7 +35,7 @@ from compbench.summarizers import Summarizer, SummaryResult
 from compbench.tokens import TokenCounter, TranscriptTokens
 from compbench.transcript import Message, Reasoning, Text, Transcript, Usage
 
-Phase = Literal["before", "after"]
+Phase = Literal["before", "after", "manual"]
 _CLEAN = 1 << 62  # "no position changed since the previous call"
 
 
@@ -47,6 +47,15 @@ class Strategy(Protocol):
     def before_step(self, s: SessionView) -> Sequence[Action]: ...
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]: ...
+
+
+class ManualCompaction(Protocol):
+    """A strategy whose tool has a user-issued compaction (``/compact``): what it does when asked now.
+
+    Optional: the loop looks for ``manual`` only when :class:`ReplayConfig` asks for a manual compaction
+    (fidelity compares it with a recorded ``/compact``)."""
+
+    def manual(self, s: SessionView) -> Compact | None: ...
 
 
 class Observer(Protocol):
@@ -133,11 +142,13 @@ class Trace:
 class ReplayConfig:
     """``recorded_usage``: while the view is still the recorded context (nothing compacted or pruned
     yet), strategies are shown the usage the real API recorded for the step instead of the computed one,
-    so a fidelity check compares trigger logic rather than tokenizer error."""
+    so a fidelity check compares trigger logic rather than tokenizer error. ``manual_at``: before message
+``manual_at`` joins, the strategy's ``manual`` compaction runs (if it has one), as a user's /compact."""
 
     limits: ModelLimits
     system_tokens: int = 0
     recorded_usage: bool = False
+    manual_at: int | None = None  # the message index where the user asks for a compaction (/compact)
 
 
 class _PrefixSums:
@@ -301,7 +312,19 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 observer.action(seq, True, s.entries, isinstance(a, Compact))
 
     step = 0
+    manual = getattr(strategy, "manual", None) if config.manual_at is not None else None
+
+    def ask_manual(next_index: int) -> None:
+        """The user's /compact before message ``next_index`` joins (or after the last one)."""
+        view.step = step
+        view.context_tokens = s.input_tokens()
+        asked = manual(view) if manual is not None else None
+        apply([asked] if asked is not None else [], step, "manual", next_index)
+
     for i, m in enumerate(transcript.messages):
+        if manual is not None and config.manual_at is not None and i >= config.manual_at:
+            ask_manual(i)
+            manual = None
         if m.meta.get("compaction"):
             continue  # the recorded tool's own compaction artifacts: the strategy compacts by itself
         entry = recorded[i]
@@ -327,6 +350,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         view.context_tokens = s.input_tokens()
         apply(strategy.after_step(view, usage), step, "after", i + 1)
         step += 1
+    if manual is not None:  # asked after the last recorded message
+        ask_manual(len(transcript.messages))
     return Trace(transcript.id, strategy.name, tuple(steps), tuple(compactions), tuple(prunes),
                  tuple(s.epochs), tuple(s.epoch_starts), tuple(e.id for e in s.entries))
 

@@ -179,7 +179,8 @@ def _check_fields(name: str, params: type, values: Mapping[str, Any], what: str)
 
 
 def parse_value(strategy_name: str, key: str, raw: str, typ: Any) -> Any:
-    """Convert a spec string to the field's type: int, float, bool, str, tuples (``a|b``), optionals."""
+    """Convert a spec string to the field's type: int, float, bool, str, a Literal of strings, tuples
+    (``a|b``), optionals."""
     origin = typing.get_origin(typ)
     args = typing.get_args(typ)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
@@ -187,6 +188,10 @@ def parse_value(strategy_name: str, key: str, raw: str, typ: Any) -> Any:
             return None
         typ = next(a for a in args if a is not type(None))
         origin, args = typing.get_origin(typ), typing.get_args(typ)
+    if origin is typing.Literal:
+        if raw in args:
+            return raw
+        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not one of {', '.join(map(str, args))}")
     try:
         if origin is tuple:
             inner = args[0] if args else str

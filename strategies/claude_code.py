@@ -80,6 +80,10 @@ class ClaudeCode:
         self.pending = False
         return [self.compact(s, "auto")]
 
+    def manual(self, s: SessionView) -> Compact:
+        """``/compact``: the same summary of the whole view, asked by the user."""
+        return self.compact(s, "manual")
+
     def instruction(self) -> str:
         extra = self.p.custom_instructions.strip()
         return COMPACT_PROMPT + (ADDITIONAL_INSTRUCTIONS + extra if extra else "")

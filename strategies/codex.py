@@ -12,6 +12,16 @@ and the compaction is applied in the next ``before_step``, when the turn's tool 
 (they are summarized, as in Codex). ``preset=current`` also counts, as today's Codex does, the items
 recorded after the last model output (tool outputs, a new user message) at ``approx_token_count``.
 
+Encrypted reasoning: the usage a reasoning model reports leaves out the reasoning of earlier turns, which
+Codex still sends, so Codex adds an estimate of it (``ContextManager::get_total_token_usage`` +
+``get_non_last_reasoning_items_tokens``): each ``reasoning`` item with ``encrypted_content`` before the
+last user message counts ``len * 3 / 4 - 650`` bytes (saturating), at 4 bytes per token rounded up.
+``reasoning_items="sum"`` is the rule of Codex 0.77 (every user-role message is a boundary; the bytes
+are summed, then rounded), ``"per-item"`` today's (contextual user messages such as AGENTS.md and
+``<environment_context>`` are no boundary; each item is rounded), used unless the server answers with
+``x-reasoning-included`` (then set ``reasoning_items=off``). The 0.77 rollout in ../shared/transcripts
+compacted at a reported 210,652 of a 244,800 limit: 210,652 + 39,108 estimated reasoning tokens = 249,760.
+
 Limit: the ``auto_compact_token_limit`` param, else seed 002's per-model values — 180,000 for 200k
 models (o3, o4-mini, codex-mini-latest) and "244k" for the 272k GPT-5 family (272,000 * 9 / 10 =
 244,800) — else, like ``preset=current`` always, 90% of the window; capped at the effective window
@@ -29,18 +39,22 @@ summarizer backend's job here). Ghost snapshots and remote (encrypted) compactio
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
 from compbench.tokens import part_text
-from compbench.transcript import Message, Text, Usage
+from compbench.transcript import Message, Reasoning, Text, Usage
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
 APPROX_BYTES_PER_TOKEN = 4  # truncate.rs
 EFFECTIVE_CONTEXT_WINDOW_PERCENT = 95  # seed 002 (model_family.rs effective_context_window_percent)
 AUTO_COMPACT_PERCENT = 90  # openai_model_info.rs default_auto_compact_limit: window * 9 / 10
+ReasoningRule = Literal["off", "sum", "per-item"]
+REASONING_RULES: tuple[str, ...] = typing.get_args(ReasoningRule)
 SEED_LIMITS = {200_000: 180_000, 272_000: 244_800}  # seed 002: "180k for some models, 244k for others"
 SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")
 COMPACT_PROMPT = """You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.
@@ -72,6 +86,7 @@ class CodexParams:
     effective_window_percent: int = EFFECTIVE_CONTEXT_WINDOW_PERCENT
     user_message_max_tokens: int = COMPACT_USER_MESSAGE_MAX_TOKENS
     count_pending_items: bool = False  # current: + approx tokens of items after the last model output
+    reasoning_items: ReasoningRule = "off"  # + earlier turns' encrypted reasoning: "off", "sum" (0.77), "per-item" (today)
     compact_prompt: str = COMPACT_PROMPT
     summary_prefix: str = SUMMARY_PREFIX
 
@@ -144,12 +159,46 @@ class Codex:
     name = "codex"
 
     def __init__(self, p: CodexParams) -> None:
+        if p.reasoning_items not in REASONING_RULES:
+            raise ValueError(f"reasoning_items must be one of {', '.join(REASONING_RULES)}, not {p.reasoning_items!r}")
         self.p = p
         self.pending = False
+        # incremental state of the reasoning estimate: the view only grows between compactions
+        self._seen = 0
+        self._epoch = -1
+        self._cum: list[int] = [0]  # _cum[i]: estimate (bytes for "sum", tokens for "per-item") of entries[:i]
+        self._boundary = -1  # index of the last user message (the turn boundary)
+
+    def reasoning_tokens(self, s: SessionView) -> int:
+        """Codex's estimate of the encrypted reasoning before the last user message (0 when off)."""
+        rule = self.p.reasoning_items
+        if rule == "off":
+            return 0
+        entries = s.entries
+        if s.compactions != self._epoch or len(entries) < self._seen:
+            self._seen, self._epoch, self._cum, self._boundary = 0, s.compactions, [0], -1
+        for i in range(self._seen, len(entries)):
+            e = entries[i]
+            est = 0
+            for part in e.message.parts:
+                if isinstance(part, Reasoning) and part.encrypted and part.text:
+                    b = max(0, len(part.text.encode()) * 3 // 4 - 650)
+                    est += b if rule == "sum" else math.ceil(b / APPROX_BYTES_PER_TOKEN)
+            self._cum.append(self._cum[-1] + est)
+            if e.role == "user" and (rule == "sum" or not is_session_prefix(e)):
+                self._boundary = i
+        self._seen = len(entries)
+        if self._boundary < 0:
+            return 0
+        before = self._cum[self._boundary]
+        return math.ceil(before / APPROX_BYTES_PER_TOKEN) if rule == "sum" else before
 
     def limit(self, s: SessionView) -> int:
-        """``auto_compact_token_limit``, capped at the effective window."""
-        window = s.limits.context_window
+        """``auto_compact_token_limit``, capped at the effective window.
+
+        Codex's ``context_window`` is the model's input limit (272,000 for the GPT-5 family, whose
+        litellm entry has 272k in and 128k out of a 400k total), so the input limit is used."""
+        window = s.limits.input_limit
         if self.p.auto_compact_token_limit is not None:
             limit = self.p.auto_compact_token_limit
         elif self.p.per_model_limits and window in SEED_LIMITS:
@@ -168,25 +217,29 @@ class Codex:
         return total
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        if s.limits.context_window and u.input + u.output >= self.limit(s):
+        if s.limits.context_window and u.input + u.output + self.reasoning_tokens(s) >= self.limit(s):
             self.pending = True
         return ()
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         if not self.pending and self.p.count_pending_items and s.last_usage is not None:
             u = s.last_usage
-            self.pending = u.input + u.output + self.pending_tokens(s) >= self.limit(s)
+            self.pending = u.input + u.output + self.reasoning_tokens(s) + self.pending_tokens(s) >= self.limit(s)
         if not self.pending:
             return ()
         self.pending = False
-        return [self.compact(s)]
+        return [self.compact(s, "auto compact token limit")]
+
+    def manual(self, s: SessionView) -> Compact:
+        """``/compact``: the same rebuilt history, asked by the user."""
+        return self.compact(s, "manual")
 
     def user_messages(self, s: SessionView) -> list[Entry]:
         """``collect_user_messages``: real user text, neither session prefix nor an earlier summary."""
         return [e for e in s.entries if e.role == "user" and e.message.text and not is_session_prefix(e)
                 and not e.message.text.startswith(self.p.summary_prefix + "\n")]
 
-    def compact(self, s: SessionView) -> Compact:
+    def compact(self, s: SessionView, reason: str) -> Compact:
         initial = [e for e in s.entries if e.role == "system" or is_session_prefix(e)]
         selected: list[Slot] = []
         remaining = self.p.user_message_max_tokens
@@ -209,13 +262,18 @@ class Codex:
         source = tuple(e.rendered() for e in s.entries if e.id not in head)
         view = (*(Keep(e.id) for e in initial), *selected,
                 Insert("user", self.p.summary_prefix + "\n", with_summary=True, origin="summary"))
-        return Compact("auto compact token limit", view, SummaryRequest("", prompt, source),
+        return Compact(reason, view, SummaryRequest("", prompt, source),
                        on_failure="unchanged", meta={"limit": self.limit(s)})
 
 
 @strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
-          presets={"current": {"per_model_limits": False, "count_pending_items": True,
-                               "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}})
+          presets={"current": {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
+                               "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX},
+                   # Codex 0.77 (Dec 2025): last total + earlier reasoning, summed; no pending items. Its
+                   # templates are not pinned here (a ChatGPT login compacts remotely, the prompt unseen):
+                   # today's are used.
+                   "0.77": {"per_model_limits": False, "reasoning_items": "sum",
+                            "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}})
 def codex(p: CodexParams) -> Codex:
     return Codex(p)

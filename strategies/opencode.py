@@ -231,7 +231,11 @@ class OpenCode:
                             cache=self._outputs)
 
     # --- compaction ----------------------------------------------------------------------------------
-    def compact(self, s: SessionView, extra: Extra | None = None) -> Compact:
+    def manual(self, s: SessionView) -> Compact:
+        """``/compact`` (``auto: false``): the same compaction, without the "Continue" message."""
+        return self.compact(s, auto=False)
+
+    def compact(self, s: SessionView, extra: Extra | None = None, auto: bool = True) -> Compact:
         extra = extra or {}
         entries = s.entries
         systems = [e for e in entries if e.role == "system"]
@@ -257,9 +261,9 @@ class OpenCode:
             Insert("assistant", with_summary=True, origin="summary", meta={"summary": True}),
             *(Keep(e.id) for e in history[tail:]),
         ]
-        if self.p.continue_message:
+        if self.p.continue_message and auto:
             view.append(Insert("user", self.p.continue_text, origin="synthetic"))
-        return Compact("overflow (auto)", tuple(view), request, on_failure="unchanged",
+        return Compact("overflow (auto)" if auto else "manual", tuple(view), request, on_failure="unchanged",
                        meta={"tail": len(history) - tail})
 
     def tail_budget(self, s: SessionView) -> int:

@@ -324,6 +324,14 @@ class Pi:
             return ()
         if u.input + u.output <= s.limits.context_window - self.p.reserve_tokens:
             return ()
+        return [self.compact(s, "contextTokens > contextWindow - reserveTokens")]
+
+    def manual(self, s: SessionView) -> Compact:
+        """``/compact``: the same cut and summary, asked by the user."""
+        return self.compact(s, "manual")
+
+    def compact(self, s: SessionView, reason: str) -> Compact:
+        """pi's ``compact()``: cut at ``keepRecentTokens``, summarize what precedes the cut."""
         entries = s.entries
         head = 0
         while head < len(entries) and entries[head].role == "system":
@@ -381,8 +389,8 @@ class Pi:
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]), insert, *(Keep(e.id) for e in kept))
         files = (meta.get("read_files", []), meta.get("modified_files", []))
         self.proposed = ({e.id for e in kept}, files, s.compactions)
-        return [Compact("contextTokens > contextWindow - reserveTokens", view, request, on_failure="unchanged",
-                        meta=meta, followups=followups, summary_text=fixed)]
+        return Compact(reason, view, request, on_failure="unchanged", meta=meta, followups=followups,
+                       summary_text=fixed)
 
     def _unwrap(self, text: str) -> str:
         for prefix in (SEED_PREFIX, CURRENT_PREFIX):

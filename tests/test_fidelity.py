@@ -20,7 +20,8 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current"}
+    assert {r.preset for r in rows} == {"seed", "current", "0.77"}
+    assert {r.tool for r in rows if r.preset == "0.77"} == {"codex"}  # codex's own version preset
 
 
 def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[type-arg]
@@ -31,6 +32,36 @@ def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[t
     assert pi2.d_steps is not None and abs(pi2.d_steps) <= 2
     manual = [r for r in rows if r.trigger == "manual"]
     assert manual and all(r.our_step is None and "manual" in r.cause for r in manual)
+
+
+def test_codex_trigger_counts_earlier_encrypted_reasoning(rows: list) -> None:  # type: ignore[type-arg]
+    """The 0.77 rollout compacted after a call that reported 210,652 tokens, not after the one before
+    (201,114), against a 244,800 limit (272,000 * 9 / 10): only with the 39,108 tokens Codex estimates
+    for the encrypted reasoning before the last user message (read from the file) do both hold:
+    201,114 + 39,108 = 240,222 < 244,800 <= 249,760 = 210,652 + 39,108. Today's Codex also counts the
+    5,335 tokens of the shell output after 201,114 and compacts one call earlier; the seed counts
+    neither and never reaches its limit."""
+    by = {(r.tool, r.preset): r for r in rows if r.tool == "codex"}
+    assert (by["codex", "0.77"].real_step, by["codex", "0.77"].our_step, by["codex", "0.77"].d_steps) == (170, 170, 0)
+    assert by["codex", "current"].d_steps == -1
+    assert by["codex", "seed"].our_step is None and "never compacted" in by["codex", "seed"].cause
+    # the remote compaction kept the same user messages Codex's local rebuild keeps
+    assert by["codex", "0.77"].kept_jaccard == 1.0
+
+
+def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  # type: ignore[type-arg]
+    """A /compact has no trigger to compare, but what the strategy keeps and summarizes there is compared:
+    Claude Code and seed OpenCode keep nothing verbatim, as the tools did; today's OpenCode keeps a tail
+    that OpenCode 1.2.5 (the recording) did not; the calibration columns do not depend on the strategy."""
+    manual = {(r.tool, r.preset): r for r in rows if r.trigger.startswith("manual")}
+    assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"), ("opencode", "seed"),
+                           ("opencode", "current"), ("pi", "seed"), ("pi", "current")}
+    assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
+    assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
+    assert manual["opencode", "current"].kept_jaccard == 0.0
+    assert "today's opencode" in manual["opencode", "current"].cause
+    assert manual["pi", "seed"].kept_jaccard == 1.0
+    assert len({(r.transcript, r.n, r.counted_before) for r in rows}) == len({(r.transcript, r.n) for r in rows})
 
 
 def test_pi_first_compaction_is_inferred_manual_from_its_threshold(rows: list) -> None:  # type: ignore[type-arg]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compbench.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
+from compbench.loop import ReplayConfig, replay
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Usage
@@ -119,3 +120,25 @@ def test_prefix_sums_match_brute_force() -> None:
             sums.reset(values)
         n = rng.randint(0, len(values))
         assert sums.prefix(n) == sum(values[:n])
+
+
+def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: TokenCounter) -> None:
+    """``manual_at`` asks the strategy's /compact before that message joins the view (or after the last
+    one); strategies without a /compact are left alone. OpenCode's manual compaction adds no
+    "Continue" message (``auto: false``)."""
+    from compbench.session import ModelLimits
+    from compbench.strategies import resolve
+
+    t = transcript(system(), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3"))
+    limits = ModelLimits(128_000, 4_096)
+    for at, step in ((3, 1), (5, 2), (7, 3)):
+        tr = replay(t, resolve("opencode").create(), MockSummarizer("S"), ReplayConfig(limits, manual_at=at), chars4)
+        (ev,) = tr.compactions
+        assert (ev.phase, ev.reason, ev.step, ev.ok) == ("manual", "manual", step, True)
+        assert set(ev.replaced_ids) == {m.id for m in t.messages[1:at]}
+        rest = tuple(m.id for m in t.messages[at:])
+        # system, marker, summary, then the recorded messages after the point: no "Continue" message
+        assert tr.final_view[0] == "sys" and len(tr.final_view) == 3 + len(rest)
+        assert tr.final_view[3:] == rest
+    auto = replay(t, resolve("none").create(), MockSummarizer("S"), ReplayConfig(limits, manual_at=3), chars4)
+    assert auto.compactions == ()

@@ -222,3 +222,78 @@ def test_resolve_parses_params() -> None:
     assert (p.per_model_limits, p.count_pending_items) == (False, True)
     assert resolve("codex:auto_compact_token_limit=none").params.auto_compact_token_limit is None
     assert resolve("codex").params == CodexParams()
+
+
+# --- encrypted reasoning of earlier turns (0.77: "sum", today: "per-item") ---------------------------------
+
+
+def reasoning(id: str, blob_len: int) -> Message:
+    from compbench.transcript import Reasoning
+
+    return Message(id, "assistant", (Reasoning("A" * blob_len, encrypted=True), Text(f"done {id}")))
+
+
+def test_reasoning_estimate_sums_items_before_the_last_user_message(chars4: TokenCounter) -> None:
+    # blob 4,000 bytes: 4,000 * 3 / 4 - 650 = 2,350 bytes; blob 1,001: 750 - 650 = 100; blob 800: 0
+    env = Message("env", "user", (Text("<environment_context>\n  <cwd>/r</cwd>\n</environment_context>"),))
+    msgs = [user("u1"), reasoning("a1", 4_000), reasoning("a2", 1_001), reasoning("a3", 800),
+            user("u2"), reasoning("a4", 9_000)]  # a4 is after the last user message: not counted
+    v = view_of(msgs, chars4, ModelLimits(272_000, 128_000))
+    assert Codex(CodexParams(reasoning_items="sum")).reasoning_tokens(v) == math.ceil(2_450 / 4) == 613
+    assert Codex(CodexParams(reasoning_items="per-item")).reasoning_tokens(v) == 588 + 25 == 613
+    assert Codex(CodexParams()).reasoning_tokens(v) == 0  # the seed: off
+    # per item, rounding differs: 2 x 101 bytes = ceil(202 / 4) = 51 summed, 26 + 26 = 52 per item
+    two = [user("u1"), reasoning("a1", 1_002), reasoning("a2", 1_002), user("u2")]
+    v2 = view_of(two, chars4)
+    assert Codex(CodexParams(reasoning_items="sum")).reasoning_tokens(v2) == 51
+    assert Codex(CodexParams(reasoning_items="per-item")).reasoning_tokens(v2) == 52
+    # today's boundary skips contextual user messages (<environment_context>); 0.77's is any user message
+    v3 = view_of([*two, reasoning("a3", 4_000), env], chars4)
+    assert Codex(CodexParams(reasoning_items="sum")).reasoning_tokens(v3) == math.ceil((202 + 2_350) / 4)
+    assert Codex(CodexParams(reasoning_items="per-item")).reasoning_tokens(v3) == 52
+
+
+def test_reasoning_estimate_follows_the_view_incrementally(chars4: TokenCounter) -> None:
+    """The estimate is kept per entry as the view grows and restarts after a compaction."""
+    c = Codex(CodexParams(reasoning_items="sum"))
+    msgs = [user("u1"), reasoning("a1", 4_000), user("u2")]
+    v = view_of(msgs, chars4)
+    assert c.reasoning_tokens(v) == 588
+    grown = view_of([*msgs, reasoning("a2", 4_000), user("u3")], chars4)
+    assert c.reasoning_tokens(grown) == 1_175  # ceil(4,700 / 4)
+    compacted = view_of([user("u3")], chars4)
+    compacted.compactions = 1
+    assert c.reasoning_tokens(compacted) == 0
+
+
+@pytest.mark.parametrize(("reported", "fires"), [(244_799 - 613, False), (244_800 - 613, True)])
+def test_trigger_adds_the_reasoning_estimate(chars4: TokenCounter, reported: int, fires: bool) -> None:
+    msgs = [user("u1"), reasoning("a1", 4_000), reasoning("a2", 1_001), user("u2"), assistant("a3")]
+    c = Codex(CodexParams(reasoning_items="sum"))
+    assert (compact_after(c, msgs, chars4, reported, window=272_000) is not None) is fires
+
+
+def test_limit_uses_the_models_input_window(chars4: TokenCounter) -> None:
+    """Codex's context_window for GPT-5 models is 272,000: litellm's input limit of a 400k model."""
+    v = view_of([user("u1")], chars4, ModelLimits(400_000, 128_000, max_input=272_000))
+    assert Codex(CodexParams()).limit(v) == resolve("codex:preset=0.77").create().limit(v) == 244_800  # type: ignore[attr-defined]
+
+
+def test_presets_for_0_77_and_today() -> None:
+    p077, cur = resolve("codex:preset=0.77").params, resolve("codex:preset=current").params
+    assert isinstance(p077, CodexParams) and isinstance(cur, CodexParams)
+    assert (p077.reasoning_items, p077.count_pending_items) == ("sum", False)
+    assert (cur.reasoning_items, cur.count_pending_items) == ("per-item", True)
+    from compbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="reasoning_items='sometimes' is not one of off, sum, per-item"):
+        resolve("codex:reasoning_items=sometimes")
+    with pytest.raises(ValueError, match="reasoning_items"):
+        Codex(CodexParams(reasoning_items="sometimes"))  # type: ignore[arg-type]
+
+
+def test_manual_compact_is_the_same_rebuild(chars4: TokenCounter) -> None:
+    msgs = long_session()
+    c = Codex(CodexParams()).manual(view_of(msgs, chars4))
+    auto = compact_after(Codex(CodexParams()), msgs, chars4, 180_000)
+    assert auto is not None and c.reason == "manual" and c.new_view == auto.new_view
