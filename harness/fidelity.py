@@ -23,7 +23,7 @@ from typing import Any
 from compbench.errors import UsageError
 from compbench.facts.derive import extract
 from compbench.facts.presence import Matcher
-from compbench.loop import ReplayConfig, Trace, replay
+from compbench.loop import CompactionEvent, ReplayConfig, Trace, replay
 from compbench.session import ModelLimits
 from compbench.summarizers import Summarizer
 from compbench.tokens import TokenCounter
@@ -92,6 +92,13 @@ def _next_input(t: Transcript, index: int) -> int | None:
         if m.role == "assistant" and m.usage is not None and m.usage.input > 0 and not m.meta.get("compaction"):
             return m.usage.input
     return None
+
+
+def _position(ev: CompactionEvent) -> int:
+    """Model calls completed before the compaction, the measure ``real_step`` uses: a compaction in
+    step k's after-hook (pi) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
+    OpenCode) after k."""
+    return ev.step + 1 if ev.phase == "after" else ev.step
 
 
 def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -210,8 +217,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             out.append(Row(
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
                 preset=preset, real_step=real_step,
-                our_step=ev.step if ev and auto else None,
-                d_steps=ev.step - real_step if ev and auto else None,
+                our_step=_position(ev) if ev and auto else None,
+                d_steps=_position(ev) - real_step if ev and auto else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
                 d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
                 kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev else None,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compbench.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.loop import ReplayConfig, replay
+from compbench.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Usage
