@@ -16,8 +16,9 @@ O(1) unless a strategy acts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal, NamedTuple, Protocol
 
 from compbench.session import (
@@ -276,13 +277,34 @@ def recorded_entries(transcript: Transcript, tokens: TranscriptTokens) -> tuple[
                  for i, m in enumerate(transcript.messages))
 
 
+def _follow(live: list[int], shadows: Sequence[Strategy], diverged: set[int],
+            call: Callable[[Strategy], Sequence[Action]], actions: Sequence[Action]) -> None:
+    """Ask every shadow still in step the leader's question; one that answers differently has left
+    the leader's trajectory from here on."""
+    expected = list(actions)
+    for k in list(live):
+        if list(call(shadows[k])) != expected:
+            live.remove(k)
+            diverged.add(k)
+
+
 def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, config: ReplayConfig,
            counter: TokenCounter, index: TranscriptTokens | None = None, observer: Observer | None = None,
-           entries: Sequence[Entry] | None = None) -> Trace:
+           entries: Sequence[Entry] | None = None, shadows: Sequence[Strategy] = (),
+           diverged: set[int] | None = None) -> Trace:
     """Replay ``transcript`` under ``strategy``; pure given a deterministic summarizer.
 
     ``entries`` (from :func:`recorded_entries` with the same ``index``) saves rebuilding them per strategy.
+
+    ``shadows`` (a tuning grid's other configurations of the same strategy) are asked every question
+    the leader is asked, on the same view; while each answers exactly as the leader does, its own replay
+    would be this one, action for action, so the trace is its trace too. The index of a shadow that
+    answers differently goes into ``diverged``: its replay must be run by itself. Only sound with a
+    pure summarizer (the same request always gets the same summary).
     """
+    live = list(range(len(shadows)))
+    if diverged is None:
+        diverged = set()
     tokens = index or counter.index(transcript)
     recorded = entries if entries is not None else recorded_entries(transcript, tokens)
     s = _Session(config, counter, observer)
@@ -318,8 +340,12 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         """The user's /compact before message ``next_index`` joins (or after the last one)."""
         view.step = step
         view.context_tokens = s.input_tokens()
+        view.shared.clear()
         asked = manual(view) if manual is not None else None
-        apply([asked] if asked is not None else [], step, "manual", next_index)
+        actions = [asked] if asked is not None else []
+        if live:
+            _follow(live, shadows, diverged, lambda x: _manual_actions(x, view), actions)
+        apply(actions, step, "manual", next_index)
 
     for i, m in enumerate(transcript.messages):
         if manual is not None and config.manual_at is not None and i >= config.manual_at:
@@ -335,7 +361,12 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             continue
         view.step = step
         view.context_tokens = s.input_tokens()
-        apply(strategy.before_step(view), step, "before", i)
+        if view.shared:
+            view.shared.clear()
+        actions = strategy.before_step(view)
+        if live:
+            _follow(live, shadows, diverged, lambda x: x.before_step(view), actions)
+        apply(actions, step, "before", i)
         if observer:
             observer.step(step, i)
         inp, cached = s.call()
@@ -348,12 +379,27 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             usage = m.usage
         view.last_usage = usage
         view.context_tokens = s.input_tokens()
-        apply(strategy.after_step(view, usage), step, "after", i + 1)
+        if view.shared:
+            view.shared.clear()
+        actions = strategy.after_step(view, usage)
+        if live:
+            _follow(live, shadows, diverged, partial(_after, view=view, usage=usage), actions)
+        apply(actions, step, "after", i + 1)
         step += 1
     if manual is not None:  # asked after the last recorded message
         ask_manual(len(transcript.messages))
     return Trace(transcript.id, strategy.name, tuple(steps), tuple(compactions), tuple(prunes),
                  tuple(s.epochs), tuple(s.epoch_starts), tuple(e.id for e in s.entries))
+
+
+def _after(strategy: Strategy, view: SessionView, usage: Usage) -> Sequence[Action]:
+    return strategy.after_step(view, usage)
+
+
+def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:
+    manual = getattr(strategy, "manual", None)
+    asked = manual(view) if manual is not None else None
+    return [asked] if asked is not None else []
 
 
 def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> PruneEvent:

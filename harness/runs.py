@@ -69,6 +69,7 @@ class _Replayer:
         self.config = ReplayConfig(spec.limits, spec.system_tokens)
         self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_for(spec.price_model)
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
+        self.share = bool(getattr(self.summarizer, "pure", False))  # see _trajectories
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         try:
@@ -84,15 +85,20 @@ class _Replayer:
         facts = FactIndex.build(t, facts_for(t, gold=self.gold))
         entries = recorded_entries(t, index)
 
-        def go(c: Configured) -> tuple[Trace, PresenceTracker]:
+        def go(c: Configured, shadows: list[Configured] | None = None,
+               diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
             tracker = PresenceTracker(facts)
-            return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries), tracker
+            return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries,
+                          [x.create() for x in shadows or ()], diverged), tracker
 
         ref = go(self.reference)
+        outcomes = self._trajectories(go, ref)
+        evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
-        for c in self.configs:
-            trace, tracker = ref if c.name == "none" else go(c)
-            retained, per_event, fact_rows = evaluate(t, trace, facts, tracker, index.part_tokens)
+        for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
+            if id(trace) not in evaluated:  # configurations that shared a trajectory share its evaluation
+                evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens)
+            retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
             rows["results"].append({**key, "name": c.name, "source": t.source,
                                     **result_row(trace, ref[0], self.prices), **retained})
@@ -104,6 +110,36 @@ class _Replayer:
             rows["prunes"] += [{**key, "seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
                                 "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]
         return rows
+
+
+    def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]],
+                      ref: tuple[Trace, PresenceTracker]) -> list[tuple[Trace, PresenceTracker]]:
+        """Each configuration's replay. The configurations of one strategy (a tuning grid) are replayed
+        together: one leads, the others shadow it while they would act as it does (most of a grid
+        agrees for most of a transcript), and those that diverge are replayed again, together, from
+        the start. With a summarizer that is not pure, every configuration is replayed by itself."""
+        out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(self.configs)
+        groups: dict[str, list[int]] = {}
+        for k, c in enumerate(self.configs):
+            if c.name == "none":
+                out[k] = ref
+            elif self.share:
+                groups.setdefault(c.name, []).append(k)
+            else:
+                out[k] = go(c)
+        pending = list(groups.values())
+        while pending:
+            group = pending.pop()
+            diverged: set[int] = set()
+            result = go(self.configs[group[0]], [self.configs[k] for k in group[1:]], diverged)
+            out[group[0]] = result
+            rest = [k for j, k in enumerate(group[1:]) if j not in diverged]
+            for k in rest:
+                out[k] = result
+            left = [k for j, k in enumerate(group[1:]) if j in diverged]
+            if left:
+                pending.append(left)
+        return [o for o in out if o is not None]
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

@@ -180,6 +180,9 @@ class SessionView:
         self.last_usage: Usage | None = None
         self.compactions = 0
         self.meta: Mapping[str, Any] = {}
+        # scratch space for one round of hooks (a leader and the grid configurations shadowing it): the
+        # loop empties it before every round, so what is in it was computed on the current view
+        self.shared: dict[Any, Any] = {}
 
     @property
     def entries(self) -> Sequence[Entry]:

@@ -45,7 +45,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, SummaryRequest
+from compbench.session import (
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    ModelLimits,
+    Prune,
+    SessionView,
+    SummaryRequest,
+)
 from compbench.strategies.base import strategy
 from compbench.strategies.opencode_prune import (
     PLACEHOLDER,
@@ -53,8 +63,8 @@ from compbench.strategies.opencode_prune import (
     PRUNE_PROTECT,
     PRUNE_PROTECTED_TOOLS,
     Outputs,
+    walk,
 )
-from compbench.strategies.opencode_prune import select as select_prune
 from compbench.tokens import chars4_round
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
@@ -175,6 +185,8 @@ class OpenCode:
         self.pending = False  # a compaction marker queued by the last overflow
         self.seen_user = ""  # the newest prompt already pruned for
         self._outputs: dict[int, tuple[Message, Outputs]] = {}  # prune's per-message outputs, this replay
+        self._usable_for: ModelLimits | None = None
+        self._usable = 0
 
     # --- overflow ------------------------------------------------------------------------------------
     def ceiling(self, s: SessionView) -> int:
@@ -182,9 +194,15 @@ class OpenCode:
         return min(s.limits.max_output, self.p.output_cap) or self.p.output_cap
 
     def usable(self, s: SessionView) -> int:
-        if s.limits.max_input:
-            return max(0, s.limits.max_input - min(self.p.input_buffer, self.ceiling(s)))
-        return max(0, s.limits.context_window - self.ceiling(s))
+        limits = s.limits
+        if limits is self._usable_for:  # asked after every step of every grid configuration
+            return self._usable
+        if limits.max_input:
+            usable = max(0, limits.max_input - min(self.p.input_buffer, self.ceiling(s)))
+        else:
+            usable = max(0, limits.context_window - self.ceiling(s))
+        self._usable_for, self._usable = limits, usable
+        return usable
 
     def is_overflow(self, s: SessionView, u: Usage) -> bool:
         if not self.p.auto or s.limits.context_window == 0:
@@ -227,8 +245,12 @@ class OpenCode:
 
     def prune(self, s: SessionView, stop: int | None = None) -> Prune | None:
         """Seed 001 ``prune`` over ``s.entries[:stop]`` (the view starts at the latest pivot)."""
-        return select_prune(s.entries[:stop], self.p.protect, self.p.minimum, self.p.protected_tools,
-                            cache=self._outputs)
+        # the walk does not depend on protect/minimum: a grid's shadows on this view reuse the leader's
+        key = ("opencode.prune.walk", stop, self.p.protected_tools)
+        w = s.shared.get(key)
+        if w is None:
+            w = s.shared[key] = walk(s.entries[:stop], self.p.protected_tools, cache=self._outputs)
+        return w.choose(self.p.protect, self.p.minimum)
 
     # --- compaction ----------------------------------------------------------------------------------
     def manual(self, s: SessionView) -> Compact:

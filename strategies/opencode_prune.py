@@ -11,6 +11,7 @@ out of *both* loops (seed 001's pseudocode shows a bare ``break``; the source is
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 
 from compbench.session import Entry, Prune
@@ -36,23 +37,46 @@ def outputs(m: Message, protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS) 
     return tuple(out)
 
 
-def select(entries: Sequence[Entry], protect: int = PRUNE_PROTECT, minimum: int = PRUNE_MINIMUM,
-           protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS, placeholder: str = PLACEHOLDER,
-           cache: dict[int, tuple[Message, Outputs]] | None = None) -> Prune | None:
-    """Seed 001 ``prune``: the outputs to hide, newest first, or None when the saving is too small.
+class Walk:
+    """The config-independent part of the prune walk over one view: the outputs it passes, newest first,
+    and their running estimate. Which of them a ``(protect, minimum)`` pair prunes is then arithmetic
+    (``choose``), so a tuning grid's configurations share one walk per prompt."""
 
-    Walk backwards counting user messages; skip while fewer than two have been seen (the current and
-    previous turns stay whole); stop at a summary message (the pivot) or at an output already pruned
-    (everything older was handled by an earlier prune). Over completed (not errored), unprotected
-    outputs, sum ``Token.estimate`` = round(chars/4); once the sum passes ``protect`` every further
-    output is selected. Applied only if the selected estimate exceeds ``minimum``.
+    __slots__ = ("_chosen", "cum", "parts")
+
+    def __init__(self, parts: list[tuple[str, int]], cum: list[int]) -> None:
+        self.parts = parts
+        self.cum = cum
+        self._chosen: dict[tuple[int, str], Prune] = {}
+
+    def choose(self, protect: int, minimum: int, placeholder: str = PLACEHOLDER) -> Prune | None:
+        """Seed 001's selection: once the running sum passes ``protect`` every further output is
+        selected (estimates are never negative, so that is a suffix); applied if it saves > ``minimum``."""
+        k = bisect_right(self.cum, protect)
+        pruned = (self.cum[-1] - (self.cum[k - 1] if k else 0)) if k < len(self.cum) else 0
+        if not pruned > minimum:
+            return None
+        hit = self._chosen.get((k, placeholder))
+        if hit is None:  # one Prune per suffix: configurations that agree hold the same object
+            hit = self._chosen[(k, placeholder)] = Prune(
+                tuple((msg_id, j, placeholder) for msg_id, j in self.parts[k:]), "prune")
+        return hit
+
+
+def walk(entries: Sequence[Entry], protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS,
+         cache: dict[int, tuple[Message, Outputs]] | None = None) -> Walk:
+    """Seed 001 ``prune``'s walk: backwards counting user messages; skip while fewer than two have been
+    seen (the current and previous turns stay whole); stop at a summary message (the pivot) or at an
+    output already pruned (everything older was handled by an earlier prune — ``break loop``). It
+    passes completed (not errored), unprotected outputs, each at ``Token.estimate`` = round(chars/4).
 
     The walk runs at every new prompt over the whole unpruned history, as OpenCode's does; ``cache``
     (one per replay, keyed by message identity and holding the message) keeps each message's outputs
     and estimates so that repeated walks cost a lookup per message.
     """
-    total = pruned = turns = 0
-    targets: list[tuple[str, int, str]] = []
+    total = turns = 0
+    parts: list[tuple[str, int]] = []
+    cum: list[int] = []
     for e in reversed(entries):
         m = e.message
         if m.role == "user":
@@ -70,13 +94,17 @@ def select(entries: Sequence[Entry], protect: int = PRUNE_PROTECT, minimum: int 
             found = hit[1]
         for j, estimate in found:
             if j in e.pruned:
-                return _decide(targets, pruned, minimum)  # `break loop`: leave both loops
+                return Walk(parts, cum)  # `break loop`: leave both loops
             total += estimate
-            if total > protect:
-                pruned += estimate
-                targets.append((e.id, j, placeholder))
-    return _decide(targets, pruned, minimum)
+            parts.append((e.id, j))
+            cum.append(total)
+    return Walk(parts, cum)
 
 
-def _decide(targets: list[tuple[str, int, str]], pruned: int, minimum: int) -> Prune | None:
-    return Prune(tuple(targets), "prune") if pruned > minimum else None
+def select(entries: Sequence[Entry], protect: int = PRUNE_PROTECT, minimum: int = PRUNE_MINIMUM,
+           protected_tools: Sequence[str] = PRUNE_PROTECTED_TOOLS, placeholder: str = PLACEHOLDER,
+           cache: dict[int, tuple[Message, Outputs]] | None = None) -> Prune | None:
+    """Seed 001 ``prune``: the outputs to hide, newest first, or None when the saving is too small
+    (over the completed outputs the walk passes, once their estimate passes ``protect`` every further
+    output is selected; applied only if the selected estimate exceeds ``minimum``)."""
+    return walk(entries, protected_tools, cache).choose(protect, minimum, placeholder)

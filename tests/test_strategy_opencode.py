@@ -357,3 +357,71 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
     assert c.tokens_after == 6 + math.ceil(len(c.summary) / 4) + 8  # marker + summary + continue
     after = tr.epochs[tr.epoch_starts.index(tr.steps[first + 1].message_index)]
     assert [x.split(":")[-1] for x in after] == ["marker", "summary", "synthetic"]
+
+
+def _seed_001_prune(entries: list[Entry], protect: int, minimum: int) -> Prune | None:
+    """Seed 001's ``prune`` transcribed line by line: the reference ``walk`` + ``choose`` must equal."""
+    from compbench.tokens import chars4_round
+    from compbench.transcript import ToolResult
+
+    total = pruned = turns = 0
+    targets = []
+    for e in reversed(entries):
+        if e.message.role == "user":
+            turns += 1
+        if turns < 2:
+            continue
+        if e.message.role == "assistant" and e.origin == "summary":
+            break
+        for j in range(len(e.message.parts) - 1, -1, -1):
+            part = e.message.parts[j]
+            if not isinstance(part, ToolResult) or part.is_error or part.name == "skill":
+                continue
+            if j in e.pruned:
+                return Prune(tuple(targets), "prune") if pruned > minimum else None
+            total += chars4_round(part.output)
+            if total > protect:
+                pruned += chars4_round(part.output)
+                targets.append((e.id, j, "[Old tool result content cleared]"))
+    return Prune(tuple(targets), "prune") if pruned > minimum else None
+
+
+def test_walk_then_choose_is_seed_001s_prune(chars4: TokenCounter) -> None:
+    """The walk is shared by a grid's configurations and each picks its suffix by arithmetic; for
+    random sessions, pruned marks, summaries and thresholds it selects exactly what seed 001 does."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compbench.strategies.opencode_prune import walk
+
+    kinds = st.sampled_from(["user", "call", "skill", "error", "summary"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(kinds, st.integers(0, 4_000), st.booleans()), max_size=30),
+           st.integers(-5, 6_000), st.integers(-5, 3_000))
+    def check(spec: list[tuple[str, int, bool]], protect: int, minimum: int) -> None:
+        entries: list[Entry] = []
+        for k, (kind, size, pruned) in enumerate(spec):
+            if kind == "user":
+                m = user(f"u{k}")
+                origin = "recorded"
+            elif kind == "summary":
+                m, origin = assistant(f"s{k}", "summary"), "summary"
+            else:
+                m = tool(f"t{k}", f"c{k}", "x" * size, name="skill" if kind == "skill" else "bash",
+                         is_error=kind == "error")
+                origin = "recorded"
+            counts = chars4.parts(m)
+            e = Entry(m, chars4.message(m, counts), counts, origin, k)  # type: ignore[arg-type]
+            entries.append(replace(e, pruned={0: "[Old tool result content cleared]"}) if pruned else e)
+        w = walk(entries)
+        # the thresholds drawn, and every boundary: protect at each running sum and one below it,
+        # minimum at each saving a suffix would make and one below it
+        boundaries = [(c - d, minimum) for c in w.cum for d in (0, 1)]
+        boundaries += [(protect, w.cum[-1] - c - d) for c in (0, *w.cum) for d in (0, 1)] if w.cum else []
+        for p, m in [(protect, minimum), *boundaries]:
+            expected = _seed_001_prune(entries, p, m)
+            assert select(entries, p, m) == expected
+            assert w.choose(p, m) == expected == w.choose(p, m)
+
+    check()

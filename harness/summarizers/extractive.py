@@ -181,6 +181,7 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
 
 class ExtractiveSummarizer:
     name = "extractive"
+    pure = True  # the same request always gets the same summary: a grid's replays may be shared
 
     def forget(self) -> None:
         """Called by the run when a transcript is done: its messages will not be summarized again."""

@@ -1,0 +1,56 @@
+"""A tuning grid's configurations share replays while they act alike (``_Replayer._trajectories``):
+the tables must be byte-identical to replaying every configuration by itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compbench import loop, runs
+from compbench.dataset import iter_transcripts
+from compbench.rundir import write_run
+from compbench.runs import TABLES, RunSpec
+from compbench.session import ModelLimits
+from compbench.summarizers.extractive import ExtractiveSummarizer
+from compbench.synth import generate
+from compbench.tune import grid_specs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GRID = [
+    *grid_specs("opencode", ["protect=2000,10000,40000", "minimum=1000,20000"]),
+    *grid_specs("opencode", ["protect=5000,40000"], fixed="preset=current,prune=true"),
+    *grid_specs("pi", ["keep_recent_tokens=2000,8000,20000"]),
+    *grid_specs("codex", ["auto_compact_token_limit=10000,20000,none"]),
+    *grid_specs("round-chained", ["recent_messages_to_keep=4,10"]),
+    "claude-code", "claude-code:preset=current", "truncate", "none",
+]
+
+
+def tables(out: Path) -> dict[str, bytes]:
+    return {k: (out / f"{k}.parquet").read_bytes() for k in TABLES}
+
+
+@pytest.mark.parametrize("source", ["synth", "samples"])
+def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         source: str) -> None:
+    data = (list(generate(6, seed=4, turns=40)) if source == "synth"
+            else list(iter_transcripts(ROOT / "datasets" / "samples"))[:6])
+    spec = RunSpec(strategies=tuple(GRID), limits=ModelLimits(24_000, 4_096), tokenizer="o200k_base")
+    calls = {"n": 0}
+    real = loop.replay
+
+    def counting(*a: object, **k: object) -> loop.Trace:
+        calls["n"] += 1
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runs, "replay", counting)
+    write_run(tmp_path / "shared", spec, source, iter(data))
+    shared_calls = calls["n"]
+    monkeypatch.setattr(ExtractiveSummarizer, "pure", False)
+    calls["n"] = 0
+    write_run(tmp_path / "alone", spec, source, iter(data))
+    assert calls["n"] == len(data) * len(GRID)  # + the reference, minus the "none" configuration: same count
+    assert shared_calls < calls["n"] * 0.75  # the grid really shared most replays
+    assert tables(tmp_path / "shared") == tables(tmp_path / "alone")
