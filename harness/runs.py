@@ -28,6 +28,7 @@ from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
+SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
 
@@ -91,8 +92,7 @@ class _Replayer:
             return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries,
                           [x.create() for x in shadows or ()], diverged), tracker
 
-        ref = go(self.reference)
-        outcomes = self._trajectories(go, ref)
+        ref, outcomes = self._trajectories(go)
         evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
@@ -112,34 +112,48 @@ class _Replayer:
         return rows
 
 
-    def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]],
-                      ref: tuple[Trace, PresenceTracker]) -> list[tuple[Trace, PresenceTracker]]:
-        """Each configuration's replay. The configurations of one strategy (a tuning grid) are replayed
-        together: one leads, the others shadow it while they would act as it does (most of a grid
-        agrees for most of a transcript), and those that diverge are replayed again, together, from
-        the start. With a summarizer that is not pure, every configuration is replayed by itself."""
-        out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(self.configs)
+    def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]]
+                      ) -> tuple[tuple[Trace, PresenceTracker], list[tuple[Trace, PresenceTracker]]]:
+        """The reference replay and each configuration's.
+
+        Every configuration first shadows the ``none`` reference: while a strategy has not acted its
+        replay is the reference's (on a transcript that never reaches its thresholds, all of it), and
+        as ``none`` never asks for a summary this holds with any summarizer. Those that act are then
+        replayed per strategy, a tuning grid's configurations together: one leads, the others shadow it
+        while they act as it does, and those that diverge are replayed again, together, from the start
+        — only with a pure summarizer; otherwise each by itself."""
+        configs = self.configs
+        if not SHARE_REPLAYS:
+            ref = go(self.reference)
+            return ref, [ref if c.name == "none" else go(c) for c in configs]
+        acting = [k for k, c in enumerate(configs) if c.name != "none"]
+        diverged: set[int] = set()
+        ref = go(self.reference, [configs[k] for k in acting], diverged)
+        out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(configs)
         groups: dict[str, list[int]] = {}
-        for k, c in enumerate(self.configs):
-            if c.name == "none":
+        for j, k in enumerate(acting):
+            if j not in diverged:
                 out[k] = ref
             elif self.share:
-                groups.setdefault(c.name, []).append(k)
+                groups.setdefault(configs[k].name, []).append(k)
             else:
-                out[k] = go(c)
+                out[k] = go(configs[k])
+        for k, c in enumerate(configs):
+            if c.name == "none":
+                out[k] = ref
         pending = list(groups.values())
         while pending:
             group = pending.pop()
-            diverged: set[int] = set()
-            result = go(self.configs[group[0]], [self.configs[k] for k in group[1:]], diverged)
+            left: set[int] = set()
+            result = go(configs[group[0]], [configs[k] for k in group[1:]], left)
             out[group[0]] = result
-            rest = [k for j, k in enumerate(group[1:]) if j not in diverged]
-            for k in rest:
-                out[k] = result
-            left = [k for j, k in enumerate(group[1:]) if j in diverged]
-            if left:
-                pending.append(left)
-        return [o for o in out if o is not None]
+            for j, k in enumerate(group[1:]):
+                if j not in left:
+                    out[k] = result
+            rest = [k for j, k in enumerate(group[1:]) if j in left]
+            if rest:
+                pending.append(rest)
+        return ref, [o for o in out if o is not None]
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

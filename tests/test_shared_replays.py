@@ -12,7 +12,6 @@ from compbench.dataset import iter_transcripts
 from compbench.rundir import write_run
 from compbench.runs import TABLES, RunSpec
 from compbench.session import ModelLimits
-from compbench.summarizers.extractive import ExtractiveSummarizer
 from compbench.synth import generate
 from compbench.tune import grid_specs
 
@@ -32,12 +31,15 @@ def tables(out: Path) -> dict[str, bytes]:
     return {k: (out / f"{k}.parquet").read_bytes() for k in TABLES}
 
 
-@pytest.mark.parametrize("source", ["synth", "samples"])
+@pytest.mark.parametrize(("source", "summarizer"), [("synth", "extractive"), ("samples", "extractive"),
+                                                    ("synth", "mock")])
 def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         source: str) -> None:
+                                                         source: str, summarizer: str) -> None:
+    """With the mock summarizer (not pure) only the ``none`` reference is shadowed; the grid is not."""
     data = (list(generate(6, seed=4, turns=40)) if source == "synth"
             else list(iter_transcripts(ROOT / "datasets" / "samples"))[:6])
-    spec = RunSpec(strategies=tuple(GRID), limits=ModelLimits(24_000, 4_096), tokenizer="o200k_base")
+    spec = RunSpec(strategies=tuple(GRID), limits=ModelLimits(24_000, 4_096), tokenizer="o200k_base",
+                   summarizer=summarizer)
     calls = {"n": 0}
     real = loop.replay
 
@@ -48,7 +50,7 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
     monkeypatch.setattr(runs, "replay", counting)
     write_run(tmp_path / "shared", spec, source, iter(data))
     shared_calls = calls["n"]
-    monkeypatch.setattr(ExtractiveSummarizer, "pure", False)
+    monkeypatch.setattr(runs, "SHARE_REPLAYS", False)
     calls["n"] = 0
     write_run(tmp_path / "alone", spec, source, iter(data))
     assert calls["n"] == len(data) * len(GRID)  # + the reference, minus the "none" configuration: same count
