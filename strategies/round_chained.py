@@ -307,6 +307,13 @@ def _visible(m: Message) -> Message:
     return m
 
 
+# Estimates of unpruned messages by message identity (the message is held, so an id is never reused
+# while its entry is here): the replays of one transcript (a grid, a diverged shadow replayed again)
+# estimate each message once. Bounded; cleared when full.
+_SHARED_ESTIMATES: dict[int, tuple[Message, int]] = {}
+_SHARED_ESTIMATES_MAX = 200_000
+
+
 class RoundChained:
     """One instance per replay: caches per-message estimates and the saved round number."""
 
@@ -330,6 +337,14 @@ class RoundChained:
         if not (0 < n <= len(entries) and entries[n - 1] is self._tail):
             n, self._sum = 0, 0
         for e in entries[n:]:
+            if not e.pruned:  # a recorded message's estimate, shared with every replay in the process
+                hit = _SHARED_ESTIMATES.get(id(e.message))
+                if hit is None or hit[0] is not e.message:
+                    if len(_SHARED_ESTIMATES) >= _SHARED_ESTIMATES_MAX:
+                        _SHARED_ESTIMATES.clear()
+                    hit = _SHARED_ESTIMATES[id(e.message)] = (e.message, estimate_message(_visible(e.message)))
+                self._sum += hit[1]
+                continue
             key = (e.id, e.index, len(e.pruned))
             est = self._estimates.get(key)
             if est is None:
