@@ -21,7 +21,7 @@ from compbench.metrics import result_row
 from compbench.models import Prices, prices_for
 from compbench.retention import CompactionFacts, evaluate
 from compbench.session import ModelLimits
-from compbench.strategies import Configured, resolve
+from compbench.strategies import Configured, forget_transcript_caches, resolve
 from compbench.summarizers import Summarizer
 from compbench.summarizers import get as get_summarizer
 from compbench.tokens import TokenCounter
@@ -79,6 +79,7 @@ class _Replayer:
             forget = getattr(self.summarizer, "forget", None)
             if forget is not None:
                 forget()  # per-transcript caches (the extractive summarizer's) must not outlive it
+            forget_transcript_caches()  # nor the strategies' (round-chained's estimates)
 
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         counter = self.counter.scoped()

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
-from compbench.strategies.base import Configured, StrategyInfo, configure, get, names, resolve, strategy
+from compbench.strategies.base import (
+    Configured,
+    StrategyInfo,
+    configure,
+    forget_transcript_caches,
+    get,
+    names,
+    resolve,
+    strategy,
+    transcript_cache,
+)
 
-__all__ = ["Configured", "StrategyInfo", "configure", "get", "names", "resolve", "strategy"]
+__all__ = ["Configured", "StrategyInfo", "configure", "forget_transcript_caches", "get", "names", "resolve",
+           "strategy", "transcript_cache"]

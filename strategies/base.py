@@ -55,6 +55,20 @@ class StrategyInfo:
 
 
 _registry: dict[str, StrategyInfo] = {}
+_transcript_caches: list[dict[Any, Any]] = []
+
+
+def transcript_cache() -> dict[Any, Any]:
+    """A module-level cache shared by the replays of one transcript (a grid's configurations, a
+    diverged shadow replayed again), emptied by the run when the transcript is done."""
+    cache: dict[Any, Any] = {}
+    _transcript_caches.append(cache)
+    return cache
+
+
+def forget_transcript_caches() -> None:
+    for cache in _transcript_caches:
+        cache.clear()
 _entry_points_loaded = False
 
 

@@ -47,7 +47,7 @@ from decimal import Decimal
 from typing import Any
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import strategy, transcript_cache
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit
@@ -309,9 +309,9 @@ def _visible(m: Message) -> Message:
 
 # Estimates of unpruned messages by message identity (the message is held, so an id is never reused
 # while its entry is here): the replays of one transcript (a grid, a diverged shadow replayed again)
-# estimate each message once. Bounded; cleared when full.
-_SHARED_ESTIMATES: dict[int, tuple[Message, int]] = {}
-_SHARED_ESTIMATES_MAX = 200_000
+# estimate each message once. Emptied after each transcript of a run; bounded for other callers.
+_SHARED_ESTIMATES: dict[int, tuple[Message, int]] = transcript_cache()
+_SHARED_ESTIMATES_MAX = 20_000
 
 
 class RoundChained:

@@ -56,3 +56,6 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
     assert calls["n"] == len(data) * len(GRID)  # + the reference, minus the "none" configuration: same count
     assert shared_calls < calls["n"] * 0.75  # the grid really shared most replays
     assert tables(tmp_path / "shared") == tables(tmp_path / "alone")
+    from compbench.strategies import round_chained
+
+    assert round_chained._SHARED_ESTIMATES == {}  # the per-transcript caches do not outlive the transcript
