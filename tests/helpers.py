@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from compbench.loop import ReplayConfig, Strategy, Trace, replay
 from compbench.session import Entry, ModelLimits, SessionView
@@ -53,4 +55,51 @@ def run(t: Transcript, strategy: Strategy, counter: TokenCounter, window: int = 
                                                                           system_tokens), counter)
 
 
-__all__ = ["Usage", "assistant", "run", "system", "tool", "transcript", "user", "view_of"]
+def opencode_db(path: Path, docs: Sequence[Any], schema: str = "current") -> Path:
+    """Write ``opencode export`` documents into an OpenCode SQLite store as OpenCode 1.x lays it out:
+    ``current`` (session.sql.ts: time_created, part.session_id) or ``early`` (created_at, parts keyed by
+    message only). Values that are not what OpenCode writes (a fuzzer's) are stored as they come."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    t = "time_created" if schema == "current" else "created_at"
+    con.execute(f"CREATE TABLE session (id text primary key, project_id text, parent_id text, slug text, "
+                f"directory text, title text, version text, {t} integer, time_updated integer)")
+    con.execute(f"CREATE TABLE message (id text primary key, session_id text, {t} integer, data text)")
+    con.execute("CREATE TABLE part (id text primary key, message_id text, session_id text, data text)"
+                if schema == "current" else "CREATE TABLE part (id text primary key, message_id text, data text)")
+
+    def get(d: Any, key: str) -> Any:
+        return d.get(key) if isinstance(d, dict) else None
+
+    def text(v: Any) -> Any:
+        return v if v is None or isinstance(v, (str, int, float)) else json.dumps(v)
+
+    for n, doc in enumerate(docs):
+        info = get(doc, "info")
+        sid = text(get(info, "id")) or f"ses_{n}"
+        created = get(get(info, "time"), "created")
+        con.execute(f"INSERT OR IGNORE INTO session (id, project_id, parent_id, slug, directory, title, version, {t}) "
+                    "VALUES (?,?,?,?,?,?,?,?)", (sid, *(text(get(info, k)) for k in (
+                        "projectID", "parentID", "slug", "directory", "title", "version")), text(created)))
+        messages = get(doc, "messages")
+        for k, m in enumerate(messages if isinstance(messages, list) else []):
+            minfo = get(m, "info")
+            mid = text(get(minfo, "id")) or f"msg_{n}_{k}"
+            data = {a: b for a, b in minfo.items() if a not in ("id", "sessionID")} if isinstance(minfo, dict) \
+                else minfo
+            con.execute(f"INSERT OR IGNORE INTO message (id, session_id, {t}, data) VALUES (?,?,?,?)",
+                        (mid, sid, text(get(get(minfo, "time"), "created")) or k, json.dumps(data)))
+            parts = get(m, "parts")
+            for j, p in enumerate(parts if isinstance(parts, list) else []):
+                pid = text(get(p, "id")) or f"prt_{n}_{k}_{j}"
+                pdata = {a: b for a, b in p.items() if a not in ("id", "sessionID", "messageID")} \
+                    if isinstance(p, dict) else p
+                row = (pid, mid, sid, json.dumps(pdata)) if schema == "current" else (pid, mid, json.dumps(pdata))
+                con.execute(f"INSERT OR IGNORE INTO part VALUES ({','.join('?' * len(row))})", row)
+    con.commit()
+    con.close()
+    return path
+
+
+__all__ = ["Usage", "assistant", "opencode_db", "run", "system", "tool", "transcript", "user", "view_of"]

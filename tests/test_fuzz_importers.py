@@ -28,6 +28,7 @@ SEEDS: dict[str, list[str]] = {
     "claude-code": ["claude-code/M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl"],
     "codex": ["codex/TravelBlogs__rollout-2025-12-29T21-39-00-019b6bd5-ed54-7b23-873a-2177ca046ce3.jsonl"],
     "opencode": ["opencode/dark-factory__session__kind-meadow__ses_39b9a333bffeVNXMK6bSZru9Uq.json"],
+    "opencode-db": ["opencode/dark-factory__session__kind-meadow__ses_39b9a333bffeVNXMK6bSZru9Uq.json"],
     "pi": ["pi/pi-mono__before-compaction.jsonl"],
     "swe-agent": ["swe-agent/ctf-networking_1.traj"],
     "mini-swe-agent": ["mini-swe-agent/django__django-15104.traj.json"],
@@ -151,12 +152,36 @@ def test_importer_survives_mutations(fmt: str, tmp_path_factory: pytest.TempPath
         kind, doc = data.draw(st.sampled_from(seeds))
         doc = _mutate(_shrink(json.loads(json.dumps(doc))), data)
         counter["n"] += 1
-        path = d / f"input-{counter['n'] % 8}.{'jsonl' if kind == 'jsonl' else 'json'}"
-        path.write_bytes(_bytes(kind, doc, data))
+        if fmt == "opencode-db":
+            path = _db_input(d / f"input-{counter['n'] % 8}.db", doc, data)
+        else:
+            path = d / f"input-{counter['n'] % 8}.{'jsonl' if kind == 'jsonl' else 'json'}"
+            path.write_bytes(_bytes(kind, doc, data))
         _check(path, fmt)
 
     one()
     print(f"{fmt}: {counter['n']} inputs, no unexpected exception")
+
+
+def _db_input(path: Path, doc: Any, data: st.DataObject) -> Path:
+    """A mutated export document stored as OpenCode's SQLite store, then maybe damaged on disk."""
+    from helpers import opencode_db
+
+    path.unlink(missing_ok=True)
+    schema = data.draw(st.sampled_from(["current", "early"]))
+    try:
+        opencode_db(path, [doc], schema)
+    except UnicodeEncodeError:  # a lone surrogate cannot be stored as SQLite text: write a document only
+        path.unlink(missing_ok=True)
+        opencode_db(path, [json.loads(json.dumps(doc, ensure_ascii=False).encode("utf-8", "replace"))], schema)
+    raw = path.read_bytes()
+    op = data.draw(st.sampled_from(["none", "none", "none", "truncate", "flip"]))
+    if op == "truncate":
+        path.write_bytes(raw[: data.draw(st.integers(0, len(raw) - 1))])
+    elif op == "flip":
+        at = data.draw(st.integers(0, len(raw) - 1))
+        path.write_bytes(raw[:at] + bytes([raw[at] ^ 0xFF]) + raw[at + 1:])
+    return path
 
 
 def _native_seed() -> list[tuple[str, Any]]:

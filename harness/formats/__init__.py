@@ -22,6 +22,7 @@ FORMATS: dict[str, str] = {
     "claude-code": "compbench.formats.claude_code",
     "codex": "compbench.formats.codex",
     "opencode": "compbench.formats.opencode",
+    "opencode-db": "compbench.formats.opencode_db",
     "pi": "compbench.formats.pi",
     "mini-swe-agent": "compbench.formats.mini_swe_agent",
     "swe-agent": "compbench.formats.swe_agent",
@@ -29,7 +30,7 @@ FORMATS: dict[str, str] = {
 }
 
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
-MULTI_TRANSCRIPT = frozenset({"compbench", "openai"})
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
 LIMIT_ENV = "COMPBENCH_MAX_TRANSCRIPT_MB"
 DEFAULT_MAX_TRANSCRIPT_MB = 1024  # measured: a 200 MB transcript imports and replays in ~785 MB peak RSS
 
@@ -44,8 +45,13 @@ def max_transcript_bytes() -> int:
         raise TranscriptError(LIMIT_ENV, None, f"a number of MiB, got {raw!r}") from None
 
 
-# Suffixes a directory walk picks up; a file named explicitly is always tried.
+# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only
+# OpenCode's store (``opencode.db``, also ``opencode-<channel>.db``) is picked up, not its -wal/-shm.
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+
+
+def _walked(name: str) -> bool:
+    return name.endswith(TRANSCRIPT_SUFFIXES) or (name.startswith("opencode") and name.endswith(".db"))
 
 
 def module(name: str) -> ModuleType:
@@ -61,7 +67,7 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
         if p.is_dir():
             for f in sorted(p.rglob("*")):
                 rel = f.relative_to(p)
-                if f.is_file() and f.name.endswith(TRANSCRIPT_SUFFIXES) and not any(
+                if f.is_file() and _walked(f.name) and not any(
                         part.startswith(".") for part in rel.parts):
                     yield f
         elif p.exists():

@@ -116,6 +116,17 @@ def read(path: Path) -> Iterator[Transcript]:
     yield _build(ctx, info, doc["messages"])
 
 
+def from_document(path: Path, info: dict[str, Any], raw_messages: list[Any], where: str = "") -> Transcript:
+    """A session given as the export document's ``info`` and ``messages`` (``opencode-db`` hydrates its
+    rows into them). ``where`` prefixes errors instead of a line number (a database has no lines)."""
+    if not where:
+        return _build(_Ctx(path), info, raw_messages)
+    try:
+        return _build(_Ctx(path, text=""), info, raw_messages)
+    except TranscriptError as e:
+        raise TranscriptError(path, None, f"{where}: {e.expected}") from None
+
+
 def _build(ctx: _Ctx, info: dict[str, Any], raw_messages: list[Any]) -> Transcript:
     messages: list[Message] = []
     compactions: list[RecordedCompaction] = []
