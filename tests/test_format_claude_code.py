@@ -304,3 +304,24 @@ def test_no_conversation_records(tmp_path: Path) -> None:
     p = _write(tmp_path, [{"type": "summary", "summary": "t", "leafUuid": "x", "sessionId": "s", "parentUuid": None}])
     with pytest.raises(TranscriptError, match="at least one user or assistant record"):
         list(read_cc(p))
+
+
+def test_a_sub_agents_own_file_is_its_transcript(tmp_path: Path, transcripts_dir: Path) -> None:
+    """Claude Code writes each sub-agent to its own file (``<session>/subagents/agent-<id>.jsonl``), every
+    record ``isSidechain``: that is the sub-agent's conversation, imported as ``<sessionId>/<agentId>``
+    with the messages the same records give as a main conversation; a main file's sidechain records stay
+    out of the main transcript."""
+    src = transcripts_dir / "claude-code" / FFF
+    records = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in records:
+        if r.get("type") in ("user", "assistant", "system"):
+            r["isSidechain"], r["agentId"] = True, "a1b2c3"
+    sub_dir = tmp_path / "sess" / "subagents"
+    sub_dir.mkdir(parents=True)
+    (sub,) = read(_write(sub_dir, records, "agent-a1b2c3.jsonl"))
+    (main,) = read(src)
+    assert sub.id == f"{main.id}/a1b2c3" and sub.meta["sidechain"] is True and sub.meta["agent_id"] == "a1b2c3"
+    assert sub.messages == main.messages and sub.compactions == main.compactions
+    assert "sidechain_records" not in sub.meta
+    (hand,) = read(_write(tmp_path, _session()))
+    assert hand.meta["sidechain_records"] == 1 and "sidechain" not in hand.meta

@@ -12,7 +12,9 @@ Mapping decisions, each taken from the real files (not from documentation, which
   (``input_tokens`` excludes the cache) to compbench's (``input`` includes it).
 * ``tool_result`` blocks arrive in user records and become ``tool`` messages; an image inside a result is
   a :class:`Media` part beside the :class:`ToolResult`, never base64 text (it would be counted as context).
-* Sidechain (sub-agent) records are another context: counted in ``meta["sidechain_records"]``, not imported.
+* Sidechain (sub-agent) records are another context: counted in ``meta["sidechain_records"]``, not imported
+  with the main conversation. A file of sidechain records only (a sub-agent's own file) is imported as
+  that sub-agent's transcript, ``<sessionId>/<agentId>``.
 * ``isMeta`` user records (the local-command caveat) stay user messages flagged ``is_meta``; slash-command
   and ``<local-command-stdout>`` user records are user messages flagged ``local_command`` (and ``command``).
   ``system`` records (``local_command`` echoes of UI-only commands such as ``/config``, ``turn_duration``,
@@ -306,8 +308,23 @@ def _drop_rewound(st: _State) -> None:
 
 
 def read(path: Path) -> Iterator[Transcript]:
+    """The main conversation; a file holding only sub-agent records (Claude Code writes each sub-agent to
+    its own ``agent-<id>.jsonl``, under ``<session>/subagents/`` in later versions) is that sub-agent's
+    conversation: its own context window, imported as its own transcript ``<session>/<agentId>``."""
+    try:
+        yield _read(path, sidechain=False)
+    except _OnlySidechain:
+        yield _read(path, sidechain=True)
+
+
+class _OnlySidechain(Exception):
+    pass
+
+
+def _read(path: Path, sidechain: bool) -> Transcript:
     st = _State(path)
     session = None
+    agent = None
     for line, r in iter_jsonl(path):
         t = r.get("type")
         if not isinstance(t, str):
@@ -319,10 +336,12 @@ def read(path: Path) -> Iterator[Transcript]:
         if t not in ("user", "assistant", "system"):
             st.unknown[str(t)] += 1
             continue
-        if r.get("isSidechain"):
+        if bool(r.get("isSidechain")) is not sidechain:
             st.sidechain += 1
             continue
         session = session or r.get("sessionId")
+        if agent is None and isinstance(r.get("agentId"), str) and r["agentId"]:
+            agent = r["agentId"]
         for key, meta_key in (("cwd", "cwd"), ("version", "tool_version"), ("timestamp", "started_at"),
                               ("gitBranch", "git_branch")):
             if isinstance(r.get(key), str) and r[key]:
@@ -341,6 +360,8 @@ def read(path: Path) -> Iterator[Transcript]:
         else:
             _system(st, r, line)
     if not st.messages:
+        if st.sidechain and not sidechain:
+            raise _OnlySidechain
         raise TranscriptError(path, None, "at least one user or assistant record")
     _drop_rewound(st)
     branches = sum(1 for n in Counter(up for _, up in st.links).values() if n > 1)
@@ -352,5 +373,9 @@ def read(path: Path) -> Iterator[Transcript]:
         st.warnings.append(f"skipped {n} content blocks of unknown type {t!r}")
     st.meta.update({"session_id": session, "sidechain_records": st.sidechain, "api_errors": st.system["api_error"],
                     "system_records": dict(sorted(st.system.items()))})
-    yield Transcript(str(session or path.stem), NAME, tuple(st.messages), st.meta, tuple(st.compactions),
-                     tuple(st.warnings))
+    tid = str(session or path.stem)
+    if sidechain:
+        del st.meta["sidechain_records"]
+        st.meta.update({"sidechain": True, "agent_id": agent or path.stem})
+        tid = f"{tid}/{agent or path.stem}"
+    return Transcript(tid, NAME, tuple(st.messages), st.meta, tuple(st.compactions), tuple(st.warnings))
