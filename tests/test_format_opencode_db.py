@@ -16,6 +16,15 @@ from compbench.transcript import Transcript
 from helpers import opencode_db
 
 
+def sql(db: Path, *statements: str) -> Path:
+    con = sqlite3.connect(db)
+    for statement in statements:
+        con.execute(statement)
+    con.commit()
+    con.close()
+    return db
+
+
 def exports(transcripts_dir: Path) -> list[Path]:
     return sorted((transcripts_dir / "opencode").glob("*.json"))
 
@@ -55,37 +64,23 @@ def test_sessions_come_in_creation_order_and_parts_by_id(tmp_path: Path) -> None
 
 
 def test_not_opencodes_store_is_a_clear_error(tmp_path: Path) -> None:
-    other = tmp_path / "other.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE notes (id integer)")
-    con.commit()
-    con.close()
+    other = sql(tmp_path / "other.db", "CREATE TABLE notes (id integer)")
     with pytest.raises(TranscriptError, match=r"other\.db: OpenCode's opencode\.db \(tables session, message and "
                                               r"part\); this SQLite file has: notes"):
         list(read(other))
-    v2 = tmp_path / "opencode2.db"
-    con = sqlite3.connect(v2)
-    con.execute("CREATE TABLE session_v2 (id text)")
-    con.commit()
-    con.close()
+    v2 = sql(tmp_path / "opencode2.db", "CREATE TABLE session_v2 (id text)")
     with pytest.raises(TranscriptError, match=r"OpenCode 2's \(session_v2\).*opencode export"):
         list(read(v2))
 
 
 def test_broken_rows_name_the_session_and_row(tmp_path: Path) -> None:
     db = opencode_db(tmp_path / "opencode.db", [{"info": {"id": "ses_x", "time": {"created": 1}}, "messages": []}])
-    con = sqlite3.connect(db)
-    con.execute("INSERT INTO message (id, session_id, time_created, data) VALUES ('msg_1', 'ses_x', 1, '{oops')")
-    con.commit()
-    con.close()
+    sql(db, "INSERT INTO message (id, session_id, time_created, data) VALUES ('msg_1', 'ses_x', 1, '{oops')")
     with pytest.raises(TranscriptError, match=r"opencode\.db: a JSON object in the 'data' column of message msg_1"):
         list(read(db))
-    con = sqlite3.connect(db)
-    con.execute("UPDATE message SET data = '{\"role\": \"user\", \"time\": {\"created\": 1}}'")
-    con.execute("INSERT INTO part (id, message_id, session_id, data) VALUES "
-                "('prt_1', 'msg_1', 'ses_x', '{\"type\": \"text\", \"text\": 5}')")
-    con.commit()
-    con.close()
+    sql(db, "UPDATE message SET data = '{\"role\": \"user\", \"time\": {\"created\": 1}}'",
+        "INSERT INTO part (id, message_id, session_id, data) VALUES "
+        "('prt_1', 'msg_1', 'ses_x', '{\"type\": \"text\", \"text\": 5}')")
     with pytest.raises(TranscriptError, match=r"opencode\.db: session ses_x: a string 'text' in a text part") as e:
         list(read(db))
     assert not e.value.internal and e.value.line is None
@@ -106,9 +101,7 @@ def test_a_wal_store_is_read_without_writing_next_to_it(tmp_path: Path) -> None:
     immutable: nothing is written beside it. A live one (a -wal file present) is read through the WAL,
     so rows OpenCode has not checkpointed yet are seen."""
     db = opencode_db(tmp_path / "opencode.db", [{"info": {"id": "ses_w", "time": {"created": 1}}, "messages": []}])
-    con = sqlite3.connect(db)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.close()
+    sql(db, "PRAGMA journal_mode=WAL")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert list(before) == ["opencode.db"]
     assert [t.id for t in read(db)] == ["ses_w"]
