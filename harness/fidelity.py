@@ -179,9 +179,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     system = overhead(t, counter)
     # the calibration columns describe the recorded history, not a strategy: counted from a replay
     # that never compacts (a strategy that compacted earlier would report its own, smaller context)
+    segments = [segment(t, n)[0] for n in range(len(t.compactions))]
     counted_at: list[int | None] = []
-    for n in range(len(t.compactions)):
-        seg, _ = segment(t, n)
+    for seg in segments:
         base = replay(seg, resolve("none").create(), summarizer, ReplayConfig(limits, system, recorded_usage=True),
                       counter)
         before = [s for s in base.steps if s.message_index < seg.compactions[0].index]
@@ -189,8 +189,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     out = []
     for preset in ("seed", *info.presets):
         c = resolve(name if preset == "seed" else f"{name}:preset={preset}")
-        for n in range(len(t.compactions)):
-            seg, _ = segment(t, n)
+        for n, seg in enumerate(segments):
             rc = seg.compactions[0]
             below = _below_auto_threshold(t, rc, limits)
             auto = rc.trigger != "manual" and not below

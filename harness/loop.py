@@ -334,23 +334,22 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 observer.action(seq, True, s.entries, isinstance(a, Compact))
 
     step = 0
-    manual = getattr(strategy, "manual", None) if config.manual_at is not None else None
+    manual_at = config.manual_at  # None once asked (or never asked)
 
     def ask_manual(next_index: int) -> None:
         """The user's /compact before message ``next_index`` joins (or after the last one)."""
         view.step = step
         view.context_tokens = s.input_tokens()
         view.shared.clear()
-        asked = manual(view) if manual is not None else None
-        actions = [asked] if asked is not None else []
+        actions = _manual_actions(strategy, view)
         if live:
-            _follow(live, shadows, diverged, lambda x: _manual_actions(x, view), actions)
+            _follow(live, shadows, diverged, partial(_manual_actions, view=view), actions)
         apply(actions, step, "manual", next_index)
 
     for i, m in enumerate(transcript.messages):
-        if manual is not None and config.manual_at is not None and i >= config.manual_at:
+        if manual_at is not None and i >= manual_at:
             ask_manual(i)
-            manual = None
+            manual_at = None
         if m.meta.get("compaction"):
             continue  # the recorded tool's own compaction artifacts: the strategy compacts by itself
         entry = recorded[i]
@@ -386,7 +385,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             _follow(live, shadows, diverged, partial(_after, view=view, usage=usage), actions)
         apply(actions, step, "after", i + 1)
         step += 1
-    if manual is not None:  # asked after the last recorded message
+    if manual_at is not None:  # asked after the last recorded message
         ask_manual(len(transcript.messages))
     return Trace(transcript.id, strategy.name, tuple(steps), tuple(compactions), tuple(prunes),
                  tuple(s.epochs), tuple(s.epoch_starts), tuple(e.id for e in s.entries))
@@ -397,6 +396,7 @@ def _after(strategy: Strategy, view: SessionView, usage: Usage) -> Sequence[Acti
 
 
 def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:
+    """The strategy's /compact (:class:`ManualCompaction`), if it has one."""
     manual = getattr(strategy, "manual", None)
     asked = manual(view) if manual is not None else None
     return [asked] if asked is not None else []

@@ -127,31 +127,34 @@ class _Replayer:
         if not SHARE_REPLAYS:
             ref = go(self.reference)
             return ref, [ref if c.name == "none" else go(c) for c in configs]
-        acting = [k for k, c in enumerate(configs) if c.name != "none"]
-        diverged: set[int] = set()
-        ref = go(self.reference, [configs[k] for k in acting], diverged)
         out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(configs)
+
+        def settle(result: tuple[Trace, PresenceTracker], members: list[int], diverged: set[int]) -> list[int]:
+            """Members still in step take ``result``; the diverged ones are returned."""
+            left = []
+            for j, k in enumerate(members):
+                if j in diverged:
+                    left.append(k)
+                else:
+                    out[k] = result
+            return left
+
+        everyone = list(range(len(configs)))  # "none" configurations never act: they stay with the reference
+        diverged: set[int] = set()
+        ref = go(self.reference, configs, diverged)
         groups: dict[str, list[int]] = {}
-        for j, k in enumerate(acting):
-            if j not in diverged:
-                out[k] = ref
-            elif self.share:
+        for k in settle(ref, everyone, diverged):
+            if self.share:
                 groups.setdefault(configs[k].name, []).append(k)
             else:
                 out[k] = go(configs[k])
-        for k, c in enumerate(configs):
-            if c.name == "none":
-                out[k] = ref
         pending = list(groups.values())
         while pending:
             group = pending.pop()
             left: set[int] = set()
             result = go(configs[group[0]], [configs[k] for k in group[1:]], left)
             out[group[0]] = result
-            for j, k in enumerate(group[1:]):
-                if j not in left:
-                    out[k] = result
-            rest = [k for j, k in enumerate(group[1:]) if j in left]
+            rest = settle(result, group[1:], left)
             if rest:
                 pending.append(rest)
         return ref, [o for o in out if o is not None]
