@@ -27,10 +27,12 @@ def main() -> int:
 
     dataset = ROOT / "datasets" / "samples"
     run_dir = ROOT / "out" / "demo" / "run"
+    from compbench.facts.boilerplate import scan_dataset
     from compbench.facts.sources import gold_file_for
 
     gold = gold_file_for(dataset)
-    spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT), gold=str(gold) if gold else None)
+    spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT), gold=str(gold) if gold else None,
+                   boilerplate=scan_dataset(str(dataset)))
     print(f"compbench demo: {dataset.relative_to(ROOT)} through {len(spec.strategies)} strategies, "
           f"{WINDOW:,}-token window, extractive summarizer (offline)\n", flush=True)
     try:

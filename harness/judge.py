@@ -22,7 +22,7 @@ from typing import Any
 
 from compbench.facts import KINDS, Fact
 from compbench.facts.presence import FactIndex, PresenceTracker
-from compbench.session import Entry, SummaryRequest
+from compbench.session import Action, Compact, Entry, SummaryRequest
 from compbench.summarizers import Summarizer
 from compbench.transcript import Message, Text
 
@@ -81,9 +81,9 @@ class Capture(PresenceTracker):
     after_views: dict[int, list[Message]] = field(default_factory=dict)
     before_ids: dict[int, set[str]] = field(default_factory=dict)
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None:
-        super().action(seq, done, entries, compaction)
-        if not compaction:
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
+        super().action(seq, done, entries, act)
+        if not isinstance(act, Compact):
             return
         if done:
             self.after_views[seq] = [e.rendered() for e in entries]
@@ -141,6 +141,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     """Replay the run's transcripts again (deterministic; summaries come from the cache) and judge its
     first ``max_events`` compactions."""
     from compbench.dataset import iter_transcripts
+    from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
     from compbench.loop import ReplayConfig, replay
     from compbench.runs import RunSpec
@@ -153,13 +154,14 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     s = manifest["spec"]
     spec = RunSpec(strategies=tuple(s["strategies"]), limits=ModelLimits(**s["limits"]), summarizer=s["summarizer"],
                    tokenizer=s["tokenizer"], message_overhead=s["message_overhead"], system_tokens=s["system_tokens"],
-                   gold=s.get("gold"))
+                   gold=s.get("gold"), boilerplate=s.get("boilerplate") or {})
     counter = TokenCounter(spec.tokenizer, spec.message_overhead)
     summarizer = get(spec.summarizer)
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(manifest["dataset"]["path"]):
-        index = FactIndex.build(t, facts_for(t, gold=gold))
+        found = facts_for(t, gold=gold)
+        index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
         for label in spec.strategies:
             c = resolve(label)
             if c.name == "none":

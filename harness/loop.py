@@ -70,7 +70,7 @@ class Observer(Protocol):
 
     def step(self, step: int, message_index: int) -> None: ...
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None: ...
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None: ...
 
 
 class StepRecord(NamedTuple):
@@ -319,7 +319,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         for a in actions:
             seq += 1
             if observer:
-                observer.action(seq, False, s.entries, isinstance(a, Compact))
+                observer.action(seq, False, s.entries, a)
             if isinstance(a, Prune):
                 prunes.append(_apply_prune(s, a, seq, step, phase))
             else:
@@ -331,7 +331,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             if isinstance(a, Compact):
                 s.new_epoch(next_index)  # a prune hides parts but changes no message's visibility
             if observer:
-                observer.action(seq, True, s.entries, isinstance(a, Compact))
+                observer.action(seq, True, s.entries, a)
 
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from compbench.facts import KINDS, Fact, normalize
-from compbench.facts.presence import FactIndex, PresenceTracker
+from compbench.facts.derive import PATH_SHAPE
+from compbench.facts.presence import EventOutcome, FactIndex, PresenceTracker
 from compbench.loop import CompactionEvent, Trace
 from compbench.transcript import Transcript
 
 NAN = math.nan
 # Path- or identifier-shaped strings a summary states; a fabricated one appears nowhere in its input.
-PATH_SHAPE = re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|md|json|"
-                        r"ya?ml|toml|c|h|cpp|hpp|sh|sql|html|css|txt|cfg|ini|lock)\b")
 IDENT_SHAPE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,}\b|\b[a-z]+(?:[A-Z][a-z0-9]+){1,}\b")
 
 
@@ -73,10 +72,28 @@ def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozens
                            ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped)
 
 
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else NAN
+
+
+def _event_share(events: Sequence[EventOutcome], kind: str | None, part: str) -> float:
+    """Mean over events of the share of facts present before that are still present after (``part``:
+    all of ``after``, only ``after_verbatim``, or ``after_copy``)."""
+    shares = [len(e.before & getattr(e, part)) / len(e.before) for e in events
+              if e.before and (kind is None or e.kind == kind)]
+    return _mean(shares)
+
+
 def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTracker,
              part_tokens: Sequence[Sequence[int]]) -> tuple[dict[str, Any], list[CompactionFacts],
                                                             list[dict[str, Any]]]:
-    """Results columns, per-compaction fact outcomes, and per-fact rows of one replay."""
+    """Results columns, per-compaction fact outcomes, and per-fact rows of one replay.
+
+    Needs are scored from the strategy's first action (``scored``); each is met verbatim, carried by a
+    summary only, or missed; the copy upper bound also counts needs an extractive copy of the summarized
+    span would have carried. ``needed_recall_lo`` (the summary carries nothing) and ``needed_recall_hi``
+    (it carries what a copy carries) bound what any summarizer could do on this trajectory.
+    """
     facts = {f.id: f for f in index.facts}
     by_seq = {e.seq: e for e in tracker.events}
     step_msg = {s.step: s.message_index for s in trace.steps}
@@ -87,17 +104,31 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
             continue
         per_event.append(compaction_facts(ev, oc.before, oc.after, oc.replaced_text, facts, index,
                                           step_msg.get(ev.step, len(t.messages))))
-    needs = tracker.need_hits
-    missing = {f for _, f, ok in needs if not ok}
+    scored = [h for h in tracker.need_hits if h.scored]
+    missing = {h.fact for h in scored if not h.present}
+    events = tracker.events
     row: dict[str, Any] = {
         "facts": len(facts),
-        "needs": len(needs),
-        "needs_present": sum(1 for *_, ok in needs if ok),
-        "needed_recall": _mean([1.0 if ok else 0.0 for *_, ok in needs]),
+        "facts_received": sum(1 for f in facts.values() if f.received),
+        "facts_boilerplate": sum(1 for f in facts.values() if f.boilerplate),
+        "facts_agent": sum(1 for f in facts.values() if f.provenance == "agent"),
+        "needs_all": len(tracker.need_hits),
+        "needs": len(scored),
+        "needs_present": sum(1 for h in scored if h.present),
+        "needs_verbatim": sum(1 for h in scored if h.verbatim),
+        "needs_carried": sum(1 for h in scored if h.carried and not h.verbatim),
+        "needs_upper": sum(1 for h in scored if h.verbatim or h.copied or h.carried),
+        "needed_recall": _mean([1.0 if h.present else 0.0 for h in scored]),
+        "needed_recall_lo": _mean([1.0 if h.verbatim else 0.0 for h in scored]),
+        "needed_recall_hi": _mean([1.0 if h.verbatim or h.copied or h.carried else 0.0 for h in scored]),
+        "first_action_step": _first_action(trace),
         "refetch_debt_tokens": sum(sum(part_tokens[facts[f].first_index]) for f in missing
                                    if facts[f].first_index >= 0),
         "retention_at_compaction": _mean([c.retention for c in per_event if not math.isnan(c.retention)]),
-        "mean_retention_after": _mean(tracker.step_ratios),
+        "retention_at_prune": _event_share(events, "prune", "after"),
+        "retention_after": _mean([r[0] for r in tracker.step_ratios]),
+        "retention_after_lo": _mean([r[1] for r in tracker.step_ratios]),
+        "retention_after_hi": _mean([r[2] for r in tracker.step_ratios]),
         "artifact_f1": _mean([c.artifact_f1 for c in per_event if not math.isnan(c.artifact_f1)]),
         "fabrication_rate": (sum(len(c.fabricated) for c in per_event) / total
                              if (total := sum(c.candidates for c in per_event)) else NAN),
@@ -106,17 +137,26 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         "guard_fabricated": sum(bool(c.fabricated) for c in per_event),
     }
     for kind in KINDS:
-        hits = [ok for _, f, ok in needs if facts[f].kind == kind]
-        row[f"needed_recall_{kind}"] = _mean([1.0 if ok else 0.0 for ok in hits])
+        hits = [h for h in scored if facts[h.fact].kind == kind]
+        row[f"needs_{kind}"] = len(hits)
+        row[f"needed_recall_{kind}"] = _mean([1.0 if h.present else 0.0 for h in hits])
     lost_at: dict[str, int] = {}
     for c in per_event:
         for f in c.lost:
             lost_at.setdefault(f, c.seq)
     need_count: dict[str, list[bool]] = {}
-    for _, f, ok in needs:
-        need_count.setdefault(f, []).append(ok)
+    for h in scored:
+        need_count.setdefault(h.fact, []).append(h.present)
     fact_rows = [{"fact_id": f.id, "kind": f.kind, "text": f.text, "source": f.source,
+                  "provenance": f.provenance, "boilerplate": f.boilerplate,
                   "first_index": f.first_index, "modified": bool(f.meta.get("modified", False)),
                   "needs": len(need_count.get(f.id, [])), "needs_present": sum(need_count.get(f.id, [])),
                   "lost_at_seq": lost_at.get(f.id, -1)} for f in index.facts]
     return row, per_event, fact_rows
+
+
+def _first_action(trace: Trace) -> int:
+    """The step of the first compaction that replaced something or prune that hid something (-1: none)."""
+    steps = [c.step for c in trace.compactions if c.ok and c.replaced_ids]
+    steps += [p.step for p in trace.prunes if p.parts]
+    return min(steps, default=-1)

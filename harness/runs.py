@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.errors import CompbenchError, UsageError
+from compbench.facts.boilerplate import Templates, boilerplate_keys
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for, load_gold
 from compbench.loop import ReplayConfig, Trace, recorded_entries, replay
@@ -38,7 +39,7 @@ class RunSpec:
 
     strategies: tuple[str, ...]
     limits: ModelLimits
-    summarizer: str = "extractive"
+    summarizer: str = "calibrated"
     tokenizer: str = "o200k_base"
     message_overhead: int = 4
     system_tokens: int = 0
@@ -48,6 +49,8 @@ class RunSpec:
     gold: str | None = None  # a gold_facts.jsonl file
     prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
     summarizer_options: dict[str, Any] = field(default_factory=dict)
+    # the dataset's template lines per source (compbench.facts.boilerplate.Templates.to_json())
+    boilerplate: dict[str, Any] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
@@ -71,6 +74,7 @@ class _Replayer:
         self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_for(spec.price_model)
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
         self.share = bool(getattr(self.summarizer, "pure", False))  # see _trajectories
+        self.templates = Templates.from_json(spec.boilerplate)
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         try:
@@ -84,8 +88,12 @@ class _Replayer:
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         counter = self.counter.scoped()
         index = counter.index(t)
-        facts = FactIndex.build(t, facts_for(t, gold=self.gold))
+        found = facts_for(t, gold=self.gold)
+        facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
+        bind = getattr(self.summarizer, "bind", None)
+        if bind is not None:
+            bind(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
         def go(c: Configured, shadows: list[Configured] | None = None,
                diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:

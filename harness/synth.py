@@ -1,6 +1,7 @@
 """Synthetic coding-agent sessions with planted facts: retention measured against known truth.
 
-Each session: a system prompt; a user task with constraints (planted *decision* facts); turns where
+Each session: a system prompt; a user task with constraints (planted *decision* facts), the files to
+look at and a follow-up task (so paths and the plan are received, user-provenance knowledge); turns where
 the agent reads files (real-looking paths and code), runs tests (long logs with a planted *recall*
 error and failing test id), edits files (planted *artifact* facts) and keeps a plan (planted
 *continuation* items); and later turns that *use* earlier facts (the agent names the path it edited,
@@ -88,14 +89,17 @@ def session(seed: int, i: int, turns: int = 30, log_lines: int = 60, code_lines:
     protected = f"{root}/migrations/{r.randint(1, 40):04d}_initial.py"
     use, avoid = r.choice(LIBS)
     b.add("system", Text("You are a coding agent. Use the tools to read, edit and test code."))
-    task = (f"In {project}, the {mods[0]} module mishandles empty {r.choice(WORDS)}s; fix it and add a regression "
-            f"test. Never modify {protected}. Use {use} instead of {avoid}. Keep the public API unchanged.")
+    pkg = project.replace("-", "_")
+    plan_item = f"add regression test for empty {mods[0]} input"
+    # the user names the files and the follow-up task: paths and the plan item are received (user) knowledge
+    task = (f"In {project}, the {mods[0]} module mishandles empty {r.choice(WORDS)}s; fix it. Relevant files: "
+            f"{', '.join(f'src/{pkg}/{m}.py' for m in mods)}. Then {plan_item}. Never modify {protected}. "
+            f"Use {use} instead of {avoid}. Keep the public API unchanged.")
     u = b.add("user", Text(task))
     b.fact("decision", f"Never modify {protected}", (f"never modify {protected}",), u)
     b.fact("decision", f"Use {use} instead of {avoid}", (f"use {use} instead of {avoid}",), u)
     failing = f"tests/test_{mods[0]}.py::test_empty_{r.choice(WORDS)}"
     error = f"{r.choice(ERRORS)}: unexpected {r.choice(WORDS)} {r.randint(100, 999)!r} at offset {r.randint(0, 64)}"
-    plan_item = f"add regression test for empty {mods[0]} input"
     edited: list[str] = []
     for turn in range(turns):
         phase = turn % 6
@@ -107,8 +111,8 @@ def session(seed: int, i: int, turns: int = 30, log_lines: int = 60, code_lines:
             b.fact("recall", error, (error,), t, what="error")
         elif turn == 1:
             c = b.call("todowrite", {"todos": [{"content": plan_item, "status": "pending"}]})
-            a = b.add("assistant", Text(f"Plan:\n- [ ] {plan_item}\n- [ ] fix {mods[0]}"), c)
-            b.fact("continuation", plan_item, (plan_item,), a)
+            b.add("assistant", Text(f"Plan:\n- [ ] {plan_item}\n- [ ] fix {mods[0]}"), c)
+            b.fact("continuation", plan_item, (plan_item,), u)
             b.add("tool", ToolResult(c.id, "todowrite", "ok"))
         elif phase in (0, 2, 4):
             path = r.choice(files)
@@ -118,10 +122,10 @@ def session(seed: int, i: int, turns: int = 30, log_lines: int = 60, code_lines:
         elif phase == 1 or (phase == 3 and not edited):
             path = r.choice(files)
             c = b.call("edit", {"file_path": path, "old_string": _ident(r), "new_string": _ident(r)})
-            a = b.add("assistant", Text("Applying the fix."), c)
+            b.add("assistant", Text("Applying the fix."), c)
             if path not in edited:
                 edited.append(path)
-                b.fact("artifact", path, path_anchors(path), a, modified=True)
+                b.fact("artifact", path, path_anchors(path), u, modified=True)
             b.add("tool", ToolResult(c.id, "edit", "The file has been updated."))
         elif phase == 3:
             # use earlier facts from memory: the edited file, the failing test and its error

@@ -19,6 +19,8 @@ from helpers import assistant, run, tool, transcript, user
 
 T = transcript(
     user("u1", "Fix the login bug. Never touch the migrations folder."),
+    assistant("a0", "Searching.", [("c0", "bash", {"command": "grep -rl 'def login' src"})]),
+    tool("t0", "c0", "/home/me/proj/src/auth/login.py"),
     assistant("a1", "Reading.", [("c1", "read", {"file_path": "/home/me/proj/src/auth/login.py"})]),
     tool("t1", "c1", "def login(): raise KeyError('user')"),
     assistant("a2", "Running tests.", [("c2", "bash", {"command": "pytest tests/test_auth.py"})]),
@@ -63,10 +65,15 @@ def test_matcher_finds_overlapping_and_prefix_anchors() -> None:
 def test_needs_are_references_not_reintroduced() -> None:
     index = FactIndex.build(T, extract(T))
     ids = {f.text: f.id for f in index.facts}
-    # a4 mentions the login path and the test id, established earlier, not re-introduced by u2
-    assert set(index.needs[8]) == {ids["/home/me/proj/src/auth/login.py"], ids["tests/test_auth.py::test_login"]}
-    # a3 edits login.py, but t2 did not mention it; the path came from a1 -> a need at a3 too
-    assert ids["/home/me/proj/src/auth/login.py"] in index.needs[5]
+    # a4 mentions the test id, established by t2, not re-introduced by u2; the login path too, but a3,
+    # the step before, used it: still at hand, no need
+    assert set(index.needs[10]) == {ids["tests/test_auth.py::test_login"]}
+    # a3 edits login.py, but t2 did not mention it; the path came from t0's output -> a need at a3 too
+    assert ids["/home/me/proj/src/auth/login.py"] in index.needs[7]
+    # a1 reads the path t0 has just printed: re-introduced since the previous step, no need
+    assert 3 not in index.needs
+    # the command is the agent's own: never a need, however often it is typed again
+    assert by_text(index.facts)["pytest tests/test_auth.py"].provenance == "agent"  # type: ignore[attr-defined]
 
 
 class DropAllAt:
@@ -100,13 +107,15 @@ def measure(strategy: object, summary: str, counter: TokenCounter) -> dict[str, 
 def test_keeping_everything_scores_one(chars4: TokenCounter) -> None:
     tracker_run = measure(resolve("none").create(), "", chars4)
     row = tracker_run["row"]
-    assert row["needed_recall"] == 1.0 and row["needs"] == row["needs_present"] > 0  # type: ignore[index]
+    # a strategy that never acts scores no need: its recall is undefined, not a perfect 100%
+    assert math.isnan(row["needed_recall"]) and row["needs"] == 0 and row["needs_all"] > 0  # type: ignore[index]
+    assert row["first_action_step"] == -1  # type: ignore[index]
     assert math.isnan(row["retention_at_compaction"])  # type: ignore[index]
 
 
 def test_dropping_a_fact_loses_exactly_that_fact(chars4: TokenCounter) -> None:
     # the summary keeps the login path (by its tail) and the test id, but not the decision or the command
-    out = measure(DropAllAt(3, keep=("u2",)), "fixed auth/login.py; failing tests/test_auth.py::test_login", chars4)
+    out = measure(DropAllAt(4, keep=("u2",)), "fixed auth/login.py; failing tests/test_auth.py::test_login", chars4)
     row, (ev,), index = out["row"], out["events"], out["index"]  # type: ignore[misc]
     ids = {f.text: f.id for f in index.facts}  # type: ignore[attr-defined]
     assert ids["Never touch the migrations folder."] in ev.lost
@@ -115,17 +124,17 @@ def test_dropping_a_fact_loses_exactly_that_fact(chars4: TokenCounter) -> None:
     assert ids["tests/test_auth.py::test_login"] not in ev.lost
     assert ev.guard_dropped_constraint
     assert row["needed_recall"] == 1.0  # type: ignore[index]
-    # a summary that drops the path: the need at a4 for login.py is missed -> 1 of 2 needs at a4 present
-    out2 = measure(DropAllAt(3, keep=("u2",)), "failing tests/test_auth.py::test_login", chars4)
-    assert out2["row"]["needs"] - out2["row"]["needs_present"] == 1  # type: ignore[index]
+    # a summary that drops the test id: the need at a4 for it is missed
+    out2 = measure(DropAllAt(4, keep=("u2",)), "fixed auth/login.py", chars4)
+    assert out2["row"]["needs"] == 1 and out2["row"]["needs_present"] == 0  # type: ignore[index]
 
 
 def test_fabricated_shapes_are_flagged(chars4: TokenCounter) -> None:
-    out = measure(DropAllAt(3), "edited src/auth/login.py and src/auth/session_store.py", chars4)
+    out = measure(DropAllAt(4), "edited src/auth/login.py and src/auth/session_store.py", chars4)
     (ev,) = out["events"]  # type: ignore[misc]
     assert ev.fabricated == ("src/auth/session_store.py",) and ev.candidates == 2
     assert shapes("call load_user_profile in utils/db.py") == ["utils/db.py", "load_user_profile"]
 
 
 def test_run_helpers_still_work_without_observer(chars4: TokenCounter) -> None:
-    assert len(run(T, resolve("none").create(), chars4).steps) == 4
+    assert len(run(T, resolve("none").create(), chars4).steps) == 5

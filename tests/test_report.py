@@ -38,7 +38,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
     root = tmp_path_factory.mktemp("report")
     data = [hostile(), *generate(2, seed=4, turns=24, log_lines=20, code_lines=20)]
-    spec = RunSpec(strategies=("none", "test-keep-last"), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
+    # the extractive summarizer copies the user's text into summaries: the hostile string reaches the report
+    spec = RunSpec(strategies=("none", "test-keep-last"), limits=ModelLimits(6_000, 1_000), tokenizer="chars4",
+                   summarizer="extractive")
     write_run(root / "run", spec, "synth", data)
     return write_report(root / "run", root / "report.html", redact)
 

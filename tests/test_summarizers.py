@@ -38,7 +38,8 @@ def req(budget: int | None = 500, prompt: tuple[Any, ...] = SPAN) -> SummaryRequ
 
 def test_extractive_facts_split_modified_from_read() -> None:
     f = facts_of(SPAN)
-    assert f["modified"] == ["src/api/views.py"] and f["read"] == []
+    # the test file is named by the pytest command: read, not modified
+    assert f["modified"] == ["src/api/views.py"] and f["read"] == ["tests/test_api.py"]
     assert f["commands"] == ["pytest tests/test_api.py -x"]
     assert f["errors"][0] == "E AssertionError: 404 != 200"
     assert f["requests"][0].startswith("Fix the failing test") and f["last"] == ["Done: views fixed, changelog next."]

@@ -41,7 +41,8 @@ class SummarizeAt:
         return ()
 
 
-def planted_run(strategy: object, summary: str) -> tuple[dict[str, object], list[object], FactIndex]:
+def planted_run(strategy: object, summary: str) -> tuple[dict[str, object], list[object], FactIndex,
+                                                         PresenceTracker]:
     t = session(1, 0, turns=18)
     index = FactIndex.build(t, facts_for(t, derived=False))
     tracker = PresenceTracker(index)
@@ -49,12 +50,14 @@ def planted_run(strategy: object, summary: str) -> tuple[dict[str, object], list
     trace = replay(t, strategy, MockSummarizer(summary), ReplayConfig(ModelLimits(10**7, 1000)), counter,  # type: ignore[arg-type]
                    None, tracker)
     row, events, _ = evaluate(t, trace, index, tracker, counter.index(t).part_tokens)
-    return row, events, index  # type: ignore[return-value]
+    return row, events, index, tracker  # type: ignore[return-value]
 
 
 def test_keeping_everything_recalls_every_planted_need() -> None:
-    row, events, index = planted_run(resolve("none").create(), "")
-    assert row["needs"] and row["needed_recall"] == 1.0 and not events
+    row, events, index, tracker = planted_run(resolve("none").create(), "")
+    # none never acts: no need is scored, and every need it met along the way was present
+    assert row["needs_all"] and not row["needs"] and not events
+    assert all(h.present for h in tracker.need_hits)
     assert {f.source for f in index.facts} == {"planted"}
 
 
@@ -63,7 +66,7 @@ def test_a_summary_missing_one_planted_fact_loses_exactly_it() -> None:
     planted = t.meta["planted_facts"]
     dropped = next(f for f in planted if f["kind"] == "recall" and f["meta"]["what"] == "error")
     summary = "\n".join(f["anchors"][0] for f in planted if f is not dropped)
-    _, (ev,), _ = planted_run(SummarizeAt(10), summary)
+    _, (ev,), _, _ = planted_run(SummarizeAt(10), summary)
     assert ev.lost == (dropped["id"],)  # type: ignore[attr-defined]
     n = len(planted)  # all planted facts are present before the event (none was pruned)
     assert ev.retention == (n - 1) / n  # type: ignore[attr-defined]

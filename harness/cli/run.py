@@ -45,7 +45,7 @@ def read_prices(path: str) -> dict[str, float]:
 @click.argument("dataset", required=False)
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
               help="Strategy spec; repeatable. Default: all built-in strategies.")
-@click.option("--summarizer", default="extractive", show_default=True,
+@click.option("--summarizer", default="calibrated", show_default=True,
               help="extractive | litellm:MODEL | cache-only:DIR[@MODEL] | mock")
 @click.option("--model", help="Simulated model: window and output limit from litellm's bundled table.")
 @click.option("--context-window", type=click.IntRange(min=1), help="Simulated window (default 128000).")
@@ -81,6 +81,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.dataset import iter_transcripts
+    from compbench.facts.boilerplate import scan_dataset
     from compbench.facts.sources import gold_file_for
     from compbench.models import lookup
     from compbench.rundir import write_run
@@ -107,7 +108,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
                    message_overhead=message_overhead, system_tokens=system_tokens, model=model, price_model=pm,
                    gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
-                   summarizer_options=options)
+                   summarizer_options=options, boilerplate=scan_dataset(path))
     done = [0]
 
     def progress(tid: str) -> None:

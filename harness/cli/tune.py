@@ -22,7 +22,7 @@ from compbench.cli.run import default_dataset, limits_option
 @click.option("--context-window", type=click.IntRange(min=1))
 @click.option("--max-output", type=click.IntRange(min=1))
 @click.option("--tokenizer", default="o200k_base", show_default=True)
-@click.option("--summarizer", default="extractive", show_default=True)
+@click.option("--summarizer", default="calibrated", show_default=True)
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True)
@@ -35,6 +35,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     from compbench.compare import aggregate, load_results, metric
     from compbench.dataset import iter_transcripts
     from compbench.errors import UsageError
+    from compbench.facts.boilerplate import scan_dataset
     from compbench.rundir import write_run
     from compbench.runs import RunSpec
     from compbench.session import ModelLimits
@@ -51,7 +52,8 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     limits = limits_option(model, context_window, max_output)
     assert isinstance(limits, ModelLimits)
     path = dataset or default_dataset()
-    spec = RunSpec(strategies=tuple(specs), limits=limits, summarizer=summarizer, tokenizer=tokenizer, model=model)
+    spec = RunSpec(strategies=tuple(specs), limits=limits, summarizer=summarizer, tokenizer=tokenizer, model=model,
+                   boilerplate=scan_dataset(path))
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations over {path}", err=True)
     write_run(Path(out), spec, path, iter_transcripts(path), workers, force=force)
     wanted = ["net_savings", "needed_recall", "cost"]

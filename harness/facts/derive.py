@@ -9,6 +9,9 @@
 Anchors are normalized (see :func:`compbench.facts.normalize`). A path fact also matches on its last
 two components (``api/views.py`` for ``/home/u/proj/src/api/views.py``): summaries shorten absolute
 paths, and two components are specific enough in practice — that is the documented fuzzy threshold.
+
+Anchors must be *specific*: a bare word (``pytest``, an exception class with no message) matches any
+mention, so it makes no fact. An exception becomes a fact only with its message (``KeyError: 'user'``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,21 @@ URL = re.compile(r"https?://[^\s\"'<>)\]}`]+")
 DECISION = re.compile(
     r"\b(must not|must|never|always|don't|do not|should not|shouldn't|make sure|instead of|rather than)\b",
     re.I)
+# A path- or file-name-shaped string in prose or output (summaries' fabrications, paths a listing names)
+PATH_SHAPE = re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|md|json|"
+                        r"ya?ml|toml|c|h|cpp|hpp|sh|sql|html|css|txt|cfg|ini|lock)\b")
 CHECKBOX = re.compile(r"^\s*[-*] \[ \] (.{4,120})$", re.M)
+# A file path inside a shell command (agents that only have a shell: SWE-agent, mini-swe-agent, Codex):
+# a token with a known source-file extension, or a slash path of three or more components (so that a sed
+# expression like ``s/a/b`` is not one). Only the command's first line: a heredoc's body is file content.
+FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|kts|scala|swift|rb|php|cs|c|h|cc|cpp|hpp|m|mm|"
+                   "lua|ex|exs|erl|hs|ml|clj|dart|r|jl|zig|sh|bash|zsh|ps1|sql|proto|graphql|md|rst|txt|json|"
+                   "jsonl|ya?ml|toml|ini|cfg|conf|lock|xml|html|css|scss|vue|svelte|gradle|tf|env|csv|ipynb")
+COMMAND_PATH = re.compile(
+    r"(?:(?<=^)|(?<=[\s'\"=(:<>|;&]))"
+    r"(?P<path>(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:" + FILE_EXTENSIONS + r")"
+    r"|(?:~|\.{1,2})?/?[\w.@+-]+/[\w.@+-]+/[\w.@+/-]+)(?=$|[\s'\";|&)<>:,])")
+WRITING_COMMAND = re.compile(r"^\s*(?:sed\s+-i|touch|tee|create|mkdir|cp|mv|rm)\b|\s(?:sed\s+-i|tee)\s")
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
@@ -62,6 +79,23 @@ def call_paths(call: ToolCall) -> tuple[list[str], bool]:
     return paths + patched, call.name.lower() in WRITE_TOOLS or bool(patched)
 
 
+def command_paths(command: str) -> list[tuple[str, bool]]:
+    """The file paths a shell command names (first line only) and whether it writes each: a redirect
+    target, or any path of a writing command (``sed -i``, ``touch``, ``tee``, SWE-agent's ``create``)."""
+    line = command.split("\n", 1)[0]
+    if "." not in line and "/" not in line:
+        return []
+    writes = bool(WRITING_COMMAND.search(line))
+    out: list[tuple[str, bool]] = []
+    for m in COMMAND_PATH.finditer(line):
+        path = m.group("path")
+        if "://" in line[max(0, m.start() - 8):m.end()]:
+            continue  # part of a URL
+        redirected = line[:m.start()].rstrip().endswith(">")
+        out.append((path, writes or redirected))
+    return out
+
+
 def call_commands(call: ToolCall) -> list[str]:
     args = call_args(call)
     out: list[str] = []
@@ -75,11 +109,20 @@ def call_commands(call: ToolCall) -> list[str]:
 
 
 def error_lines(text: str) -> list[str]:
-    """``Type: message`` for each exception mentioned in a tool output."""
+    """``Type: message`` for each exception mentioned with a message in a tool output (a bare class name
+    is no fact: it would match every later mention of the class)."""
     if "Error" not in text and "Exception" not in text:  # cheap C check before the regex scan
         return []
-    return [f"{m.group(1)}: {m.group(2).strip()}" if m.group(2) and m.group(2).strip() else m.group(1)
-            for m in EXCEPTION_LINE.finditer(text)]
+    return [f"{m.group(1)}: {msg}" for m in EXCEPTION_LINE.finditer(text)
+            if m.group(2) and len(msg := m.group(2).strip()) >= 3]
+
+
+_PLAIN_WORD = re.compile(r"[a-z-]+")
+
+
+def specific(anchor: str) -> bool:
+    """An anchor precise enough to stand for one fact: at least 4 characters and not one plain word."""
+    return len(anchor) >= 4 and not _PLAIN_WORD.fullmatch(anchor)
 
 
 def path_anchors(path: str) -> tuple[str, ...]:
@@ -122,10 +165,12 @@ def extract(t: Transcript) -> list[Fact]:
     found: dict[tuple[str, str], Fact] = {}
 
     def add(kind: Kind, text: str, anchors: tuple[str, ...], i: int, **meta: Any) -> None:
-        anchors = tuple(a for a in anchors if len(a) >= 4)
+        anchors = tuple(a for a in anchors if specific(a))
         if not anchors:
             return
-        key = (kind, anchors[0])
+        # one file named several ways (absolute, relative, from another folder) is one fact: paths are keyed
+        # by their tail, the last PATH_TAIL_COMPONENTS components
+        key = (kind, anchors[-1] if kind == "artifact" else anchors[0])
         if key in found:
             if meta.get("modified") and not found[key].meta.get("modified"):
                 old = found[key]
@@ -157,6 +202,8 @@ def _extract_message(m: Message, i: int, add: Any) -> None:
             for cmd in call_commands(p):
                 first = cmd.splitlines()[0]
                 add("recall", first[:200], (_clip_anchor(first),), i, what="command")
+                for path, writes in command_paths(cmd):
+                    add("artifact", path, path_anchors(path), i, modified=writes)
             if p.name.lower() in TODO_TOOLS:
                 for item in _todos(p):
                     add("continuation", item, (_clip_anchor(item),), i)

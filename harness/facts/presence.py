@@ -2,23 +2,32 @@
 
 Every part of a transcript is matched against the facts' anchors once (:class:`FactIndex`); the
 :class:`PresenceTracker` then follows the replay loop (it is a loop ``Observer``) and keeps, per fact,
-how many visible parts contain it. A step costs O(1) plus the facts of the messages it adds; only
+how many visible parts contain it — verbatim (recorded messages, and text a strategy re-inserts word for
+word) apart from *carried* (a summary). A step costs O(1) plus the facts of the messages it adds; only
 inserted messages (summaries) are matched on the fly.
 
-Needed facts: a fact is *needed* at step j when the recorded assistant message j mentions it (text or
-tool-call arguments) and no user/tool message since the previous step re-introduced it, so the agent
-had to rely on older context. Needed-fact recall is the share of such needs whose fact was present in
-the prompt of step j.
+Provenance: a fact's first appearance decides it (a tool output: ``tool``; a user message: ``user``; the
+model's text or call arguments: ``agent``; the system prompt: ``system``, which is boilerplate).
+
+Needs: a fact is *needed* at step j when the recorded assistant message j mentions it (text or tool-call
+arguments), the fact is task knowledge the agent *received* (user or tool provenance, not boilerplate),
+it first appeared before j, and neither the previous step's message nor any message since mentions it,
+so the agent had to rely on older context (a path it used one step ago is still at hand). A need is met
+when the fact is in the prompt of step j, which holds the messages before j only; the agent's own
+restatements count, since they come after the fact's source.
+Needs are scored from the moment the strategy first hid anything (before that the view is the whole
+history and nothing can be missing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, cast
 
-from compbench.facts import Fact, normalize
+from compbench.facts import Fact, Provenance, normalize
 from compbench.facts.derive import call_args
-from compbench.session import Entry
+from compbench.session import Action, Compact, Entry
 from compbench.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
 
 
@@ -80,50 +89,99 @@ class FactIndex:
     message_facts: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
-    def build(cls, t: Transcript, facts: Sequence[Fact]) -> FactIndex:
+    def build(cls, t: Transcript, facts: Sequence[Fact], boilerplate: Collection[str] = ()) -> FactIndex:
+        """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent."""
         matcher = Matcher(facts)
         part_facts = tuple(tuple(matcher.facts_in(part_match_text(p)) for p in m.parts) for m in t.messages)
-        first: dict[str, int] = {}
-        for i, parts in enumerate(part_facts):
-            for ids in parts:
+        first: dict[str, tuple[int, Provenance]] = {}
+        for i, (m, parts) in enumerate(zip(t.messages, part_facts, strict=True)):
+            if m.meta.get("compaction"):
+                continue
+            for p, ids in zip(m.parts, parts, strict=True):
                 for fid in ids:
-                    first.setdefault(fid, i)
-        fixed = tuple(_with_first(f, first.get(f.id, f.first_index)) for f in facts)
+                    if fid not in first:
+                        first[fid] = (i, provenance_of(m.role, p))
+        fixed = tuple(_placed(f, first.get(f.id), boilerplate) for f in facts)
+        received = {f.id for f in fixed if f.received}
         flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
-        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, first), flat)
+        firsts = {f.id: f.first_index for f in fixed}
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received), flat)
 
 
-def _with_first(f: Fact, i: int) -> Fact:
-    return f if f.first_index == i else Fact(f.id, f.kind, f.text, f.anchors, i, f.source, f.meta)
+def fact_key(f: Fact) -> str:
+    """What makes two transcripts' facts the same fact (boilerplate detection): kind and first anchor."""
+    return f"{f.kind}:{f.anchors[0]}"
+
+
+def provenance_of(role: str, part: Part) -> Provenance:
+    """Where a part's text came from: environment output, the user, the system prompt or the model."""
+    if isinstance(part, ToolResult) or role == "tool":
+        return "tool"
+    if role == "system":
+        return "system"
+    return "user" if role == "user" else "agent"
+
+
+def _placed(f: Fact, first: tuple[int, Provenance] | None, boilerplate: Collection[str]) -> Fact:
+    """``f`` with its first appearance, provenance (an explicit one, as gold facts may give, is kept) and
+    boilerplate flag."""
+    index, prov = first if first is not None else (f.first_index, f.provenance)
+    prov = cast(Provenance, f.meta.get("provenance", prov))
+    bp = prov == "system" or fact_key(f) in boilerplate
+    if (index, prov, bp) == (f.first_index, f.provenance, f.boilerplate):
+        return f
+    return replace(f, first_index=index, provenance=prov, boilerplate=bp)
 
 
 def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[str]]],
-           first: dict[str, int]) -> dict[int, tuple[str, ...]]:
+           first: dict[str, int], received: Collection[str]) -> dict[int, tuple[str, ...]]:
     needs: dict[int, tuple[str, ...]] = {}
-    fresh: set[str] = set()  # facts (re)introduced by user/tool messages since the previous step
+    fresh: set[str] = set()  # facts in the previous step's message and in every message since
     for i, m in enumerate(messages):
         if m.meta.get("compaction"):
             continue
         ids = set().union(*part_facts[i]) if part_facts[i] else set()
         if m.role == "assistant":
-            needed = sorted(f for f in ids if first.get(f, i) < i and f not in fresh)
+            needed = sorted(f for f in ids if f in received and first.get(f, i) < i and f not in fresh)
             if needed:
                 needs[i] = tuple(needed)
-            fresh = set()
+            fresh = ids
         else:
             fresh |= ids
     return needs
 
 
+class NeedHit(NamedTuple):
+    """One need at one step: was the fact in the prompt verbatim, carried by a summary only, or carried
+    only by the copy-upper-bound summary of the same span; ``scored``: the strategy had already acted."""
+
+    step: int
+    fact: str
+    verbatim: bool
+    carried: bool
+    copied: bool
+    scored: bool
+
+    @property
+    def present(self) -> bool:
+        return self.verbatim or self.carried
+
+
 @dataclass
 class EventOutcome:
-    """Facts present around one compaction; the replaced text is built only when asked for."""
+    """Facts present around one compaction or prune; the replaced text is built only when asked for.
+
+    ``after`` is what the view holds after the event (verbatim or in a summary); ``after_verbatim`` the
+    verbatim part; ``after_copy`` what it would hold had every summary been lossless (the upper bound)."""
 
     seq: int
     before: frozenset[str]
+    kind: str = "compaction"
     before_entries: list[Entry] = field(default_factory=list)
     inserted_text: dict[str, str] = field(default_factory=dict)
     after: frozenset[str] = frozenset()
+    after_verbatim: frozenset[str] = frozenset()
+    after_copy: frozenset[str] = frozenset()
     after_ids: frozenset[str] = frozenset()
 
     @property
@@ -135,66 +193,116 @@ class EventOutcome:
 
 @dataclass
 class PresenceTracker:
-    """A loop Observer counting, per fact, the visible parts that contain it."""
+    """A loop Observer counting, per fact, the visible parts that contain it.
+
+    ``counts``: verbatim parts (recorded messages, and inserted text that is not a summary: a re-inserted
+    user message, a marker); ``carried``: summaries; ``copied``: summaries had they been lossless, each
+    carrying every fact the view held before its compaction (the bound no summarizer can pass on this
+    trajectory). The lossless summary never changes the trajectory: it is a counterfactual on presence.
+    An extractive copy within a budget is no such bound: it omits what a model's summary may keep."""
 
     index: FactIndex
     counts: dict[str, int] = field(default_factory=dict)
+    carried: dict[str, int] = field(default_factory=dict)
+    copied: dict[str, int] = field(default_factory=dict)
     inserted: dict[str, frozenset[str]] = field(default_factory=dict)
+    inserted_copy: dict[str, frozenset[str]] = field(default_factory=dict)
     inserted_text: dict[str, str] = field(default_factory=dict)
-    need_hits: list[tuple[int, str, bool]] = field(default_factory=list)  # (step, fact id, present)
+    need_hits: list[NeedHit] = field(default_factory=list)
     events: list[EventOutcome] = field(default_factory=list)
     established: int = 0
-    step_ratios: list[float] = field(default_factory=list)
+    # per step after the first action: received facts established so far that are present (all, verbatim,
+    # with the copy upper bound), as shares
+    step_ratios: list[tuple[float, float, float]] = field(default_factory=list)
     compacted: bool = False
+    acted: bool = False  # something was hidden: needs from here on are scored
+    _pending_copy: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._received = [f for f in self.index.facts if f.received]
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
         if e.index < 0:
             return (self.inserted[e.id],)
         return (ids for j, ids in enumerate(self.index.part_facts[e.index]) if j not in e.pruned)
 
-    def _add(self, ids: frozenset[str], k: int) -> None:
+    @staticmethod
+    def _bump(counts: dict[str, int], ids: Iterable[str], k: int) -> None:
         for f in ids:
-            self.counts[f] = self.counts.get(f, 0) + k
+            counts[f] = counts.get(f, 0) + k
 
     def added(self, e: Entry) -> None:
-        if e.index >= 0 and not e.pruned and self.index.message_facts:  # the common case, in one loop
-            counts = self.counts
-            for f in self.index.message_facts[e.index]:
-                counts[f] = counts.get(f, 0) + 1
+        if e.index >= 0:
+            if not e.pruned and self.index.message_facts:  # the common case, in one loop
+                counts = self.counts
+                for f in self.index.message_facts[e.index]:
+                    counts[f] = counts.get(f, 0) + 1
+                return
+            for ids in self._facts_of(e):
+                self._bump(self.counts, ids, 1)
             return
-        if e.index < 0 and e.id not in self.inserted:
+        if e.id not in self.inserted:
             text = e.message.text
-            self.inserted[e.id] = self.index.matcher.facts_in(text)
+            self.inserted[e.id] = found = self.index.matcher.facts_in(text)
             self.inserted_text[e.id] = text
-        for ids in self._facts_of(e):
-            self._add(ids, 1)
+            if e.origin == "summary":
+                self.inserted_copy[e.id] = found | self._pending_copy
+        ids = self.inserted[e.id]
+        if e.origin == "summary":
+            self._bump(self.carried, ids, 1)
+            self._bump(self.copied, self.inserted_copy[e.id], 1)
+        else:
+            self._bump(self.counts, ids, 1)
 
     def removed(self, e: Entry) -> None:
+        self.acted = True
+        if e.index < 0 and e.origin == "summary":
+            self._bump(self.carried, self.inserted[e.id], -1)
+            copy = self.inserted_copy[e.id]
+            self._bump(self.copied, copy, -1)
+            return
         for ids in self._facts_of(e):
-            self._add(ids, -1)
+            self._bump(self.counts, ids, -1)
 
     def part_hidden(self, e: Entry, part: int) -> None:
         if e.index >= 0:
-            self._add(self.index.part_facts[e.index][part], -1)
+            self.acted = True
+            self._bump(self.counts, self.index.part_facts[e.index][part], -1)
 
     def present(self) -> frozenset[str]:
+        return frozenset(f for d in (self.counts, self.carried) for f, n in d.items() if n > 0)
+
+    def verbatim(self) -> frozenset[str]:
         return frozenset(f for f, n in self.counts.items() if n > 0)
 
-    def step(self, step: int, message_index: int) -> None:
-        for f in self.index.needs.get(message_index, ()):
-            self.need_hits.append((step, f, self.counts.get(f, 0) > 0))
-        if self.compacted:
-            est = sum(1 for f in self.index.facts if 0 <= f.first_index < message_index)
-            if est:
-                self.step_ratios.append(sum(1 for f in self.index.facts if 0 <= f.first_index < message_index
-                                            and self.counts.get(f.id, 0) > 0) / est)
+    def with_copy(self) -> frozenset[str]:
+        return frozenset(f for d in (self.counts, self.copied) for f, n in d.items() if n > 0)
 
-    def action(self, seq: int, done: bool, entries: Sequence[Entry], compaction: bool) -> None:
-        if not compaction:
-            return  # prunes change counts through part_hidden; retention is measured at compactions
+    def step(self, step: int, message_index: int) -> None:
+        counts, carried, copied = self.counts, self.carried, self.copied
+        for f in self.index.needs.get(message_index, ()):
+            self.need_hits.append(NeedHit(step, f, counts.get(f, 0) > 0, carried.get(f, 0) > 0,
+                                          copied.get(f, 0) > 0, self.acted))
+        if self.acted:
+            est = [f for f in self._received if 0 <= f.first_index < message_index]
+            if est:
+                n = len(est)
+                present = [f for f in est if counts.get(f.id, 0) > 0 or carried.get(f.id, 0) > 0]
+                verbatim = sum(1 for f in present if counts.get(f.id, 0) > 0)
+                upper = sum(1 for f in est if counts.get(f.id, 0) > 0 or copied.get(f.id, 0) > 0
+                            or carried.get(f.id, 0) > 0)
+                self.step_ratios.append((len(present) / n, verbatim / n, upper / n))
+
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
+        compaction = isinstance(act, Compact)
         if not done:  # a C-level list copy: the text of what was replaced is built only if needed
-            self.events.append(EventOutcome(seq, self.present(), list(entries), self.inserted_text))
+            self._pending_copy = set(self.with_copy()) if compaction else set()
+            self.events.append(EventOutcome(seq, self.present(), "compaction" if compaction else "prune",
+                                            list(entries) if compaction else [], self.inserted_text))
         else:
-            self.events[-1].after = self.present()
-            self.events[-1].after_ids = frozenset(e.id for e in entries)
-            self.compacted = True
+            ev = self.events[-1]
+            ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()
+            if compaction:
+                ev.after_ids = frozenset(e.id for e in entries)
+                self.compacted = True
+            self._pending_copy = set()

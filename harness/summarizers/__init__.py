@@ -1,6 +1,6 @@
 """Summarizer backends: ``summarize(request) -> SummaryResult``.
 
-Backends (``extractive``, ``litellm:MODEL``, ``cache-only:DIR``, ``mock``) are looked up by spec
+Backends (``calibrated``, ``extractive``, ``litellm:MODEL``, ``cache-only:DIR``, ``mock``) are looked up by spec
 string with :func:`get`; their modules import lazily so litellm loads only when a litellm summarizer is
 used. A backend reports failures in the result (``error``), never by raising: the loop records the
 failure on the compaction event and runs the strategy's failure path.
@@ -16,6 +16,7 @@ from compbench.errors import UsageError
 from compbench.session import SummaryRequest
 
 BACKENDS: dict[str, str] = {
+    "calibrated": "compbench.summarizers.calibrated",
     "extractive": "compbench.summarizers.extractive",
     "litellm": "compbench.summarizers.llm",
     "cache-only": "compbench.summarizers.llm",
@@ -47,10 +48,12 @@ class Summarizer(Protocol):
 
 
 def get(spec: str, **options: object) -> Summarizer:
-    """The summarizer a spec names: ``extractive``, ``mock``, ``litellm:MODEL``, ``cache-only:DIR``."""
+    """The summarizer a spec names: ``calibrated``, ``extractive``, ``mock``, ``litellm:MODEL``,
+    ``cache-only:DIR``."""
     kind, _, arg = spec.partition(":")
     if kind not in BACKENDS:
-        raise UsageError(f"unknown summarizer {spec!r}; known: extractive, litellm:MODEL, cache-only:DIR, mock")
+        raise UsageError(f"unknown summarizer {spec!r}; known: calibrated, extractive, litellm:MODEL, "
+                         "cache-only:DIR, mock")
     mod = importlib.import_module(BACKENDS[kind])
     summarizer: Summarizer = mod.create(kind, arg, **options)
     return summarizer

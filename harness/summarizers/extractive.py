@@ -1,10 +1,12 @@
-"""``extractive``: the offline, deterministic default summarizer. A heuristic, and reports say so.
+"""``extractive``: an offline, deterministic summarizer that *copies*: a heuristic, and reports say so.
 
 It reads the span being summarized (``SummaryRequest.source``) and writes a structured summary of
-what an agent most often needs later: the user's requests, the files it modified and read, the
-commands it ran, the errors it hit, and its last message, plus the previous summary when chaining.
-Sections are filled in priority order until the output budget is spent, so the summary never exceeds
-the strategy's ``max_output_tokens`` (measured conservatively at 3 characters a token).
+what an agent most often needs later: the user's requests, the earlier summary it folds (whole, not
+as a request), the files it modified and read, the paths the span names, the errors it hit, its last
+message and the commands it ran. Sections are filled in priority order until the output budget is
+spent: the strategy's ``max_output_tokens``, but never more than real summaries reach (measured
+conservatively at 3 characters a token). It copies the very strings facts are matched on, so it carries
+more than a model's summary does: the optimistic end, beside ``calibrated`` (the default).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from compbench.facts.derive import call_commands, call_paths
+from compbench.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
 from compbench.session import SummaryRequest
 from compbench.summarizers import SummaryResult
 from compbench.transcript import Message, Text, ToolCall, ToolResult
@@ -21,6 +23,9 @@ from compbench.transcript import Message, Text, ToolCall, ToolResult
 DEFAULT_BUDGET_TOKENS = 4_096
 CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose
 MAX_ITEM_CHARS = 300
+MENTION_SCAN_CHARS = 20_000
+MENTIONS_PER_TEXT = 20
+MENTIONS_LISTED = 40  # the newest paths only: a listing of thousands would crowd out everything else
 
 _ERROR_WORD = re.compile(
     r"\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b")
@@ -69,6 +74,7 @@ class _Extracted(NamedTuple):
     read: tuple[str, ...]
     commands: tuple[str, ...]
     errors: tuple[str, ...]
+    mentioned: tuple[str, ...]  # paths a tool output or the assistant's text names
 
 
 # Strategies summarize overlapping spans of the same transcript again and again (nine strategies, each
@@ -89,24 +95,45 @@ def _extract(m: Message) -> _Extracted:
     read: list[str] = []
     commands: list[str] = []
     errors: list[str] = []
+    mentioned: list[str] = []
     for p in m.parts:
         if isinstance(p, ToolCall):
             paths, writes = call_paths(p)
             (modified if writes else read).extend(paths)
-            commands += [_clip(c, 200) for c in call_commands(p)]
+            for c in call_commands(p):
+                commands.append(_clip(c, 200))
+                for path, w in command_paths(c):
+                    (modified if w else read).append(path)
         elif isinstance(p, ToolResult):
             if p.is_error:
                 errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
             errors += [_clip(line, 200) for line in error_lines(p.output)]
+            mentioned += mentioned_paths(p.output)
         elif isinstance(p, Text) and m.role == "tool":
             errors += [_clip(line, 200) for line in error_lines(p.text)]
+            mentioned += mentioned_paths(p.text)
+        elif isinstance(p, Text) and m.role in ("assistant", "user"):
+            mentioned += mentioned_paths(p.text)
     text = m.text if m.role in ("user", "assistant") else ""
     out = _Extracted(_clip(text) if m.role == "user" and text.strip() else "",
                      text if m.role == "assistant" and text.strip() else "",
-                     tuple(modified), tuple(read), tuple(commands), tuple(errors))
+                     tuple(modified), tuple(read), tuple(commands), tuple(errors), tuple(mentioned))
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = (m.parts, out)
+    return out
+
+
+def mentioned_paths(text: str) -> list[str]:
+    """Path-shaped strings in a text (its first :data:`MENTION_SCAN_CHARS`), at most
+    :data:`MENTIONS_PER_TEXT`: the files a listing, a search or a plan names."""
+    out: list[str] = []
+    for m in PATH_SHAPE.finditer(text, 0, MENTION_SCAN_CHARS):
+        p = m.group(0).strip(".-/")
+        if len(p) >= 4 and "://" not in text[max(0, m.start() - 8):m.start() + 1] and p not in out:
+            out.append(p)
+            if len(out) >= MENTIONS_PER_TEXT:
+                break
     return out
 
 
@@ -117,9 +144,15 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
     read: list[str] = []
     commands: list[str] = []
     errors: list[str] = []
+    mentioned: list[str] = []
+    summaries: list[str] = []
     last_assistant = ""
     for m in messages:
+        if m.meta.get("origin") == "summary":  # an earlier summary in the span: carried whole, not a request
+            summaries.append(m.text)
+            continue
         x = _extract(m)
+        mentioned += x.mentioned
         if x.request:
             requests.append(x.request)
         if x.last:
@@ -129,13 +162,17 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
         commands += x.commands
         errors += x.errors
     modified = _unique(modified)
+    read = [p for p in _unique(read) if p not in modified]
+    touched = set(modified) | set(read)
     return {
         "requests": requests,
         "modified": modified,
-        "read": [p for p in _unique(read) if p not in modified],
+        "read": read,
+        "mentioned": [p for p in _unique(mentioned) if p not in touched],
         "commands": _unique(commands),
         "errors": _unique(errors),
         "last": [_clip(last_assistant, 600)] if last_assistant else [],
+        "summaries": summaries,
     }
 
 
@@ -143,15 +180,17 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
     """A structured summary of ``messages`` no longer than ``budget_tokens * CHARS_PER_TOKEN`` chars."""
     f = facts_of(messages)
     budget = max(0, budget_tokens) * CHARS_PER_TOKEN
+    previous = "\n".join(x for x in (previous, *f["summaries"]) if x) or None
     # (title, items, newest first?) in priority order: what a continuing agent needs most.
     sections: list[tuple[str, list[str]]] = [
         ("User requests", f["requests"][:1] + f["requests"][1:][::-1]),
+        ("Previous summary", [_clip(previous, budget // 2)] if previous else []),
         ("Files modified", f["modified"]),
         ("Errors seen", f["errors"][::-1]),
         ("Last assistant message", f["last"]),
         ("Files read", f["read"][::-1]),
+        ("Paths mentioned", f["mentioned"][::-1][:MENTIONS_LISTED]),
         ("Commands run", f["commands"][::-1]),
-        ("Previous summary", [_clip(previous, 2_000)] if previous else []),
     ]
     out: list[str] = []
     used = 0
@@ -189,12 +228,20 @@ class ExtractiveSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         """A strategy may ask for a heading (seed 004 detects its previous summary by one)."""
-        budget = request.max_output_tokens or DEFAULT_BUDGET_TOKENS
+        budget = min(request.max_output_tokens or DEFAULT_BUDGET_TOKENS, largest_real_summary())
         heading = str(request.meta.get("heading", ""))
         if heading:
             budget -= len(heading) // CHARS_PER_TOKEN + 1
         text = summarize_messages(request.source, budget, request.previous_summary) or "(nothing to summarize)"
         return SummaryResult(f"{heading}\n{text}" if heading else text)
+
+
+def largest_real_summary() -> int:
+    """The size real summaries reach (their 90th percentile, :mod:`compbench.summarizers.calibration`):
+    a copy longer than any real summary would win by length, not by what it chose to keep."""
+    from compbench.summarizers.calibration import table
+
+    return int(table()["size"]["max_tokens"])
 
 
 def create(kind: str, arg: str, **options: object) -> ExtractiveSummarizer:

@@ -1,0 +1,152 @@
+"""``calibrated``: the offline default summarizer, calibrated on the summaries real tools wrote.
+
+A summary's worth, as retention measures it, is which task facts it carries. The ``extractive``
+summarizer copies the very paths, commands and error lines the fact extractor looks for, so it carries
+several times more than the real tools' summaries do (an upper bound, and named so). ``calibrated``
+carries what a real summary would: every fact present in the span it is asked to summarize is kept when
+the fact's fixed draw falls below the keep-rate real summaries showed for facts of that kind and
+provenance (:mod:`compbench.summarizers.calibration`, fitted on the compactions recorded in real Claude
+Code, OpenCode and pi logs). Its length follows the real summaries' sizes: a fitted share of the span,
+within the real summaries' 10th–90th percentile sizes, and never over the strategy's budget.
+
+Its text is the kept facts, then an activity log of the span (tool names per turn, which carry no
+fact) standing in for the model's prose. It is deterministic and pure; a heuristic, and reports say so.
+
+The run *binds* it to each transcript's fact index (provenance is a property of the whole transcript:
+where a fact first appeared); unbound (a single request in a test, fidelity's spans) it indexes the span
+it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from compbench.facts import Fact, normalize
+from compbench.facts.derive import extract
+from compbench.facts.presence import FactIndex, part_match_text
+from compbench.session import SummaryRequest
+from compbench.summarizers import SummaryResult
+from compbench.summarizers.calibration import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate, table
+from compbench.transcript import Message, Part, Text, ToolCall, Transcript
+
+HEADER = "(calibrated offline summary: facts kept at the rates real summaries kept them)"
+SECTIONS = (("decision", "Constraints and decisions"), ("continuation", "Pending"),
+            ("artifact", "Files"), ("recall", "Details"))
+ACTIVITY = "## Activity (stand-in for the model's narrative: tool names only)"
+
+
+class CalibratedSummarizer:
+    name = "calibrated"
+    pure = True  # the same request on the same transcript always gets the same summary
+
+    def __init__(self, rates: Mapping[str, object] | None = None, size: Mapping[str, float] | None = None) -> None:
+        data = table()
+        self.rates = rates if rates is not None else data["rates"]
+        self.size = size if size is not None else data["size"]
+        self.index: FactIndex | None = None
+        self.positions: dict[str, int] = {}
+        self.parts: list[tuple[Part, ...]] = []
+
+    def bind(self, t: Transcript, index: FactIndex) -> None:
+        """Summaries of ``t`` from now on: provenance from its whole-transcript fact index."""
+        self.index = index
+        self.positions = {m.id: i for i, m in enumerate(t.messages)}
+        self.parts = [m.parts for m in t.messages]
+
+    def forget(self) -> None:
+        self.index, self.positions, self.parts = None, {}, []
+
+    def _present(self, index: FactIndex, messages: Sequence[Message], previous: str | None) -> list[str]:
+        """Fact ids present in the span, in order of appearance: a recorded part's from the index, any
+        other text (a summary, a pruned part's placeholder, a message the caller built) matched anew."""
+        bound = index is self.index
+        seen: dict[str, None] = {}
+        for m in messages:
+            i = self.positions.get(m.id, -1) if bound else -1
+            recorded = self.parts[i] if i >= 0 else ()
+            for j, p in enumerate(m.parts):
+                ids = (index.part_facts[i][j] if j < len(recorded) and recorded[j] is p
+                       else index.matcher.facts_in(part_match_text(p)))
+                for f in sorted(ids):
+                    seen.setdefault(f, None)
+        if previous:
+            for f in sorted(index.matcher.facts_in(previous)):
+                seen.setdefault(f, None)
+        return list(seen)
+
+    def target_tokens(self, span_tokens: int, budget: int | None) -> int:
+        ratio, lo, hi = (float(self.size[k]) for k in ("ratio", "min_tokens", "max_tokens"))
+        target = int(min(hi, max(lo, ratio * span_tokens)))
+        return min(target, budget) if budget else target
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        messages = list(request.source)
+        index = self.index
+        if index is None:
+            own = Transcript("span", "compbench", tuple(messages))
+            index = FactIndex.build(own, extract(own))
+        facts = {f.id: f for f in index.facts}
+        kept = [facts[f] for f in self._present(index, messages, request.previous_summary)
+                if facts[f].provenance != "system" and not facts[f].boilerplate
+                and draw(facts[f]) < keep_rate(facts[f].kind, facts[f].provenance, self.rates)]
+        heading = str(request.meta.get("heading", ""))
+        budget = request.max_output_tokens
+        target = self.target_tokens(chars_tokens(messages), budget)
+        text = compose(kept, messages, target * CHARS_PER_TOKEN, heading)
+        return SummaryResult(text)
+
+
+def _line(f: Fact) -> str:
+    text = " ".join(f.text.split())
+    if not any(a in normalize(text) for a in f.anchors):
+        text += f" ({f.anchors[0]})"
+    return f"- {text}\n"
+
+
+def activity(messages: Sequence[Message]) -> list[str]:
+    """One line per assistant turn of the span: the tools it called (names carry no fact)."""
+    out = []
+    turn = 0
+    for m in messages:
+        if m.role != "assistant":
+            continue
+        turn += 1
+        tools = [p.name for p in m.parts if isinstance(p, ToolCall)]
+        said = any(isinstance(p, Text) and p.text.strip() for p in m.parts)
+        what = ", ".join(tools) if tools else ("replied" if said else "thought")
+        out.append(f"- turn {turn}: {what}\n")
+    return out
+
+
+def compose(kept: Sequence[Fact], messages: Sequence[Message], chars: int, heading: str = "") -> str:
+    """The kept facts by section, then the activity log, within ``chars`` (facts first)."""
+    out = [f"{heading}\n" if heading else "", HEADER + "\n"]
+    used = sum(map(len, out))
+    for kind, title in SECTIONS:
+        lines = [_line(f) for f in kept if f.kind == kind]
+        if not lines:
+            continue
+        head = f"\n## {title}\n"
+        if used + len(head) + len(lines[0]) > chars:
+            continue
+        out.append(head)
+        used += len(head)
+        for line in lines:
+            if used + len(line) > chars:
+                break
+            out.append(line)
+            used += len(line)
+    log = activity(messages)
+    if log and used + len(ACTIVITY) + 2 < chars:
+        out.append("\n" + ACTIVITY + "\n")
+        used += len(ACTIVITY) + 2
+        for line in log:
+            if used + len(line) > chars:
+                break
+            out.append(line)
+            used += len(line)
+    return "".join(out).rstrip("\n")
+
+
+def create(kind: str, arg: str, **options: object) -> CalibratedSummarizer:
+    return CalibratedSummarizer()

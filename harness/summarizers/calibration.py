@@ -1,0 +1,180 @@
+"""What real summaries keep: keep-rates and sizes fitted on the compactions real tools recorded.
+
+Claude Code, OpenCode and pi write their own summary into the session log. For each such compaction
+the *span* is what the tool summarized: the context it had right before (after an earlier compaction:
+that summary, the messages it kept, and what followed), less the messages it kept verbatim. Every derived
+fact present in the span is an opportunity; it is *kept* when the real summary contains its anchor. Per
+fact kind and provenance, the pooled share kept is the keep-rate the ``calibrated`` summarizer applies;
+cells with few opportunities are shrunk towards their kind's rate (:data:`PRIOR_WEIGHT` pseudo-counts).
+Sizes: the real summary's tokens against the span's.
+
+The fitted table ships as ``calibration.json`` beside this module, with the files and compactions it
+came from. Regenerate it (and its test compares a fresh fit with it) with::
+
+    python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from compbench.facts import KINDS, Fact
+from compbench.facts.derive import extract
+from compbench.facts.presence import FactIndex, fact_key, part_match_text
+from compbench.transcript import Message, Transcript
+
+TABLE = Path(__file__).with_name("calibration.json")
+PROVENANCES = ("user", "tool", "agent")  # system facts are boilerplate: never a summary's job
+PRIOR_WEIGHT = 5.0
+SUMMARY_TOOLS = ("claude-code", "opencode", "pi")  # tools whose logs hold a readable summary
+CHARS_PER_TOKEN = 4  # the size estimate of a span (the calibrated summarizer has no tokenizer)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One real compaction: the facts of its span (id, kind, provenance), those its summary kept."""
+
+    tool: str
+    transcript: str
+    n: int
+    span: tuple[tuple[str, str, str], ...]
+    kept: frozenset[str]
+    span_tokens: int
+    summary_tokens: int
+
+    @property
+    def share(self) -> float:
+        return len(self.kept) / len(self.span) if self.span else float("nan")
+
+
+def chars_tokens(messages: Iterable[Message]) -> int:
+    return sum(len(part_match_text(p)) for m in messages for p in m.parts) // CHARS_PER_TOKEN
+
+
+def span_of(t: Transcript, n: int) -> list[Message]:
+    """The messages the tool summarized at its n-th compaction (see the module docstring)."""
+    from compbench.fidelity import segment
+
+    seg, _ = segment(t, n)
+    rc = seg.compactions[0]
+    kept = set(rc.kept_ids)
+    return [m for m in seg.messages[: rc.index] if m.id not in kept and not m.meta.get("compaction")]
+
+
+def facts_in_messages(index: FactIndex, messages: Sequence[Message]) -> frozenset[str]:
+    """The facts present in ``messages`` (matched on their text: a segment's head is a new message)."""
+    out: set[str] = set()
+    for m in messages:
+        for p in m.parts:
+            out |= index.matcher.facts_in(part_match_text(p))
+    return frozenset(out)
+
+
+def observations(t: Transcript) -> list[Observation]:
+    """Every real compaction of ``t`` whose summary the log holds in readable form."""
+    if t.source not in SUMMARY_TOOLS or not t.compactions:
+        return []
+    index = FactIndex.build(t, extract(t))
+    facts = {f.id: f for f in index.facts}
+    out = []
+    for n, rc in enumerate(t.compactions):
+        if not rc.summary or rc.meta.get("encrypted"):
+            continue
+        span = span_of(t, n)
+        present = sorted(f for f in facts_in_messages(index, span)
+                         if facts[f].provenance in PROVENANCES and not facts[f].boilerplate)
+        in_summary = index.matcher.facts_in(rc.summary)
+        out.append(Observation(t.source, t.id, n + 1,
+                               tuple((f, facts[f].kind, facts[f].provenance) for f in present),
+                               frozenset(f for f in present if f in in_summary),
+                               chars_tokens(span), len(rc.summary) // CHARS_PER_TOKEN))
+    return out
+
+
+def fit(obs: Sequence[Observation]) -> dict[str, Any]:
+    """The keep-rate table and size model from observations (see the module docstring)."""
+    cells: dict[tuple[str, str], list[int]] = {}
+    for o in obs:
+        for fid, kind, prov in o.span:
+            c = cells.setdefault((kind, prov), [0, 0])
+            c[0] += fid in o.kept
+            c[1] += 1
+    kept_all = sum(c[0] for c in cells.values())
+    total_all = sum(c[1] for c in cells.values())
+    overall = kept_all / total_all if total_all else 0.0
+    rates: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        kk = sum(cells.get((kind, p), [0, 0])[0] for p in PROVENANCES)
+        kn = sum(cells.get((kind, p), [0, 0])[1] for p in PROVENANCES)
+        kind_rate = (kk + PRIOR_WEIGHT * overall) / (kn + PRIOR_WEIGHT)
+        for prov in PROVENANCES:
+            k, n = cells.get((kind, prov), [0, 0])
+            rates[f"{kind}/{prov}"] = {"kept": k, "of": n,
+                                       "rate": round((k + PRIOR_WEIGHT * kind_rate) / (n + PRIOR_WEIGHT), 4)}
+    sizes = sorted(o.summary_tokens for o in obs)
+    ratios = sorted(o.summary_tokens / o.span_tokens for o in obs if o.span_tokens)
+    return {
+        "regenerate": "python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions",
+        "overall_rate": round(overall, 4),
+        "rates": rates,
+        "size": {"ratio": round(statistics.median(ratios), 4) if ratios else 0.02,
+                 "min_tokens": _quantile(sizes, 0.1), "max_tokens": _quantile(sizes, 0.9)},
+        "observations": [{"tool": o.tool, "transcript": o.transcript, "n": o.n, "facts": len(o.span),
+                          "kept": len(o.kept), "span_tokens": o.span_tokens, "summary_tokens": o.summary_tokens}
+                         for o in obs],
+    }
+
+
+def _quantile(xs: Sequence[int], q: float) -> int:
+    if not xs:
+        return 0
+    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+
+
+def fit_paths(paths: Sequence[str]) -> dict[str, Any]:
+    from compbench.formats import read_all
+
+    obs = [o for t in sorted(read_all(list(paths)), key=lambda t: t.id) for o in observations(t)]
+    return fit(obs)
+
+
+@cache
+def table() -> Mapping[str, Any]:
+    data: Mapping[str, Any] = json.loads(TABLE.read_text(encoding="utf-8"))
+    return data
+
+
+def keep_rate(kind: str, provenance: str, rates: Mapping[str, Any] | None = None) -> float:
+    """The share of facts of this kind and provenance a real summary keeps (0 for system facts)."""
+    cell = (rates if rates is not None else table()["rates"]).get(f"{kind}/{provenance}")
+    return float(cell["rate"]) if cell else 0.0
+
+
+def draw(f: Fact) -> float:
+    """A fact's fixed uniform draw in [0, 1): kept when below its keep-rate. Fixed per fact (kind and
+    anchor), so a fact a summary keeps is kept by every summary of every strategy, as a model that
+    finds a fact salient does; strategies then differ by what they hand the summarizer, not by luck."""
+    digest = hashlib.sha1(fact_key(f).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def main(argv: Sequence[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    data = fit_paths(argv)
+    TABLE.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{len(data['observations'])} real compactions -> {TABLE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
