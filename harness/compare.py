@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,11 @@ from compbench.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
 
 @dataclass(frozen=True)
 class Metric:
-    """A headline metric: Σ num / Σ den over transcripts (1 − that when ``complement``), or a mean."""
+    """A headline metric: Σ num / Σ den over transcripts (1 − that when ``complement``), or a mean.
+
+    ``common``: a per-transcript mean compared only on the transcripts where every strategy that has the
+    figure anywhere has it (retention exists only where a strategy acted: averaging each strategy over its
+    own subset would compare different transcripts)."""
 
     name: str
     title: str
@@ -27,6 +31,7 @@ class Metric:
     complement: bool = False
     higher_is_better: bool = True
     percent: bool = True
+    common: bool = False
 
 
 def _sum(*cols: str) -> str:
@@ -38,7 +43,9 @@ METRICS: tuple[Metric, ...] = (
            _sum("input_tokens", "summarizer_input_tokens", "summarizer_output_tokens"),
            "reference_input_tokens", complement=True),
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
-    Metric("retention", "retention at compaction", "retention_at_compaction"),
+    Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs"),
+    Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs"),
+    Metric("retention", "retention after acting", "retention_after", common=True),
     Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True),
     Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True),
     Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False),
@@ -75,20 +82,41 @@ def _column(df: Any, expr: str) -> Any:
 
 
 def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0) -> Estimate:
-    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI."""
+    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI; ``n`` counts the
+    transcripts that contribute (a non-zero denominator, or a value to average)."""
+    import numpy as np
+
     num = _column(df, m.num)
     if m.den is None:
-        return mean_ci(num, resamples=resamples, seed=seed)
-    return ratio_ci(num, _column(df, m.den), resamples=resamples, seed=seed, complement=m.complement)
+        est = mean_ci(num, resamples=resamples, seed=seed)
+        return replace(est, n=int((~np.isnan(num)).sum()))
+    den = _column(df, m.den)
+    est = ratio_ci(num, den, resamples=resamples, seed=seed, complement=m.complement)
+    return replace(est, n=int((den != 0).sum()))
+
+
+def common_transcripts(df: Any, m: Metric) -> set[str]:
+    """Transcripts where every strategy that has ``m`` anywhere has it (see :attr:`Metric.common`)."""
+    import numpy as np
+
+    values = df.assign(_v=_column(df, m.num))
+    having = values[~np.isnan(values["_v"])]
+    strategies = set(having["strategy"])
+    if not strategies:
+        return set()
+    per = having.groupby("transcript_id")["strategy"].nunique()
+    return {str(t) for t, k in per.items() if k == len(strategies)}
 
 
 def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_000,
               seed: int = 0) -> dict[str, dict[str, Estimate]]:
     """strategy label -> metric name -> estimate, strategies in run order."""
     out: dict[str, dict[str, Estimate]] = {}
+    commons = {m.name: common_transcripts(df, m) for m in metrics if m.common}
     for label in dict.fromkeys(df["strategy"]):
         sub = df[df["strategy"] == label]
-        out[str(label)] = {m.name: estimate(sub, m, resamples, seed) for m in metrics}
+        out[str(label)] = {m.name: estimate(sub[sub["transcript_id"].isin(commons[m.name])] if m.common else sub,
+                                            m, resamples, seed) for m in metrics}
     return out
 
 
@@ -131,14 +159,18 @@ def _isnan(x: Any) -> Any:
     return np.isnan(x)
 
 
+FEW = 5  # a figure resting on fewer contributing transcripts is flagged, not printed as if precise
+
+
 def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
     if math.isnan(e.value):
         return "–"
+    few = f" (n={e.n}, few)" if e.n < FEW else ""
     def f(v: float) -> str:
         if m.percent:
             return f"{v:.1%}"
         return f"{v:,.3f}" if m.name == "cost" else f"{v:.2f}"
 
     if not ci or math.isnan(e.lo):
-        return f(e.value)
-    return f"{f(e.value)} [{f(e.lo)}, {f(e.hi)}]"
+        return f(e.value) + few
+    return f"{f(e.value)} [{f(e.lo)}, {f(e.hi)}]{few}"

@@ -25,6 +25,7 @@ from compbench.session import ModelLimits
 from compbench.strategies import Configured, forget_transcript_caches, resolve
 from compbench.summarizers import Summarizer
 from compbench.summarizers import get as get_summarizer
+from compbench.summarizers.extractive import copy_text
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
@@ -75,6 +76,8 @@ class _Replayer:
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
         self.share = bool(getattr(self.summarizer, "pure", False))  # see _trajectories
         self.templates = Templates.from_json(spec.boilerplate)
+        # recall's optimistic end: what an extractive copy of each summarized span would carry
+        self.copy = None if self.summarizer.name == "extractive" else copy_text
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         try:
@@ -97,7 +100,7 @@ class _Replayer:
 
         def go(c: Configured, shadows: list[Configured] | None = None,
                diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
-            tracker = PresenceTracker(facts)
+            tracker = PresenceTracker(facts, self.copy)
             return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries,
                           [x.create() for x in shadows or ()], diverged), tracker
 

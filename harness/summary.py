@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+SUMMARIZERS = {
+    "calibrated": "calibrated: an offline heuristic that keeps facts at the rates real tools' summaries kept them",
+    "extractive": "extractive: an offline heuristic that copies the span's paths, commands and errors (optimistic)",
+    "mock": "mock: content-free summaries (they carry nothing)",
+}
+
+
+def describe_summarizer(spec: str) -> str:
+    """What produced a run's summaries, in words every table and report prints beside recall."""
+    kind = spec.partition(":")[0]
+    if kind == "litellm":
+        return f"{spec}: a real model"
+    if kind == "cache-only":
+        return f"{spec}: a real model's recorded answers"
+    return SUMMARIZERS.get(kind, spec)
+
+
+def _pct(num: float, den: float) -> str:
+    return f"{num / den:.1%}" if den else "–"
 
 
 def summary_table(run_dir: Path) -> str:
-    """Per strategy: compactions, prunes, overflows, savings, net savings, needed-fact recall, cost.
+    """Per strategy: transcripts it acted on, compactions, prunes, overflows, savings, net savings,
+    needed-fact recall with its range (summaries carry nothing .. they also carry what an extractive copy
+    of their span carries), cost.
 
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
     import pandas as pd
@@ -14,19 +37,31 @@ def summary_table(run_dir: Path) -> str:
     r = pd.read_parquet(run_dir / "results.parquet")
     if r.empty:
         return "(no results)"
+    r = r.assign(acted=(r["first_action_step"] >= 0).astype(int)) if "first_action_step" in r else r.assign(acted=0)
     g = r.groupby("strategy", sort=False).agg(
-        transcripts=("transcript_id", "count"), compactions=("compactions", "sum"),
+        transcripts=("transcript_id", "count"), acted=("acted", "sum"), compactions=("compactions", "sum"),
         failed=("failed_compactions", "sum"), prunes=("prunes", "sum"), overflows=("overflows", "sum"),
         input=("input_tokens", "sum"), summarizer=("summarizer_input_tokens", "sum"),
         summarizer_out=("summarizer_output_tokens", "sum"), peak=("peak_context", "max"),
-        cost=("cost_usd", "sum"), needs=("needs", "sum"), present=("needs_present", "sum"))
-    ref = float(g["input"].get("none", float("nan")))
-    lines = [f"{'strategy':<34}{'compactions':>12}{'prunes':>8}{'overflows':>10}{'input tok':>13}"
-             f"{'savings':>9}{'net':>8}{'recall':>8}{'peak':>9}{'cost $':>10}"]
+        cost=("cost_usd", "sum"), needs=("needs", "sum"), present=("needs_present", "sum"),
+        verbatim=("needs_verbatim", "sum"), upper=("needs_upper", "sum"), reference=("reference_input_tokens", "sum"))
+    lines = [f"{'strategy':<34}{'acted':>8}{'compactions':>12}{'prunes':>8}{'overflows':>10}{'input tok':>13}"
+             f"{'savings':>9}{'net':>8}{'recall':>8}{'  range':<16}{'peak':>9}{'cost $':>10}"]
     for name, row in g.iterrows():
-        net = 1 - (row["input"] + row["summarizer"] + row["summarizer_out"]) / ref
-        lines.append(f"{str(name)[:33]:<34}{int(row['compactions']):>12}{int(row['prunes']):>8}"
-                     f"{int(row['overflows']):>10}{int(row['input']):>13,}{1 - row['input'] / ref:>9.1%}"
-                     f"{net:>8.1%}{row['present'] / row['needs'] if row['needs'] else float('nan'):>8.1%}"
+        ref = float(row["reference"])
+        net = _pct(ref - row["input"] - row["summarizer"] - row["summarizer_out"], ref)
+        span = f"  {_pct(row['verbatim'], row['needs'])}–{_pct(row['upper'], row['needs'])}" if row["needs"] else "  –"
+        lines.append(f"{str(name)[:33]:<34}{int(row['acted']):>4}/{int(row['transcripts']):<3}"
+                     f"{int(row['compactions']):>12}{int(row['prunes']):>8}"
+                     f"{int(row['overflows']):>10}{int(row['input']):>13,}{_pct(ref - row['input'], ref):>9}"
+                     f"{net:>8}{_pct(row['present'], row['needs']):>8}{span:<16}"
                      f"{int(row['peak']):>9,}{row['cost']:>10.2f}")
+    manifest = run_dir / "manifest.json"
+    if manifest.exists():
+        spec = json.loads(manifest.read_text(encoding="utf-8")).get("spec", {})
+        lines.append("")
+        lines.append(f"summaries: {describe_summarizer(str(spec.get('summarizer', '?')))}")
+        lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "
+                     "first action; range: summaries carry nothing .. also what an extractive copy carries")
     return "\n".join(lines)
+

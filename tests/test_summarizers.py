@@ -1,4 +1,4 @@
-"""Summarizer backends: the extractive heuristic, and the litellm path with its cache, retries and faults."""
+"""Summarizer backends: the calibrated and extractive heuristics, and the litellm path (cache, retries, faults)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from hypothesis import strategies as st
 from compbench.errors import CompbenchError
 from compbench.session import SummaryRequest
 from compbench.summarizers import get
+from compbench.summarizers.calibrated import HEADER, CalibratedSummarizer
+from compbench.summarizers.calibration import TABLE, draw, fit_paths
 from compbench.summarizers.extractive import CHARS_PER_TOKEN, error_lines, facts_of, summarize_messages
 from compbench.summarizers.llm import LLMSummarizer
+from compbench.transcript import Message, Text, ToolCall, ToolResult, Transcript
 from helpers import assistant, tool, user
 
 SPAN = (
@@ -153,3 +156,78 @@ def test_litellm_mock_response_goes_through_the_real_client(tmp_path: Path) -> N
     s = get("litellm:gpt-4o-mini", cache_dir=str(tmp_path), mock_response="mocked summary")
     r = s.summarize(req())
     assert r.text == "mocked summary" and r.error is None and r.attempts == 1
+
+
+# --- calibrated -----------------------------------------------------------------------------------------
+
+CAL_SPAN = (
+    Message("c-u", "user", (Text("Tune the cache. Never drop the warm_start_flag option."),)),
+    Message("c-a1", "assistant", (Text("Listing."), ToolCall("k1", "bash", '{"command": "ls /opt/svc/src"}'))),
+    Message("c-t1", "tool", (ToolResult("k1", "bash", "/opt/svc/src/cache/lru_policy.py"),)),
+    Message("c-a2", "assistant", (Text("Reading."), ToolCall("k2", "read",
+                                                             '{"file_path": "/opt/svc/src/cache/lru_policy.py"}'))),
+    Message("c-t2", "tool", (ToolResult("k2", "read", "KeyError: 'warm' raised in evict()"),)),
+)
+
+
+def _rates(**cells: float) -> dict[str, dict[str, float]]:
+    return {f"{k}/{p}": {"rate": cells.get(f"{k}_{p}", 0.0)} for k in ("artifact", "recall", "decision",
+                                                                         "continuation")
+            for p in ("user", "tool", "agent")}
+
+
+def _cal(rates: dict[str, dict[str, float]], budget: int | None = 2_000) -> str:
+    s = CalibratedSummarizer(rates, {"ratio": 0.05, "min_tokens": 200, "max_tokens": 1_000})
+    return s.summarize(SummaryRequest("", CAL_SPAN, CAL_SPAN, budget)).text
+
+
+def test_calibrated_keeps_exactly_the_facts_its_rates_keep() -> None:
+    none = _cal(_rates()).lower()
+    assert "lru_policy.py" not in none and "warm_start_flag" not in none and "keyerror" not in none
+    assert none.startswith(HEADER.lower()) and "turn 2: read" in none  # the activity log carries no fact
+    every = _cal(_rates(artifact_tool=1, decision_user=1, recall_tool=1)).lower()
+    assert "cache/lru_policy.py" in every and "never drop the warm_start_flag option" in every
+    assert "keyerror: 'warm' raised in evict()" in every
+    only_paths = _cal(_rates(artifact_tool=1)).lower()
+    assert "cache/lru_policy.py" in only_paths and "warm_start_flag" not in only_paths
+
+
+def test_calibrated_draws_are_fixed_per_fact_and_follow_the_rate() -> None:
+    from compbench.facts import Fact
+
+    facts = [Fact(f"f{i}", "artifact", f"p{i}", (f"dir/file_{i}.py",)) for i in range(4_000)]
+    kept = sum(draw(f) < 0.3 for f in facts) / len(facts)
+    assert abs(kept - 0.3) < 0.03 and draw(facts[7]) == draw(facts[7])
+    assert _cal(_rates(artifact_tool=0.5)) == _cal(_rates(artifact_tool=0.5))  # deterministic
+
+
+def test_calibrated_size_follows_real_summaries_and_the_budget() -> None:
+    s = CalibratedSummarizer(_rates(), {"ratio": 0.05, "min_tokens": 1_000, "max_tokens": 4_000})
+    assert s.target_tokens(10_000, None) == 1_000  # small span: the smallest real summaries
+    assert s.target_tokens(40_000, None) == 2_000  # 5% of the span
+    assert s.target_tokens(200_000, None) == 4_000  # the largest real summaries
+    assert s.target_tokens(200_000, 1_500) == 1_500  # never over the strategy's budget
+    text = _cal(_rates(artifact_tool=1, decision_user=1, recall_tool=1), budget=30)
+    assert len(text) <= 30 * 4
+
+
+def test_calibrated_bound_reads_provenance_from_the_whole_transcript() -> None:
+    from compbench.facts.derive import extract
+    from compbench.facts.presence import FactIndex
+
+    # bound, the span starts after the path was revealed: its provenance is still the tool's
+    t = Transcript("cal", "compbench", CAL_SPAN)
+    s = CalibratedSummarizer(_rates(artifact_tool=1), {"ratio": 0.05, "min_tokens": 200, "max_tokens": 1_000})
+    s.bind(t, FactIndex.build(t, extract(t)))
+    late = CAL_SPAN[3:]
+    assert "lru_policy.py" in s.summarize(SummaryRequest("", late, late, 2_000)).text
+    s.forget()  # unbound, the same span makes the read call the path's first appearance: the agent's
+    assert "lru_policy.py" not in s.summarize(SummaryRequest("", late, late, 2_000)).text
+
+
+def test_calibration_table_is_fresh(transcripts_dir: Path) -> None:
+    """The shipped keep-rates are what the regeneration command fits today (see calibration.py)."""
+    shared = transcripts_dir.parent
+    fresh = fit_paths([str(shared / "transcripts"), str(shared / "real-compactions")])
+    assert fresh == json.loads(TABLE.read_text(encoding="utf-8")), (
+        "stale: run python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions")

@@ -137,7 +137,8 @@ def _clip_anchor(text: str) -> str:
 
 
 def _decisions(text: str) -> Iterator[tuple[str, str]]:
-    """(sentence, anchor) for each imperative sentence; the anchor is the clause from the keyword on."""
+    """(sentence, anchor) for each imperative sentence; the anchor is the clause from the keyword on, up
+    to six words, without the sentence's closing punctuation (a restatement goes on where it stopped)."""
     for s in SENTENCE.findall(text):
         m = DECISION.search(s)
         if not m:
@@ -145,7 +146,7 @@ def _decisions(text: str) -> Iterator[tuple[str, str]]:
         words = s[m.start():].split()
         if len(words) < 3:
             continue
-        yield " ".join(s.split())[:200], _clip_anchor(" ".join(words[:6]))
+        yield " ".join(s.split())[:200], _clip_anchor(" ".join(words[:6])).rstrip(".!?,;:")
 
 
 def _todos(call: ToolCall) -> Iterator[str]:

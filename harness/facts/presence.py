@@ -21,7 +21,7 @@ history and nothing can be missing).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
@@ -172,7 +172,8 @@ class EventOutcome:
     """Facts present around one compaction or prune; the replaced text is built only when asked for.
 
     ``after`` is what the view holds after the event (verbatim or in a summary); ``after_verbatim`` the
-    verbatim part; ``after_copy`` what it would hold had every summary been lossless (the upper bound)."""
+    verbatim part; ``after_copy`` what it would hold had every summary also carried what an extractive copy
+    of its span carries (the optimistic end)."""
 
     seq: int
     before: frozenset[str]
@@ -196,12 +197,13 @@ class PresenceTracker:
     """A loop Observer counting, per fact, the visible parts that contain it.
 
     ``counts``: verbatim parts (recorded messages, and inserted text that is not a summary: a re-inserted
-    user message, a marker); ``carried``: summaries; ``copied``: summaries had they been lossless, each
-    carrying every fact the view held before its compaction (the bound no summarizer can pass on this
-    trajectory). The lossless summary never changes the trajectory: it is a counterfactual on presence.
-    An extractive copy within a budget is no such bound: it omits what a model's summary may keep."""
+    user message, a marker); ``carried``: summaries; ``copied``: summaries had they also carried what the
+    extractive summarizer copies from the same request (``copy`` writes that text; None when the run's
+    summarizer is the extractive one) and what the summaries they fold carried so. The copy never changes
+    the trajectory: it is a counterfactual on presence only, the optimistic end of the summary's part."""
 
     index: FactIndex
+    copy: Callable[[Compact], str] | None = None
     counts: dict[str, int] = field(default_factory=dict)
     carried: dict[str, int] = field(default_factory=dict)
     copied: dict[str, int] = field(default_factory=dict)
@@ -260,6 +262,7 @@ class PresenceTracker:
             self._bump(self.carried, self.inserted[e.id], -1)
             copy = self.inserted_copy[e.id]
             self._bump(self.copied, copy, -1)
+            self._pending_copy |= copy  # a copy folding this summary carries what its copy carried
             return
         for ids in self._facts_of(e):
             self._bump(self.counts, ids, -1)
@@ -296,7 +299,9 @@ class PresenceTracker:
     def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
         compaction = isinstance(act, Compact)
         if not done:  # a C-level list copy: the text of what was replaced is built only if needed
-            self._pending_copy = set(self.with_copy()) if compaction else set()
+            self._pending_copy = set()
+            if isinstance(act, Compact) and self.copy is not None and (act.request or act.summary_text):
+                self._pending_copy = set(self.index.matcher.facts_in(self.copy(act)))
             self.events.append(EventOutcome(seq, self.present(), "compaction" if compaction else "prune",
                                             list(entries) if compaction else [], self.inserted_text))
         else:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from compbench.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
-from compbench.session import SummaryRequest
+from compbench.session import Compact, SummaryRequest
 from compbench.summarizers import SummaryResult
 from compbench.transcript import Message, Text, ToolCall, ToolResult
 
@@ -246,3 +246,13 @@ def largest_real_summary() -> int:
 
 def create(kind: str, arg: str, **options: object) -> ExtractiveSummarizer:
     return ExtractiveSummarizer()
+
+
+def copy_text(act: Compact) -> str:
+    """What this summarizer would write for a compaction's requests: retention's optimistic counterfactual
+    for the summaries another summarizer wrote."""
+    s = ExtractiveSummarizer()
+    text = s.summarize(act.request).text if act.request is not None else act.summary_text
+    for f in act.followups:
+        text += f.joiner + s.summarize(f.request).text
+    return text

@@ -1,0 +1,227 @@
+"""The definitions retention rests on, pinned on hand-built sessions: which facts are needs, when a need
+is met, and that a strategy which drops what the agent needs loses exactly those needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from compbench.facts.boilerplate import boilerplate_keys, scan
+from compbench.facts.derive import extract
+from compbench.facts.presence import FactIndex, NeedHit, PresenceTracker
+from compbench.loop import ReplayConfig, Trace, replay
+from compbench.retention import evaluate
+from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.strategies import resolve
+from compbench.strategies.base import BUILTIN
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import Transcript, Usage
+from helpers import assistant, system, tool, transcript, user
+
+PATH = "/repo/src/engine/scheduler_core.py"
+
+
+class CutBefore:
+    """Before step ``at``: replace the view by a summary (``text``) plus the entries ``keep``."""
+
+    name = "cut"
+
+    def __init__(self, at: int, keep: Sequence[str] = ()) -> None:
+        self.at, self.keep = at, keep
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.step != self.at:
+            return ()
+        req = SummaryRequest("", s.rendered(), s.rendered())
+        kept = [Keep(e.id) for e in s.entries if e.id in self.keep]
+        return [Compact("test", (Insert("user", "Summary: ", with_summary=True, origin="summary"), *kept), req)]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+def hits(t: Transcript, strategy: object, summary: str = "", counter: TokenCounter | None = None,
+         window: int = 1_000_000) -> tuple[list[NeedHit], FactIndex, Trace, dict[str, object]]:
+    counter = counter or TokenCounter("chars4", 0)
+    index = FactIndex.build(t, extract(t))
+    tracker = PresenceTracker(index)
+    trace = replay(t, strategy, MockSummarizer(summary or None), ReplayConfig(ModelLimits(window, 1_000)),  # type: ignore[arg-type]
+                   counter, None, tracker)
+    row, _, _ = evaluate(t, trace, index, tracker, counter.index(t).part_tokens)
+    return tracker.need_hits, index, trace, row
+
+
+def fact(index: FactIndex, text: str) -> str:
+    return next(f.id for f in index.facts if f.text == text)
+
+
+# u0 asks; a1 searches; t1's output reveals PATH (tool provenance); a2 does something else; a3 uses PATH
+SEARCH = transcript(
+    user("u0", "The scheduler drops jobs. Find and fix it."),
+    assistant("a1", "Searching.", [("c1", "bash", {"command": "grep -rl 'def schedule' /repo/src"})]),
+    tool("t1", "c1", PATH),
+    assistant("a2", "Checking the tests first.", [("c2", "bash", {"command": "ls /repo/tests"})]),
+    tool("t2", "c2", "test_queue.py"),
+    assistant("a3", "Opening it.", [("c3", "read", {"file_path": PATH})]),
+    tool("t3", "c3", "def schedule(job): ..."),
+)
+
+
+def test_a_tool_revealed_path_used_later_is_a_need() -> None:
+    found, index, _, _ = hits(SEARCH, resolve("none").create())
+    f = next(f for f in index.facts if f.kind == "artifact")
+    assert f.provenance == "tool" and f.first_index == 2 and f.received
+    assert [(h.step, h.fact) for h in found] == [(2, f.id)]
+
+
+def test_a_need_met_only_by_the_needing_message_itself_is_not_met() -> None:
+    # the view before a3 holds the summary only; a3 names the path itself, but a3 is not in its own prompt
+    found, _index, _, row = hits(SEARCH, CutBefore(2), summary="worked on the scheduler")
+    (h,) = found
+    assert h.scored and not h.present and not h.verbatim and not h.carried
+    assert row["needs"] == 1 and row["needs_present"] == 0 and row["needed_recall"] == 0.0
+    # the same cut with a summary that names the path: met, and met by the summary, not verbatim
+    found, _, _, row = hits(SEARCH, CutBefore(2), summary=f"the bug is in {PATH}")
+    assert found[0].present and found[0].carried and not found[0].verbatim
+    assert row["needs_carried"] == 1 and row["needed_recall_lo"] == 0.0 and row["needed_recall"] == 1.0
+
+
+def test_an_agent_invented_command_is_not_a_need() -> None:
+    t = transcript(
+        user("u0", "Make the build green."),
+        assistant("a1", "Running the full check.", [("c1", "bash", {"command": "make check-all VERBOSE=1"})]),
+        tool("t1", "c1", "2 failures"),
+        assistant("a2", "Looking at failures.", [("c2", "read", {"file_path": "/repo/Makefile.inc"})]),
+        tool("t2", "c2", "check-all: lint test"),
+        assistant("a3", "Again.", [("c3", "bash", {"command": "make check-all VERBOSE=1"})]),
+    )
+    found, index, _, _ = hits(t, CutBefore(1))
+    cmd = next(f for f in index.facts if f.text == "make check-all VERBOSE=1")
+    assert cmd.provenance == "agent" and not cmd.received
+    assert cmd.id not in {h.fact for h in found}
+
+
+def test_a_user_constraint_restated_before_a_cut_and_kept_is_met() -> None:
+    rule = "Never edit anything under third_party/vendored_libs/."
+    t = transcript(
+        user("u0", f"Upgrade the parser. {rule}"),
+        assistant("a1", "Noted: never edit anything under third_party/vendored_libs/ while upgrading."),
+        user("u1", "Go ahead."),
+        assistant("a2", "Reading.", [("c2", "read", {"file_path": "/repo/src/parser/grammar_v2.py"})]),
+        tool("t2", "c2", "grammar = ..."),
+        assistant("a3", "Done; as required I did never edit anything under third_party/vendored_libs/ at all."),
+    )
+    d = fact(FactIndex.build(t, extract(t)), rule)
+    # the cut drops the user's message but keeps the agent's restatement (made after the rule, before the need)
+    found, index, _, _ = hits(t, CutBefore(2, keep=("a1", "u1")))
+    assert next(f for f in index.facts if f.id == d).provenance == "user"
+    (h,) = [h for h in found if h.fact == d]
+    assert h.scored and h.present and h.verbatim
+    # without the restatement kept, the same need is lost
+    found, _, _, _ = hits(t, CutBefore(2, keep=("u1",)))
+    assert not next(h for h in found if h.fact == d).present
+
+
+def test_boilerplate_instructions_are_no_needs() -> None:
+    template = "Do not modify any tests under the tests/ directory."
+
+    def task(i: int) -> Transcript:
+        return transcript(
+            system("sys", "You work in /workspace/project_root. Read /workspace/AGENTS_RULES.md first."),
+            user("u0", f"Issue #{i}: the widget renders twice.\n{template}\nMust keep widget_{i}_api stable."),
+            assistant("a1", "Reading the rules.", [("c1", "read", {"file_path": "/workspace/AGENTS_RULES.md"})]),
+            tool("t1", "c1", "rules"),
+            assistant("a2", "Checking.", [("c2", "bash", {"command": "ls"})]),
+            tool("t2", "c2", "src"),
+            assistant("a3", f"I must keep widget_{i}_api stable and do not modify any tests under the tests/ "
+                            "directory; rules are in /workspace/AGENTS_RULES.md."),
+            id=f"t{i}")
+
+    data = [task(i) for i in range(4)]
+    templates = scan(data)
+    assert any("do not modify any tests" in line for line in templates.lines["compbench"])
+    t = data[0]
+    facts = extract(t)
+    index = FactIndex.build(t, facts, boilerplate_keys(t, facts, templates))
+    by_text = {f.text: f for f in index.facts}
+    assert by_text["Do not modify any tests under the tests/ directory."].boilerplate
+    rules = next(f for f in index.facts if f.kind == "artifact" and "agents_rules" in f.anchors[0])
+    assert rules.provenance == "system" and rules.boilerplate  # the system prompt is boilerplate
+    unique = by_text["Must keep widget_0_api stable."]
+    assert unique.received and not unique.boilerplate
+    needed = {f for ids in index.needs.values() for f in ids}
+    assert needed == {unique.id}
+    # with fewer transcripts than a template needs, a repeated line is not guessed to be one
+    assert scan(data[:2]).lines == {}
+
+
+def test_a_pruned_tool_output_needed_later_is_lost() -> None:
+    masking = resolve("observation-masking:keep_last_turns=1").create()
+    found, _index, trace, row = hits(SEARCH, masking)
+    (h,) = found
+    assert trace.prunes and h.scored and not h.present  # t1 was masked before a3 needed what it said
+    assert row["retention_at_prune"] < 1.0
+    # keeping two turns, t1 is still visible at a3: met
+    found, _, _, _ = hits(SEARCH, resolve("observation-masking:keep_last_turns=2").create())
+    assert found[0].present
+
+
+# One user prompt, then many tool calls: the SWE-style session. An early user constraint and an early
+# tool-revealed path are used again only at the very end.
+RULE = "Never change the public signature of run_pipeline."
+EARLY_PATH = "/srv/app/pipeline/stage_registry.py"
+BULK = "x = 1\n" * 1_500  # ~2,250 tokens (chars/4) per output
+
+
+def long_turn() -> Transcript:
+    msgs = [system(), user("u0", f"Speed up the pipeline. {RULE}"),
+            assistant("a0", "Finding the stages.", [("c0", "bash", {"command": "grep -rl Stage /srv/app"})]),
+            tool("t0", "c0", EARLY_PATH)]
+    for k in range(1, 36):
+        msgs += [assistant(f"a{k}", f"Step {k}.", [(f"c{k}", "bash", {"command": f"cat /srv/app/gen/mod{k}.txt"})]),
+                 tool(f"t{k}", f"c{k}", BULK)]
+    msgs.append(assistant("a_end", f"Finally I edit {EARLY_PATH}; never change the public signature of "
+                                   "run_pipeline.", [("ce", "edit", {"file_path": EARLY_PATH, "old": "a"})]))
+    return transcript(*msgs, id="long-turn")
+
+
+def _visible_at(trace: Trace, step: int) -> tuple[set[str], set[tuple[str, int]]]:
+    """Message ids in the prompt of ``step`` and the (id, part) pairs pruned before it."""
+    rec = trace.steps[step]
+    ids = set(trace.epochs[rec.epoch])
+    t = long_turn()
+    start = trace.epoch_starts[rec.epoch]
+    ids |= {m.id for m in t.messages[start:rec.message_index]}
+    pruned = {(mid, part) for p in trace.prunes if p.step < step or (p.step == step and p.phase == "before")
+              for mid, part in p.parts}
+    return ids, pruned
+
+
+@pytest.mark.parametrize("name", list(BUILTIN))
+def test_a_long_single_turn_loses_exactly_the_dropped_early_facts(name: str) -> None:
+    t = long_turn()
+    found, index, trace, _ = hits(t, resolve(name).create(), counter=TokenCounter("chars4", 0), window=40_000)
+    rule, path = fact(index, RULE), next(f.id for f in index.facts if f.text == EARLY_PATH)
+    last = len(trace.steps) - 1
+    end = {h.fact: h for h in found if h.step == last}
+    assert set(end) == {rule, path}  # both are needs at the end, whatever the strategy
+    visible, pruned = _visible_at(trace, last)
+    # mock summaries carry nothing: a need is met exactly when its source message is still in the prompt
+    assert not any(h.carried for h in end.values())
+    assert end[rule].present == ("u0" in visible)
+    assert end[path].present == ("t0" in visible and ("t0", 0) not in pruned)
+
+
+def test_the_long_single_turn_is_lost_by_the_strategies_that_drop_it() -> None:
+    lost = set()
+    for name in BUILTIN:
+        found, _index, trace, _ = hits(long_turn(), resolve(name).create(), window=40_000)
+        if trace.compactions or trace.prunes:
+            last = len(trace.steps) - 1
+            if not all(h.present for h in found if h.step == last):
+                lost.add(name)
+    # summarizing and truncating strategies drop the early span (the mock summary carries nothing);
+    # masking hides the early tool output
+    assert {"opencode", "claude-code", "observation-masking"} <= lost
