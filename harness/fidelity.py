@@ -33,7 +33,8 @@ TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "op
 DEFAULT_WINDOW = 200_000
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
-           "our_budget", "facts_real_summary", "facts_our_summary", "counted_before", "recorded_before",
+           "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
+           "counted_before", "recorded_before",
            "calibration_error", "overhead", "cause")
 
 
@@ -62,6 +63,11 @@ class Row:
     calibration_error: float | None
     cause: str
     overhead: int = 0
+    # facts of the span the tool summarized kept by its real summary and by our summarizers on that same
+    # span (compbench.summarizers.calibration.kept_by_summarizers): "kept/facts"
+    kept_real: str = "–"
+    kept_calibrated: str = "–"
+    kept_extractive: str = "–"
 
     def cells(self) -> list[str]:
         out = []
@@ -172,8 +178,11 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     name = TOOL_STRATEGY.get(t.source)
     if name is None or not t.compactions:
         return []
+    from compbench.summarizers.calibration import kept_by_summarizers
+
     limits, _ = _limits(t)
     facts = extract(t)
+    kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
     info = get(name)
     system = overhead(t, counter)
@@ -213,7 +222,11 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
             recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
+            k = kept.get(n + 1)
             out.append(Row(
+                kept_real=f"{k.real}/{k.facts}" if k else "–",
+                kept_calibrated=f"{k.calibrated}/{k.facts}" if k else "–",
+                kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
                 preset=preset, real_step=real_step,
                 our_step=_position(ev) if ev and auto else None,
@@ -246,3 +259,25 @@ def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",
 
 def as_json(rows: Sequence[Row]) -> dict[str, Any]:
     return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": [asdict(r) for r in rows]}
+
+
+def kept_note(rows: Sequence[Row]) -> str:
+    """One line: how far the calibrated summarizer's kept share is from the real summaries', per real
+    compaction (each counted once, whatever the preset)."""
+    import statistics
+
+    seen: dict[tuple[str, int], tuple[float, float, float]] = {}
+    for r in rows:
+        if r.kept_real != "–":
+            k, n = map(int, r.kept_real.split("/"))
+            if n:
+                seen[(r.transcript, r.n)] = (k / n, int(r.kept_calibrated.split("/")[0]) / n,
+                                             int(r.kept_extractive.split("/")[0]) / n)
+    if not seen:
+        return "no real compaction with a readable summary"
+    real, cal, ext = (list(x) for x in zip(*seen.values(), strict=True))
+    diff = [c - r for r, c in zip(real, cal, strict=True)]
+    med = statistics.median
+    return (f"facts kept of the summarized span, median over {len(seen)} real compactions: real {med(real):.0%}, "
+            f"calibrated {med(cal):.0%} (calibrated - real: median {med(diff):+.0%}, range {min(diff):+.0%}.."
+            f"{max(diff):+.0%}), extractive {med(ext):.0%}")

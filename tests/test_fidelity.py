@@ -83,3 +83,22 @@ def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
     assert seg.messages[0].text == first.summary
     assert [m.id for m in seg.messages[1: 1 + len(first.kept_ids)]] == list(first.kept_ids)
     assert seg.compactions[0].tokens_before == 185_014
+
+
+def test_calibrated_keeps_what_real_summaries_keep(transcripts_dir: Path) -> None:
+    """On every real compaction with a readable summary (../shared), the calibrated summarizer keeps a
+    share of the span's facts within 10 points of the real summary's on the median; the extractive copy
+    keeps far more (it copies the anchors)."""
+    import statistics
+
+    from compbench.formats import read_all
+    from compbench.summarizers.calibration import kept_by_summarizers
+
+    shared = transcripts_dir.parent
+    rows = [k for t in read_all([str(shared / "transcripts"), str(shared / "real-compactions")])
+            for k in kept_by_summarizers(t) if k.facts]
+    assert len(rows) >= 19
+    real = statistics.median(k.real / k.facts for k in rows)
+    assert abs(statistics.median((k.calibrated - k.real) / k.facts for k in rows)) <= 0.10
+    assert abs(statistics.median(k.calibrated / k.facts for k in rows) - real) <= 0.10
+    assert statistics.median(k.extractive / k.facts for k in rows) > real + 0.25

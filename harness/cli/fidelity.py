@@ -9,25 +9,30 @@ import click
 
 
 @click.command()
-@click.argument("dataset", required=False)
+@click.argument("datasets", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
 @click.option("--tokenizer", default="o200k_base", show_default=True)
 @click.option("--out", "run_dir", type=click.Path(file_okay=False),
               help="Also write fidelity.json into this (run) directory, for the HTML report.")
-def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None) -> None:
-    """Compare each strategy with the tool's own compactions in DATASET (default: the bundled samples;
-    pass ../shared/transcripts to include the Codex rollouts, which cannot be bundled)."""
+def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None) -> None:
+    """Compare each strategy with the tool's own compactions in DATASETS (default: the bundled samples;
+    pass ../shared/transcripts ../shared/real-compactions to include the logs that cannot be bundled).
+
+    Per real compaction with a readable summary it also prints the facts of the summarized span kept by
+    the real summary, by the calibrated summarizer and by the extractive one on the same span."""
+    import itertools
+
     from compbench.cli.compare import _table
     from compbench.cli.run import default_dataset
     from compbench.dataset import iter_transcripts
     from compbench.errors import UsageError
-    from compbench.fidelity import COLUMNS, as_json
+    from compbench.fidelity import COLUMNS, as_json, kept_note
     from compbench.fidelity import fidelity as compute
 
-    path = dataset or default_dataset()
-    rows = compute(iter_transcripts(path), tokenizer)
+    paths = list(datasets) or [default_dataset()]
+    rows = compute(itertools.chain.from_iterable(iter_transcripts(p) for p in paths), tokenizer)
     if not rows:
-        raise UsageError(f"no tool-made compaction in {path}")
+        raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
     data = as_json(rows)
     if run_dir:
         d = Path(run_dir)
@@ -39,3 +44,5 @@ def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None)
         click.echo(json.dumps(data["records"], indent=2, ensure_ascii=False))
     else:
         click.echo(_table(list(COLUMNS), data["rows"], fmt))
+        if fmt == "table":
+            click.echo(kept_note(rows))

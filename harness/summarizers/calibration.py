@@ -99,6 +99,51 @@ def observations(t: Transcript) -> list[Observation]:
     return out
 
 
+@dataclass(frozen=True)
+class Kept:
+    """Facts of one real compaction's span kept by the real summary, by ``calibrated`` and by ``extractive``
+    summarizing the same span (``loo``: calibrated with rates fitted without this transcript)."""
+
+    n: int
+    facts: int
+    real: int
+    calibrated: int
+    extractive: int
+    loo: int | None = None
+
+
+def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
+                        loo_rates: Mapping[str, Any] | None = None) -> list[Kept]:
+    """For every real compaction of ``t`` with a readable summary: what each summarizer keeps of its span."""
+    from compbench.session import SummaryRequest
+    from compbench.summarizers.calibrated import CalibratedSummarizer
+    from compbench.summarizers.extractive import ExtractiveSummarizer
+
+    if t.source not in SUMMARY_TOOLS or not t.compactions:
+        return []
+    index = FactIndex.build(t, extract(t))
+    obs = {o.n: o for o in observations(t)}
+    out = []
+    for n, o in sorted(obs.items()):
+        span = span_of(t, n - 1)
+        ids = {f for f, _, _ in o.span}
+        request = SummaryRequest("", tuple(span), tuple(span))
+
+        def kept(text: str, ids: set[str] = ids) -> int:
+            return len(ids & index.matcher.facts_in(text))
+
+        cal = CalibratedSummarizer(rates)
+        cal.bind(t, index)
+        loo = None
+        if loo_rates is not None:
+            other = CalibratedSummarizer(loo_rates)
+            other.bind(t, index)
+            loo = kept(other.summarize(request).text)
+        out.append(Kept(n, len(ids), len(o.kept), kept(cal.summarize(request).text),
+                        kept(ExtractiveSummarizer().summarize(request).text), loo))
+    return out
+
+
 def fit(obs: Sequence[Observation]) -> dict[str, Any]:
     """The keep-rate table and size model from observations (see the module docstring)."""
     cells: dict[tuple[str, str], list[int]] = {}
