@@ -6,6 +6,7 @@ transcripts by :mod:`compbench.stats`. Used by ``compare``, ``gate``, ``tune`` a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -117,6 +118,31 @@ def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_
         sub = df[df["strategy"] == label]
         out[str(label)] = {m.name: estimate(sub[sub["transcript_id"].isin(commons[m.name])] if m.common else sub,
                                             m, resamples, seed) for m in metrics}
+    return out
+
+
+RANGE = ("recall_verbatim", "needed_recall", "recall_copy")  # the summary carries nothing .. point .. a copy
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """Two strategies adjacent in recall order: does the better one stay better whatever the summary
+    carries (at the range's both ends and at the point), or does the order depend on the summarizer?"""
+
+    above: str
+    below: str
+    robust: bool
+
+
+def orderings(agg: dict[str, dict[str, Estimate]]) -> list[Ordering]:
+    """Adjacent pairs of the strategies with a recall, best first. Recall is linear in what the summaries
+    carry, so an order that holds at both ends of the range holds everywhere between."""
+    have = [s for s, e in agg.items() if all(k in e and not math.isnan(e[k].value) for k in RANGE)]
+    ranked = sorted(have, key=lambda s: (-agg[s]["needed_recall"].value, s))
+    out = []
+    for a, b in itertools.pairwise(ranked):
+        robust = all(agg[a][k].value > agg[b][k].value for k in RANGE)
+        out.append(Ordering(a, b, robust))
     return out
 
 

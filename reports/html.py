@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compbench.compare import METRICS, aggregate, fmt, load_results
+from compbench.compare import BY_NAME, METRICS, aggregate, fmt, load_results, orderings
 from compbench.reports import charts
+from compbench.summary import describe_summarizer
 
 MAX_EVENTS = 300
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -75,8 +76,11 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
     color = charts.colors(labels)
     agg = aggregate(results, METRICS, resamples)
+    columns = [m for m in METRICS if m.name not in ("recall_verbatim", "recall_copy")]  # in the retention table
     leaderboard = [{"strategy": s, "cells": [{"text": fmt(agg[s][m.name], m), "sort": _f(agg[s][m.name].value)}
-                                             for m in METRICS]} for s in labels]
+                                             for m in columns]} for s in labels]
+    retention = _retention_rows(results, agg, labels)
+    ranked = orderings(agg)
     points = {s: (agg[s]["net_savings"].value, agg[s]["needed_recall"].value) for s in labels}
     per_kind = {s: {k: _f(results[results["strategy"] == s][f"needed_recall_{k}"].mean())
                     for k in ("artifact", "recall", "decision", "continuation")} for s in labels}
@@ -137,12 +141,36 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     shown = {k: v for k, v in manifest.items() if k not in ("errors",)}
     return {
         "manifest": manifest, "manifest_json": json.dumps(shown, indent=2, ensure_ascii=False),
-        "metrics": [m.title for m in METRICS], "leaderboard": leaderboard,
+        "metrics": [m.title for m in columns], "leaderboard": leaderboard, "retention": retention,
+        "orderings": ranked, "summarizer": describe_summarizer(str(manifest["spec"]["summarizer"])),
         "scatter": charts.scatter(points, pareto(points), color), "kinds": charts.kinds(per_kind, color),
         "transcripts": transcripts, "events": events, "events_truncated": len(comps) > MAX_EVENTS,
         "n_events": len(comps), "fidelity": fidelity, "errors": manifest.get("errors", []),
         "limits": manifest.get("method_limits", []), "window": window,
     }
+
+
+def _retention_rows(results: Any, agg: dict[str, Any], labels: list[str]) -> list[dict[str, Any]]:
+    """Per strategy: where its needs were met (verbatim, carried by a summary) or missed, and the range."""
+    rows = []
+    for s in labels:
+        r = results[results["strategy"] == s]
+        needs = int(r["needs"].sum())
+        acted = int((r["first_action_step"] >= 0).sum()) if "first_action_step" in r else 0
+
+        def pct(col: str, r: Any = r, needs: int = needs) -> str:
+            return f"{int(r[col].sum()) / needs:.1%}" if needs else "–"
+
+        est = agg[s]
+        rows.append({
+            "strategy": s, "acted": f"{acted}/{len(r)}", "needs": needs, "verbatim": pct("needs_verbatim"),
+            "carried": pct("needs_carried"),
+            "missed": f"{(needs - int(r['needs_present'].sum())) / needs:.1%}" if needs else "–",
+            "recall": fmt(est["needed_recall"], BY_NAME["needed_recall"]),
+            "range": (f"{est['recall_verbatim'].value:.1%} – {est['recall_copy'].value:.1%}" if needs else "–"),
+            "retention": fmt(est["retention"], BY_NAME["retention"]),
+            "sort": _f(est["needed_recall"].value)})
+    return rows
 
 
 def render(context: dict[str, Any]) -> str:
