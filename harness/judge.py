@@ -1,11 +1,14 @@
 """The judged track: does a model *answer* from the compacted context, or is the fact merely present?
 
-After a run, for each compaction event: probes are written from facts established before it (one per
-kind: recall, artifact, continuation, decision — Factory.ai's probe types), each with a reference
-answer taken from the span the compaction replaced; the agent model answers from the view right after
-the compaction; a blind judge (it never sees the strategy) scores the answer on Factory's six
-dimensions (0–5) and says whether it is correct. Comparing judged correctness with deterministic
-presence, per fact kind, shows how far presence overstates what a model retains.
+After a run, for each compaction event: probes are written from the facts the recorded agent *needs*
+after it (present before the event and needed at a later step; one per kind: recall, artifact,
+continuation, decision — Factory.ai's probe types; a kind with no needed fact falls back to one present
+before, marked ``needed=False``), each with a reference answer taken from the span the compaction
+replaced; the agent model answers from the view right after the compaction — its head (where the summary
+sits) and its tail within the budget, never a tail-only cut that would hide the summary; a blind judge
+(it never sees the strategy) scores the answer on Factory's six dimensions (0–5) and says whether it is
+correct. Comparing judged correctness with deterministic presence, per fact kind, shows how far presence
+overstates what a model retains.
 
 Every model call goes through the summarizer backends' on-disk cache, so a rerun costs nothing and
 ``cache-only:DIR`` reproduces the whole track offline in CI.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ DIMENSIONS = ("accuracy", "context_awareness", "artifact_trail", "completeness",
               "instruction_following")  # Factory.ai's probe-evaluation rubric
 SPAN_CHARS = 12_000
 VIEW_CHARS = 24_000
+HEAD_SHARE = 0.4  # of VIEW_CHARS, for the view's first messages (the summary, the task)
 
 PROBE_SYSTEM = ("You write evaluation probes for a coding agent whose conversation history was compacted. "
                 "Reply with JSON only: {\"question\": \"...\", \"answer\": \"...\"}.")
@@ -66,11 +70,50 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _text(messages: Sequence[Message], limit: int) -> str:
+def _render(m: Message) -> str:
     from compbench.facts.presence import part_match_text
 
-    out = "\n\n".join(f"{m.role.upper()}: " + "\n".join(part_match_text(p) for p in m.parts) for m in messages)
+    return f"{m.role.upper()}: " + "\n".join(part_match_text(p) for p in m.parts)
+
+
+def _text(messages: Sequence[Message], limit: int) -> str:
+    """The span a probe is written from: its newest ``limit`` characters."""
+    out = "\n\n".join(_render(m) for m in messages)
     return out if len(out) <= limit else out[-limit:]
+
+
+def head_and_tail(messages: Sequence[Message], limit: int, head_share: float = HEAD_SHARE) -> str:
+    """The view within ``limit`` characters as a model would need it: whole messages from the start (the
+    summary a compaction put first) up to ``head_share`` of the budget, the newest messages in the rest,
+    and a marker where the middle was left out. A first message longer than the head's share is cut at
+    its end, never dropped."""
+    parts = [_render(m) for m in messages]
+    total = sum(len(p) for p in parts) + 2 * max(0, len(parts) - 1)
+    if total <= limit:
+        return "\n\n".join(parts)
+    head: list[str] = []
+    used = 0
+    head_budget = int(limit * head_share)
+    for p in parts:
+        if used + len(p) + 2 > head_budget:
+            if not head:
+                head.append(p[: head_budget - 1] + "…")
+                used = head_budget
+            break
+        head.append(p)
+        used += len(p) + 2
+    tail: list[str] = []
+    room = limit - used - 64
+    for p in reversed(parts[len(head):]):
+        if len(p) + 2 > room:
+            if not tail and room > 0:
+                tail.append("…" + p[-(room - 1):])
+            break
+        tail.append(p)
+        room -= len(p) + 2
+    omitted = len(parts) - len(head) - len(tail)
+    marker = [f"[… {omitted} message(s) omitted …]"] if omitted > 0 else []
+    return "\n\n".join([*head, *marker, *reversed(tail)])
 
 
 @dataclass
@@ -93,24 +136,43 @@ class Capture(PresenceTracker):
             self.before_views[seq] = [e.rendered() for e in entries]
 
 
-def choose_probes(facts: Sequence[Fact], present_before: frozenset[str]) -> list[Fact]:
-    """One fact per kind among those present before the event (deterministic: lowest id)."""
+def choose_probes(facts: Sequence[Fact], present_before: frozenset[str],
+                  needed_after: Mapping[str, int] | None = None) -> list[tuple[Fact, bool]]:
+    """One fact per kind among those present before the event: the one needed most often afterwards
+    (ties: lowest id); a kind with no needed fact falls back to its lowest-id present fact, marked
+    ``False`` (not needed)."""
+    needed = needed_after or {}
     out = []
     for kind in KINDS:
-        cands = sorted((f for f in facts if f.kind == kind and f.id in present_before), key=lambda f: f.id)
-        if cands:
-            out.append(cands[0])
+        cands = [f for f in facts if f.kind == kind and f.id in present_before]
+        wanted = sorted((f for f in cands if needed.get(f.id, 0) > 0), key=lambda f: (-needed[f.id], f.id))
+        if wanted:
+            out.append((wanted[0], True))
+        elif cands:
+            out.append((min(cands, key=lambda f: f.id), False))
+    return out
+
+
+def needed_after(index: FactIndex, message_index: int) -> dict[str, int]:
+    """Fact id -> how many needs it has at or after ``message_index``."""
+    out: dict[str, int] = {}
+    for i, ids in index.needs.items():
+        if i >= message_index:
+            for f in ids:
+                out[f] = out.get(f, 0) + 1
     return out
 
 
 def judge_event(agent: Summarizer, judge: Summarizer, facts: Sequence[Fact], replaced: Sequence[Message],
-                view: Sequence[Message], before: frozenset[str], after: frozenset[str]) -> list[dict[str, Any]]:
+                view: Sequence[Message], before: frozenset[str], after: frozenset[str],
+                needed: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     rows = []
     span = _text(replaced, SPAN_CHARS)
-    context = _text(view, VIEW_CHARS)
-    for f in choose_probes(facts, before):
+    context = head_and_tail(view, VIEW_CHARS)
+    for f, is_needed in choose_probes(facts, before, needed):
         row: dict[str, Any] = {"kind": f.kind, "fact_id": f.id, "fact": f.text, "present": f.id in after,
-                               "question": "", "reference": "", "answer": "", "correct": None, "error": ""}
+                               "needed": is_needed, "question": "", "reference": "", "answer": "", "correct": None,
+                               "error": ""}
         text, err = _ask(judge, PROBE_SYSTEM, PROBE_PROMPT.format(kind=f.kind, what=KIND_HELP[f.kind], fact=f.text,
                                                                   span=span))
         probe = _json(text) if err is None else None
@@ -137,26 +199,24 @@ def judge_event(agent: Summarizer, judge: Summarizer, facts: Sequence[Fact], rep
     return rows
 
 
-def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int = 50) -> list[dict[str, Any]]:
+def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int = 50,
+              summarizer_options: Mapping[str, object] | None = None) -> list[dict[str, Any]]:
     """Replay the run's transcripts again (deterministic; summaries come from the cache) and judge its
-    first ``max_events`` compactions."""
+    first ``max_events`` compactions. The run's summarizer is rebuilt from its manifest (its cache folder
+    and endpoint included); ``summarizer_options`` adds what a manifest never holds (an API key)."""
     from compbench.dataset import iter_transcripts
     from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
     from compbench.loop import ReplayConfig, replay
     from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
     from compbench.strategies import resolve
     from compbench.summarizers import get
     from compbench.tokens import TokenCounter
 
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-    s = manifest["spec"]
-    spec = RunSpec(strategies=tuple(s["strategies"]), limits=ModelLimits(**s["limits"]), summarizer=s["summarizer"],
-                   tokenizer=s["tokenizer"], message_overhead=s["message_overhead"], system_tokens=s["system_tokens"],
-                   gold=s.get("gold"), boilerplate=s.get("boilerplate") or {})
+    spec = RunSpec.from_manifest(manifest["spec"])
     counter = TokenCounter(spec.tokenizer, spec.message_overhead)
-    summarizer = get(spec.summarizer)
+    summarizer = get(spec.summarizer, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(manifest["dataset"]["path"]):
@@ -169,12 +229,15 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
             cap = Capture(index)
             trace = replay(t, c.create(), summarizer, ReplayConfig(spec.limits, spec.system_tokens), counter, None, cap)
             outcome = {e.seq: e for e in cap.events}
+            at = {st.step: st.message_index for st in trace.steps}
             for ev in trace.compactions:
                 if not ev.ok or len({(r["transcript_id"], r["strategy"], r["seq"]) for r in rows}) >= max_events:
                     continue
                 o = outcome[ev.seq]
+                # an after-hook compaction comes after its step's message: needs from the next one on
+                first = at.get(ev.step, len(t.messages)) + (1 if ev.phase == "after" else 0)
                 for r in judge_event(agent, judge, index.facts, cap.before_views[ev.seq], cap.after_views[ev.seq],
-                                     o.before, o.after):
+                                     o.before, o.after, needed_after(index, first)):
                     rows.append({"transcript_id": t.id, "strategy": label, "seq": ev.seq, **r})
     return rows
 

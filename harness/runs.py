@@ -7,8 +7,9 @@ order. :mod:`compbench.rundir` writes the rows to the run directory.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
+# summarizer options a manifest may keep: endpoints and folders, never credentials
+SAFE_SUMMARIZER_OPTIONS = ("api_base", "cache_dir", "retries", "temperature", "timeout_s")
 SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
@@ -58,8 +61,17 @@ class RunSpec:
         d["limits"] = asdict(self.limits)
         # options can hold an API key or endpoint credentials: keep only what is safe and relevant
         d["summarizer_options"] = {k: v for k, v in sorted(self.summarizer_options.items())
-                                   if k in ("api_base", "retries", "temperature", "timeout_s")}
+                                   if k in SAFE_SUMMARIZER_OPTIONS}
         return d
+
+    @classmethod
+    def from_manifest(cls, d: Mapping[str, Any]) -> RunSpec:
+        """The spec a manifest recorded (what :meth:`manifest` wrote; secrets were never in it)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in d.items() if k in fields}
+        values["strategies"] = tuple(values["strategies"])
+        values["limits"] = ModelLimits(**values["limits"])
+        return cls(**values)
 
 
 class _Replayer:

@@ -8,7 +8,7 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from compbench.facts import Fact
-from compbench.judge import DIMENSIONS, agreement, judge_event
+from compbench.judge import DIMENSIONS, agreement, choose_probes, head_and_tail, judge_event, judge_run
 from compbench.summarizers.llm import LLMSummarizer
 from compbench.transcript import Message, Text
 
@@ -32,7 +32,7 @@ class Model:
             context, question = prompt.split("\n\n---\nQuestion: ")
             key = question[len("What about: "):-1]
             hit = next((line for line in context.splitlines() if key in line), None)
-            text = hit.split(": ", 1)[1] if hit else "unknown"
+            text = (hit.split(": ", 1)[1] if ": " in hit else hit) if hit else "unknown"
         else:
             ref = prompt.split("Reference answer: ")[1].split("\n")[0]
             ans = prompt.split("Agent's answer: ")[1]
@@ -67,3 +67,56 @@ def test_malformed_model_output_is_recorded_not_raised(tmp_path: Path) -> None:
     llm = LLMSummarizer("bad-model", tmp_path, completion=bad)
     rows = judge_event(llm, llm, FACTS, [], [], frozenset({"r-1"}), frozenset())
     assert rows[0]["error"] == "probe: malformed JSON" and rows[0]["correct"] is None
+
+
+def test_the_answering_model_sees_the_summary_at_the_head_of_a_long_view() -> None:
+    summary = Message("s", "user", (Text("Summary: the flaky test is tests/test_sync.py::test_retry"),))
+    filler = [Message(f"m{i}", "assistant", (Text(f"step {i} " + "x" * 400),)) for i in range(200)]
+    last = Message("last", "user", (Text("Now what?"),))
+    text = head_and_tail([summary, *filler, last], 24_000)
+    assert len(text) <= 24_000
+    assert text.startswith("USER: Summary: the flaky test") and text.endswith("USER: Now what?")
+    assert "message(s) omitted" in text and "step 199" in text and "step 100 " not in text
+    # a view that fits is given whole
+    assert head_and_tail([summary, last], 24_000) == "USER: Summary: the flaky test is tests/test_sync.py::test_retry" \
+        "\n\nUSER: Now what?"
+    # a head message longer than the head's share is cut at its end, never dropped
+    big = Message("b", "user", (Text("Summary: " + "y" * 30_000),))
+    assert head_and_tail([big, last], 1_000).startswith("USER: Summary: yyy")
+
+
+def test_probes_come_from_the_facts_needed_after_the_event() -> None:
+    facts = [Fact("r-a", "recall", "a", ("a",)), Fact("r-b", "recall", "b", ("b",)),
+             Fact("d-a", "decision", "d", ("d",)), Fact("c-a", "continuation", "c", ("c",))]
+    chosen = choose_probes(facts, frozenset({"r-a", "r-b", "d-a", "c-a"}), {"r-b": 3, "r-a": 1, "d-a": 1})
+    assert [(f.id, needed) for f, needed in chosen] == [("r-b", True), ("d-a", True), ("c-a", False)]
+
+
+def test_judge_run_end_to_end_offline(tmp_path: Path) -> None:
+    """A real run on synthetic sessions, judged through the litellm path with a fake model and a cache
+    folder, then again from that cache alone (cache-only): the same rows, no model call."""
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
+    from compbench.session import ModelLimits
+    from compbench.synth import generate
+
+    data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
+    spec = RunSpec(strategies=("claude-code",), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
+    run = tmp_path / "run"
+    write_run(run, spec, "synth", data)
+    (tmp_path / "data").mkdir()
+    from compbench.formats.native import write
+
+    write(data, tmp_path / "data" / "synth.jsonl")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["dataset"]["path"] = str(tmp_path / "data")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    fake = Model()
+    llm = LLMSummarizer("fake-model", tmp_path / "cache", completion=fake)
+    rows = judge_run(run, llm, llm, max_events=3)
+    assert rows and {r["transcript_id"] for r in rows} <= {t.id for t in data}
+    assert all(not r["error"] for r in rows) and any(r["needed"] for r in rows)
+    assert {r["kind"] for r in rows} >= {"recall", "decision"}
+    calls = fake.calls
+    cached = LLMSummarizer("fake-model", tmp_path / "cache", cache_only=True)
+    assert judge_run(run, cached, cached, max_events=3) == rows and fake.calls == calls

@@ -33,9 +33,13 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
 
     agent = model(agent_spec)
     grader = model(judge_spec) if judge_spec else agent
-    rows = judge_run(Path(run), agent, grader, max_events)  # type: ignore[arg-type]
+    rows = judge_run(Path(run), agent, grader, max_events,  # type: ignore[arg-type]
+                     {"api_key": api_key} if api_key else None)
     if not rows:
         raise UsageError(f"{run} has no successful compaction with facts to probe")
+    if all(r["error"] for r in rows):
+        raise UsageError(f"every one of the {len(rows)} model calls failed, nothing judged "
+                         f"(first: {rows[0]['error'][:200]})")
     tmp = Path(run) / ".judged.parquet.tmp"
     pq.write_table(pa.Table.from_pylist(rows), tmp)
     tmp.replace(Path(run) / "judged.parquet")
