@@ -1,6 +1,6 @@
 """``make demo``: replay the bundled samples through every strategy, print the table, write the report.
 
-Everything offline: the extractive summarizer, tiktoken files from litellm's package, the sample
+Everything offline: the calibrated summarizer, tiktoken files from litellm's package, the sample
 dataset in ``datasets/samples``. The simulated window is 32k tokens so that the short real
 transcripts exercise compaction. Output goes under ``out/demo`` in the repository, not the cwd.
 """
@@ -34,7 +34,7 @@ def main() -> int:
     spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT), gold=str(gold) if gold else None,
                    boilerplate=scan_dataset(str(dataset)))
     print(f"compbench demo: {dataset.relative_to(ROOT)} through {len(spec.strategies)} strategies, "
-          f"{WINDOW:,}-token window, extractive summarizer (offline)\n", flush=True)
+          f"{WINDOW:,}-token window, calibrated summarizer (offline heuristic)\n", flush=True)
     try:
         manifest = write_run(run_dir, spec, str(dataset), iter_transcripts(str(dataset)), workers=2, force=True)
     except CompbenchError as e:

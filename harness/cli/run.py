@@ -46,7 +46,8 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
               help="Strategy spec; repeatable. Default: all built-in strategies.")
 @click.option("--summarizer", default="calibrated", show_default=True,
-              help="extractive | litellm:MODEL | cache-only:DIR[@MODEL] | mock")
+              help="calibrated (offline, fitted on real summaries) | extractive (offline, copies) | "
+                   "litellm:MODEL | cache-only:DIR[@MODEL] | mock (content-free)")
 @click.option("--model", help="Simulated model: window and output limit from litellm's bundled table.")
 @click.option("--context-window", type=click.IntRange(min=1), help="Simulated window (default 128000).")
 @click.option("--max-output", type=click.IntRange(min=1), help="Simulated max output tokens (default 16384).")
