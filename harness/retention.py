@@ -76,12 +76,9 @@ def _ratio(num: int, den: int) -> float:
     return num / den if den else NAN
 
 
-def _event_share(events: Sequence[EventOutcome], kind: str | None, part: str) -> float:
-    """Mean over events of the share of facts present before that are still present after (``part``:
-    all of ``after``, only ``after_verbatim``, or ``after_copy``)."""
-    shares = [len(e.before & getattr(e, part)) / len(e.before) for e in events
-              if e.before and (kind is None or e.kind == kind)]
-    return _mean(shares)
+def _event_share(events: Sequence[EventOutcome], kind: str) -> float:
+    """Mean over events of one kind of the share of facts present before that are still present after."""
+    return _mean([x for e in events if e.kind == kind and not math.isnan(x := e.kept_share)])
 
 
 def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTracker,
@@ -125,7 +122,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         "refetch_debt_tokens": sum(sum(part_tokens[facts[f].first_index]) for f in missing
                                    if facts[f].first_index >= 0),
         "retention_at_compaction": _mean([c.retention for c in per_event if not math.isnan(c.retention)]),
-        "retention_at_prune": _event_share(events, "prune", "after"),
+        "retention_at_prune": _event_share(events, "prune"),
         "retention_after": _mean([r[0] for r in tracker.step_ratios]),
         "retention_after_lo": _mean([r[1] for r in tracker.step_ratios]),
         "retention_after_hi": _mean([r[2] for r in tracker.step_ratios]),

@@ -139,3 +139,43 @@ def test_fabricated_shapes_are_flagged(chars4: TokenCounter) -> None:
 
 def test_run_helpers_still_work_without_observer(chars4: TokenCounter) -> None:
     assert len(run(T, resolve("none").create(), chars4).steps) == 5
+
+
+class BruteForce(PresenceTracker):
+    """The step ratios recomputed from scratch at every step: what the incremental counters must equal."""
+
+    def step(self, step: int, message_index: int) -> None:
+        super().step(step, message_index)
+        if not self.acted:
+            return
+        est = [f for f in self.index.facts if f.received and 0 <= f.first_index < message_index]
+        if not est:
+            return
+
+        def on(d: dict[str, int], f: str) -> bool:
+            return d.get(f, 0) > 0
+
+        n = len(est)
+        present = sum(1 for f in est if on(self.counts, f.id) or on(self.carried, f.id))
+        verbatim = sum(1 for f in est if on(self.counts, f.id))
+        upper = sum(1 for f in est if on(self.counts, f.id) or on(self.carried, f.id) or on(self.copied, f.id))
+        assert self.step_ratios[-1] == (present / n, verbatim / n, upper / n)
+        assert self._n_any == len(self.present())
+
+
+def test_incremental_retention_counters_equal_a_recount() -> None:
+    from compbench.facts.sources import facts_for
+    from compbench.summarizers.calibrated import CalibratedSummarizer
+    from compbench.summarizers.extractive import copy_text
+    from compbench.synth import generate
+
+    counter = TokenCounter("chars4", 0)
+    for t in generate(3, seed=12, turns=40, log_lines=40, code_lines=40):
+        index = FactIndex.build(t, facts_for(t))
+        for spec in ("observation-masking:keep_last_turns=2", "opencode", "claude-code", "pi", "truncate"):
+            summ = CalibratedSummarizer()
+            summ.bind(t, index)
+            tracker = BruteForce(index, copy_text)
+            replay(t, resolve(spec).create(), summ, ReplayConfig(ModelLimits(8_000, 1_000)), counter, None, tracker)
+            assert tracker.acted and tracker.step_ratios
+

@@ -173,7 +173,8 @@ class EventOutcome:
 
     ``after`` is what the view holds after the event (verbatim or in a summary); ``after_verbatim`` the
     verbatim part; ``after_copy`` what it would hold had every summary also carried what an extractive copy
-    of its span carries (the optimistic end)."""
+    of its span carries (the optimistic end). A prune (masking hides outputs at every step) is kept as
+    counts only: how many facts were present before and how many of them it hid for good."""
 
     seq: int
     before: frozenset[str]
@@ -184,12 +185,20 @@ class EventOutcome:
     after_verbatim: frozenset[str] = frozenset()
     after_copy: frozenset[str] = frozenset()
     after_ids: frozenset[str] = frozenset()
+    present_before: int = 0
+    lost: int = 0
 
     @property
     def replaced_text(self) -> str:
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
                          "\n".join(part_match_text(p) for p in e.rendered().parts)
                          for e in self.before_entries if e.id not in self.after_ids)
+
+    @property
+    def kept_share(self) -> float:
+        if self.kind == "prune":
+            return (self.present_before - self.lost) / self.present_before if self.present_before else float("nan")
+        return len(self.before & self.after) / len(self.before) if self.before else float("nan")
 
 
 @dataclass
@@ -212,7 +221,6 @@ class PresenceTracker:
     inserted_text: dict[str, str] = field(default_factory=dict)
     need_hits: list[NeedHit] = field(default_factory=list)
     events: list[EventOutcome] = field(default_factory=list)
-    established: int = 0
     # per step after the first action: received facts established so far that are present (all, verbatim,
     # with the copy upper bound), as shares
     step_ratios: list[tuple[float, float, float]] = field(default_factory=list)
@@ -221,27 +229,60 @@ class PresenceTracker:
     _pending_copy: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self._received = [f for f in self.index.facts if f.received]
+        # received facts in order of appearance; the first `_next` are established (appeared before the
+        # current step). The counters follow presence incrementally: a step costs no pass over the facts.
+        self._order = sorted((f for f in self.index.facts if f.received and f.first_index >= 0),
+                             key=lambda f: (f.first_index, f.id))
+        self._next = 0
+        self._established: set[str] = set()
+        self._n_present = self._n_verbatim = self._n_upper = 0  # among established received facts
+        self._n_any = 0  # facts present at all (any fact), and those an event in progress hid for good
+        self._lost = 0
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
         if e.index < 0:
             return (self.inserted[e.id],)
         return (ids for j, ids in enumerate(self.index.part_facts[e.index]) if j not in e.pruned)
 
-    @staticmethod
-    def _bump(counts: dict[str, int], ids: Iterable[str], k: int) -> None:
+    def _flip(self, f: str, which: int, on: bool) -> None:
+        """``f``'s count in counts/carried/copied (``which`` 0/1/2) went from 0 to positive (``on``) or back:
+        update the counters. Flips are rare (a fact's first and last visible part), increments are not."""
+        now = [self.counts.get(f, 0) > 0, self.carried.get(f, 0) > 0, self.copied.get(f, 0) > 0]
+        was = list(now)
+        was[which] = not on
+        present_was, present_now = was[0] or was[1], now[0] or now[1]
+        if present_was != present_now:
+            self._n_any += 1 if present_now else -1
+            if not present_now:
+                self._lost += 1
+        if f in self._established:
+            if present_was != present_now:
+                self._n_present += 1 if present_now else -1
+            if which == 0:
+                self._n_verbatim += 1 if on else -1
+            if (present_was or was[2]) != (present_now or now[2]):
+                self._n_upper += 1 if present_now or now[2] else -1
+
+    def _bump(self, which: int, ids: Iterable[str], k: int) -> None:
+        d = (self.counts, self.carried, self.copied)[which]
         for f in ids:
-            counts[f] = counts.get(f, 0) + k
+            old = d.get(f, 0)
+            d[f] = old + k
+            if (old > 0) != (old + k > 0):
+                self._flip(f, which, old + k > 0)
 
     def added(self, e: Entry) -> None:
         if e.index >= 0:
             if not e.pruned and self.index.message_facts:  # the common case, in one loop
                 counts = self.counts
                 for f in self.index.message_facts[e.index]:
-                    counts[f] = counts.get(f, 0) + 1
+                    old = counts.get(f, 0)
+                    counts[f] = old + 1
+                    if not old:
+                        self._flip(f, 0, True)
                 return
             for ids in self._facts_of(e):
-                self._bump(self.counts, ids, 1)
+                self._bump(0, ids, 1)
             return
         if e.id not in self.inserted:
             text = e.message.text
@@ -251,26 +292,26 @@ class PresenceTracker:
                 self.inserted_copy[e.id] = found | self._pending_copy
         ids = self.inserted[e.id]
         if e.origin == "summary":
-            self._bump(self.carried, ids, 1)
-            self._bump(self.copied, self.inserted_copy[e.id], 1)
+            self._bump(1, ids, 1)
+            self._bump(2, self.inserted_copy[e.id], 1)
         else:
-            self._bump(self.counts, ids, 1)
+            self._bump(0, ids, 1)
 
     def removed(self, e: Entry) -> None:
         self.acted = True
         if e.index < 0 and e.origin == "summary":
-            self._bump(self.carried, self.inserted[e.id], -1)
+            self._bump(1, self.inserted[e.id], -1)
             copy = self.inserted_copy[e.id]
-            self._bump(self.copied, copy, -1)
+            self._bump(2, copy, -1)
             self._pending_copy |= copy  # a copy folding this summary carries what its copy carried
             return
         for ids in self._facts_of(e):
-            self._bump(self.counts, ids, -1)
+            self._bump(0, ids, -1)
 
     def part_hidden(self, e: Entry, part: int) -> None:
         if e.index >= 0:
             self.acted = True
-            self._bump(self.counts, self.index.part_facts[e.index][part], -1)
+            self._bump(0, self.index.part_facts[e.index][part], -1)
 
     def present(self) -> frozenset[str]:
         return frozenset(f for d in (self.counts, self.carried) for f, n in d.items() if n > 0)
@@ -286,28 +327,35 @@ class PresenceTracker:
         for f in self.index.needs.get(message_index, ()):
             self.need_hits.append(NeedHit(step, f, counts.get(f, 0) > 0, carried.get(f, 0) > 0,
                                           copied.get(f, 0) > 0, self.acted))
-        if self.acted:
-            est = [f for f in self._received if 0 <= f.first_index < message_index]
-            if est:
-                n = len(est)
-                present = [f for f in est if counts.get(f.id, 0) > 0 or carried.get(f.id, 0) > 0]
-                verbatim = sum(1 for f in present if counts.get(f.id, 0) > 0)
-                upper = sum(1 for f in est if counts.get(f.id, 0) > 0 or copied.get(f.id, 0) > 0
-                            or carried.get(f.id, 0) > 0)
-                self.step_ratios.append((len(present) / n, verbatim / n, upper / n))
+        order = self._order
+        while self._next < len(order) and order[self._next].first_index < message_index:
+            fid = order[self._next].id
+            self._established.add(fid)
+            v, c, u = counts.get(fid, 0) > 0, carried.get(fid, 0) > 0, copied.get(fid, 0) > 0
+            self._n_present += v or c
+            self._n_verbatim += v
+            self._n_upper += v or c or u
+            self._next += 1
+        if self.acted and self._next:
+            n = self._next
+            self.step_ratios.append((self._n_present / n, self._n_verbatim / n, self._n_upper / n))
 
     def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
-        compaction = isinstance(act, Compact)
+        if not isinstance(act, Compact):  # a prune: counts only (masking prunes at every step)
+            if not done:
+                self._lost = 0
+                self.events.append(EventOutcome(seq, frozenset(), "prune", present_before=self._n_any))
+            else:
+                self.events[-1].lost = self._lost
+            return
         if not done:  # a C-level list copy: the text of what was replaced is built only if needed
             self._pending_copy = set()
-            if isinstance(act, Compact) and self.copy is not None and (act.request or act.summary_text):
+            if self.copy is not None and (act.request or act.summary_text):
                 self._pending_copy = set(self.index.matcher.facts_in(self.copy(act)))
-            self.events.append(EventOutcome(seq, self.present(), "compaction" if compaction else "prune",
-                                            list(entries) if compaction else [], self.inserted_text))
+            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
         else:
             ev = self.events[-1]
             ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()
-            if compaction:
-                ev.after_ids = frozenset(e.id for e in entries)
-                self.compacted = True
+            ev.after_ids = frozenset(e.id for e in entries)
+            self.compacted = True
             self._pending_copy = set()

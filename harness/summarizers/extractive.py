@@ -124,13 +124,25 @@ def _extract(m: Message) -> _Extracted:
     return out
 
 
+_TOKEN_EDGES = "\"'`()[]{}<>,;:!?*.~/"
+_PATH_TOKEN = re.compile(PATH_SHAPE.pattern.replace("(?<![\\w@])", "^", 1).replace("|\\b", "$|^", 1) + "$")
+
+
 def mentioned_paths(text: str) -> list[str]:
     """Path-shaped strings in a text (its first :data:`MENTION_SCAN_CHARS`), at most
-    :data:`MENTIONS_PER_TEXT`: the files a listing, a search or a plan names."""
+    :data:`MENTIONS_PER_TEXT`: the files a listing, a search or a plan names. Whitespace-separated
+    tokens are tested whole (a regex scan over a long output costs more than the rest of a summary)."""
     out: list[str] = []
-    for m in PATH_SHAPE.finditer(text, 0, MENTION_SCAN_CHARS):
-        p = m.group(0).strip(".-/")
-        if len(p) >= 4 and "://" not in text[max(0, m.start() - 8):m.start() + 1] and p not in out:
+    for tok in text[:MENTION_SCAN_CHARS].split():
+        if "/" not in tok and "." not in tok:
+            continue
+        if "://" in tok:
+            continue
+        tok = tok.split("::", 1)[0].strip(_TOKEN_EDGES)
+        if not _PATH_TOKEN.match(tok):
+            continue
+        p = tok.strip(".-/")
+        if len(p) >= 4 and p not in out:
             out.append(p)
             if len(out) >= MENTIONS_PER_TEXT:
                 break
