@@ -30,6 +30,9 @@ def _mean(xs: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class CompactionFacts:
+    """One compaction's fact outcome: ``retention`` = kept of what was present before; ``verbatim`` the
+    part kept word for word (the strategy), ``carried`` the part only its summary holds (the summarizer)."""
+
     seq: int
     retention: float
     lost: tuple[str, ...]
@@ -38,6 +41,8 @@ class CompactionFacts:
     candidates: int
     guard_larger: bool
     guard_dropped_constraint: bool
+    verbatim: float = NAN
+    carried: float = NAN
 
 
 def shapes(summary: str) -> list[str]:
@@ -56,9 +61,12 @@ def shapes(summary: str) -> list[str]:
 
 
 def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str], replaced_text: str,
-                     facts: Mapping[str, Fact], index: FactIndex, message_index: int) -> CompactionFacts:
+                     facts: Mapping[str, Fact], index: FactIndex, message_index: int,
+                     after_verbatim: frozenset[str] | None = None) -> CompactionFacts:
     lost = tuple(sorted(before - after))
     retention = (len(before) - len(lost)) / len(before) if before else NAN
+    kept_verbatim = len(before & after_verbatim) if after_verbatim is not None else None
+    verbatim = kept_verbatim / len(before) if before and kept_verbatim is not None else NAN
     mentioned = {f for f in index.matcher.facts_in(ev.summary) if facts[f].kind == "artifact"}
     truth = {f.id for f in facts.values()
              if f.kind == "artifact" and f.meta.get("modified") and 0 <= f.first_index <= message_index}
@@ -69,7 +77,8 @@ def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozens
     fabricated = tuple(s for s in cands if normalize(s) not in norm_input)
     dropped = any(facts[f].kind == "decision" for f in lost)
     return CompactionFacts(ev.seq, retention, lost, f1, fabricated, len(cands),
-                           ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped)
+                           ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped,
+                           verbatim, retention - verbatim)
 
 
 def _ratio(num: int, den: int) -> float:
@@ -100,7 +109,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         if oc is None or not ev.ok:
             continue
         per_event.append(compaction_facts(ev, oc.before, oc.after, oc.replaced_text, facts, index,
-                                          step_msg.get(ev.step, len(t.messages))))
+                                          step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
     scored = [h for h in tracker.need_hits if h.scored]
     missing = {h.fact for h in scored if not h.present}
     events = tracker.events

@@ -185,9 +185,11 @@ class _Replayer:
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:
     if c is None:
-        return {"retention": math.nan, "lost_facts": [], "artifact_f1": math.nan, "fabricated": [],
+        return {"retention": math.nan, "retention_verbatim": math.nan, "retention_carried": math.nan,
+                "lost_facts": [], "artifact_f1": math.nan, "fabricated": [],
                 "guard_summary_larger": False, "guard_dropped_constraint": False}
-    return {"retention": c.retention, "lost_facts": list(c.lost), "artifact_f1": c.artifact_f1,
+    return {"retention": c.retention, "retention_verbatim": c.verbatim, "retention_carried": c.carried,
+            "lost_facts": list(c.lost), "artifact_f1": c.artifact_f1,
             "fabricated": list(c.fabricated), "guard_summary_larger": c.guard_larger,
             "guard_dropped_constraint": c.guard_dropped_constraint}
 

@@ -124,7 +124,9 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
                 "reason": r.reason, "ok": bool(r.ok), "error": r.error, "before": int(r.tokens_before),
                 "after": int(r.tokens_after), "replaced": int(r.replaced), "replaced_tokens": int(r.replaced_tokens),
                 "summary": redact(str(r.summary)[:MAX_SUMMARY_CHARS]), "summary_tokens": int(r.summary_tokens),
-                "retention": "–" if math.isnan(_f(r.retention)) else f"{_f(r.retention):.0%}",
+                "retention": "–" if math.isnan(_f(r.retention)) else f"{_f(r.retention):.0%}" + (
+                    f" ({_f(r.retention_verbatim):.0%} verbatim, {_f(r.retention_carried):.0%} by the summary)"
+                    if not math.isnan(_f(getattr(r, "retention_verbatim", math.nan))) else ""),
                 "lost": [(k, redact(t)) for k, t in lost], "fabricated": [redact(x) for x in r.fabricated],
                 "guards": [g for g, on in (("summary larger than its input", r.guard_summary_larger),
                                            ("dropped user constraint", r.guard_dropped_constraint),

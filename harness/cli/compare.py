@@ -28,6 +28,23 @@ def _table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
     return "\n".join(lines)
 
 
+def _summarizers(runs: tuple[str, ...]) -> str:
+    """Which summarizer wrote each run's summaries, in words: recall depends on it."""
+    from pathlib import Path
+
+    from compbench.summary import describe_summarizer
+
+    out = []
+    for name, run in zip("AB" if len(runs) > 1 else " ", runs, strict=False):
+        try:
+            spec = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))["spec"]
+            what = describe_summarizer(str(spec["summarizer"]))
+        except (OSError, ValueError, KeyError):
+            what = "unknown (no readable manifest)"
+        out.append(f"summaries{' ' + name if name.strip() else ''}: {what}")
+    return "\n".join(out)
+
+
 def _num(v: float) -> float | None:
     return None if math.isnan(v) else round(v, 6)
 
@@ -63,6 +80,8 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
             return
         rows = [[s, *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)] for s in order]
         click.echo(_table(["strategy", *(m.title for m in chosen)], rows, fmt))
+        if fmt == "table":
+            click.echo(_summarizers(runs))
         return
     b = load_results(runs[1])
     out: dict[str, Any] = {}
@@ -89,3 +108,4 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
     click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
     if fmt == "table":
         click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap)")
+        click.echo(_summarizers(runs))
