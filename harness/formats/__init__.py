@@ -27,6 +27,7 @@ FORMATS: dict[str, str] = {
     "opencode": "compbench.formats.opencode",
     "opencode-db": "compbench.formats.opencode_db",
     "pi": "compbench.formats.pi",
+    "copilot": "compbench.formats.copilot",
     "mini-swe-agent": "compbench.formats.mini_swe_agent",
     "swe-agent": "compbench.formats.swe_agent",
     "openai": "compbench.formats.openai_chat",
