@@ -14,7 +14,10 @@ import click
 @click.option("--tokenizer", default="o200k_base", show_default=True)
 @click.option("--out", "run_dir", type=click.Path(file_okay=False),
               help="Also write fidelity.json into this (run) directory, for the HTML report.")
-def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None) -> None:
+@click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
+              help="For raw files, as `datasets import`: fail on the first unreadable file or line; skip "
+                   "unreadable files; skip-lines: also keep a file with broken lines, skipping only those.")
+def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None, on_error: str) -> None:
     """Compare each strategy with the tool's own compactions in DATASET (default: the bundled samples;
     pass ../shared/transcripts to include the Codex rollouts, which cannot be bundled)."""
     from compbench.cli.compare import _table
@@ -25,7 +28,10 @@ def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None)
     from compbench.fidelity import fidelity as compute
 
     path = dataset or default_dataset()
-    rows = compute(iter_transcripts(path), tokenizer)
+    def warn(msg: str) -> None:
+        click.echo(f"warning: {msg}", err=True)
+
+    rows = compute(iter_transcripts(path, on_error, warn), tokenizer)
     if not rows:
         raise UsageError(f"no tool-made compaction in {path}")
     data = as_json(rows)

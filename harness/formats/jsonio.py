@@ -32,8 +32,9 @@ _DECODER = json.JSONDecoder()
 
 
 def _broken(path: Path, lineno: int, text: str, e: json.JSONDecodeError) -> TranscriptError:
-    what = "a complete JSON object (line is truncated)" if e.pos >= len(text.rstrip()) else (
-        f"a JSON object ({e.msg} at column {e.colno})")
+    """A line cut short (a crash mid-write) says so: the error is at its end, or in a string left open."""
+    cut = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+    what = "a complete JSON object (line is truncated)" if cut else f"a JSON object ({e.msg} at column {e.colno})"
     return TranscriptError(path, lineno, what)
 
 
@@ -76,15 +77,28 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def is_document(path: Path) -> bool:
     """True when the file is one JSON document over several lines (pretty-printed, or an array) rather than
-    JSON lines: its first non-blank line is not a complete JSON object on its own."""
+    JSON lines: its first non-blank line is not a complete JSON object on its own, nor is the next one (JSON
+    lines whose first line is broken are still JSON lines)."""
+    lines: list[bytes] = []
     with path.open("rb") as f:
         for raw in f:
             if raw.strip():
-                try:
-                    return not isinstance(json.loads(raw), dict)
-                except (ValueError, RecursionError):
-                    return raw.lstrip()[:1] in (b"{", b"[")
-    return False
+                lines.append(raw)
+                if len(lines) == 2:
+                    break
+    parsed: list[Any] = []
+    for raw in lines:
+        try:
+            parsed.append(json.loads(raw))
+        except (ValueError, RecursionError):
+            parsed.append(None)
+    if not lines:
+        return False
+    if parsed[0] is not None:
+        return not isinstance(parsed[0], dict)
+    if lines[0].lstrip()[:1] not in (b"{", b"["):
+        return False  # garbage: reported as a broken line
+    return not (len(parsed) > 1 and isinstance(parsed[1], dict))
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
