@@ -179,7 +179,19 @@ def opencode_store(d: Path) -> Path:
     return d
 
 
-def test_claude_projects_codex_sessions_and_an_opencode_store_in_one_command(
+def copilot_state(d: Path) -> Path:
+    """~/.copilot/session-state: one folder per session, its events.jsonl beside the CLI's own files."""
+    session = d / "77777777-7777-4777-8777-777777777777"
+    shutil.copytree(SHAPES / "copilot" / session.name, session)
+    (session / "workspace.yaml").write_text("id: 77777777\nsummary_count: 1\n")
+    (session / "checkpoints").mkdir()
+    (session / "checkpoints" / "001-build.md").write_text("checkpoint")
+    (session / "files").mkdir()
+    (session / "files" / "scratch.json").write_text('{"made": "by the agent"}')  # not a transcript
+    return d
+
+
+def test_claude_projects_codex_sessions_an_opencode_store_and_copilot_sessions_in_one_command(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     projects = tmp_path / "claude" / "projects"
     shapes(tmp_path, "claude-resumed", "claude-queue-first.jsonl")
@@ -187,13 +199,17 @@ def test_claude_projects_codex_sessions_and_an_opencode_store_in_one_command(
     sessions = tmp_path / "codex" / "sessions"
     codex_rollout(sessions / "2026" / "02" / "05" / "rollout-2026-02-05T10-00-00-019c.jsonl")
     store = opencode_store(tmp_path / "opencode")
-    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", projects, sessions, store,
+    state = copilot_state(tmp_path / "copilot" / "session-state")
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", projects, sessions, store, state,
                               "--out", tmp_path / "ds")
-    assert code == 0
-    assert out.startswith("imported 4 transcripts (claude-code 2, codex 1, opencode 1); 0 errors skipped; "
+    assert code == 0, err
+    assert out.startswith("imported 5 transcripts (claude-code 2, codex 1, copilot 1, opencode 1); 0 errors skipped; "
                           "1 resumed session merged into its continuation;")
-    assert err.splitlines()[-1] == (f"warning: {store}: OpenCode's store: read its database, not the 2 other files "
-                                    "beside it (legacy storage/, settings, credentials)")
+    assert err.splitlines()[-2:] == [
+        f"warning: {store}: OpenCode's store: read its database, not the 2 other files beside it (legacy storage/, "
+        "settings, credentials)",
+        f"warning: {state / '77777777-7777-4777-8777-777777777777'}: a Copilot CLI session: read its events.jsonl, "
+        "not the 2 other files beside it (checkpoints, plan, files)"]
 
 
 def test_a_folder_of_every_shape_imports_in_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -69,30 +69,54 @@ def module(name: str) -> ModuleType:
         raise TranscriptError(name, None, f"a known format ({', '.join(FORMATS)})") from None
 
 
+# Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
+# what the folder is). Every other file in or below such a folder is the tool's, not a transcript, and is
+# never opened (OpenCode keeps credentials in auth.json beside its database).
+_OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n),
+             "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
+_COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
+            "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+
+
+def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
+    names: dict[Path, set[str]] = {}
+    for f in files:
+        names.setdefault(f.parent, set()).add(f.name)
+    out: dict[Path, tuple[Callable[[str], bool], str]] = {}
+    for d, found in names.items():
+        if any(_is_store(n) for n in found):
+            out[d] = _OPENCODE
+        elif {"events.jsonl", "workspace.yaml"} <= found:
+            out[d] = _COPILOT
+    return out
+
+
 def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None) -> Iterator[Path]:
     """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
 
-    A directory holding OpenCode's database (``~/.local/share/opencode``) is OpenCode's store: the database
-    holds every session, so the files beside it (the legacy ``storage/`` JSON it was migrated from, the
-    credentials in ``auth.json``) are not opened; ``note`` is told how many were passed over.
+    A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
+    legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
+    session folder through its ``events.jsonl``; ``note`` is told how many files were passed over.
     """
     for p in map(Path, paths):
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*")) if f.is_file()
                      and not any(part.startswith(".") for part in f.relative_to(p).parts)]
-            stores = {f.parent for f in files if _is_store(f.name)}
+            folders = _tool_folders(files)
             passed: dict[Path, int] = {}
             for f in files:
-                store = next((d for d in stores if d == f.parent or d in f.parents), None)
-                if store is not None and not (f.parent == store and _is_store(f.name)):
-                    if not (f.parent == store and f.name.startswith("opencode") and ".db-" in f.name):
-                        passed[store] = passed.get(store, 0) + 1  # -wal/-shm are read with the database
-                elif _walked(f.name):
-                    yield f
-            for store, n in sorted(passed.items()):
+                home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
+                if home is None:
+                    if _walked(f.name):
+                        yield f
+                elif f.parent == home and folders[home][0](f.name):
+                    if _walked(f.name):
+                        yield f
+                else:
+                    passed[home] = passed.get(home, 0) + 1
+            for d, n in sorted(passed.items()):
                 if note is not None:
-                    note(f"{store}: OpenCode's store: read its database, not the {n} other "
-                         f"file{'s' * (n != 1)} beside it (legacy storage/, settings, credentials)")
+                    note(f"{d}: " + folders[d][1].format(n=f"{n} other file{'s' * (n != 1)}"))
         elif p.exists():
             yield p
         else:
