@@ -226,3 +226,6 @@ def test_a_folder_of_every_shape_imports_in_one_command(tmp_path: Path, capsys: 
                    f"{tmp_path / 'ds'}\n")
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", d, "--skip-lines")
     assert code == 0 and out.splitlines()[-1].startswith("8 valid, 0 invalid; 7 transcripts")
+    # an unknown record type is never fatal, and always said
+    assert (f"OK    {d / 'claude-2.1-records.jsonl'} (1 transcript, claude-code; unknown record types: "
+            "record-from-the-future 1)") in out.splitlines()

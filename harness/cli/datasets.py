@@ -181,6 +181,9 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
             row["n"] += 1
             row["sources"].add(ev.transcript.source)
+            for key in ("unknown_records", "unknown_events"):  # never fatal, always said
+                for kind, count in dict(ev.transcript.meta.get(key) or {}).items():
+                    row.setdefault("unknown", {})[kind] = row.get("unknown", {}).get(kind, 0) + count
             formats[ev.transcript.source] = formats.get(ev.transcript.source, 0) + 1
         elif isinstance(ev, Merged):
             merged += 1
@@ -202,6 +205,8 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         ok += 1
         sources = ", ".join(sorted(row["sources"])) or "-"
         skipped = f"; {plural(row['lines'], 'broken line')} skipped" if row["lines"] else ""
+        if row.get("unknown"):
+            skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
     if ok + failed == 0:

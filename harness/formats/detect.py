@@ -124,10 +124,10 @@ def detect(path: Path) -> str:
             jsonl = True  # not one valid document: JSON lines whose first line is broken, perhaps
         if document:
             name = _claim_document(head, doc)
+    if name is None and jsonl:  # the records after the first: structure before any textual evidence
+        name = next((n for n in map(lambda r: _claim(head, r), _records(path)) if n is not None), None)
     if name is None and not document:
         name = _claim(head, None)  # byte-level formats (a database), and head evidence when nothing parsed
-    if name is None and jsonl:
-        name = next((n for n in map(lambda r: _claim(head, r), _records(path)) if n is not None), None)
     if name is not None:
         return name
     forget()
