@@ -172,13 +172,17 @@ class _Collector:
 
         rel = relative(src.path, src.root)
         lines: list[TranscriptError] | None = [] if self.on_error == "skip-lines" else None
+        found = 0
         try:
             for t in read(src.path, self.fmt, lines):
+                found += 1
                 if t.source == CLAUDE and t.id in continued and t.id not in self.ids:
                     self.deferred.append(_Deferred(t.id, frozenset(m.id for m in t.messages),
                                                    tuple(t.meta.get("continues", ())), src.path, rel))
                     continue
                 yield from self.emit(t, rel, str(src.path))
+            if not found:
+                yield Note(f"{src.path}: read, but it holds no transcript")
         except TranscriptError as err:
             yield from self.fail_or_skip(err)
         for broken in lines or ():
