@@ -114,7 +114,7 @@ def _expand(paths: Iterable[str | Path], notes: list[str]) -> Iterator[_Source |
                 continue
             seen.add(key)
             if is_dataset(f.parent):
-                if f.parent not in nested:
+                if f.parent not in nested and f.parent.resolve() not in seen:  # not when named as well
                     nested.add(f.parent)
                     notes.append(f"{f.parent}: a dataset inside {arg}, passed over (name it to import its rows)")
                 continue

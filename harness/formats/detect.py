@@ -35,15 +35,16 @@ def head_of(path: Path) -> tuple[str, dict[str, Any] | None]:
         raw = f.read(HEAD_BYTES)
         if not raw.strip():
             raise TranscriptError(path, None, "a transcript (file is empty)")
-        f.seek(0)
         line = b""
-        while not line.strip():
-            line = f.readline(MAX_JSON_DOCUMENT_BYTES)
-            if not line:
-                break
+        if raw.lstrip()[:1] in (b"{", b"["):  # JSON: the first line, whole (a binary store has no lines)
+            f.seek(0)
+            while not line.strip():
+                line = f.readline(MAX_JSON_DOCUMENT_BYTES)
+                if not line:
+                    break
     first: dict[str, Any] | None = None
     try:
-        obj = json.loads(line)
+        obj = json.loads(line) if line else None
         if isinstance(obj, dict):
             first = obj
     except (ValueError, RecursionError):
