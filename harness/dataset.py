@@ -89,78 +89,45 @@ def fingerprint_of(payloads: Iterable[str]) -> str:
 class ImportReport:
     transcripts: int = 0
     formats: dict[str, int] = field(default_factory=dict)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # unreadable files skipped
+    skipped_lines: list[dict[str, Any]] = field(default_factory=list)  # broken lines skipped (skip-lines)
+    merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
+    notes: list[str] = field(default_factory=list)
     fingerprint: str = ""
 
 
-def _relative(f: Path, root: Path) -> str:
-    """``f`` relative to the parent of the argument it was found under, so a dataset does not depend on
-    the directory the import ran in (a folder argument keeps its own name as the first component)."""
-    base = root.resolve().parent
-    try:
-        return f.resolve().relative_to(base).as_posix()
-    except ValueError:
-        return f.resolve().as_posix()
-
-
-def import_paths(paths: Iterable[str | Path], fmt: str | None = None,
-                 on_error: str = "fail") -> Iterator[tuple[Transcript, str] | TranscriptError]:
-    """Transcripts of every file (any mix of formats, datasets included) with their relative path.
-
-    A file reached twice (``import dir dir/a.jsonl``) is read once. Errors raise, or are yielded when
-    ``on_error == "skip"`` so the caller can record them and go on.
-    """
-    from compbench.formats import iter_files, read
-
-    seen: set[Path] = set()
-    for arg in map(Path, paths):
-        if is_dataset(arg):
-            rel = _relative(arg, arg)
-            for t in iter_transcripts(arg):
-                yield t, rel
-            continue
-        for f in iter_files([arg]):
-            key = f.resolve()
-            if key in seen or is_dataset(f.parent):
-                continue
-            seen.add(key)
-            try:
-                for t in read(f, fmt):
-                    yield t, _relative(f, arg)
-            except TranscriptError as e:
-                if on_error != "skip":
-                    raise
-                yield e
-
-
-def _check_out(out: Path) -> None:
+def _check_out(out: Path, force: bool) -> None:
     """Refuse before importing anything, rather than after minutes of work."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is a file; --out must be a dataset directory")
     if out.is_dir() and not is_dataset(out) and any(f.name not in COMPANIONS for f in out.iterdir()):
         raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
+    if is_dataset(out) and not force:
+        raise UsageError(f"{out} is already a dataset; choose another --out, or pass --force to replace it")
 
 
 def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Warn | None = None) -> ImportReport:
+                  warn: Warn | None = None, force: bool = False) -> ImportReport:
     """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
 
-    On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched.
+    On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
+    dataset is replaced only with ``force``. What was skipped, merged or passed over goes to ``warn`` and into
+    ``dataset.json``.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if on_error not in ("fail", "skip"):
-        raise UsageError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
+    from compbench.importing import ON_ERROR, Imported, Merged, Note, collect, describe
+
+    if on_error not in ON_ERROR:
+        raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
     out = Path(out)
-    _check_out(out)
+    _check_out(out, force)
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
     report = ImportReport()
     tmp = out.with_name(f".{out.name}.importing")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    digest = hashlib.sha256()
-    ids: dict[str, str] = {}
     writer: Any = None
     try:
         writer = pq.ParquetWriter(tmp / DATA_FILE, schema, compression="zstd")
@@ -173,24 +140,25 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 writer.write_table(pa.Table.from_pylist(rows, schema=schema))
             rows, pending = [], 0
 
-        for item in import_paths(paths, fmt, on_error):
-            if isinstance(item, tuple):
-                t, src = item
-                if t.id in ids:
-                    item = TranscriptError(src, None, f"a transcript id not imported before ({t.id!r} also "
-                                                      f"comes from {ids[t.id]})")
-                    if on_error != "skip":
-                        raise item
-            if isinstance(item, TranscriptError):
-                report.errors.append({"file": item.path, "line": item.line, "expected": item.expected})
+        digest = hashlib.sha256()
+        for ev in collect(paths, fmt, on_error):
+            if not isinstance(ev, Imported):
+                if isinstance(ev, Merged):
+                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file})
+                elif isinstance(ev, Note):
+                    report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
+                    continue
+                else:
+                    entry = {"file": ev.error.path, "line": ev.error.line, "expected": ev.error.expected}
+                    (report.errors if ev.what == "file" else report.skipped_lines).append(entry)
                 if warn is not None:
-                    warn(f"skipped {item}")
+                    warn(describe(ev))
                 continue
-            ids[t.id] = src
+            t = ev.transcript
             payload = to_json(t)
             digest.update(payload.encode("utf-8"))
             digest.update(b"\n")
-            rows.append({**summary_row(t, src), "transcript": payload})
+            rows.append({**summary_row(t, ev.rel), "transcript": payload})
             pending += len(payload)
             report.transcripts += 1
             report.formats[t.source] = report.formats.get(t.source, 0) + 1
@@ -205,8 +173,13 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
                 "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
                 "fingerprint": report.fingerprint, "errors": report.errors}
+        meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
+                                        ("notes", report.notes)) if v})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _swap(tmp, out)
+        if warn is not None:
+            for note in report.notes:
+                warn(note)
         return report
     except BaseException:
         if writer is not None:
@@ -259,15 +232,16 @@ def _missing(p: Path) -> UsageError:
     return UsageError(f"{p}: no such dataset, file or directory")
 
 
-def iter_transcripts(path: str | Path) -> Iterator[Transcript]:
-    """Stream the transcripts of a dataset directory, or import raw files/folders on the fly."""
+def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None = None) -> Iterator[Transcript]:
+    """Stream the transcripts of a dataset directory, or import raw files/folders on the fly (the same
+    pipeline as ``datasets import``: ``on_error`` and merges as there, reported through ``warn``)."""
     p = Path(path)
     if not p.exists():
         raise _missing(p)
     if not is_dataset(p):
-        from compbench.formats import read_all
+        from compbench.importing import transcripts
 
-        yield from read_all([p])
+        yield from transcripts([p], None, on_error, warn)
         return
     import pyarrow.parquet as pq
 
@@ -296,9 +270,9 @@ def load_summary(path: str | Path) -> Any:
         return pd.read_parquet(p / DATA_FILE, columns=cols)
     if not p.exists():
         raise _missing(p)
-    from compbench.formats import iter_files, read
+    from compbench.importing import Imported, collect
 
-    rows = [summary_row(t, _relative(f, p)) for f in iter_files([p]) for t in read(f)]
+    rows = [summary_row(ev.transcript, ev.rel) for ev in collect([p]) if isinstance(ev, Imported)]
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench import __version__
-from compbench.errors import UsageError
+from compbench.errors import CompbenchError, UsageError
 from compbench.runs import TABLES, RunSpec, _versions, replay_all
 from compbench.strategies import resolve
 from compbench.transcript import Transcript, to_json
@@ -72,9 +72,6 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
               resume: bool = False, executor: str = "local", concurrency: int = 1,
               ray_address: str | None = None) -> dict[str, Any]:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     out = Path(out)
     partial = _partial(out)
     identity = json.loads(json.dumps(  # as it reads back from spec.json
@@ -87,13 +84,32 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
         if json.loads((partial / "spec.json").read_text(encoding="utf-8")) != identity:
             raise UsageError(f"cannot resume {out}: it was started with other options or another dataset")
     else:
-        if (out.exists() or partial.exists()) and not force:
-            hint = " or --resume to continue it" if partial.exists() else ""
-            raise UsageError(f"{out} exists; choose another --out, or pass --force to replace it{hint}")
+        if out.exists() and not force:
+            raise UsageError(f"{out} exists; choose another --out, or pass --force to replace it")
+        if partial.exists() and not force:
+            raise UsageError(f"{out} has an interrupted run ({partial.name}); pass --resume {out} to continue it, "
+                             "or --force to start again")
         shutil.rmtree(partial, ignore_errors=True)
         for sub in ("batches", *(f"parts/{t}" for t in TABLES)):
             (partial / sub).mkdir(parents=True)
         _atomic_text(partial / "spec.json", json.dumps(identity, sort_keys=True))
+    try:
+        return _replay(out, partial, spec, dataset, transcripts, workers, progress, executor, concurrency,
+                       ray_address)
+    except CompbenchError:
+        if not resume:  # a user mistake, not a crash: nothing to resume, so nothing is left behind
+            shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _replay(out: Path, partial: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript],
+            workers: int, progress: Callable[[str], None] | None, executor: str, concurrency: int,
+            ray_address: str | None) -> dict[str, Any]:
+    """Replay what is not committed yet, a batch at a time, then finalize. A crash or kill leaves
+    ``OUT.partial`` for ``--resume``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     committed = _committed(partial)
     done = [tid for b in committed for tid in b["ids"]]
     n = len(committed)

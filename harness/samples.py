@@ -18,7 +18,7 @@ def build(transcripts: Path, out: Path = ROOT / "datasets" / "samples") -> int:
     from compbench.dataset import write_dataset
 
     folders = sorted(p for p in transcripts.iterdir() if p.is_dir() and p.name not in EXCLUDED)
-    report = write_dataset(out, folders)
+    report = write_dataset(out, folders, force=True)
     print(f"{report.transcripts} transcripts ({', '.join(f'{k} {v}' for k, v in sorted(report.formats.items()))})"
           f" written to {out}")
     return report.transcripts

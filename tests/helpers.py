@@ -102,4 +102,27 @@ def opencode_db(path: Path, docs: Sequence[Any], schema: str = "current") -> Pat
     return path
 
 
-__all__ = ["Usage", "assistant", "opencode_db", "run", "system", "tool", "transcript", "user", "view_of"]
+def main_cli(capsys: Any, monkeypatch: Any, *args: str | Path) -> tuple[int, str, str]:
+    """Run the real entry point (which turns a CompbenchError into one line and exit 2): code, stdout, stderr."""
+    import sys
+
+    from compbench.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["compbench", *map(str, args)])
+    code = 0
+    try:
+        main()
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, err: str) -> str:
+    """The message of a user-mistake error: exit 2, exactly one line on stderr, no traceback."""
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err[len("error: "):-1]
+
+
+__all__ = ["Usage", "assistant", "main_cli", "one_line_error", "opencode_db", "run", "system", "tool", "transcript",
+           "user", "view_of"]

@@ -148,19 +148,43 @@ def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys
 def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     code, stdout, _ = run(capsys, monkeypatch, "validate", src)
-    assert (code, stdout) == (0, f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)\n1 valid, 0 invalid\n")
-    ds.write_dataset(tmp_path / "ds", [src])
+    assert (code, stdout) == (0, f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)\n"
+                                 "1 valid, 0 invalid; 2 transcripts (compbench 2)\n")
+    other = tmp_path / "other.jsonl"
+    other.write_text(to_jsonl(session("t5")), encoding="utf-8")
+    ds.write_dataset(tmp_path / "ds", [other])
     bad = broken(src)
     code, stdout, _ = run(capsys, monkeypatch, "validate", src, tmp_path / "ds", tmp_path / "nope")
     assert code == 2
     assert stdout.splitlines() == [
         f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)",
         f"FAIL  {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)",
-        f"OK    {tmp_path / 'ds'} (dataset) (2 transcripts, compbench)",
+        f"OK    {tmp_path / 'ds'} (dataset) (1 transcript, compbench)",
         f"FAIL  {tmp_path / 'nope'}: an existing file or directory",
-        "2 valid, 2 invalid",
+        "2 valid, 2 invalid; 3 transcripts (compbench 3)",
     ]
     assert not any(p.name.endswith((".parquet", ".importing")) for p in src.iterdir())  # nothing written
+
+
+def test_validate_and_import_agree_on_what_only_shows_across_files(
+        src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The class of cause behind "47 valid, 46 imported": validate read files one at a time, import also
+    refused a transcript id seen twice and passed over a dataset inside a walked folder. Both now read
+    through the same pipeline, so their counts agree by construction."""
+    (src / "copy.jsonl").write_text(to_jsonl(session("t2")), encoding="utf-8")  # t2 twice: a copied log
+    ds.write_dataset(src / "built", [src / "a.jsonl"])  # a dataset kept inside the folder
+    code, stdout, _ = run(capsys, monkeypatch, "validate", src)
+    assert code == 2
+    assert stdout.splitlines() == [
+        f"note: {src / 'built'}: a dataset inside {src}, passed over (name it to import its rows)",
+        f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)",
+        "FAIL  in/copy.jsonl: a transcript id not imported before ('t2' also comes from in/a.jsonl)",
+        "1 valid, 1 invalid; 2 transcripts (compbench 2)"]
+    code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", tmp_path / "ds", "--on-error", "skip")
+    assert code == 0 and stdout.startswith("imported 2 transcripts (compbench 2); 1 error skipped")
+    code, _, err = run(capsys, monkeypatch, "import", src, "--out", tmp_path / "ds2")
+    assert (code, err) == (2, "error: in/copy.jsonl: a transcript id not imported before ('t2' also comes "
+                              "from in/a.jsonl)\n")
 
 
 def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytest.CaptureFixture[str],
@@ -169,7 +193,8 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
         pytest.importorskip(f"compbench.formats.{mod}")
     dirs = [transcripts_dir / d for d in ("claude-code", "mini-swe-agent", "opencode", "pi", "swe-agent")]
     code, stdout, _ = run(capsys, monkeypatch, "validate", *dirs)
-    assert code == 0 and stdout.splitlines()[-1] == "14 valid, 0 invalid"
+    assert code == 0 and stdout.splitlines()[-1] == ("14 valid, 0 invalid; 14 transcripts (claude-code 3, "
+                                                     "mini-swe-agent 4, opencode 2, pi 1, swe-agent 4)")
     code, stdout, _ = run(capsys, monkeypatch, "inspect", transcripts_dir / "pi", "--calibrate")
     lines = stdout.splitlines()
     assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",

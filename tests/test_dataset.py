@@ -156,12 +156,14 @@ def test_failed_import_leaves_nothing_and_keeps_the_old_dataset(tmp_path: Path) 
     ds.write_dataset(out, [good])
     (out / "gold_facts.jsonl").write_text("{}\n")  # a file kept beside the data
     before = (out / "dataset.json").read_text()
+    with pytest.raises(UsageError, match=r"is already a dataset; .* pass --force to replace it"):
+        ds.write_dataset(out, [good])  # never replaced silently
     with pytest.raises(TranscriptError):
-        ds.write_dataset(out, [tmp_path / "in"])
+        ds.write_dataset(out, [tmp_path / "in"], force=True)
     assert (out / "dataset.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in"]
 
-    ds.write_dataset(out, [tmp_path / "in"], on_error="skip")  # a rebuild keeps the file beside the data
+    ds.write_dataset(out, [tmp_path / "in"], on_error="skip", force=True)  # a rebuild keeps the file beside it
     assert (out / "gold_facts.jsonl").read_text() == "{}\n"
 
 

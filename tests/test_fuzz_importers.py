@@ -33,7 +33,11 @@ SEEDS: dict[str, list[str]] = {
     "swe-agent": ["swe-agent/ctf-networking_1.traj"],
     "mini-swe-agent": ["mini-swe-agent/django__django-15104.traj.json"],
 }
-LOCAL_SEEDS: dict[str, list[str]] = {"openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"]}
+LOCAL_SEEDS: dict[str, list[str]] = {
+    "openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"],
+    "claude-code": ["tests/data/shapes/claude-hook-chat.json", "tests/data/shapes/claude-2.1-records.jsonl"],
+    "copilot": ["tests/data/shapes/copilot/77777777-7777-4777-8777-777777777777/events.jsonl"],
+}
 ROOT = Path(__file__).resolve().parents[1]
 
 

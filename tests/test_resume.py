@@ -82,7 +82,7 @@ def test_resume_refuses_a_changed_spec(tmp_path: Path) -> None:
     spec = RunSpec(strategies=("none",), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
     with pytest.raises(UsageError, match="started with other options"):
         write_run(tmp_path / "r", spec, "x", generate(1), resume=True)
-    with pytest.raises(UsageError, match="--resume to continue it"):
+    with pytest.raises(UsageError, match=r"has an interrupted run \(r.partial\); pass --resume .* to continue it"):
         write_run(tmp_path / "r", spec, "x", generate(1))
 
 

@@ -29,23 +29,43 @@ def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
 
+ON_ERROR_HELP = ("fail: the first unreadable file or line aborts and nothing is written; skip: warn, record and "
+                 "skip unreadable files; skip-lines: also keep a file with broken lines, skipping only those lines.")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def by_format(formats: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
+
+
 @datasets.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Dataset directory to write (atomically).")
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
-              help="fail: the first unreadable file aborts and nothing is written; skip: warn, record, go on.")
-def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str) -> None:
+@click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
+              help=ON_ERROR_HELP)
+@click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
+def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool) -> None:
     """Import files or directories (any mix of formats) into a parquet dataset."""
     from compbench.dataset import write_dataset
 
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
 
-    r = write_dataset(Path(out), paths, fmt, on_error, warn)
-    formats = ", ".join(f"{k} {v}" for k, v in sorted(r.formats.items()))
-    click.echo(f"imported {r.transcripts} transcript{'s' * (r.transcripts != 1)} ({formats}); "
-               f"{len(r.errors)} error{'s' * (len(r.errors) != 1)} skipped; written to {out}")
+    r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
+    click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
+               f"{plural(len(r.errors), 'error')} skipped{extras(len(r.skipped_lines), len(r.merged))}; "
+               f"written to {out}")
+
+
+def extras(lines: int, merged: int) -> str:
+    """The parts of a summary line that appear only when something happened."""
+    return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
+        f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
+        if merged else "")
 
 
 # (key, heading, width); the first two are left-aligned text, the rest right-aligned numbers.
@@ -102,9 +122,12 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
     counter = TokenCounter(tokenizer)
     rows: list[dict[str, Any]] = []
 
+    def warn(msg: str) -> None:
+        click.echo(f"warning: {msg}", err=True)
+
     def tap() -> Iterator[Transcript]:
         """Rows are taken as the transcripts stream past, so calibration needs no second pass."""
-        for t in iter_transcripts(dataset or _default()):
+        for t in iter_transcripts(dataset or _default(), warn=warn):
             rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
             yield t
 
@@ -116,6 +139,10 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
     else:
         for _ in tap():
             pass
+    if not rows:
+        from compbench.errors import UsageError
+
+        raise UsageError(f"{dataset or _default()}: no transcripts found (no transcript file, or none readable)")
     if fmt == "json":
         doc: dict[str, Any] = {"tokenizer": tokenizer,
                                "transcripts": [{k: v for k, v in r.items() if k != "path"} for r in rows]}
@@ -136,43 +163,57 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
 @datasets.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
-def validate(paths: tuple[str, ...], fmt: str | None) -> None:
-    """Import everything without writing; one line per file (or dataset); exit 2 if any failed."""
-    from functools import partial
-
-    from compbench.dataset import is_dataset, iter_transcripts
-    from compbench.errors import TranscriptError, UsageError
-    from compbench.formats import iter_files, read
+@click.option("--skip-lines", is_flag=True,
+              help="Count broken lines as skipped, as `import --on-error skip-lines` would, instead of failing.")
+def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
+    """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
+    then the transcripts by format; exit 2 if any file failed."""
+    from compbench.errors import UsageError
+    from compbench.importing import Imported, Merged, Note, collect
 
     if not paths and not Path(_default()).exists():
         raise UsageError(f"the bundled sample dataset is missing at {_default()}; give files or folders")
+    rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
+    formats: dict[str, int] = {}
+    lines = merged = 0
+    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
+        if isinstance(ev, Imported):
+            row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
+            row["n"] += 1
+            row["sources"].add(ev.transcript.source)
+            for key in ("unknown_records", "unknown_events"):  # never fatal, always said
+                for kind, count in dict(ev.transcript.meta.get(key) or {}).items():
+                    row.setdefault("unknown", {})[kind] = row.get("unknown", {}).get(kind, 0) + count
+            formats[ev.transcript.source] = formats.get(ev.transcript.source, 0) + 1
+        elif isinstance(ev, Merged):
+            merged += 1
+            rows[f"merged {ev.file}"] = {"text": f"MERGED {ev}"}
+        elif isinstance(ev, Note):
+            rows[f"note {len(rows)}"] = {"text": f"note: {ev.text}"}
+        elif ev.what == "line":
+            lines += 1
+            rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})["lines"] += 1
+        else:
+            rows[f"fail {len(rows)}"] = {"text": f"FAIL  {ev.error}", "failed": True}
     ok = failed = 0
-
-    def check(label: str, read_them: Any) -> None:
-        nonlocal ok, failed
-        try:
-            ts = list(read_them())
-        except TranscriptError as e:
-            failed += 1
-            click.echo(f"FAIL  {e}")
-            return
+    for label, row in rows.items():
+        if "text" in row:
+            failed += bool(row.get("failed"))
+            ok += row["text"].startswith("MERGED")
+            click.echo(row["text"])
+            continue
         ok += 1
-        sources = ", ".join(sorted({t.source for t in ts})) or "-"
-        click.echo(f"OK    {label} ({len(ts)} transcript{'s' * (len(ts) != 1)}, {sources})")
-
-    for arg in paths or (_default(),):
-        if is_dataset(arg):
-            check(f"{arg} (dataset)", partial(iter_transcripts, arg))
-            continue
-        try:
-            files = list(iter_files([arg]))
-        except TranscriptError as e:
-            failed += 1
-            click.echo(f"FAIL  {e}")
-            continue
-        for f in files:
-            check(str(f), partial(read, f, fmt))
-    click.echo(f"{ok} valid, {failed} invalid")
+        sources = ", ".join(sorted(row["sources"])) or "-"
+        skipped = f"; {plural(row['lines'], 'broken line')} skipped" if row["lines"] else ""
+        if row.get("unknown"):
+            skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
+        click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
+                   f"{skipped})")
+    if ok + failed == 0:
+        raise UsageError(f"no transcript files in {', '.join(paths) or _default()}")
+    n = sum(formats.values())
+    click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged)}")
     if failed:
         sys.exit(2)
 

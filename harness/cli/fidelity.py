@@ -14,7 +14,10 @@ import click
 @click.option("--tokenizer", default="o200k_base", show_default=True)
 @click.option("--out", "run_dir", type=click.Path(file_okay=False),
               help="Also write fidelity.json into this (run) directory, for the HTML report.")
-def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None) -> None:
+@click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
+              help="For raw files, as `datasets import`: fail on the first unreadable file or line; skip "
+                   "unreadable files; skip-lines: also keep a file with broken lines, skipping only those.")
+def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None, on_error: str) -> None:
     """Compare each strategy with the tool's own compactions in DATASETS (default: the bundled samples;
     pass ../shared/transcripts ../shared/real-compactions to include the logs that cannot be bundled).
 
@@ -29,8 +32,11 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     from compbench.fidelity import COLUMNS, as_json, kept_note
     from compbench.fidelity import fidelity as compute
 
+    def warn(msg: str) -> None:
+        click.echo(f"warning: {msg}", err=True)
+
     paths = list(datasets) or [default_dataset()]
-    rows = compute(itertools.chain.from_iterable(iter_transcripts(p) for p in paths), tokenizer)
+    rows = compute(itertools.chain.from_iterable(iter_transcripts(p, on_error, warn) for p in paths), tokenizer)
     if not rows:
         raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
     data = as_json(rows)

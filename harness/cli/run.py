@@ -117,7 +117,10 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
         if not quiet and sys.stderr.isatty():
             click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
 
-    manifest = write_run(Path(out), spec, path, iter_transcripts(path), workers, progress, force,
+    def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
+        click.echo(f"warning: {msg}", err=True)
+
+    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), workers, progress, force,
                          resume=resume_dir is not None, executor=executor, concurrency=concurrency,
                          ray_address=ray_address)
     if not quiet and sys.stderr.isatty():

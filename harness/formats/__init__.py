@@ -1,15 +1,18 @@
 """Importers: one module per native transcript format, chosen by content, never by file name alone.
 
-Each format module defines ``NAME``, ``sniff(head, first) -> bool`` (``head``: the file's first
-64 KiB as text; ``first``: its first JSON line parsed, or None) and ``read(path) -> Iterator[Transcript]``
-raising :class:`~compbench.errors.TranscriptError` for anything it cannot read. Modules are imported
-lazily, in detection order: specific formats first, the generic OpenAI chat format last.
+Each format module defines ``NAME``, ``sniff(head, record) -> bool`` (``head``: the file's first 64 KiB
+as text; ``record``: one JSON record of the file, parsed, or None), optionally ``sniff_document(doc) ->
+bool`` for a whole JSON document, and ``read(path) -> Iterator[Transcript]`` raising
+:class:`~compbench.errors.TranscriptError` for anything it cannot read (see ``detect.py`` for how the
+records are chosen). Modules are imported lazily, in detection order: specific formats first, the generic
+OpenAI chat format last.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -24,6 +27,7 @@ FORMATS: dict[str, str] = {
     "opencode": "compbench.formats.opencode",
     "opencode-db": "compbench.formats.opencode_db",
     "pi": "compbench.formats.pi",
+    "copilot": "compbench.formats.copilot",
     "mini-swe-agent": "compbench.formats.mini_swe_agent",
     "swe-agent": "compbench.formats.swe_agent",
     "openai": "compbench.formats.openai_chat",
@@ -50,8 +54,12 @@ def max_transcript_bytes() -> int:
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 
 
+def _is_store(name: str) -> bool:
+    return name.startswith("opencode") and name.endswith(".db")
+
+
 def _walked(name: str) -> bool:
-    return name.endswith(TRANSCRIPT_SUFFIXES) or (name.startswith("opencode") and name.endswith(".db"))
+    return name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name)
 
 
 def module(name: str) -> ModuleType:
@@ -61,45 +69,111 @@ def module(name: str) -> ModuleType:
         raise TranscriptError(name, None, f"a known format ({', '.join(FORMATS)})") from None
 
 
-def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand directories (recursively, sorted, hidden files skipped) into transcript files."""
+# Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
+# what the folder is). Every other file in or below such a folder is the tool's, not a transcript, and is
+# never opened (OpenCode keeps credentials in auth.json beside its database).
+_OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n),
+             "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
+_COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
+            "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+
+
+def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
+    names: dict[Path, set[str]] = {}
+    for f in files:
+        names.setdefault(f.parent, set()).add(f.name)
+    out: dict[Path, tuple[Callable[[str], bool], str]] = {}
+    for d, found in names.items():
+        if any(_is_store(n) for n in found):
+            out[d] = _OPENCODE
+        elif {"events.jsonl", "workspace.yaml"} <= found:
+            out[d] = _COPILOT
+    return out
+
+
+def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None) -> Iterator[Path]:
+    """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
+
+    A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
+    legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
+    session folder through its ``events.jsonl``; ``note`` is told how many files were passed over.
+    """
     for p in map(Path, paths):
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                rel = f.relative_to(p)
-                if f.is_file() and _walked(f.name) and not any(
-                        part.startswith(".") for part in rel.parts):
-                    yield f
+            files = [f for f in sorted(p.rglob("*")) if f.is_file()
+                     and not any(part.startswith(".") for part in f.relative_to(p).parts)]
+            folders = _tool_folders(files)
+            passed: dict[Path, int] = {}
+            for f in files:
+                home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
+                if home is None:
+                    if _walked(f.name):
+                        yield f
+                elif f.parent == home and folders[home][0](f.name):
+                    if _walked(f.name):
+                        yield f
+                else:
+                    passed[home] = passed.get(home, 0) + 1
+            for d, n in sorted(passed.items()):
+                if note is not None:
+                    note(f"{d}: " + folders[d][1].format(n=f"{n} other file{'s' * (n != 1)}"))
         elif p.exists():
             yield p
         else:
             raise TranscriptError(p, None, "an existing file or directory")
 
 
-def read(path: str | Path, fmt: str | None = None) -> Iterator[Transcript]:
+def read(path: str | Path, fmt: str | None = None,
+         skipped: list[TranscriptError] | None = None) -> Iterator[Transcript]:
     """Read every transcript in one file, detecting its format unless ``fmt`` names it.
+
+    ``skipped``: collect broken lines there and go on (``--on-error skip-lines``) instead of failing on
+    the first; the transcript of a one-transcript file also lists them (``meta["skipped_lines"]``, warnings).
 
     Importers raise TranscriptError themselves, with the line; anything else escaping one is an importer
     bug, turned here into a TranscriptError marked ``internal`` so the user still gets one clear line
     (and the fuzz tests, which reject ``internal`` errors, catch the bug).
     """
     from compbench.formats.detect import detect
+    from compbench.formats.jsonio import SKIPPED_LINES, forget
 
     p = Path(path)
-    name = fmt or detect(p)
-    limit = max_transcript_bytes()
-    if name not in MULTI_TRANSCRIPT and p.stat().st_size > limit:
-        raise TranscriptError(p, None, f"a transcript under {limit // 2**20} MiB, the limit that keeps a replay's "
-                                       f"memory bounded (file is {p.stat().st_size // 2**20} MiB; raise "
-                                       f"{LIMIT_ENV} to allow it: a replay needs about 4x the file size in memory)")
     try:
-        yield from module(name).read(p)
-    except TranscriptError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, UnicodeError) as e:
-        err = TranscriptError(p, None, f"a readable {name} transcript (the importer failed: {type(e).__name__}: {e})")
-        err.internal = True
-        raise err from e
+        name = fmt or detect(p)
+        limit = max_transcript_bytes()
+        if name not in MULTI_TRANSCRIPT and p.stat().st_size > limit:
+            raise TranscriptError(p, None, f"a transcript under {limit // 2**20} MiB, the limit that keeps a "
+                                           f"replay's memory bounded (file is {p.stat().st_size // 2**20} MiB; "
+                                           f"raise {LIMIT_ENV} to allow it: a replay needs about 4x the file "
+                                           "size in memory)")
+        transcripts = module(name).read(p)
+        lines: list[TranscriptError] = []
+        while True:
+            token = SKIPPED_LINES.set(lines if skipped is not None else None)  # only while the importer runs
+            try:
+                t = next(transcripts, None)
+            except TranscriptError:
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, UnicodeError) as e:
+                err = TranscriptError(p, None, f"a readable {name} transcript (the importer failed: "
+                                               f"{type(e).__name__}: {e})")
+                err.internal = True
+                raise err from e
+            finally:
+                SKIPPED_LINES.reset(token)
+            if t is None:
+                break
+            if lines and skipped is not None:
+                if name not in MULTI_TRANSCRIPT:
+                    t = replace(t, meta={**t.meta, "skipped_lines": [e.line for e in lines]},
+                                warnings=(*t.warnings, *(f"skipped line {e.line}: {e.expected}" for e in lines)))
+                skipped.extend(lines)
+                lines.clear()
+            yield t
+        if skipped is not None:
+            skipped.extend(lines)
+    finally:
+        forget()
 
 
 def read_all(paths: Iterable[str | Path], fmt: str | None = None) -> Iterator[Transcript]:

@@ -1,8 +1,10 @@
-"""Claude Code session JSONL (``~/.claude/projects/*/SESSION.jsonl``; followed: CLI 2.0.60–2.1.6).
+"""Claude Code session JSONL (``~/.claude/projects/*/SESSION.jsonl``; followed: CLI 2.0.60–2.1.49).
 
 Records: ``user`` / ``assistant`` (``message`` in Anthropic Messages format, ``uuid``/``parentUuid``),
-``system`` (``compact_boundary`` with ``compactMetadata {trigger, preTokens}``, ``api_error``,
-``local_command``, ``turn_duration``, ...), ``summary``, ``file-history-snapshot``, ``queue-operation``.
+``system`` (``compact_boundary`` with ``compactMetadata {trigger, preTokens, ...}``, 2.1's
+``microcompact_boundary``, ``api_error``, ``local_command``, ``turn_duration``, ``stop_hook_summary``, ...)
+and bookkeeping entries (:data:`BOOKKEEPING`). The same records as one JSON array (a hook's
+``json.dump(records, indent=2)`` copy, e.g. ``logs/chat.json``) are read the same way.
 
 Mapping decisions, each taken from the real files (not from documentation, which does not exist):
 
@@ -23,13 +25,13 @@ Mapping decisions, each taken from the real files (not from documentation, which
   notice) are kept, flagged ``synthetic``, without usage: no API call produced them.
 * A ``compact_boundary`` restarts the ``parentUuid`` chain (``logicalParentUuid`` links back); the user
   record flagged ``isCompactSummary`` that follows holds the summary. Claude Code summarizes the whole
-  history, so the recorded compaction keeps no message verbatim (``kept_ids`` is empty).
-* The conversation is the ``parentUuid`` chain that ends at the last user/assistant record (through
-  ``logicalParentUuid`` across a compaction). A rewind (editing an earlier prompt, ``/rewind``) leaves the
-  old branch in the file: a user prompt that hangs off the chain beside the chain's own next user prompt.
-  Such branches are dropped, counted in ``meta["abandoned_records"]`` and ``warnings``, since the model
-  never saw them again. Any other branching (none of the real files has any) is imported in file order
-  and reported in ``warnings``: dropping a sibling that is not a re-prompt could lose a real tool result.
+  history (``kept_ids`` empty) unless 2.1's metadata names a preserved segment; metadata keys beyond
+  trigger and preTokens (``postTokens``, ``durationMs``, ...) are kept in the compaction's meta. A
+  ``microcompact_boundary`` (tool results cleared, no summary) is listed in ``meta["microcompactions"]``.
+* Unknown record types, and known ones that may reach the model but are not modelled (``attachment``,
+  ...), are counted in ``meta["unknown_records"]`` / ``meta["unmodelled_records"]`` and warned, never fatal.
+* The conversation is the ``parentUuid`` chain that ends at the last user/assistant record; rewound
+  branches are dropped and a resumed session's file names the sessions it continues (``claude_chain.py``).
 """
 
 from __future__ import annotations
@@ -39,12 +41,12 @@ import binascii
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from compbench.errors import TranscriptError
-from compbench.formats.jsonio import as_text, iter_jsonl, json_args
+from compbench.formats.claude_chain import drop_rewound, lineage, preserved_uuids
+from compbench.formats.jsonio import as_text, iter_records, json_args
 from compbench.transcript import (
     Media,
     Message,
@@ -59,16 +61,40 @@ from compbench.transcript import (
 )
 
 NAME = "claude-code"
-# Bookkeeping records with no model-visible content (UI title, file backups, the input queue, progress).
-IGNORED = frozenset({"summary", "file-history-snapshot", "queue-operation", "progress"})
+# Bookkeeping records with no model-visible content, by the entry types Claude Code 2.0-2.1 writes to a
+# session file (titles, tags, agent settings, PR links, file and attribution snapshots, the input queue,
+# modes, worktree state, progress of running tools): passed over silently.
+BOOKKEEPING = frozenset({
+    "summary", "custom-title", "ai-title", "last-prompt", "task-summary", "tag", "agent-name", "agent-color",
+    "agent-setting", "pr-link", "file-history-snapshot", "attribution-snapshot", "queue-operation",
+    "speculation-accept", "mode", "permission-mode", "worktree-state", "bridge-session", "fork-context-ref",
+    "isolation-latch", "progress"})
+# Entry types that can change what the model sees but are not modelled here: counted and reported.
+NOT_MODELLED = frozenset({"attachment", "content-replacement", "marble-origami-commit", "marble-origami-snapshot",
+                          "marble-origami-reset"})
+# compactMetadata keys read into RecordedCompaction fields; any other key is kept in its meta.
+COMPACT_FIELDS = frozenset({"trigger", "preTokens"})
+SNIFF_ARRAY_RECORDS = 64  # records of an array document looked at (bookkeeping records come first)
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it writes itself (API errors)
 COMMAND_RE = re.compile(r"<command-name>\s*(/[^<\s]*)\s*</command-name>")
 LOCAL_COMMAND_MARKS = ("<command-name>", "<local-command-stdout>", "<local-command-stderr>")
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
-    """Claude Code's records carry ``sessionId`` and a ``parentUuid`` (or a title's ``leafUuid``)."""
+    """Claude Code's conversation records carry ``sessionId`` and ``parentUuid``, a title ``leafUuid``.
+
+    Bookkeeping records written first (``file-history-snapshot``, ``queue-operation``) carry neither: the
+    detector looks past them to the next records. Without a parsed record, the head's text is the evidence.
+    """
+    if first is not None:
+        return isinstance(first.get("sessionId"), str) and ("parentUuid" in first or "leafUuid" in first)
     return '"sessionId"' in head and ('"parentUuid"' in head or '"leafUuid"' in head)
+
+
+def sniff_document(doc: Any) -> bool:
+    """A JSON array of the session's records (a hook's ``json.dump(records, indent=2)`` copy of the log)."""
+    return isinstance(doc, list) and any(
+        isinstance(r, dict) and sniff("", r) for r in doc[:SNIFF_ARRAY_RECORDS])
 
 
 def anthropic_usage(u: Any) -> Usage | None:
@@ -109,7 +135,11 @@ class _State:
         self.meta: dict[str, Any] = {"path": str(path)}
         self.calls: dict[str, str] = {}  # tool_use id -> tool name
         self.unknown: Counter[str] = Counter()
+        self.unmodelled: Counter[str] = Counter()
         self.unknown_blocks: Counter[str] = Counter()
+        self.sessions: list[str] = []  # distinct sessionIds of conversation records, in file order
+        self.session_of: dict[str, str] = {}  # message id -> the session whose record it came from
+        self.microcompactions: list[dict[str, Any]] = []
         self.system: Counter[str] = Counter()
         self.sidechain = 0
         self.by_response: dict[str, int] = {}  # message.id -> index of its merged assistant message
@@ -222,11 +252,14 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
         meta["compaction"] = "summary"
     st.messages.append(Message(uid, "user", tuple(parts), None, meta))
     if r.get("isCompactSummary"):
-        b = st.boundary or {"trigger": "unknown", "pre": None, "uuid": None, "line": None, "logical_parent": None}
+        b = st.boundary or {"trigger": "unknown", "pre": None, "uuid": None, "line": None, "logical_parent": None,
+                             "extra": {}, "kept": []}
+        kept = set(b["kept"])
+        meta = {k: v for k, v in (("boundary_uuid", b["uuid"]), ("boundary_line", b["line"]),
+                                  ("logical_parent_uuid", b["logical_parent"]), ("compact_metadata", b["extra"])) if v}
         st.compactions.append(RecordedCompaction(
             index=len(st.messages) - 1, tool=NAME, trigger=b["trigger"], tokens_before=b["pre"], summary=text,
-            summary_id=uid, meta={k: v for k, v in (("boundary_uuid", b["uuid"]), ("boundary_line", b["line"]),
-                                                    ("logical_parent_uuid", b["logical_parent"])) if v}))
+            summary_id=uid, kept_ids=tuple(m.id for m in st.messages if m.id.split(":", 1)[0] in kept), meta=meta))
         st.boundary = None
 
 
@@ -254,57 +287,22 @@ def _system(st: _State, r: dict[str, Any], line: int) -> None:
         raw = r.get("compactMetadata")
         cm: dict[str, Any] = raw if isinstance(raw, dict) else {}
         trig, pre = cm.get("trigger"), cm.get("preTokens")
-        st.boundary = {"trigger": trig if trig in ("auto", "manual") else "unknown",
-                       "pre": pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
-                       "uuid": r.get("uuid"), "line": line, "logical_parent": r.get("logicalParentUuid")}
+        st.boundary = {"trigger": trig if trig in ("auto", "manual") else "unknown", "pre": _int(pre),
+                       "uuid": r.get("uuid"), "line": line, "logical_parent": r.get("logicalParentUuid"),
+                       "extra": {k: v for k, v in sorted(cm.items()) if k not in COMPACT_FIELDS},
+                       "kept": preserved_uuids(st, cm)}
+    elif sub == "microcompact_boundary":  # 2.1: old tool results cleared in place, no summary
+        raw = r.get("microcompactMetadata")
+        mm: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        cleared = mm.get("compactedToolIds")
+        st.microcompactions.append({k: v for k, v in (
+            ("line", line), ("trigger", mm.get("trigger")), ("pre_tokens", _int(mm.get("preTokens"))),
+            ("tokens_saved", _int(mm.get("tokensSaved"))),
+            ("cleared_tool_results", len(cleared) if isinstance(cleared, list) else None)) if v is not None})
 
 
-def _rewound_roots(st: _State) -> set[str]:
-    """The re-prompts hanging off the chain of the last record beside the chain's own next prompt: the
-    first records of rewound branches."""
-    chain: list[str] = []
-    seen: set[str] = set()
-    node = st.last
-    while node is not None and node not in seen and node in st.parent:
-        seen.add(node)
-        chain.append(node)
-        node = st.parent[node]
-    children: dict[str | None, list[str]] = {}
-    for uid, up in st.parent.items():
-        children.setdefault(up if up in st.parent else None, []).append(uid)
-    roots: set[str] = set()
-    for k, node in enumerate(chain):
-        if node in st.prompts:
-            up = chain[k + 1] if k + 1 < len(chain) else None  # a rewind to the start re-prompts at the top
-            roots.update(c for c in children.get(up, ()) if c not in seen and c in st.prompts)
-    return roots
-
-
-def _drop_rewound(st: _State) -> None:
-    """Drop the messages of rewound branches (and everything below them)."""
-    roots = _rewound_roots(st)
-    if not roots:
-        return
-    below: dict[str, list[str]] = {}
-    for uid, up in st.parent.items():
-        if up is not None:
-            below.setdefault(up, []).append(uid)
-    dropped: set[str] = set()
-    todo = sorted(roots)
-    while todo:
-        uid = todo.pop()
-        if uid not in dropped:
-            dropped.add(uid)
-            todo.extend(below.get(uid, ()))
-    kept = [m for m in st.messages if m.id.split(":", 1)[0] not in dropped]
-    position = {m.id: i for i, m in enumerate(kept)}
-    st.compactions = [replace(c, index=position[c.summary_id]) for c in st.compactions
-                      if c.summary_id in position]
-    st.messages = kept
-    st.links = [(uid, up) for uid, up in st.links if uid not in dropped]
-    st.meta["abandoned_records"] = len(dropped)
-    st.warnings.append(f"dropped {len(dropped)} records of {len(roots)} rewound branches: the conversation is the "
-                       "parentUuid chain of the last message")
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def read(path: Path) -> Iterator[Transcript]:
@@ -321,25 +319,46 @@ class _OnlySidechain(Exception):
     pass
 
 
+def _report(st: _State) -> None:
+    """What was not imported, counted in ``meta`` and said in ``warnings``: nothing is dropped silently."""
+    branches = sum(1 for n in Counter(up for _, up in st.links).values() if n > 1)
+    if branches:
+        st.warnings.append(f"the parentUuid tree branches at {branches} records; imported in file order")
+    for t, n in sorted(st.unknown.items()):
+        st.warnings.append(f"skipped {n} records of unknown type {t!r}")
+    for t, n in sorted(st.unmodelled.items()):
+        st.warnings.append(f"skipped {n} {t!r} records (they can add to the model's context; not modelled)")
+    for t, n in sorted(st.unknown_blocks.items()):
+        st.warnings.append(f"skipped {n} content blocks of unknown type {t!r}")
+    if st.unknown:
+        st.meta["unknown_records"] = dict(sorted(st.unknown.items()))
+    if st.unmodelled:
+        st.meta["unmodelled_records"] = dict(sorted(st.unmodelled.items()))
+    if st.microcompactions:
+        st.meta["microcompactions"] = st.microcompactions
+
+
 def _read(path: Path, sidechain: bool) -> Transcript:
     st = _State(path)
-    session = None
     agent = None
-    for line, r in iter_jsonl(path):
+    for line, r in iter_records(path):
         t = r.get("type")
         if not isinstance(t, str):
             t = f"<{type(t).__name__}>"  # a type that is not a string is just an unknown record type
-        if t in IGNORED:
+        if t in BOOKKEEPING:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])
             continue
         if t not in ("user", "assistant", "system"):
-            st.unknown[str(t)] += 1
+            (st.unmodelled if t in NOT_MODELLED else st.unknown)[str(t)] += 1
             continue
         if bool(r.get("isSidechain")) is not sidechain:
             st.sidechain += 1
             continue
-        session = session or r.get("sessionId")
+        sid = r.get("sessionId")
+        if isinstance(sid, str) and sid and sid not in st.sessions:
+            st.sessions.append(sid)
+        before = len(st.messages)
         if agent is None and isinstance(r.get("agentId"), str) and r["agentId"]:
             agent = r["agentId"]
         for key, meta_key in (("cwd", "cwd"), ("version", "tool_version"), ("timestamp", "started_at"),
@@ -359,20 +378,22 @@ def _read(path: Path, sidechain: bool) -> Transcript:
             _user(st, r, line)
         else:
             _system(st, r, line)
+        if isinstance(sid, str):
+            st.session_of.update((m.id, sid) for m in st.messages[before:])
     if not st.messages:
         if st.sidechain and not sidechain:
             raise _OnlySidechain
         raise TranscriptError(path, None, "at least one user or assistant record")
-    _drop_rewound(st)
-    branches = sum(1 for n in Counter(up for _, up in st.links).values() if n > 1)
-    if branches:
-        st.warnings.append(f"the parentUuid tree branches at {branches} records; imported in file order")
-    for t, n in sorted(st.unknown.items()):
-        st.warnings.append(f"skipped {n} records of unknown type {t!r}")
-    for t, n in sorted(st.unknown_blocks.items()):
-        st.warnings.append(f"skipped {n} content blocks of unknown type {t!r}")
+    drop_rewound(st)
+    _report(st)
+    session, parents = lineage(st.sessions)
     st.meta.update({"session_id": session, "sidechain_records": st.sidechain, "api_errors": st.system["api_error"],
                     "system_records": dict(sorted(st.system.items()))})
+    if parents:
+        inherited = sum(1 for m in st.messages if st.session_of.get(m.id, session) != session)
+        st.meta.update({"continues": parents, "inherited_messages": inherited})
+        st.warnings.append(f"a resumed session: continues {', '.join(parents)}; its first {inherited} messages are "
+                           "that history")
     tid = str(session or path.stem)
     if sidechain:
         del st.meta["sidechain_records"]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.errors import TranscriptError
-from compbench.formats.jsonio import iter_jsonl, json_args, load_json
+from compbench.formats.jsonio import is_document, iter_jsonl, json_args, load_json
 from compbench.transcript import Media, Message, Part, Reasoning, Role, Text, ToolCall, ToolResult, Transcript, Usage
 
 NAME = "openai"
@@ -57,10 +57,15 @@ def sniff(head: str, first: dict[str, Any] | None) -> bool:
     return bool(_DOC_HEAD.match(head))
 
 
+def sniff_document(doc: Any) -> bool:
+    """A whole document: a list of role messages, or one conversation object (same test as a line)."""
+    if isinstance(doc, list):
+        return bool(doc) and isinstance(doc[0], dict) and isinstance(doc[0].get("role"), str)
+    return isinstance(doc, dict) and sniff("", doc)
+
+
 def read(path: Path) -> Iterator[Transcript]:
-    with path.open("rb") as f:
-        start = f.read(4096).lstrip()
-    if start.startswith(b"[") or start.split(b"\n", 1)[0].strip() == b"{":
+    if is_document(path):
         yield _read_document(path)
         return
     for lineno, obj in iter_jsonl(path):
