@@ -130,13 +130,15 @@ def test_opencode_prunes_exactly_what_seed_001_selects(chars4: TokenCounter) -> 
 
 
 def test_opencode_compaction_view_and_failure(chars4: TokenCounter) -> None:
-    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2", "w"))
+    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2", "w"),
+                   user("u3", "q" * 40), assistant("a3", "e"))
+    # usable 1,000: a2's call reads u1 a1 (1,100) from the cache (seed 001 counts no cache writes)
     tr = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500)
-    assert len(tr.compactions) == 1 and tr.compactions[0].phase == "before" and tr.compactions[0].step == 1
+    assert len(tr.compactions) == 1 and tr.compactions[0].phase == "before" and tr.compactions[0].step == 2
     assert [x.split(":")[-1] for x in tr.final_view[:3]] == ["marker", "summary", "synthetic"]
     failed = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500,
                  summarizer=MockSummarizer(error="boom"))
-    assert not failed.compactions[0].ok and failed.final_view == ("u1", "a1", "u2", "a2")
+    assert not failed.compactions[0].ok and failed.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
 
 
 # --- go-replace, claude-code, codex, baselines -------------------------------------------------------------

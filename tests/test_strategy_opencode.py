@@ -15,17 +15,12 @@ import pytest
 
 from compbench.session import Compact, Entry, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
-from compbench.strategies.opencode import (
-    CONTINUE_TEXT_CURRENT,
-    SUMMARY_TEMPLATE,
-    OpenCode,
-    OpenCodeParams,
-    serialize,
-)
+from compbench.strategies.opencode import OpenCode, OpenCodeParams, serialize
+from compbench.strategies.opencode_prompts import CONTINUE_TEXT_CURRENT, SUMMARY_TEMPLATE
 from compbench.strategies.opencode_prune import select
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Transcript, Usage
+from compbench.transcript import Message, Text, ToolResult, Transcript, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 PH = "[Old tool result content cleared]"
@@ -58,8 +53,9 @@ def js_round(x: float) -> int:
 def test_resolve_parses_seed_and_current_params() -> None:
     assert resolve("opencode").params == OpenCodeParams()
     p = resolve("opencode:preset=current").params
-    assert (p.input_buffer, p.at_limit, p.tail, p.prompt, p.prune, p.continue_text) == (
-        20_000, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
+    assert (p.input_buffer, p.at_limit, p.count_cache_write, p.tail, p.prompt, p.prune, p.continue_text) == (
+        20_000, True, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
+    assert resolve("opencode").params.count_cache_write is False
     assert (p.protect, p.minimum, p.protected_tools, p.output_cap, p.auto) == (40_000, 20_000, ("skill",), 32_000, True)
     q = resolve("opencode:preset=current,prune=true,protect=30_000,protected_tools=skill|read,auto=false").params
     assert (q.prune, q.protect, q.protected_tools, q.auto, q.tail) == (True, 30_000, ("skill", "read"), False, True)
@@ -93,6 +89,22 @@ def test_overflow_counts_input_with_its_cache_once_and_is_disabled_by_config(cha
     assert not oc.is_overflow(view_of([user("u1")], chars4, ModelLimits(0, 0)), Usage(input=10**9))
     assert not OpenCode(OpenCodeParams(auto=False)).is_overflow(v, Usage(input=10**9))
     assert oc.after_step(v, Usage(input=168_001)) == () and oc.pending
+
+
+@pytest.mark.parametrize(("write", "seed_over", "current_over"), [
+    (1_000, True, True),  # 170,000 - 1,000 + 0 = 169,000 > 168,000
+    (2_000, False, True),  # 168,000: equal, not over; today's count (170,000) is
+    (2_001, False, True),
+])
+def test_seed_count_leaves_cache_writes_out(chars4: TokenCounter, write: int, seed_over: bool,
+                                            current_over: bool) -> None:
+    """Seed 001: input + cache.read + output, OpenCode's ``tokens.input`` excluding the cache written;
+    today's overflow.ts adds ``cache.write``."""
+    v = view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))
+    u = Usage(input=170_000, output=0, cache_read=170_000 - write, cache_write=write)
+    assert seed().is_overflow(v, u) is seed_over
+    assert current().is_overflow(v, u) is current_over
+    assert OpenCode(OpenCodeParams(count_cache_write=True)).is_overflow(v, u)
 
 
 @pytest.mark.parametrize(("limits", "usable"), [
@@ -137,38 +149,46 @@ def test_seed_compaction_request_and_new_view(chars4: TokenCounter) -> None:
     assert not oc.pending and not oc.before_step(v)  # one marker, one compaction
 
 
-def replay_transcript(u2_chars: int, a2_chars: int) -> Transcript:
-    return transcript(user("u1", "x" * 2_000), assistant("a1", "y" * 400), user("u2", "z" * u2_chars),
-                      assistant("a2", "w" * a2_chars), user("u3", "q" * 40), assistant("a3", "r" * 40))
+def replay_transcript(u3_chars: int) -> Transcript:
+    return transcript(user("u1", "x" * 2_000), assistant("a1", "y" * 400), user("u2", "z" * 3_200),
+                      assistant("a2", "w" * 24), user("u3", "q" * u3_chars), assistant("a3", "r" * 40),
+                      user("u4", "s" * 40), assistant("a4", "e" * 40), user("u5", "n" * 40), assistant("a5", "m" * 4))
 
 
 def test_replay_compacts_before_the_step_after_the_overflow(chars4: TokenCounter) -> None:
-    # window 2,000, max output 500: usable 1,500. Step 1 input = 500 + 100 + 895 = 1,495 tokens.
-    t = replay_transcript(3_580, 24)  # output 6: 1,501 > 1,500
+    """Window 2,000, max output 500: usable 1,500. The seed counts what the call read from the cache and
+    its output; the new part of a prompt (the previous answer, a new message) is a cache write, counted
+    at the next call. u3 (200 tokens) makes a3's prompt 1,606 but its count 1,400 + 10; a4's count is
+    1,606 + 10 > 1,500."""
+    t = replay_transcript(800)
     tr = run(t, seed(), chars4, window=2_000, max_output=500)
-    assert [(s.input, s.output) for s in tr.steps[:2]] == [(500, 100), (1_495, 6)]
+    assert [(s.input, s.cache_read, s.output) for s in tr.steps[:4]] == [
+        (500, 0, 100), (1_400, 500, 6), (1_606, 1_400, 10), (1_626, 1_606, 10)]
     (ev,) = tr.compactions
-    assert (ev.step, ev.phase, ev.ok, ev.kept_ids) == (2, "before", True, ())
-    assert ev.replaced_ids == ("u1", "a1", "u2", "a2", "u3")  # the new prompt is lost too, as in the seed
+    assert (ev.step, ev.phase, ev.ok, ev.kept_ids) == (4, "before", True, ())
+    assert ev.replaced_ids == ("u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4", "u5")  # the new prompt too
     assert ev.summary_budget == 500
-    assert tr.final_view == ("compbench:1:0:marker", "compbench:1:1:summary", "compbench:1:2:synthetic", "a3")
-    # "What did we do so far?" 6 + "SUMMARY of 5 messages" 6 + "Continue if you have next steps" 8
-    assert tr.steps[2].input == 20
-    equal = run(replay_transcript(3_580, 20), seed(), chars4, window=2_000, max_output=500)  # 1,500: not over
-    assert equal.compactions == () and equal.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
-    cur = run(replay_transcript(3_580, 20), current(), chars4, window=2_000, max_output=500)  # >= fires
+    assert tr.final_view == ("compbench:1:0:marker", "compbench:1:1:summary", "compbench:1:2:synthetic", "a5")
+    # "What did we do so far?" 6 + "SUMMARY of 9 messages" 6 + "Continue if you have next steps" 8
+    assert tr.steps[4].input == 20
+    # u3 of 84 tokens: a4's count is 1,406 + 84 + 10 = 1,500, not over (and a5's, 1,511, has no next step)
+    equal = run(replay_transcript(336), seed(), chars4, window=2_000, max_output=500)
+    assert [s.cache_read + s.output for s in equal.steps][3] == 1_500 and equal.compactions == ()
+    assert run(replay_transcript(340), seed(), chars4, window=2_000, max_output=500).compactions[0].step == 4
+    cur = run(t, current(), chars4, window=2_000, max_output=500)  # the whole prompt: 1,606 + 10 >= 1,500
     (cev,) = cur.compactions
     # the whole history fits the 2,000-token tail budget, so the tail would start at the first message: none
-    assert cev.step == 2 and cev.kept_ids == ()
-    assert cur.final_view[-2:] == ("compbench:1:2:synthetic", "a3")
+    assert cev.step == 3 and cev.kept_ids == ()
+    assert cur.final_view[2:] == ("compbench:1:2:synthetic", "a4", "u5", "a5")
 
 
 def test_failed_summary_leaves_the_view_and_retriggers(chars4: TokenCounter) -> None:
     t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2"),
-                   user("u3"), assistant("a3"))
+                   user("u3"), assistant("a3"), user("u4"), assistant("a4"))
     tr = run(t, seed(), chars4, window=1_500, max_output=500, summarizer=MockSummarizer(error="boom"))
-    assert [(c.step, c.ok, c.error) for c in tr.compactions] == [(1, False, "boom"), (2, False, "boom")]
-    assert tr.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
+    # usable 1,000: a2's call reads 1,100 from the cache; the failed compaction leaves it all, so again
+    assert [(c.step, c.ok, c.error) for c in tr.compactions] == [(2, False, "boom"), (3, False, "boom")]
+    assert tr.final_view == ("u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4")
 
 
 # --- prune (seed 001) ----------------------------------------------------------------------------------------
@@ -262,6 +282,23 @@ def test_prune_skips_the_last_two_user_turns_and_stops_at_the_summary(chars4: To
     assert p is not None and p.targets == (("t1", 0, PH),)  # t0 is behind the pivot
 
 
+def test_prune_stops_the_whole_walk_at_an_already_pruned_output(chars4: TokenCounter) -> None:
+    """``if (part.state.time.compacted) break loop``: the labelled break leaves both loops, so nothing
+    older than a pruned output is counted, not even the unpruned parts of its own message. A ``continue``
+    would go on to ``mid`` part 0 and ``t_old``; a bare ``break`` (seed 001's pseudocode) to ``t_old``."""
+    big = "b" * 200_000  # 50,000 tokens each
+    mid = Message("mid", "tool", (ToolResult("c1", "bash", big), ToolResult("c2", "bash", big)))
+    msgs = [user("u1"), assistant("a0", calls=[("c0", "bash", {})]), tool("t_old", "c0", big),
+            assistant("a1", calls=[("c1", "bash", {}), ("c2", "bash", {})]), mid,
+            user("u2"), assistant("a2", calls=[("c3", "bash", {})]), tool("t_new", "c3", big),
+            user("u3"), assistant("a3"), user("u4")]
+    entries = list(view_of(msgs, chars4).entries)
+    entries[4] = replace(entries[4], pruned={1: PH})  # mid's newer output was pruned before
+    p = select(entries)
+    # t_new alone passes PROTECT (50,000 > 40,000) and is selected; then mid part 1 ends the walk
+    assert p is not None and [(m, j) for m, j, _ in p.targets] == [("t_new", 0)]
+
+
 # --- preset current: the tail, the anchored prompt ---------------------------------------------------------
 
 
@@ -338,17 +375,19 @@ SAILOR = "dark-factory__session__curious-sailor__ses_39b7f9e89ffe7J0WzLzYrUt4eW.
 
 def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcripts_dir: Path,
                                                                           chars4: TokenCounter) -> None:
-    """The seed compacts right before the step after the first step whose input + output passes usable
-    (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay."""
+    """The seed compacts right before the step after the first step whose cache read + output passes
+    usable (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay. The
+    big tool output before step 10 is a cache write at step 10, so it is counted one call later."""
     from compbench.formats import read
 
     (t,) = read(transcripts_dir / "opencode" / SAILOR)
     counter = chars4
     base = run(t, resolve("none").create(), counter, window=40_000, max_output=8_000)
-    first = next(s.step for s in base.steps if s.input + s.output > 32_000)
-    assert (first, base.steps[first].input) == (10, 47_193)  # one big tool output jumps past the window
+    first = next(s.step for s in base.steps if s.cache_read + s.output > 32_000)
+    assert (first, base.steps[first].cache_read) == (11, 47_193)  # step 10's prompt, past the window
+    assert base.steps[first - 1].input + base.steps[first - 1].output > 32_000  # counting writes: one earlier
     tr = run(t, seed(), counter, window=40_000, max_output=8_000)
-    assert [x.step for x in tr.compactions] == [11, 17]
+    assert [x.step for x in tr.compactions] == [12]
     c = tr.compactions[0]
     assert (c.step, c.phase, c.ok) == (first + 1, "before", True)
     assert tr.steps[first] == base.steps[first]  # nothing changed the view before the compaction
@@ -357,6 +396,8 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
     assert c.tokens_after == 6 + math.ceil(len(c.summary) / 4) + 8  # marker + summary + continue
     after = tr.epochs[tr.epoch_starts.index(tr.steps[first + 1].message_index)]
     assert [x.split(":")[-1] for x in after] == ["marker", "summary", "synthetic"]
+    assert [x.step for x in run(t, OpenCode(OpenCodeParams(count_cache_write=True)), counter, window=40_000,
+                                max_output=8_000).compactions] == [11, 17]
 
 
 def _seed_001_prune(entries: list[Entry], protect: int, minimum: int) -> Prune | None:
