@@ -102,8 +102,8 @@ def _next_input(t: Transcript, index: int) -> int | None:
 
 def _position(ev: CompactionEvent) -> int:
     """Model calls completed before the compaction, the measure ``real_step`` uses: a compaction in
-    step k's after-hook (pi) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
-    OpenCode) after k."""
+    step k's after-hook (pi's seed) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
+    OpenCode, today's pi) after k."""
     return ev.step + 1 if ev.phase == "after" else ev.step
 
 
@@ -221,7 +221,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
-            recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
+            # kept messages the tool had when it compacted: a prompt that arrived later (pi's check at the
+            # end of a run is made before the new prompt, which is then kept after the summary) is not one
+            had = {m.id for m in seg.messages[:rc.index]}
+            recorded_ids = [i for i in (ev.kept_ids if ev else ()) if i in had]
             k = kept.get(n + 1)
             out.append(Row(
                 kept_real=f"{k.real}/{k.facts}" if k else "–",

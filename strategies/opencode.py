@@ -2,8 +2,13 @@
 
 Seed preset, step by step:
 
-* After each step, ``isOverflow`` on the step's usage: total = input + cache.read + output. OpenCode's
-  input excludes the cache, compbench's includes it, so total = ``u.input + u.output``. Usable =
+* After each step, ``isOverflow`` on the step's usage: total = input + cache.read + output, where
+  OpenCode's ``tokens.input`` excludes both cache reads and cache writes (the AI SDK's Anthropic
+  ``inputTokens``). Cache writes are therefore *not* counted: in compbench's terms (``u.input`` is the
+  whole prompt) total = ``u.input − u.cache_write + u.output``. With compbench's simulated usage every
+  uncached prompt token is a cache write (Anthropic-style caching), so the count is the cached prefix plus
+  the output: it lags the context by the step's new tokens, as OpenCode's did for Anthropic models; a
+  recorded OpenAI-style usage has no cache writes and counts the whole prompt. Usable =
   ``limit.input || (context − min(limit.output, 32000) || 32000)``; never when the context limit is 0 or
   ``auto`` is off. (OpenCode skips the check after a summary step; no replayed step is one.)
 * Overflow queues a compaction marker (``SessionCompaction.create``), executed before the next call:
@@ -22,11 +27,17 @@ Seed preset, step by step:
 * Recorded system messages stay at the head of the view and out of the summarizer's prompt: OpenCode's
   system prompt is not a message, it is re-sent on every call and never summarized.
 
-``preset=current`` (anomalyco/opencode, formerly sst/opencode, ``dev`` as indexed in 2026):
+``preset=current`` follows anomalyco/opencode (sst/opencode moved there), pinned at the commit of
+``packages/opencode/src/session/overflow.ts`` read in full, 08f74b9bb5a7, for the trigger (whose count
+and usable are also compaction.ts's ``isOverflow`` at fd78ec63). The repository is over the size a
+snapshot may have here, so the other files were read one by one from a file index at the commits named
+below; no single tree holding all of them was checked out:
 
-* ``session/overflow.ts`` (08f74b9b): count ``>=`` usable (was ``>``); with a dedicated input limit,
-  usable = ``limit.input − min(COMPACTION_BUFFER 20,000, maxOutputTokens)``; without one it is still
-  ``context − min(limit.output, 32000)``. (The 20k reserve therefore only matters with an input limit.)
+* ``session/overflow.ts`` (08f74b9b): the count is ``tokens.total || input + output + cache.read +
+  cache.write`` (cache writes counted: ``u.input + u.output``) and ``>=`` usable (was ``>``); with a
+  dedicated input limit, usable = ``limit.input − min(COMPACTION_BUFFER 20,000, maxOutputTokens)``;
+  without one it is still ``context − min(limit.output, 32000)``. (The 20k reserve therefore only
+  matters with an input limit.)
 * ``session/compaction.ts``: a verbatim tail of whole user turns, newest first, within
   ``clamp(floor(usable × 0.25), 2,000, 15,000)`` tokens estimated as chars/4 of the turn's JSON model
   messages; the first turn that does not fit may be split at a message boundary; a tail starting at the
@@ -57,6 +68,17 @@ from compbench.session import (
     SummaryRequest,
 )
 from compbench.strategies.base import strategy
+from compbench.strategies.opencode_prompts import (
+    ANCHOR_NEW,
+    ANCHOR_UPDATE,
+    CONTINUE_TEXT,
+    CONTINUE_TEXT_CURRENT,
+    INSTRUCTION,
+    MARKER_TEXT,
+    SUMMARY_TEMPLATE,
+    SYSTEM_PROMPT,
+    SYSTEM_PROMPT_CURRENT,
+)
 from compbench.strategies.opencode_prune import (
     PLACEHOLDER,
     PRUNE_MINIMUM,
@@ -71,24 +93,6 @@ from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, Tool
 __all__ = ["PLACEHOLDER", "OpenCode", "OpenCodeParams"]
 
 OUTPUT_TOKEN_MAX = 32_000  # seed 001: min(model.limit.output, 32000) || 32000
-MARKER_TEXT = "What did we do so far?"  # seed 000 §6.3
-CONTINUE_TEXT = "Continue if you have next steps"  # seed 000 §4.3, seed 001 process step 9
-SYSTEM_PROMPT = """You are a helpful AI assistant tasked with summarizing conversations.
-
-When asked to summarize, provide a detailed but concise summary of the conversation.
-Focus on information that would be helpful for continuing the conversation, including:
-- What was done
-- What is currently being worked on
-- Which files are being modified
-- What needs to be done next
-- Key user requests, constraints, or preferences that should persist
-- Important technical decisions and why they were made
-
-Your summary should be comprehensive enough to provide context but concise enough to be quickly understood."""  # seed 000 §6.1
-INSTRUCTION = ("Provide a detailed prompt for continuing our conversation above. Focus on information that would be "
-               "helpful for continuing the conversation, including what we did, what we're doing, which files we're "
-               "working on, and what we're going to do next considering new session will not have access to our "
-               "conversation.")  # seed 000 §6.2 (001's "Default Summary Prompt" is the same text, line-wrapped)
 
 # --- preset current ------------------------------------------------------------------------------------
 COMPACTION_BUFFER = 20_000  # current: session/overflow.ts 08f74b9b, reserve beside a dedicated input limit
@@ -96,64 +100,6 @@ TAIL_RATIO = 0.25  # current: compaction.ts preserveRecentBudget, floor(usable *
 MIN_PRESERVE_RECENT_TOKENS = 2_000  # current: compaction.ts
 MAX_PRESERVE_RECENT_TOKENS = 15_000  # current: compaction.ts preserveRecentBudget
 TOOL_OUTPUT_MAX_CHARS = 2_000  # current: compaction.ts serialize() clips each tool output
-CONTINUE_TEXT_CURRENT = ("Continue if you have next steps, or stop and ask for clarification if you are unsure "
-                         "how to proceed.")  # current: compaction.ts fd78ec63
-SYSTEM_PROMPT_CURRENT = """You are an anchored context summarization assistant for coding sessions.
-
-Summarize only the conversation history you are given. The newest turns may be kept verbatim outside your summary, so focus on the older context that still matters for continuing the work.
-
-If the prompt includes a <previous-summary> block, treat it as the current anchored summary. Update it with the new history by preserving still-true details, removing stale details, and merging in new facts.
-
-Always follow the exact output structure requested by the user prompt. Keep every section.
-
-CRITICAL — Preserve detail that matters for continuing work:
-- Exact error messages, stack traces, and failure modes
-- Exact file paths, line numbers, function and variable names
-- Exact command outputs, return values, and data structures
-- User preferences, specifications, style guidance, and constraints
-- Architectural decisions and why alternatives were rejected
-- Tool configurations, API endpoints, environment details
-- Active todos, progress state, and workflow phase
-
-Prefer substantive detail over brevity. A few specific, accurate sentences are better than a terse bullet that loses meaning. When preserving a file path, error message, or identifier, include the exact text so the next agent can use it without guessing.
-
-Do not answer the conversation itself. Do not mention that you are summarizing, compacting, or merging context. Respond in the same language as the conversation.
-"""  # current: packages/opencode/src/agent/prompt/compaction.txt 4ab22439
-SUMMARY_TEMPLATE = """Output exactly the Markdown structure shown inside <template> and keep the section order unchanged. Do not include the <template> tags in your response.
-<template>
-## Objective
-- [one or two brief sentences describing what the user is trying to accomplish]
-
-## Important Details
-- [constraints/preferences, decisions and why, important facts/assumptions, exact context needed to continue, or "(none)"]
-
-## Work State
-### Completed
-- [finished work, verified facts, or changes made; otherwise "(none)"]
-
-### Active
-- [current work, partial changes, or investigation state; otherwise "(none)"]
-
-### Blocked
-- [blockers, failing commands, or unknowns; otherwise "(none)"]
-
-## Next Move
-1. [immediate concrete action, or "(none)"]
-2. [next action if known, or "(none)"]
-
-## Relevant Files
-- [file or directory path: why it matters, or "(none)"]
-</template>
-
-Rules:
-- Keep every section, even when empty.
-- Use terse bullets, not prose paragraphs.
-- Preserve exact file paths, symbols, commands, error strings, URLs, and identifiers when known.
-- Do not mention the summary process or that context was compacted."""  # current: core/src/session/compaction.ts 8b9b5784
-ANCHOR_NEW = "Create a new anchored summary from the conversation history."  # current: core buildPrompt 8b9b5784
-ANCHOR_UPDATE = ("Update the anchored summary below using the conversation history above.\n"
-                 "Preserve still-true details, remove stale details, and merge in the new facts.\n"
-                 "<previous-summary>\n{summary}\n</previous-summary>")  # current: core buildPrompt 8b9b5784
 PROMPTS = ("seed", "anchored")
 
 Extra = Mapping[str, Mapping[int, str]]  # prune marks decided in the same before_step, not yet applied
@@ -169,6 +115,7 @@ class OpenCodeParams:
     output_cap: int = OUTPUT_TOKEN_MAX
     input_buffer: int = 0  # current: COMPACTION_BUFFER, subtracted from a dedicated input limit
     at_limit: bool = False  # current: overflow when count >= usable (seed: >)
+    count_cache_write: bool = False  # current: the count includes tokens.cache.write (seed 001: it does not)
     tail: bool = False  # current: keep a verbatim tail of recent turns after the summary
     prompt: str = "seed"  # "seed": history + marker + §6.2; "anchored": current serialized head + template
     continue_message: bool = True  # seed 000 §4.3
@@ -207,7 +154,7 @@ class OpenCode:
     def is_overflow(self, s: SessionView, u: Usage) -> bool:
         if not self.p.auto or s.limits.context_window == 0:
             return False
-        total = u.input + u.output
+        total = u.input + u.output if self.p.count_cache_write else u.input - u.cache_write + u.output
         return total >= self.usable(s) if self.p.at_limit else total > self.usable(s)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
@@ -397,11 +344,12 @@ def estimate(entries: Sequence[Entry]) -> int:
     return chars4_round(json.dumps(msgs, separators=(",", ":"), ensure_ascii=False))
 
 
-@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode dev",
+@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode 08f74b9b",
           summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k)",
           presets={"current": {
               "input_buffer": COMPACTION_BUFFER,  # session/overflow.ts 08f74b9b
               "at_limit": True,  # session/overflow.ts 08f74b9b: tokenCount >= usable
+              "count_cache_write": True,  # session/overflow.ts 08f74b9b: tokens.total || ... + cache.write
               "tail": True,  # session/compaction.ts select(), preserveRecentBudget
               "prompt": "anchored",  # core/src/session/compaction.ts 8b9b5784 buildPrompt + SUMMARY_TEMPLATE
               "prune": False,  # session/compaction.ts: if (!cfg.compaction?.prune) return

@@ -1,4 +1,15 @@
-"""``round-chained``: seed 004's TypeScript compaction layer (Vercel AI SDK ``prepareStep``), to the letter.
+"""``round-chained``: seed 004's TypeScript compaction layer (Vercel AI SDK ``prepareStep``).
+
+To the letter in its functions (estimator, threshold, selection, prompts, chaining, failure), except for
+the life of the compacted view. The messages ``prepareStep`` returns are what that one step sends (AI SDK
+``prepare-step.ts``); the next step is built again from the SDK's own list (initial messages and every
+response), so run literally the seed would re-summarize the whole history at every step past the
+threshold, the compacted view persisting only through its database (``markMessagesCompacted``, with the
+``compactedMessageIds`` the seed leaves empty). Modelled is the design's intent, a persistent compacted
+view ("Messages [Summary₁, 41..80] accumulate"): the compacted view replaces the history, later steps
+append to it. The window is the seed's: ``prepareStep`` calls ``shouldCompact(stepMessages)`` with no
+config, so ``DEFAULT_CONFIG``'s 128k applies whatever the model (threshold 93,600); ``preset=window``
+(``model_context_limit=none``) follows the simulated window, as a caller passing ``getContextLimit`` would.
 
 Pre-turn trigger: ``messages.length > recentMessagesToKeep + 1`` and ``estimateMessagesTokens(messages)
 >= floor((modelContextLimit - systemReserve - outputReserve - safetyBuffer) * thresholdPercent)``
@@ -29,11 +40,6 @@ JavaScript fidelity: ``length`` counts UTF-16 code units (a non-BMP character co
 2**53 are rounded as doubles; arguments that are not JSON are treated as one string. A slice that would cut
 a surrogate pair drops the half (JS would keep a lone surrogate, which could not be stored as UTF-8).
 Reasoning parts are not context (the API does not resend them) and are left out.
-
-Preset ``current``: seed 004 has no public implementation newer than the seed; its integration code as
-written calls ``shouldCompact(stepMessages)`` without a config, so ``DEFAULT_CONFIG``'s 128k applies
-whatever the model. ``current`` pins that (``model_context_limit=128000``); the seed preset uses the
-simulated window, as the design's ``getContextLimit`` table intends.
 """
 
 from __future__ import annotations
@@ -117,9 +123,9 @@ Create a summary with these EXACT sections:
 
 @dataclass(frozen=True)
 class RoundChainedParams:
-    """Seed 004's ``CompactionConfig``; ``model_context_limit`` None = the simulated window."""
+    """Seed 004's ``CompactionConfig`` (``DEFAULT_CONFIG``); ``model_context_limit`` None = the simulated window."""
 
-    model_context_limit: int | None = None
+    model_context_limit: int | None = MODEL_CONTEXT_LIMIT
     system_reserve: int = SYSTEM_RESERVE
     output_reserve: int = OUTPUT_RESERVE
     safety_buffer: int = SAFETY_BUFFER
@@ -393,6 +399,6 @@ class RoundChained:
 
 @strategy("round-chained", params=RoundChainedParams, source="seed 004",
           summary="chars/4 estimator, 80% of available, keep last 10 with tool pairs, chained round summaries",
-          presets={"current": {"model_context_limit": MODEL_CONTEXT_LIMIT}})
+          presets={"window": {"model_context_limit": None}})
 def round_chained(p: RoundChainedParams) -> RoundChained:
     return RoundChained(p)

@@ -28,9 +28,12 @@ def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[t
     by = {(r.tool, r.n, r.preset, r.real_tokens): r for r in rows}
     cc = by[("claude-code", 1, "current", 155_548)]
     assert cc.d_steps == 0 and cc.kept_jaccard == 1.0
-    # pi compacts in the after-hook of call 162 (0-based): after 163 calls, where pi's entry is
+    # pi compacts after 163 calls, where pi's entry is: the seed in the after-hook of call 162 (0-based,
+    # the message_end check), today's pi in the before-hook of call 163 (the prompt after the run's end);
+    # the seed keeps exactly what the tool kept: it measures keepRecentTokens as the recording's pi did
     for preset in ("seed", "current"):
         assert (by[("pi", 2, preset, 185_014)].our_step, by[("pi", 2, preset, 185_014)].d_steps) == (163, 0)
+    assert by[("pi", 2, "seed", 185_014)].kept_jaccard == 1.0
     manual = [r for r in rows if r.trigger == "manual"]
     assert manual and all(r.our_step is None and "manual" in r.cause for r in manual)
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 from compbench.session import Compact, Insert, Keep, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.opencode import PLACEHOLDER, OpenCode, OpenCodeParams
-from compbench.strategies.pi import CompactionEvent, session_context
 from compbench.strategies.round_chained import (
     RoundChained,
     RoundChainedParams,
@@ -20,35 +19,7 @@ from compbench.tokens import TokenCounter
 from compbench.transcript import Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
-# --- pi: seed 002's three worked examples, exactly -------------------------------------------------------
-
-
-def split(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",")]
-
-
-def test_pi_single_compaction_example() -> None:
-    file = split("u1, a1, t1, t1, a1, u2, a2, u3, a3, t3, a3, t3, a3, u4, a4, t4, a4")
-    c = CompactionEvent("summary", 4)
-    assert session_context([*file, c]) == ["[summary]", "u4", "a4", "t4", "a4"]
-    assert session_context([*file, c, "u5", "a5"]) == ["[summary]", "u4", "a4", "t4", "a4", "u5", "a5"]
-
-
-def test_pi_multiple_compactions_example() -> None:
-    file = [*split("u1, a1, t1, t1, a1, u2, a2, u3, a3, t3, a3, t3, a3, u4, a4, t4, a4"), CompactionEvent("s1", 4),
-            *split("u5, a5, u6, a6, t6, a6, u7, a7"), CompactionEvent("summary2", 3)]
-    assert session_context(file) == ["[summary2]", "u6", "a6", "t6", "a6", "u7", "a7"]
-    # boundary rule: more than available stops at the previous compaction
-    assert session_context([*file[:-1], CompactionEvent("s2", 10)]) == [
-        "[s2]", "u5", "a5", "u6", "a6", "t6", "a6", "u7", "a7"]
-
-
-def test_pi_branching_examples() -> None:
-    session = [*split("u1, a1, u2, a2"), CompactionEvent("summary", 2), *split("u3, a3, u4, a4")]
-    branch_after = session[: session.index("u3")]
-    assert session_context(branch_after) == ["[summary]", "u2", "a2"]
-    branch_before = session[: session.index("u2")]
-    assert session_context(branch_before) == ["u1", "a1"]
+# --- pi: seed 002's worked examples run through the strategy itself in tests/test_strategy_pi.py ----------
 
 
 def test_pi_trigger_boundary(chars4: TokenCounter) -> None:
@@ -159,13 +130,15 @@ def test_opencode_prunes_exactly_what_seed_001_selects(chars4: TokenCounter) -> 
 
 
 def test_opencode_compaction_view_and_failure(chars4: TokenCounter) -> None:
-    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2", "w"))
+    t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2", "w"),
+                   user("u3", "q" * 40), assistant("a3", "e"))
+    # usable 1,000: a2's call reads u1 a1 (1,100) from the cache (seed 001 counts no cache writes)
     tr = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500)
-    assert len(tr.compactions) == 1 and tr.compactions[0].phase == "before" and tr.compactions[0].step == 1
+    assert len(tr.compactions) == 1 and tr.compactions[0].phase == "before" and tr.compactions[0].step == 2
     assert [x.split(":")[-1] for x in tr.final_view[:3]] == ["marker", "summary", "synthetic"]
     failed = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500,
                  summarizer=MockSummarizer(error="boom"))
-    assert not failed.compactions[0].ok and failed.final_view == ("u1", "a1", "u2", "a2")
+    assert not failed.compactions[0].ok and failed.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
 
 
 # --- go-replace, claude-code, codex, baselines -------------------------------------------------------------

@@ -22,7 +22,7 @@ GRID = [
     *grid_specs("opencode", ["protect=5000,40000"], fixed="preset=current,prune=true"),
     *grid_specs("pi", ["keep_recent_tokens=2000,8000,20000"]),
     *grid_specs("codex", ["auto_compact_token_limit=10000,20000,none"]),
-    *grid_specs("round-chained", ["recent_messages_to_keep=4,10"]),
+    *grid_specs("round-chained", ["recent_messages_to_keep=4,10"], fixed="preset=window"),  # compacts at 24k
     "claude-code", "claude-code:preset=current", "truncate", "none",
 ]
 

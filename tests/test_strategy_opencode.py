@@ -13,19 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Compact, Entry, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
-from compbench.strategies.opencode import (
-    CONTINUE_TEXT_CURRENT,
-    SUMMARY_TEMPLATE,
-    OpenCode,
-    OpenCodeParams,
-    serialize,
-)
-from compbench.strategies.opencode_prune import select
+from compbench.strategies.opencode import OpenCode, OpenCodeParams, serialize
+from compbench.strategies.opencode_prompts import CONTINUE_TEXT_CURRENT, SUMMARY_TEMPLATE
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Transcript, Usage
+from compbench.transcript import Transcript, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 PH = "[Old tool result content cleared]"
@@ -58,8 +52,9 @@ def js_round(x: float) -> int:
 def test_resolve_parses_seed_and_current_params() -> None:
     assert resolve("opencode").params == OpenCodeParams()
     p = resolve("opencode:preset=current").params
-    assert (p.input_buffer, p.at_limit, p.tail, p.prompt, p.prune, p.continue_text) == (
-        20_000, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
+    assert (p.input_buffer, p.at_limit, p.count_cache_write, p.tail, p.prompt, p.prune, p.continue_text) == (
+        20_000, True, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
+    assert resolve("opencode").params.count_cache_write is False
     assert (p.protect, p.minimum, p.protected_tools, p.output_cap, p.auto) == (40_000, 20_000, ("skill",), 32_000, True)
     q = resolve("opencode:preset=current,prune=true,protect=30_000,protected_tools=skill|read,auto=false").params
     assert (q.prune, q.protect, q.protected_tools, q.auto, q.tail) == (True, 30_000, ("skill", "read"), False, True)
@@ -93,6 +88,22 @@ def test_overflow_counts_input_with_its_cache_once_and_is_disabled_by_config(cha
     assert not oc.is_overflow(view_of([user("u1")], chars4, ModelLimits(0, 0)), Usage(input=10**9))
     assert not OpenCode(OpenCodeParams(auto=False)).is_overflow(v, Usage(input=10**9))
     assert oc.after_step(v, Usage(input=168_001)) == () and oc.pending
+
+
+@pytest.mark.parametrize(("write", "seed_over", "current_over"), [
+    (1_000, True, True),  # 170,000 - 1,000 + 0 = 169,000 > 168,000
+    (2_000, False, True),  # 168,000: equal, not over; today's count (170,000) is
+    (2_001, False, True),
+])
+def test_seed_count_leaves_cache_writes_out(chars4: TokenCounter, write: int, seed_over: bool,
+                                            current_over: bool) -> None:
+    """Seed 001: input + cache.read + output, OpenCode's ``tokens.input`` excluding the cache written;
+    today's overflow.ts adds ``cache.write``."""
+    v = view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))
+    u = Usage(input=170_000, output=0, cache_read=170_000 - write, cache_write=write)
+    assert seed().is_overflow(v, u) is seed_over
+    assert current().is_overflow(v, u) is current_over
+    assert OpenCode(OpenCodeParams(count_cache_write=True)).is_overflow(v, u)
 
 
 @pytest.mark.parametrize(("limits", "usable"), [
@@ -137,129 +148,46 @@ def test_seed_compaction_request_and_new_view(chars4: TokenCounter) -> None:
     assert not oc.pending and not oc.before_step(v)  # one marker, one compaction
 
 
-def replay_transcript(u2_chars: int, a2_chars: int) -> Transcript:
-    return transcript(user("u1", "x" * 2_000), assistant("a1", "y" * 400), user("u2", "z" * u2_chars),
-                      assistant("a2", "w" * a2_chars), user("u3", "q" * 40), assistant("a3", "r" * 40))
+def replay_transcript(u3_chars: int) -> Transcript:
+    return transcript(user("u1", "x" * 2_000), assistant("a1", "y" * 400), user("u2", "z" * 3_200),
+                      assistant("a2", "w" * 24), user("u3", "q" * u3_chars), assistant("a3", "r" * 40),
+                      user("u4", "s" * 40), assistant("a4", "e" * 40), user("u5", "n" * 40), assistant("a5", "m" * 4))
 
 
 def test_replay_compacts_before_the_step_after_the_overflow(chars4: TokenCounter) -> None:
-    # window 2,000, max output 500: usable 1,500. Step 1 input = 500 + 100 + 895 = 1,495 tokens.
-    t = replay_transcript(3_580, 24)  # output 6: 1,501 > 1,500
+    """Window 2,000, max output 500: usable 1,500. The seed counts what the call read from the cache and
+    its output; the new part of a prompt (the previous answer, a new message) is a cache write, counted
+    at the next call. u3 (200 tokens) makes a3's prompt 1,606 but its count 1,400 + 10; a4's count is
+    1,606 + 10 > 1,500."""
+    t = replay_transcript(800)
     tr = run(t, seed(), chars4, window=2_000, max_output=500)
-    assert [(s.input, s.output) for s in tr.steps[:2]] == [(500, 100), (1_495, 6)]
+    assert [(s.input, s.cache_read, s.output) for s in tr.steps[:4]] == [
+        (500, 0, 100), (1_400, 500, 6), (1_606, 1_400, 10), (1_626, 1_606, 10)]
     (ev,) = tr.compactions
-    assert (ev.step, ev.phase, ev.ok, ev.kept_ids) == (2, "before", True, ())
-    assert ev.replaced_ids == ("u1", "a1", "u2", "a2", "u3")  # the new prompt is lost too, as in the seed
+    assert (ev.step, ev.phase, ev.ok, ev.kept_ids) == (4, "before", True, ())
+    assert ev.replaced_ids == ("u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4", "u5")  # the new prompt too
     assert ev.summary_budget == 500
-    assert tr.final_view == ("compbench:1:0:marker", "compbench:1:1:summary", "compbench:1:2:synthetic", "a3")
-    # "What did we do so far?" 6 + "SUMMARY of 5 messages" 6 + "Continue if you have next steps" 8
-    assert tr.steps[2].input == 20
-    equal = run(replay_transcript(3_580, 20), seed(), chars4, window=2_000, max_output=500)  # 1,500: not over
-    assert equal.compactions == () and equal.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
-    cur = run(replay_transcript(3_580, 20), current(), chars4, window=2_000, max_output=500)  # >= fires
+    assert tr.final_view == ("compbench:1:0:marker", "compbench:1:1:summary", "compbench:1:2:synthetic", "a5")
+    # "What did we do so far?" 6 + "SUMMARY of 9 messages" 6 + "Continue if you have next steps" 8
+    assert tr.steps[4].input == 20
+    # u3 of 84 tokens: a4's count is 1,406 + 84 + 10 = 1,500, not over (and a5's, 1,511, has no next step)
+    equal = run(replay_transcript(336), seed(), chars4, window=2_000, max_output=500)
+    assert [s.cache_read + s.output for s in equal.steps][3] == 1_500 and equal.compactions == ()
+    assert run(replay_transcript(340), seed(), chars4, window=2_000, max_output=500).compactions[0].step == 4
+    cur = run(t, current(), chars4, window=2_000, max_output=500)  # the whole prompt: 1,606 + 10 >= 1,500
     (cev,) = cur.compactions
     # the whole history fits the 2,000-token tail budget, so the tail would start at the first message: none
-    assert cev.step == 2 and cev.kept_ids == ()
-    assert cur.final_view[-2:] == ("compbench:1:2:synthetic", "a3")
+    assert cev.step == 3 and cev.kept_ids == ()
+    assert cur.final_view[2:] == ("compbench:1:2:synthetic", "a4", "u5", "a5")
 
 
 def test_failed_summary_leaves_the_view_and_retriggers(chars4: TokenCounter) -> None:
     t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2"),
-                   user("u3"), assistant("a3"))
+                   user("u3"), assistant("a3"), user("u4"), assistant("a4"))
     tr = run(t, seed(), chars4, window=1_500, max_output=500, summarizer=MockSummarizer(error="boom"))
-    assert [(c.step, c.ok, c.error) for c in tr.compactions] == [(1, False, "boom"), (2, False, "boom")]
-    assert tr.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
-
-
-# --- prune (seed 001) ----------------------------------------------------------------------------------------
-
-
-def huge(turns: int) -> list[Message]:
-    """Each turn: a prompt, an assistant with three calls, three 30,000-char results (7,500 tokens each).
-    Turn 2's first call is the protected ``skill``; turn 1's third result is an error."""
-    out: list[Message] = []
-    for k in range(1, turns + 1):
-        names = ["skill" if k == 2 else "bash", "bash", "bash"]
-        out += [user(f"u{k}"), assistant(f"a{k}", calls=[(f"c{k}_{j}", names[j], {}) for j in range(3)])]
-        out += [tool(f"t{k}_{j}", f"c{k}_{j}", "x" * 30_000, name=names[j], is_error=(k == 1 and j == 2))
-                for j in range(3)]
-    return out
-
-
-def test_replay_prunes_exactly_what_seed_001_selects(chars4: TokenCounter) -> None:
-    t = transcript(*huge(12), user("u13"), assistant("a13"))
-    summarizer = MockSummarizer()
-    tr = run(t, seed(), chars4, window=1_000_000, summarizer=summarizer)
-    assert tr.compactions == () and summarizer.requests == []
-    # When u_k arrives, the prune walks the view before it: turn k-1 (turns 0) and turn k-2 (turns 1) are
-    # skipped, counting starts at turn k-3. Every output is round(30000/4) = 7,500; the 6th counted
-    # crosses PROTECT (45,000 > 40,000). At u7 the counted outputs, newest first, are t4_2 t4_1 t4_0 t3_2
-    # t3_1 (37,500, protected), then t3_0, t2_2, t2_1 (t2_0 is `skill`), t1_1, t1_0 (t1_2 errored):
-    # 5 x 7,500 = 37,500 > 20,000. At u5 (4 counted) and u6 (7 counted, 15,000 selected) nothing is pruned.
-    first = tr.prunes[0]
-    assert (first.step, first.phase) == (6, "before")
-    assert first.parts == (("t3_0", 0), ("t2_2", 0), ("t2_1", 0), ("t1_1", 0), ("t1_0", 0))
-    assert first.tokens_hidden == 5 * (7_500 - 9)  # the placeholder is ceil(33/4) = 9 tokens
-    # From u8 on: turn k-3 whole and t(k-4)_2, t(k-4)_1 are the protected 37,500; t(k-4)_0 crosses; then
-    # t(k-5)_2, t(k-5)_1 and the walk stops at t(k-5)_0, already pruned: 3 x 7,500 = 22,500 > 20,000.
-    later = [(p.step, p.parts) for p in tr.prunes[1:]]
-    assert later == [(k - 1, ((f"t{k - 4}_0", 0), (f"t{k - 5}_2", 0), (f"t{k - 5}_1", 0))) for k in range(8, 14)]
-    assert all(p.tokens_hidden == 3 * 7_491 for p in tr.prunes[1:])
-    assert len(tr.final_view) == len(t.messages)  # nothing removed, only hidden
-    assert current_prunes(t, chars4) == 0  # prune is off in preset current
-
-
-def current_prunes(t: Transcript, chars4: TokenCounter) -> int:
-    return len(run(t, current(), chars4, window=1_000_000).prunes)
-
-
-def test_prune_runs_once_per_prompt_and_before_a_queued_compaction(chars4: TokenCounter) -> None:
-    v = view_of([*huge(6), user("u7")], chars4)
-    oc = seed()
-    oc.after_step(v, Usage(input=10**9))
-    pr, c = oc.before_step(v)
-    assert isinstance(pr, Prune) and [m for m, _, _ in pr.targets] == ["t3_0", "t2_2", "t2_1", "t1_1", "t1_0"]
-    assert isinstance(c, Compact) and c.request is not None
-    shown = {m.id: m for m in c.request.prompt}
-    assert shown["t3_0"].parts[0].output == PH and shown["t3_1"].parts[0].output == "x" * 30_000  # type: ignore[union-attr]
-    assert not oc.before_step(v)  # the same prompt is not pruned twice
-
-
-def prune_view(chars4: TokenCounter, newer: int, older: int) -> SessionView:
-    msgs = [user("u1"), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", "o" * older),
-            user("u2"), assistant("a2", calls=[("c2", "bash", {})]), tool("t2", "c2", "n" * newer),
-            user("u3"), assistant("a3"), user("u4")]
-    return view_of(msgs, chars4)
-
-
-@pytest.mark.parametrize(("newer", "older", "expected"), [
-    (159_996, 80_002, ["t1"]),  # t2 = 39,999: protected; t1 = 20,000.5 -> 20,001 > MINIMUM
-    (160_000, 80_002, ["t1"]),  # t2 = 40,000: not > PROTECT, still protected
-    (160_004, 80_002, ["t2", "t1"]),  # t2 = 40,001 > PROTECT: selected itself
-    (160_000, 80_001, None),  # t1 = 20,000.25 -> 20,000: not > MINIMUM
-    (160_000, 80_000, None),  # exactly 20,000
-])
-def test_prune_protect_and_minimum_boundaries(chars4: TokenCounter, newer: int, older: int,
-                                              expected: list[str] | None) -> None:
-    p = select(prune_view(chars4, newer, older).entries)
-    assert (None if p is None else [m for m, _, _ in p.targets]) == expected
-    if p is not None:
-        assert all(part == 0 and text == PH for _, part, text in p.targets)
-
-
-def test_prune_skips_the_last_two_user_turns_and_stops_at_the_summary(chars4: TokenCounter) -> None:
-    big = "b" * 200_000  # 50,000 tokens: over PROTECT on its own
-    two = [user("u1"), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", big),
-           user("u2"), assistant("a2", calls=[("c2", "bash", {})]), tool("t2", "c2", big)]
-    assert select(view_of(two, chars4).entries) is None  # t1 is in turn 1 (turns == 1): skipped
-    p = select(view_of([*two, user("u3")], chars4).entries)
-    assert p is not None and p.targets == (("t1", 0, PH),)
-    entries = list(view_of([user("u0"), assistant("a0", calls=[("c0", "bash", {})]), tool("t0", "c0", big),
-                            *two, user("u3")], chars4).entries)
-    entries[3:3] = [Entry(Message("m", "user", (Text("What did we do so far?"),)), 6, (6,), "marker"),
-                    Entry(Message("s", "assistant", (Text("summary"),)), 2, (2,), "summary")]
-    p = select(entries)
-    assert p is not None and p.targets == (("t1", 0, PH),)  # t0 is behind the pivot
+    # usable 1,000: a2's call reads 1,100 from the cache; the failed compaction leaves it all, so again
+    assert [(c.step, c.ok, c.error) for c in tr.compactions] == [(2, False, "boom"), (3, False, "boom")]
+    assert tr.final_view == ("u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4")
 
 
 # --- preset current: the tail, the anchored prompt ---------------------------------------------------------
@@ -338,17 +266,19 @@ SAILOR = "dark-factory__session__curious-sailor__ses_39b7f9e89ffe7J0WzLzYrUt4eW.
 
 def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcripts_dir: Path,
                                                                           chars4: TokenCounter) -> None:
-    """The seed compacts right before the step after the first step whose input + output passes usable
-    (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay."""
+    """The seed compacts right before the step after the first step whose cache read + output passes
+    usable (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay. The
+    big tool output before step 10 is a cache write at step 10, so it is counted one call later."""
     from compbench.formats import read
 
     (t,) = read(transcripts_dir / "opencode" / SAILOR)
     counter = chars4
     base = run(t, resolve("none").create(), counter, window=40_000, max_output=8_000)
-    first = next(s.step for s in base.steps if s.input + s.output > 32_000)
-    assert (first, base.steps[first].input) == (10, 47_193)  # one big tool output jumps past the window
+    first = next(s.step for s in base.steps if s.cache_read + s.output > 32_000)
+    assert (first, base.steps[first].cache_read) == (11, 47_193)  # step 10's prompt, past the window
+    assert base.steps[first - 1].input + base.steps[first - 1].output > 32_000  # counting writes: one earlier
     tr = run(t, seed(), counter, window=40_000, max_output=8_000)
-    assert [x.step for x in tr.compactions] == [11, 17]
+    assert [x.step for x in tr.compactions] == [12]
     c = tr.compactions[0]
     assert (c.step, c.phase, c.ok) == (first + 1, "before", True)
     assert tr.steps[first] == base.steps[first]  # nothing changed the view before the compaction
@@ -357,71 +287,5 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
     assert c.tokens_after == 6 + math.ceil(len(c.summary) / 4) + 8  # marker + summary + continue
     after = tr.epochs[tr.epoch_starts.index(tr.steps[first + 1].message_index)]
     assert [x.split(":")[-1] for x in after] == ["marker", "summary", "synthetic"]
-
-
-def _seed_001_prune(entries: list[Entry], protect: int, minimum: int) -> Prune | None:
-    """Seed 001's ``prune`` transcribed line by line: the reference ``walk`` + ``choose`` must equal."""
-    from compbench.tokens import chars4_round
-    from compbench.transcript import ToolResult
-
-    total = pruned = turns = 0
-    targets = []
-    for e in reversed(entries):
-        if e.message.role == "user":
-            turns += 1
-        if turns < 2:
-            continue
-        if e.message.role == "assistant" and e.origin == "summary":
-            break
-        for j in range(len(e.message.parts) - 1, -1, -1):
-            part = e.message.parts[j]
-            if not isinstance(part, ToolResult) or part.is_error or part.name == "skill":
-                continue
-            if j in e.pruned:
-                return Prune(tuple(targets), "prune") if pruned > minimum else None
-            total += chars4_round(part.output)
-            if total > protect:
-                pruned += chars4_round(part.output)
-                targets.append((e.id, j, "[Old tool result content cleared]"))
-    return Prune(tuple(targets), "prune") if pruned > minimum else None
-
-
-def test_walk_then_choose_is_seed_001s_prune(chars4: TokenCounter) -> None:
-    """The walk is shared by a grid's configurations and each picks its suffix by arithmetic; for
-    random sessions, pruned marks, summaries and thresholds it selects exactly what seed 001 does."""
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from compbench.strategies.opencode_prune import walk
-
-    kinds = st.sampled_from(["user", "call", "skill", "error", "summary"])
-
-    @settings(max_examples=300, deadline=None)
-    @given(st.lists(st.tuples(kinds, st.integers(0, 4_000), st.booleans()), max_size=30),
-           st.integers(-5, 6_000), st.integers(-5, 3_000))
-    def check(spec: list[tuple[str, int, bool]], protect: int, minimum: int) -> None:
-        entries: list[Entry] = []
-        for k, (kind, size, pruned) in enumerate(spec):
-            if kind == "user":
-                m = user(f"u{k}")
-                origin = "recorded"
-            elif kind == "summary":
-                m, origin = assistant(f"s{k}", "summary"), "summary"
-            else:
-                m = tool(f"t{k}", f"c{k}", "x" * size, name="skill" if kind == "skill" else "bash",
-                         is_error=kind == "error")
-                origin = "recorded"
-            counts = chars4.parts(m)
-            e = Entry(m, chars4.message(m, counts), counts, origin, k)  # type: ignore[arg-type]
-            entries.append(replace(e, pruned={0: "[Old tool result content cleared]"}) if pruned else e)
-        w = walk(entries)
-        # the thresholds drawn, and every boundary: protect at each running sum and one below it,
-        # minimum at each saving a suffix would make and one below it
-        boundaries = [(c - d, minimum) for c in w.cum for d in (0, 1)]
-        boundaries += [(protect, w.cum[-1] - c - d) for c in (0, *w.cum) for d in (0, 1)] if w.cum else []
-        for p, m in [(protect, minimum), *boundaries]:
-            expected = _seed_001_prune(entries, p, m)
-            assert select(entries, p, m) == expected
-            assert w.choose(p, m) == expected == w.choose(p, m)
-
-    check()
+    assert [x.step for x in run(t, OpenCode(OpenCodeParams(count_cache_write=True)), counter, window=40_000,
+                                max_output=8_000).compactions] == [11, 17]

@@ -1,5 +1,5 @@
 """round-chained against seed 004: its 50-message example, the estimator, the threshold, the tool-pair
-boundary, chained rounds, the prompts verbatim, the failure path and the ``current`` preset."""
+boundary, chained rounds, the prompts verbatim, the failure path and the ``window`` preset."""
 
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ from compbench.transcript import Message, Reasoning, Text
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_de18f529e65eee2b.txt"
-WIDE = ModelLimits(128_000, 4_096)
 
 
 def fifty() -> list[Message]:
@@ -84,20 +83,25 @@ def test_estimator_follows_javascript() -> None:
 # --- trigger: threshold formula and boundaries ---------------------------------------------------------
 
 
-def test_threshold_formula_128k_and_200k() -> None:
+def test_threshold_formula_128k_whatever_the_window() -> None:
+    """``shouldCompact(stepMessages)`` gets no config: DEFAULT_CONFIG's 128k whatever the model."""
     assert calculate_threshold(RoundChainedParams(), 128_000) == 93_600  # floor(117,000 * 0.8)
-    assert calculate_threshold(RoundChainedParams(), 200_000) == 151_200
-    assert calculate_threshold(RoundChainedParams(model_context_limit=128_000), 200_000) == 93_600
+    assert calculate_threshold(RoundChainedParams(), 200_000) == 93_600
+    assert calculate_threshold(RoundChainedParams(model_context_limit=None), 200_000) == 151_200
 
 
+@pytest.mark.parametrize("window", [128_000, 200_000, 1_000_000])
 @pytest.mark.parametrize(("chars", "estimate", "fires"), [
     (374_236, 93_599, False), (374_240, 93_600, True), (374_241, 93_601, True)])
-def test_threshold_boundary_at_128k(chars4: TokenCounter, chars: int, estimate: int, fires: bool) -> None:
+def test_threshold_boundary_is_93600_on_any_window(chars4: TokenCounter, chars: int, estimate: int, fires: bool,
+                                                    window: int) -> None:
     # system 8 + ten small users 3 each + a big user 2 + ceil(chars / 4)
     msgs = [system("s"), user("big", "x" * chars), *(user(f"u{i}", "y") for i in range(10))]
-    v = view_of(msgs, chars4, WIDE)
+    v = view_of(msgs, chars4, ModelLimits(window, 4_096))
     assert sum(estimate_message(m) for m in msgs) == estimate
-    assert bool(RoundChained(RoundChainedParams()).before_step(v)) is fires
+    assert bool(resolve("round-chained").create().before_step(v)) is fires
+    # the window-following variant waits for floor((window - 11,000) * 0.8)
+    assert bool(resolve("round-chained:preset=window").create().before_step(v)) is (fires and window == 128_000)
 
 
 def test_message_count_condition(chars4: TokenCounter) -> None:
@@ -263,10 +267,11 @@ def test_noop_resets_the_saved_round(chars4: TokenCounter) -> None:
 
 
 def test_presets_parse() -> None:
-    c = resolve("round-chained:preset=current,recent_messages_to_keep=6,threshold_percent=0.5")
-    assert c.params == RoundChainedParams(model_context_limit=128_000, recent_messages_to_keep=6,
+    c = resolve("round-chained:preset=window,recent_messages_to_keep=6,threshold_percent=0.5")
+    assert c.params == RoundChainedParams(model_context_limit=None, recent_messages_to_keep=6,
                                           threshold_percent=0.5)
-    assert resolve("round-chained").params == RoundChainedParams()
-    # seed: the simulated window; current: DEFAULT_CONFIG's 128k whatever the model
-    assert calculate_threshold(resolve("round-chained").params, 200_000) == 151_200
-    assert calculate_threshold(resolve("round-chained:preset=current").params, 200_000) == 93_600
+    assert resolve("round-chained").params == RoundChainedParams() == RoundChainedParams(model_context_limit=128_000)
+    assert resolve("round-chained:model_context_limit=none").params == RoundChainedParams(model_context_limit=None)
+    # seed: DEFAULT_CONFIG's 128k whatever the model; window: the simulated window
+    assert calculate_threshold(resolve("round-chained").params, 200_000) == 93_600
+    assert calculate_threshold(resolve("round-chained:preset=window").params, 200_000) == 151_200
