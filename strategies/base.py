@@ -24,6 +24,17 @@ from compbench.errors import UsageError
 from compbench.loop import Strategy
 
 P = TypeVar("P")
+T = TypeVar("T")
+
+
+def param(default: T, doc: str) -> T:
+    """A strategy parameter with the one sentence that explains it (``strategies show`` prints it):
+    ``keep: int = param(3, "Tool uses kept, newest first (Anthropic's keep).")``."""
+    return field(default=default, metadata={"doc": doc})
+
+
+def param_doc(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("doc", ""))
 
 BUILTIN: dict[str, str] = {
     "opencode": "compbench.strategies.opencode",

@@ -85,3 +85,26 @@ def test_a_throwaway_distribution_registers_through_entry_points(tmp_path: Path)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(tmp_path), "PATH": ""})
     assert out.stdout.strip() == "a plug-in 5 True"
+
+
+
+def test_show_explains_each_documented_parameter() -> None:
+    import dataclasses
+
+    from click.testing import CliRunner
+
+    from compbench.cli import main
+    from compbench.strategies.base import param, param_doc
+
+    @dataclasses.dataclass(frozen=True)
+    class P:
+        keep: int = param(3, "Tool uses kept, newest first.")
+
+    (f,) = dataclasses.fields(P)
+    assert P().keep == 3 and param_doc(f) == "Tool uses kept, newest first."
+    strategy("test-doc", params=P, source="t", summary="t")(lambda p: None)  # type: ignore[arg-type,return-value]
+    try:
+        out = CliRunner().invoke(main, ["strategies", "show", "test-doc"])
+        assert out.exit_code == 0 and "keep" in out.output and "Tool uses kept, newest first." in out.output
+    finally:
+        base._registry.pop("test-doc")

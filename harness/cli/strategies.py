@@ -28,13 +28,15 @@ def list_() -> None:
 def show(name: str) -> None:
     """NAME's source, parameters with defaults, and presets."""
     from compbench.strategies import get
+    from compbench.strategies.base import param_doc
 
     info = get(name)
     click.echo(f"{info.name}: {info.summary}\nsource: {info.source}\n")
     defaults = info.defaults()
     click.echo("parameters (seed defaults):")
     for f in dataclasses.fields(defaults):
-        click.echo(f"  {f.name:<28}{getattr(defaults, f.name)!r}")
+        doc = param_doc(f)
+        click.echo(f"  {f.name:<28}{getattr(defaults, f.name)!r}" + (f"\n  {'':<28}{doc}" if doc else ""))
     for preset, values in info.presets.items():
         click.echo(f"\npreset {preset!r} ({name}:preset={preset}):")
         for k, v in values.items():
