@@ -93,7 +93,7 @@ def test_show_explains_each_documented_parameter() -> None:
 
     from click.testing import CliRunner
 
-    from compbench.cli import main
+    from compbench.cli import cli
     from compbench.strategies.base import param, param_doc
 
     @dataclasses.dataclass(frozen=True)
@@ -104,7 +104,7 @@ def test_show_explains_each_documented_parameter() -> None:
     assert P().keep == 3 and param_doc(f) == "Tool uses kept, newest first."
     strategy("test-doc", params=P, source="t", summary="t")(lambda p: None)  # type: ignore[arg-type,return-value]
     try:
-        out = CliRunner().invoke(main, ["strategies", "show", "test-doc"])
+        out = CliRunner().invoke(cli, ["strategies", "show", "test-doc"])
         assert out.exit_code == 0 and "keep" in out.output and "Tool uses kept, newest first." in out.output
     finally:
         base._registry.pop("test-doc")
