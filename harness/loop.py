@@ -50,6 +50,13 @@ class Strategy(Protocol):
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]: ...
 
 
+def stages_of(strategy: Strategy) -> Sequence[Strategy]:
+    """A composed strategy (``stages``: mask → prune → summarize) is asked stage by stage, each on the
+    view the previous stage's actions left; any other strategy is its own single stage."""
+    stages: Sequence[Strategy] | None = getattr(strategy, "stages", None)
+    return stages if stages else (strategy,)
+
+
 class ManualCompaction(Protocol):
     """A strategy whose tool has a user-issued compaction (``/compact``): what it does when asked now.
 
@@ -336,15 +343,25 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)
 
+    stages = stages_of(strategy)
+    shadow_stages = [stages_of(x) for x in shadows]
+
+    def ask(hook: Callable[[Strategy], Sequence[Action]], phase: Phase, next_index: int) -> None:
+        """One hook round: each stage in turn, its actions applied before the next stage is asked."""
+        for k, stage in enumerate(stages):
+            actions = hook(stage)
+            if live:
+                _follow(live, [x[k] for x in shadow_stages], diverged, hook, actions)
+            apply(actions, step, phase, next_index)
+            if actions and view.shared:
+                view.shared.clear()  # computed on the view before these actions
+
     def ask_manual(next_index: int) -> None:
         """The user's /compact before message ``next_index`` joins (or after the last one)."""
         view.step = step
         view.context_tokens = s.input_tokens()
         view.shared.clear()
-        actions = _manual_actions(strategy, view)
-        if live:
-            _follow(live, shadows, diverged, partial(_manual_actions, view=view), actions)
-        apply(actions, step, "manual", next_index)
+        ask(partial(_manual_actions, view=view), "manual", next_index)
 
     for i, m in enumerate(transcript.messages):
         if manual_at is not None and i >= manual_at:
@@ -362,10 +379,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         view.context_tokens = s.input_tokens()
         if view.shared:
             view.shared.clear()
-        actions = strategy.before_step(view)
-        if live:
-            _follow(live, shadows, diverged, lambda x: x.before_step(view), actions)
-        apply(actions, step, "before", i)
+        ask(lambda x: x.before_step(view), "before", i)
         if observer:
             observer.step(step, i)
         inp, cached = s.call()
@@ -380,10 +394,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         view.context_tokens = s.input_tokens()
         if view.shared:
             view.shared.clear()
-        actions = strategy.after_step(view, usage)
-        if live:
-            _follow(live, shadows, diverged, partial(_after, view=view, usage=usage), actions)
-        apply(actions, step, "after", i + 1)
+        ask(partial(_after, view=view, usage=usage), "after", i + 1)
         step += 1
     if manual_at is not None:  # asked after the last recorded message
         ask_manual(len(transcript.messages))
