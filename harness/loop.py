@@ -37,6 +37,7 @@ from compbench.tokens import TokenCounter, TranscriptTokens
 from compbench.transcript import Message, Reasoning, Text, Transcript, Usage
 
 Phase = Literal["before", "after", "manual"]
+NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
 _CLEAN = 1 << 62  # "no position changed since the previous call"
 
 
@@ -441,6 +442,14 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
                    phase: Phase) -> CompactionEvent:
     before = s.input_tokens()
     by_id = {e.id: e for e in s.entries}
+    kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
+    kept = set(kept_ids)
+    replaced = [e for e in s.entries if e.id not in kept]
+    if not replaced:  # nothing to replace: no request is sent, nothing changes, nothing is charged
+        return CompactionEvent(seq=seq, step=step, phase=phase, reason=a.reason, ok=False, tokens_before=before,
+                               tokens_after=before, replaced_ids=(), kept_ids=kept_ids, replaced_tokens=0,
+                               summary="", summary_tokens=0, summarizer_input=0, summarizer_output=0,
+                               error=NOOP, attempts=0, summary_budget=_budget(a), meta=a.meta)
     result = SummaryResult(a.summary_text, 0, 0, attempts=0)
     if a.request is not None:
         result = _with_usage(summarizer.summarize(a.request), a.request, s.counter)
@@ -454,9 +463,6 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
             max(result.latency_ms, more.latency_ms))
     ok = result.error is None
     summary = result.text if ok else ""
-    kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
-    kept = set(kept_ids)
-    replaced = [e for e in s.entries if e.id not in kept]
     if ok or a.on_failure == "apply":
         new: list[Entry] = []
         for k, slot in enumerate(a.new_view):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.loop import Trace
+from compbench.loop import NOOP, Trace
 from compbench.models import Prices
 
 
@@ -62,7 +62,8 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
     return {
         "steps": t.steps,
         "compactions": sum(1 for c in trace.compactions if c.ok),
-        "failed_compactions": sum(1 for c in trace.compactions if not c.ok),
+        "failed_compactions": sum(1 for c in trace.compactions if not c.ok and c.error != NOOP),
+        "noop_compactions": sum(1 for c in trace.compactions if c.error == NOOP),
         "prunes": sum(1 for p in trace.prunes if p.parts),
         "pruned_parts": sum(len(p.parts) for p in trace.prunes),
         "overflows": t.overflows,
