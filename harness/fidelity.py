@@ -162,7 +162,10 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
     head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),))]
     head += [m for m in t.messages[: prev.index] if m.id in kept]
     tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
-    later = tuple(replace(c, index=c.index - prev.index + len(head)) for c in t.compactions[n:])
+    # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
+    # dropped from the tail, so they are not counted either
+    later = tuple(replace(c, index=len(head) + sum(1 for m in t.messages[prev.index: c.index]
+                                                   if not m.meta.get("compaction"))) for c in t.compactions[n:])
     return replace(t, messages=(*head, *tail), compactions=later), prev.index - len(head)
 
 
