@@ -28,7 +28,7 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
 def test_auto_triggers_of_version_presets(rows: list) -> None:  # type: ignore[type-arg]
     by = {(r.tool, r.n, r.preset, r.real_tokens): r for r in rows}
     cc = by[("claude-code", 1, "2.0", 155_548)]
-    assert cc.d_steps == 0 and cc.kept_jaccard == 1.0
+    assert cc.d_steps == 0 and cc.kept_jaccard == 1.0 and "the version this preset models" in cc.cause
     # 2.1's rule (167,000 on 200k) does not fit 2.0.76: it never reaches its threshold there
     assert by[("claude-code", 1, "current", 155_548)].d_steps is None
     # pi compacts in the after-hook of call 162 (0-based): after 163 calls, where pi's entry is
@@ -77,6 +77,15 @@ def test_pi_first_compaction_is_inferred_manual_from_its_threshold(rows: list) -
                          and "183,616" in r.cause for r in first)
     second = [r for r in rows if r.tool == "pi" and r.n == 2]
     assert second and all(r.trigger == "unknown" and r.d_steps is not None for r in second)
+
+
+def test_rows_say_which_window_and_why(rows: list) -> None:  # type: ignore[type-arg]
+    """The window is the tool's: Claude Code's 200k default, Codex's recorded effective window / 95%."""
+    by_tool = {tool: {(x.window, x.window_source) for x in rows if x.tool == tool} for tool in {r.tool for r in rows}}
+    assert {w for w, _ in by_tool["claude-code"]} == {200_000}
+    assert all("Claude Code default 200k" in src for _, src in by_tool["claude-code"])
+    assert by_tool["codex"] == {(272_000, "recorded model_context_window 258,400 = 95% of 272,000")}
+    assert {w for w, _ in by_tool["pi"]} == {200_000}
 
 
 def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
