@@ -95,3 +95,33 @@ def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
     assert seg.messages[0].text == first.summary
     assert [m.id for m in seg.messages[1: 1 + len(first.kept_ids)]] == list(first.kept_ids)
     assert seg.compactions[0].tokens_before == 185_014
+
+
+def test_cli_takes_several_folders_and_prints_the_window(transcripts_dir: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compbench fidelity A B`: the rows of both, each with its window and source; a missing folder is
+    one line and exit 2 (through the real entry point)."""
+    import json
+    import sys
+
+    from compbench.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["compbench", "fidelity", *args])
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = int(e.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = run(str(transcripts_dir / "pi"), str(transcripts_dir / "claude-code"), "--format", "json",
+                       "--tokenizer", "chars4")
+    assert code == 0
+    records = json.loads(out)
+    assert {r["tool"] for r in records} == {"pi", "claude-code"}
+    assert all(r["window"] == 200_000 and r["window_source"] for r in records)
+    code, out, err = run(str(transcripts_dir / "pi"), str(tmp_path / "nope"))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "nope" in err

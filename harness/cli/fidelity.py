@@ -9,14 +9,15 @@ import click
 
 
 @click.command()
-@click.argument("dataset", required=False)
+@click.argument("dataset", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
 @click.option("--tokenizer", default="o200k_base", show_default=True)
 @click.option("--out", "run_dir", type=click.Path(file_okay=False),
               help="Also write fidelity.json into this (run) directory, for the HTML report.")
-def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None) -> None:
-    """Compare each strategy with the tool's own compactions in DATASET (default: the bundled samples;
-    pass ../shared/transcripts to include the Codex rollouts, which cannot be bundled)."""
+def fidelity(dataset: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None) -> None:
+    """Compare each strategy with the tool's own compactions in DATASET... (default: the bundled samples;
+    pass ../shared/transcripts ../shared/real-compactions to include the real logs that cannot be bundled).
+    Each row says which window the tool used and where that figure comes from."""
     from compbench.cli.compare import _table
     from compbench.cli.run import default_dataset
     from compbench.dataset import iter_transcripts
@@ -24,10 +25,10 @@ def fidelity(dataset: str | None, fmt: str, tokenizer: str, run_dir: str | None)
     from compbench.fidelity import COLUMNS, as_json
     from compbench.fidelity import fidelity as compute
 
-    path = dataset or default_dataset()
-    rows = compute(iter_transcripts(path), tokenizer)
+    paths = dataset or (default_dataset(),)
+    rows = compute((t for p in paths for t in iter_transcripts(p)), tokenizer)
     if not rows:
-        raise UsageError(f"no tool-made compaction in {path}")
+        raise UsageError(f"no tool-made compaction in {', '.join(map(str, paths))}")
     data = as_json(rows)
     if run_dir:
         d = Path(run_dir)
