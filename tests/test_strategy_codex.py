@@ -135,6 +135,23 @@ def test_budget_exactly_spent_stops_and_earlier_summaries_are_not_user_messages(
     assert c0 is not None and len(c0.new_view) == 1  # only the summary
 
 
+@pytest.mark.parametrize("spec", ["codex", "codex:preset=0.77", "codex:preset=current"])
+def test_an_earlier_summary_is_never_kept_as_a_user_message(chars4: TokenCounter, spec: str) -> None:
+    """collect_user_messages skips a message starting with the summary prefix: the earlier summary is the
+    most recent user-role message here and the budget is ample, so only the filter keeps it out."""
+    c = resolve(spec).create()
+    assert isinstance(c, Codex)
+    earlier = user("s0", c.p.summary_prefix + "\nwhat happened before")
+    msgs = [user("u1", "the task"), assistant("a1"), earlier, assistant("a2", calls=[("c1", "bash", {})]),
+            tool("t1", "c1", "out")]
+    compaction = c.manual(view_of(msgs, chars4))
+    kept = [x.id for x in compaction.new_view if isinstance(x, Keep)]
+    assert kept == ["u1"]
+    other = user("s1", (SUMMARY_PREFIX if c.p.summary_prefix != SUMMARY_PREFIX else CURRENT_SUMMARY_PREFIX)
+                 + "\nnot this tool's prefix")
+    assert "s1" in [x.id for x in c.manual(view_of([*msgs, other], chars4)).new_view if isinstance(x, Keep)]
+
+
 def test_tool_result_only_and_multimodal_user_messages(chars4: TokenCounter) -> None:
     from compbench.transcript import ToolResult
 
