@@ -166,7 +166,8 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
         return t, 0
     prev = t.compactions[n - 1]
     kept = set(prev.kept_ids)
-    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),))]
+    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),),
+                    meta={"recorded_summary": True})]
     head += [m for m in t.messages[: prev.index] if m.id in kept]
     tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
     # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
@@ -226,7 +227,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
-            recorded_ids = [i for i in (ev.kept_ids if ev else ()) if not i.startswith("compbench:")]
+            # inserted messages and the stand-in for the tool's earlier summary are no recorded message
+            recorded_ids = [i for i in (ev.kept_ids if ev else ())
+                            if not i.startswith(("compbench:", "recorded-summary-"))]
             out.append(Row(
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
                 preset=preset, real_step=real_step,

@@ -72,8 +72,10 @@ ReasoningRule = Literal["off", "sum", "per-item"]
 ContextAt = Literal["start", "last-user"]
 REASONING_RULES: tuple[str, ...] = typing.get_args(ReasoningRule)
 SEED_LIMITS = {200_000: 180_000, 272_000: 244_800}  # seed 002: "180k for some models, 244k for others"
-# contextual user messages (event_mapping.rs is_contextual_user_message_content): initial context, not requests
-SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<turn_aborted>")
+SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")  # initial context
+# contextual user messages (event_mapping.rs is_contextual_user_message_content): neither requests nor turn
+# boundaries; the interruption marker is not initial context either, so a rebuilt history drops it
+CONTEXTUAL_MARKS = (*SESSION_PREFIX_MARKS, "<turn_aborted>")
 COMPACT_PROMPT = """You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.
 
 Include:
@@ -204,6 +206,13 @@ def is_session_prefix(e: Entry) -> bool:
         e.role == "user" and e.message.text.lstrip().startswith(SESSION_PREFIX_MARKS))
 
 
+def is_contextual(e: Entry) -> bool:
+    """A user-role message that is no request: initial context, an interruption marker, or a summary the
+    tool recorded (``recorded_summary``: where fidelity restarts from the tool's state)."""
+    return is_session_prefix(e) or bool(e.message.meta.get("recorded_summary")) or (
+        e.role == "user" and e.message.text.lstrip().startswith(CONTEXTUAL_MARKS))
+
+
 class Codex:
     name = "codex"
 
@@ -237,7 +246,7 @@ class Codex:
                     b = max(0, len(part.text.encode()) * 3 // 4 - 650)
                     est += b if rule == "sum" else math.ceil(b / APPROX_BYTES_PER_TOKEN)
             self._cum.append(self._cum[-1] + est)
-            if e.role == "user" and (rule == "sum" or not is_session_prefix(e)):
+            if e.role == "user" and (rule == "sum" or not is_contextual(e)):
                 self._users.append(i)
         self._seen = len(entries)
         k = bisect.bisect_left(self._users, len(entries) if upto is None else upto)
@@ -306,7 +315,7 @@ class Codex:
 
     def user_messages(self, entries: Sequence[Entry]) -> list[Entry]:
         """``collect_user_messages``: real user text, neither session prefix nor an earlier summary."""
-        return [e for e in entries if e.role == "user" and e.message.text and not is_session_prefix(e)
+        return [e for e in entries if e.role == "user" and e.message.text and not is_contextual(e)
                 and not e.message.text.startswith(self.p.summary_prefix + "\n")]
 
     def compact(self, s: SessionView, reason: str) -> Compact:

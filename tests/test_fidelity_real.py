@@ -35,6 +35,15 @@ def test_every_auto_compaction_is_matched_by_its_versions_preset(rows: list[Row]
     assert own == MATCHED
 
 
+def test_codex_keeps_what_the_replacement_history_kept(rows: list[Row]) -> None:
+    """Today's rebuild keeps the recorded user messages Codex's replacement history kept; where the Jaccard
+    is below 1 the difference is the developer message, kept by both but listed by the importer only when
+    it is a user message, and a hook's developer message."""
+    kept = {(r.transcript[:8], r.n): r.kept_jaccard for r in rows if r.tool == "codex" and r.preset == "current"}
+    assert kept == {("019f17a5", 1): 0.8, ("019f17a5", 2): 13 / 14, ("019ed99c", 1): 0.75, ("019ed99c", 2): 1.0,
+                    ("019ed99c", 3): 1.0}
+
+
 def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: list[Row]) -> None:
     """Reserving 32k (155,000) fires 4–19 calls early on five of 2.1's seven compactions; reserving 20k
     (167,000) never reaches its threshold on the 2.0.76 session, which compacted at 155,250."""

@@ -152,6 +152,19 @@ def test_an_earlier_summary_is_never_kept_as_a_user_message(chars4: TokenCounter
     assert "s1" in [x.id for x in c.manual(view_of([*msgs, other], chars4)).new_view if isinstance(x, Keep)]
 
 
+def test_interruption_marker_and_a_recorded_summary_are_not_user_messages(chars4: TokenCounter) -> None:
+    """<turn_aborted> is contextual (no request, no boundary) and no initial context: a rebuild drops it; a
+    summary the tool recorded (fidelity's restart point) is no user message either."""
+    aborted = user("x1", "<turn_aborted>\nThe user interrupted the previous turn on purpose.")
+    recorded = Message("r0", "user", (Text("(summary not recorded)"),), meta={"recorded_summary": True})
+    msgs = [recorded, system("dev"), user("u1", "task"), assistant("a1"), aborted, user("u2", "go on"),
+            assistant("a2", calls=[("c1", "bash", {})]), tool("t1", "c1", "out")]
+    c = resolve("codex:preset=current").create()
+    assert isinstance(c, Codex)
+    compaction = c.manual(view_of(msgs, chars4))
+    assert [getattr(x, "id", "summary") for x in compaction.new_view] == ["u1", "dev", "u2", "summary"]
+
+
 def test_tool_result_only_and_multimodal_user_messages(chars4: TokenCounter) -> None:
     from compbench.transcript import ToolResult
 
