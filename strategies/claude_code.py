@@ -35,9 +35,10 @@ fits the logs as well as ``W - reserve - 13,000``; the additive form is the bund
 2.0.76 compares that alone (known: c7d2069e's preTokens 155,548 = 154,835 + 713 exactly, with a
 1,561-character tool result after the call left out). 2.1 adds its rough estimate of the messages
 after the call (``count_trailing``; ``tokenCountWithEstimation``: characters / 4, rounded, per content
-block, 2,000 per image): known from preTokens exceeding the last usage by the tool result that follows
-(9d7a9d52: 164,865 → 167,066). When 2.0.x stopped and 2.1 started doing so is inferred (2.1.21, with
-the reserve). The check runs before each model call (``autoCompactIfNeeded`` at the top of the query
+block, 2,000 per image; named in the 2.1.88 bundle as quoted by public analyses): seen in preTokens
+exceeding the last usage by more than the call's output can be (9d7a9d52: 164,865 → 167,066 after a
+thinking block and one short Grep call, whose result the log lacks). When 2.0.x stopped and 2.1 started
+doing so is inferred (2.1.21, with the reserve). The check runs before each model call (``autoCompactIfNeeded`` at the top of the query
 loop): after a step's tool results are recorded, so they are summarized too.
 
 **New context**: the leading system messages, then one user message in Claude Code's wording, copied
