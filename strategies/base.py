@@ -46,6 +46,8 @@ BUILTIN: dict[str, str] = {
     "observation-masking": "compbench.strategies.observation_masking",
     "truncate": "compbench.strategies.truncate",
     "none": "compbench.strategies.none",
+    "anthropic-context-editing": "compbench.strategies.anthropic_context_editing",
+    "anthropic-compaction": "compbench.strategies.anthropic_compaction",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
