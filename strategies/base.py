@@ -48,6 +48,8 @@ BUILTIN: dict[str, str] = {
     "none": "compbench.strategies.none",
     "anthropic-context-editing": "compbench.strategies.anthropic_context_editing",
     "anthropic-compaction": "compbench.strategies.anthropic_compaction",
+    "langchain": "compbench.strategies.langchain",
+    "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
