@@ -50,6 +50,7 @@ BUILTIN: dict[str, str] = {
     "anthropic-compaction": "compbench.strategies.anthropic_compaction",
     "langchain": "compbench.strategies.langchain",
     "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
+    "deepagents": "compbench.strategies.deepagents",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
