@@ -5,9 +5,10 @@ PyPI, langchain-ai/deepagents ``libs/deepagents/deepagents/middleware/summarizat
 - Defaults (``compute_summarization_defaults``): a model whose profile has ``max_input_tokens`` (compbench's
   window is that profile) gets ``trigger=("fraction", 0.85)``, ``keep=("fraction", 0.10)`` and tool-argument
   truncation at the same fractions; a model without one gets ``("tokens", 170000)``, ``("messages", 6)`` and
-  truncation at / keeping 20 messages (``preset=no-profile``). The factory does not trim what the
-  summarizer sees (``trim_tokens_to_summarize=None``). The default model is ``claude-sonnet-4-6``
-  (``ChatAnthropic``), so the approximate counter runs at 3.3 characters per token.
+  truncation at / keeping 20 messages, and no input budget, which is read from the profile
+  (``preset=no-profile``). The factory does not trim what the summarizer sees
+  (``trim_tokens_to_summarize=None``). The default model is ``claude-sonnet-4-6`` (``ChatAnthropic``), so
+  the approximate counter runs at 3.3 characters per token.
 - Counting (``wrap_model_call``): the request's system message and tools are counted with the messages
   (compbench's hidden system tokens stand for the tools), usage-scaled as LangChain does. It summarizes on
   the trigger, or when the count is over the input budget ``int(max_input * 0.95) - max_tokens`` (the model's
@@ -71,7 +72,8 @@ class DeepAgentsParams:
     truncate_keep: str = param(PROFILE_KEEP, "Newest messages whose arguments are never truncated.")
     max_arg_length: int = param(MAX_ARG_LENGTH, "Longer string arguments are truncated to 20 characters + the "
                                 "truncation text.")
-    input_budget: float = param(INPUT_BUDGET, "Also summarize above this share of max input, less max output.")
+    input_budget: float = param(INPUT_BUDGET, "Also summarize above this share of max input, less max output "
+                                "(0: no budget, a model without a profile).")
     summary_prompt: str = param("", "Summary prompt template with {messages} (empty: Deep Agents' default).")
 
     def __post_init__(self) -> None:
@@ -110,9 +112,9 @@ class DeepAgents(LangChainSummarization):
         if targets:
             actions.append(Prune(tuple(targets), "truncate_args"))
             total = self.total(s, system, messages)
-        budget = max(0, int(s.limits.input_limit * self.dp.input_budget) - s.limits.max_output)
-        if (self.should_summarize(s, messages, total) or total > budget
-                or s.context_tokens > s.limits.input_limit):
+        over_budget = self.dp.input_budget > 0 and total > max(
+            0, int(s.limits.input_limit * self.dp.input_budget) - s.limits.max_output)
+        if self.should_summarize(s, messages, total) or over_budget or s.context_tokens > s.limits.input_limit:
             act = self.summarize(s, head, messages, prefix=SUMMARY_PREFIX, suffix=SUMMARY_SUFFIX)
             if act is not None:
                 actions.append(act)
@@ -174,6 +176,7 @@ class DeepAgents(LangChainSummarization):
           source="langchain-ai/deepagents create_summarization_middleware (deepagents 0.7.32)",
           summary="at 85% of max input (or over 95% less output) summarize all but the newest 10% of it",
           presets={"no-profile": {"trigger": NO_PROFILE_TRIGGER, "keep": NO_PROFILE_KEEP,
-                                  "truncate_trigger": NO_PROFILE_TRUNCATE, "truncate_keep": NO_PROFILE_TRUNCATE}})
+                                  "truncate_trigger": NO_PROFILE_TRUNCATE, "truncate_keep": NO_PROFILE_TRUNCATE,
+                                  "input_budget": 0.0}})
 def deepagents(p: DeepAgentsParams) -> DeepAgents:
     return DeepAgents(p)

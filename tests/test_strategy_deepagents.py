@@ -50,8 +50,8 @@ def test_defaults_for_a_model_with_a_profile_and_without() -> None:
             p.max_arg_length, p.input_budget) == ("fraction:0.85", "fraction:0.1", None, 3.3, "fraction:0.85",
                                                    "fraction:0.1", 2_000, 0.95)
     q = resolve("deepagents:preset=no-profile").params
-    assert (q.trigger, q.keep, q.truncate_trigger, q.truncate_keep) == ("tokens:170000", "messages:6", "messages:20",
-                                                                       "messages:20")
+    assert (q.trigger, q.keep, q.truncate_trigger, q.truncate_keep, q.input_budget) == (
+        "tokens:170000", "messages:6", "messages:20", "messages:20", 0.0)
 
 
 @pytest.mark.parametrize(("delta", "fires"), [(-1, True), (0, True), (1, False)])
@@ -76,6 +76,7 @@ def test_over_the_input_budget(chars4: TokenCounter, output: int, fires: bool) -
     limit = 1_000_000
     v = view_of(conversation(8), chars4, ModelLimits(limit, int(limit * 0.95) - n + output))  # budget n - output
     assert bool(compacts(da("deepagents:keep=messages:4").before_step(v))) is fires
+    assert not compacts(da("deepagents:keep=messages:4,input_budget=0").before_step(v))  # no profile, no budget
 
 
 def test_a_request_the_provider_would_reject_is_summarized(chars4: TokenCounter) -> None:
