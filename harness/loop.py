@@ -35,7 +35,7 @@ from compbench.session import (
 )
 from compbench.summarizers import Summarizer, SummaryResult
 from compbench.tokens import TokenCounter, TranscriptTokens
-from compbench.transcript import Message, Reasoning, Text, Transcript, Usage
+from compbench.transcript import Message, Reasoning, Text, ToolCall, Transcript, Usage
 
 Phase = Literal["before", "after", "manual"]
 NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
@@ -463,7 +463,9 @@ def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         if part in e.pruned:
             continue
         pruned = {**e.pruned, part: placeholder}
-        placeholder_tokens = s.counter.count_text(placeholder)
+        target = e.message.parts[part]
+        placeholder_tokens = s.counter.count_text(target.name + placeholder if isinstance(target, ToolCall)
+                                                  else placeholder)
         new_counts = tuple(placeholder_tokens if j == part else c for j, c in enumerate(e.part_tokens))
         new_tokens = s.counter.message_overhead + sum(new_counts)
         hidden += e.tokens - new_tokens
