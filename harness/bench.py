@@ -70,7 +70,6 @@ def samples_ratio() -> tuple[int, int, float, float]:
     """The run ratio on the bundled real transcripts: real messages are larger than synthetic ones, so
     the tokenizer's share of a run is larger. Returns (transcripts, tokens, tokenize seconds, run seconds)."""
     from compbench.dataset import iter_transcripts
-    from compbench.strategies import names
     from compbench.tokens import TokenCounter
 
     samples = ROOT / "datasets" / "samples"
@@ -111,7 +110,6 @@ def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
     """Replay time (all strategies, tokenization included) against transcript size in tokens."""
     from compbench.runs import RunSpec, _Replayer
     from compbench.session import ModelLimits
-    from compbench.strategies import names
     from compbench.synth import session
     from compbench.tokens import TokenCounter
 
