@@ -111,6 +111,7 @@ class _Replayer:
         counter = self.counter.scoped()
         index = counter.index(t)
         config, conditions = self.conditions(t, counter)
+        groups = units(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
@@ -132,7 +133,7 @@ class _Replayer:
                 evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens)
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source, **conditions,
+            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
                                     **result_row(trace, ref[0], self.prices), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
             outcome = {e.seq: e for e in per_event}
@@ -192,6 +193,17 @@ class _Replayer:
             if rest:
                 pending.append(rest)
         return ref, [o for o in out if o is not None]
+
+
+def units(t: Transcript) -> dict[str, str]:
+    """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
+    Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
+    working directory or project the log records; empty when unknown)."""
+    parent = t.meta.get("parent_session")
+    session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
+    project = next((str(v) for k in ("project_id", "cwd", "repository", "project")
+                    if isinstance(v := t.meta.get(k), str) and v), "")
+    return {"session": session, "project": project}
 
 
 def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
