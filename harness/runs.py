@@ -126,6 +126,7 @@ class _Replayer:
                           [x.create() for x in shadows or ()], diverged), tracker
 
         ref, outcomes = self._trajectories(go)
+        conditions = {**conditions, **recorded_cache(t, ref[0])}
         evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
@@ -193,6 +194,24 @@ class _Replayer:
             if rest:
                 pending.append(rest)
         return ref, [o for o in out if o is not None]
+
+
+def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
+    """The prompt cache the API recorded on the fully recorded calls (before the tool's first compaction)
+    beside what the ``none`` replay simulates on the same calls: the cache model checked against reality."""
+    limit = min((c.index for c in t.compactions), default=len(t.messages))
+    out = {"cache_calls": 0, "recorded_cache_read": 0, "recorded_input": 0, "simulated_cache_read": 0,
+           "simulated_input": 0}
+    messages = t.messages
+    for st in reference.steps:
+        u = messages[st.message_index].usage if st.message_index < limit else None
+        if u is not None and u.input > 0:
+            out["cache_calls"] += 1
+            out["recorded_cache_read"] += u.cache_read
+            out["recorded_input"] += u.input
+            out["simulated_cache_read"] += st.cache_read
+            out["simulated_input"] += st.input
+    return out
 
 
 def units(t: Transcript) -> dict[str, str]:

@@ -66,6 +66,17 @@ def strategy_flags(results: Any) -> dict[str, list[str]]:
     return out
 
 
+def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
+    """Per agent with recorded cache reads: calls, recorded and simulated hit rate of ``none``."""
+    if "recorded_cache_read" not in results:
+        return {}
+    per = results.drop_duplicates("transcript_id").groupby("source")[
+        ["cache_calls", "recorded_cache_read", "recorded_input", "simulated_cache_read", "simulated_input"]].sum()
+    return {str(src): (int(row["cache_calls"]), row["recorded_cache_read"] / row["recorded_input"],
+                       row["simulated_cache_read"] / row["simulated_input"])
+            for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
+
+
 def _pct(num: float, den: float) -> str:
     return f"{num / den:.1%}" if den else "–"
 
@@ -110,6 +121,10 @@ def summary_table(run_dir: Path) -> str:
         sizes = ", ".join(f"{int(str(w)):,} ({k})" for w, k in counts.items())
         lines.append(f"windows: {sizes} transcripts; overhead: median {int(windows['system_tokens'].median()):,} "
                      "tokens (see results: window_source, system_tokens_source)")
+    hits = cache_check(r)
+    if hits:
+        lines.append("prompt cache of none, simulated vs recorded (the same calls): " + "; ".join(
+            f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
     manifest = run_dir / "manifest.json"
     if manifest.exists():
         spec = json.loads(manifest.read_text(encoding="utf-8")).get("spec", {})
