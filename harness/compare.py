@@ -49,6 +49,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
     Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs"),
     Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs"),
+    Metric("oracle_recall", "hindsight oracle's recall at the same cost (a bound, not a strategy)",
+           "oracle_present", "needs"),
     Metric("retention", "retention after acting", "retention_after", common=True),
     Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True),
     Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True),

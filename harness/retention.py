@@ -15,7 +15,7 @@ from typing import Any
 
 from compbench.facts import KINDS, Fact, normalize
 from compbench.facts.derive import PATH_SHAPE
-from compbench.facts.presence import EventOutcome, FactIndex, PresenceTracker
+from compbench.facts.presence import EventOutcome, FactIndex, NeedHit, PresenceTracker
 from compbench.loop import CompactionEvent, Trace
 from compbench.transcript import Transcript
 
@@ -91,8 +91,8 @@ def _event_share(events: Sequence[EventOutcome], kind: str) -> float:
 
 
 def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTracker,
-             part_tokens: Sequence[Sequence[int]]) -> tuple[dict[str, Any], list[CompactionFacts],
-                                                            list[dict[str, Any]]]:
+             part_tokens: Sequence[Sequence[int]], system_tokens: int = 0
+             ) -> tuple[dict[str, Any], list[CompactionFacts], list[dict[str, Any]]]:
     """Results columns, per-compaction fact outcomes, and per-fact rows of one replay.
 
     Needs are scored from the strategy's first action (``scored``); each is met verbatim, carried by a
@@ -114,6 +114,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
     missing = {h.fact for h in scored if not h.present}
     events = tracker.events
     row: dict[str, Any] = {
+        "oracle_present": oracle_present(trace, scored, facts, system_tokens),
         "facts": len(facts),
         "facts_received": sum(1 for f in facts.values() if f.received),
         "facts_boilerplate": sum(1 for f in facts.values() if f.boilerplate),
@@ -159,6 +160,31 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
                   "needs": len(need_count.get(f.id, [])), "needs_present": sum(need_count.get(f.id, [])),
                   "lost_at_seq": lost_at.get(f.id, -1)} for f in index.facts]
     return row, per_event, fact_rows
+
+
+ORACLE_CHARS_PER_TOKEN = 4  # the cost of a needed fact written out, for the hindsight oracle
+
+
+def oracle_present(trace: Trace, hits: Sequence[NeedHit], facts: Mapping[str, Fact], system_tokens: int) -> int:
+    """Needs a hindsight oracle meets at this strategy's own cost: at every scored step, a prompt of the
+    strategy's size holding exactly the facts the recorded agent is about to need, written out (cheapest
+    first) — or the strategy's own prompt, should that meet more. Not a strategy anyone can run (it
+    knows the future), but no strategy meets more needs at that cost: recall's distance to it is a
+    strategy's headroom."""
+    by_step: dict[int, list[NeedHit]] = {}
+    for h in hits:
+        by_step.setdefault(h.step, []).append(h)
+    met = 0
+    for k, here in by_step.items():
+        room = trace.steps[k].input - system_tokens
+        written = 0
+        for cost in sorted(len(facts[h.fact].text) // ORACLE_CHARS_PER_TOKEN + 1 for h in here):
+            if cost > room:
+                break
+            room -= cost
+            written += 1
+        met += max(written, sum(1 for h in here if h.present))
+    return met
 
 
 def _first_action(trace: Trace) -> int:

@@ -131,7 +131,7 @@ class _Replayer:
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
             if id(trace) not in evaluated:  # configurations that shared a trajectory share its evaluation
-                evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens)
+                evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens, config.system_tokens)
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
             rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
