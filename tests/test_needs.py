@@ -232,10 +232,10 @@ def test_the_hindsight_oracle_bounds_every_strategy() -> None:
 
     # three needs at one step; a prompt of 20 tokens holds the two cheapest facts written out
     facts = {f"f{k}": type("F", (), {"text": "x" * n})() for k, n in enumerate((20, 30, 200))}
-    hits = [NeedHit(0, f"f{k}", False, False, False, True) for k in range(3)]
+    missed = [NeedHit(0, f"f{k}", False, False, False, True) for k in range(3)]
     step = StepRecord(0, "a", 1, 25, 1, 0, 0, 1, 0, False)
     trace = type("T", (), {"steps": (step,)})()
-    assert oracle_present(trace, hits, facts, system_tokens=5) == 2  # type: ignore[arg-type]
+    assert oracle_present(trace, missed, facts, system_tokens=5) == 2  # type: ignore[arg-type]
     # a strategy that met more than the oracle's written facts: the oracle can always do what it did
     met = [NeedHit(0, f"f{k}", True, False, False, True) for k in range(3)]
     assert oracle_present(trace, met, facts, system_tokens=5) == 3  # type: ignore[arg-type]
