@@ -46,6 +46,8 @@ BUILTIN: dict[str, str] = {
     "observation-masking": "compbench.strategies.observation_masking",
     "truncate": "compbench.strategies.truncate",
     "none": "compbench.strategies.none",
+    "gemini-cli": "compbench.strategies.gemini_cli",
+    "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
