@@ -48,6 +48,7 @@ BUILTIN: dict[str, str] = {
     "none": "compbench.strategies.none",
     "gemini-cli": "compbench.strategies.gemini_cli",
     "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
+    "openai-compaction": "compbench.strategies.openai_compaction",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
