@@ -10,9 +10,10 @@ from compbench.strategies.base import (
     get,
     names,
     resolve,
+    runnable,
     strategy,
     transcript_cache,
 )
 
 __all__ = ["Configured", "StrategyInfo", "configure", "forget_transcript_caches", "get", "names", "resolve",
-           "strategy", "transcript_cache"]
+           "runnable", "strategy", "transcript_cache"]

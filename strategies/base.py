@@ -49,6 +49,13 @@ BUILTIN: dict[str, str] = {
     "gemini-cli": "compbench.strategies.gemini_cli",
     "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
     "openai-compaction": "compbench.strategies.openai_compaction",
+    "openhands-llm-summarizing": "compbench.strategies.openhands_summarizing",
+    "openhands-observation-masking": "compbench.strategies.openhands_condensers",
+    "openhands-browser-output": "compbench.strategies.openhands_condensers",
+    "openhands-recent-events": "compbench.strategies.openhands_condensers",
+    "openhands-amortized-forgetting": "compbench.strategies.openhands_condensers",
+    "openhands-conversation-window": "compbench.strategies.openhands_condensers",
+    "openhands-llm-attention": "compbench.strategies.openhands_condensers",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
@@ -63,6 +70,7 @@ class StrategyInfo:
     source: str
     summary: str
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    needs_model: str = ""  # why it cannot run offline (a decision the tool makes with a model); "" if it can
 
     def defaults(self) -> Any:
         return self.params()
@@ -87,9 +95,11 @@ _entry_points_loaded = False
 
 
 def strategy(name: str, *, params: type, source: str, summary: str,
-             presets: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[Callable[[P], Strategy]],
-                                                                            Callable[[P], Strategy]]:
-    """Register a strategy factory under ``name`` (an error if the name is taken)."""
+             presets: Mapping[str, Mapping[str, Any]] | None = None,
+             needs_model: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+    """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
+    a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
+    runs of every strategy."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -98,7 +108,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             raise UsageError(f"strategy {name!r} is already registered (by {_registry[name].factory.__module__})")
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
-        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}))
+        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}), needs_model)
         return factory
 
     return deco
@@ -120,6 +130,11 @@ def names() -> list[str]:
     """Every known strategy name: built-ins in their canonical order, then plug-ins."""
     _load_entry_points()
     return list(BUILTIN) + sorted(n for n in _registry if n not in BUILTIN)
+
+
+def runnable() -> list[str]:
+    """The strategies a run of every strategy replays: all but those that need a real model."""
+    return [n for n in names() if not get(n).needs_model]
 
 
 def get(name: str) -> StrategyInfo:
@@ -158,6 +173,8 @@ def resolve(spec: str) -> Configured:
     """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
     name, _, rest = spec.strip().partition(":")
     info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
     overrides: dict[str, str] = {}
     preset = ""
     for item in filter(None, (x.strip() for x in rest.split(","))):
@@ -183,6 +200,8 @@ def resolve(spec: str) -> Configured:
 def configure(name: str, **values: Any) -> Configured:
     """Programmatic counterpart of :func:`resolve` with typed values."""
     info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
     preset = values.pop("preset", "")
     merged = {**info.presets.get(preset, {}), **values}
     _check_fields(name, info.params, merged, "parameter")

@@ -88,13 +88,13 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     from compbench.rundir import write_run
     from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
     from compbench.session import ModelLimits
-    from compbench.strategies import names, resolve
+    from compbench.strategies import resolve, runnable
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
     out = out or resume_dir
     assert out is not None
-    specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(names())
+    specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(runnable())
     if len(set(specs)) != len(specs):
         raise UsageError("the same strategy configuration is given twice")
     limits = limits_option(model, context_window, max_output)
