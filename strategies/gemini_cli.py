@@ -24,6 +24,8 @@ write the tag), then (4) a verification call sees that answer and may replace it
 first). (5) New history: the snapshot as a user message, the model's "Got it. Thanks for the additional
 context!", the newer part with its truncated outputs; the request follows.
 
+A truncated output is measured once per text and character cap: cut again, it keeps its first file name.
+
 Failure paths: a blank snapshot is rejected (``COMPRESSION_FAILED_EMPTY_SUMMARY``, the view stays, nothing
 remembered); a new history whose estimate (the estimator of :mod:`.gemini_cli_history`, without the system
 instruction, as Gemini CLI counts it) exceeds the previous prompt's reported tokens is rejected
@@ -61,11 +63,13 @@ from compbench.session import (
 from compbench.strategies import gemini_cli_prompts as prompts
 from compbench.strategies.base import param, strategy
 from compbench.strategies.gemini_cli_history import (
+    EMPTY_CONTENT,
     PROJECT_TEMP_DIR,
+    Cache,
     Content,
+    Measured,
     Ref,
     contents,
-    estimate,
     estimate_part,
     estimate_text,
     history_bounds,
@@ -121,6 +125,8 @@ class GeminiCli:
         self.p = p
         self.failed = False
         self.truncations = 0
+        self._parts: Cache = {}  # each message's Gemini parts, measured once per rendering
+        self._cut: dict[tuple[Ref | None, str, int], Measured] = {}  # truncated outputs, measured once
 
     def token_limit(self, s: SessionView) -> int:
         return self.p.token_limit or s.limits.input_limit
@@ -149,22 +155,32 @@ class GeminiCli:
         max_chars = min(CHARS_PER_TOKEN * (limit - original), self.p.truncate_threshold)
         used = 0
         marks: dict[Ref, str] = {}
-        out = [Content(c.role, list(c.parts), c.positions, c.refs) for c in hist]
-        for c in reversed(out):
+        out = list(hist)
+        for i in range(len(out) - 1, -1, -1):
+            c = out[i]
             for j in range(len(c.parts) - 1, -1, -1):
                 fr = c.parts[j].get("functionResponse")
                 if fr is None:
                     continue
-                text = response_text(fr["response"])
-                tokens = math.floor(estimate_text(text))
+                tokens = c.text_tokens[j]
                 if used + tokens <= self.p.tool_budget:
                     used += tokens
                     continue
                 self.truncations += 1  # config.getNextCompressionTruncationId()
-                message = self.format(text, safe_name(fr.get("name") or "unknown_tool"), max_chars)
-                c.parts[j] = {"functionResponse": {**fr, "response": {"output": message}}}
-                used += math.floor(estimate_text(message))
+                text = response_text(fr["response"])
+                key = (c.refs[j], text, max_chars)
+                cut = self._cut.get(key)
+                if cut is None:  # measured once: an output cut again keeps its first file name
+                    message = self.format(text, safe_name(fr.get("name") or "unknown_tool"), max_chars)
+                    probe = Content(c.role)
+                    probe.add({"functionResponse": {**fr, "response": {"output": message}}}, None)
+                    cut = self._cut[key] = probe.measured(0)
+                if c is hist[i]:
+                    c = out[i] = c.copy()
+                c.put(j, cut)
+                used += cut[3]
                 ref = c.refs[j]
+                message = cut[0]["functionResponse"]["response"]["output"]
                 if ref is not None and message != text:
                     marks[ref] = message
         return out, marks
@@ -180,14 +196,14 @@ class GeminiCli:
     # --- compress ------------------------------------------------------------------------------------
     def compress(self, s: SessionView, original: int, force: bool) -> Action | None:
         head, stop = history_bounds(s.entries)
-        if stop == head:
-            return None  # empty history: NOOP
+        if stop == head or (self.failed and not force and self.p.after_failure == "stop"):
+            return None  # empty history, or (before v0.31) nothing after a failure: NOOP
         limit = self.token_limit(s)
-        hist = contents(s.entries[head:stop], head)
+        hist = contents(s.entries[head:stop], head, self._parts)
         truncated, marks = self.truncate(hist, original, limit)
         if self.failed and not force:
             if self.p.after_failure == "truncate" and marks \
-                    and estimate([p for c in truncated for p in c.parts]) < original:
+                    and math.floor(sum(c.estimate() for c in truncated)) < original:
                 targets = tuple((ref[0], ref[1], text) for ref, text in marks.items())
                 return Prune(targets, "truncation only (a compression failed before)")
             return None
@@ -196,7 +212,7 @@ class GeminiCli:
             return None
         span_end = truncated[split - 1].positions[-1] + 1 if split else head
         keep_from = truncated[split].positions[0] if split < len(truncated) else stop
-        original_span = estimate([p for c in hist[:split] for p in c.parts])
+        original_span = math.floor(sum(c.estimate() for c in hist[:split]))
         use_truncated = self.p.tool_budget > 0 and original_span >= limit
         span = self.rendered(s, head, span_end, marks if use_truncated else {})
         previous = [e.message.text for e in s.entries[head:span_end]
@@ -221,10 +237,10 @@ class GeminiCli:
         kept = truncated[split:]
         reply = {"text": prompts.MODEL_REPLY}
         if self.p.new_count == "json":
-            rest: float = (sum(c.json_len() for c in kept) + Content("model", [reply]).json_len()
-                           + Content("user", [{"text": ""}]).json_len())
+            rest: float = (sum(c.json_len() for c in kept) + EMPTY_CONTENT["model"] + js_len(stringify(reply))
+                           + EMPTY_CONTENT["user"] + js_len(stringify({"text": ""})))
         else:
-            rest = estimate_part(reply) + sum(estimate_part(p) for c in kept for p in c.parts)
+            rest = estimate_part(reply) + sum(c.estimate() for c in kept)
         meta = {"original": original, "rest": rest, "forced": force, "split": split, "truncated": len(marks)}
         return Compact("/compress" if force else "last prompt tokens >= threshold x token limit", view, request,
                        on_failure="unchanged", meta=meta, followups=followups, prune=kept_marks)

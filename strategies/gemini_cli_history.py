@@ -103,19 +103,55 @@ def _args(raw: str) -> Any:
         return raw
 
 
+Measured = tuple[dict[str, Any], int, float, int]  # a part, its JSON length, its estimate, its text's estimate
+EMPTY_CONTENT = {"user": len('{"role":"user","parts":[]}'), "model": len('{"role":"model","parts":[]}')}
+
+
 @dataclass(slots=True)
 class Content:
-    """One Gemini ``Content``: its role, its parts, the view positions it came from, and for each part
-    the view part it is (a function response) or None."""
+    """One Gemini ``Content``: its role, its parts, the view positions it came from, and per part the view
+    part it renders (a function response) or None, its JSON length, its estimate and (a function response)
+    the floored estimate of the text ``truncateHistoryToBudget`` measures."""
 
     role: str
     parts: list[dict[str, Any]] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)
     refs: list[Ref | None] = field(default_factory=list)
+    lens: list[int] = field(default_factory=list)
+    tokens: list[float] = field(default_factory=list)
+    text_tokens: list[int] = field(default_factory=list)
+
+    def add(self, part: dict[str, Any], ref: Ref | None) -> None:
+        self.parts.append(part)
+        self.refs.append(ref)
+        self.lens.append(0)
+        self.tokens.append(0.0)
+        self.text_tokens.append(0)
+        self.set(len(self.parts) - 1, part)
+
+    def set(self, j: int, part: dict[str, Any]) -> None:
+        fr = part.get("functionResponse")
+        self.put(j, (part, js_len(stringify(part)), estimate_part(part),
+                     math.floor(estimate_text(response_text(fr["response"]))) if fr else 0))
+
+    def put(self, j: int, measured: Measured) -> None:
+        """Replace part ``j`` by a part measured before (``measure``)."""
+        self.parts[j], self.lens[j], self.tokens[j], self.text_tokens[j] = measured
+
+    def measured(self, j: int) -> Measured:
+        return self.parts[j], self.lens[j], self.tokens[j], self.text_tokens[j]
+
+    def copy(self) -> Content:
+        return Content(self.role, list(self.parts), self.positions, self.refs, list(self.lens), list(self.tokens),
+                       list(self.text_tokens))
 
     def json_len(self) -> int:
         """``JSON.stringify(content).length``."""
-        return js_len(stringify({"role": self.role, "parts": self.parts}))
+        return EMPTY_CONTENT[self.role] + sum(self.lens) + max(0, len(self.parts) - 1)
+
+    def estimate(self) -> float:
+        """This Content's share of ``estimateTokenCountSync`` (before the floor)."""
+        return sum(self.tokens)
 
     def has_response(self) -> bool:
         return any("functionResponse" in p for p in self.parts)
@@ -142,22 +178,34 @@ def parts_of(m: Message) -> list[tuple[dict[str, Any], int | None]]:
     return out
 
 
-def contents(entries: Sequence[Entry], start: int = 0) -> list[Content]:
-    """The Contents of ``entries`` (view positions from ``start``), rendered as the model sees them."""
+Cache = dict[tuple[str, tuple[tuple[int, str], ...]], Content]
+
+
+def contents(entries: Sequence[Entry], start: int = 0, cache: Cache | None = None) -> list[Content]:
+    """The Contents of ``entries`` (view positions from ``start``), rendered as the model sees them. Each
+    message's parts are measured once per rendering (``cache``, kept by the caller)."""
     out: list[Content] = []
     for k, e in enumerate(entries):
-        m = e.rendered()
-        role = "model" if m.role == "assistant" else "user"
-        if m.role == "tool" and out and out[-1].role == "user" and out[-1].has_response() \
-                and entries[k - 1].role == "tool":
+        key = (e.id, tuple(sorted(e.pruned.items())))
+        one = cache.get(key) if cache is not None else None
+        if one is None:
+            m = e.rendered()
+            one = Content("model" if m.role == "assistant" else "user")
+            for part, j in parts_of(m):
+                one.add(part, (m.id, j) if j is not None else None)
+            if cache is not None:
+                cache[key] = one
+        if e.role == "tool" and out and k > 0 and entries[k - 1].role == "tool":
             c = out[-1]
         else:
-            c = Content(role)
+            c = Content(one.role)
             out.append(c)
         c.positions.append(start + k)
-        for part, j in parts_of(m):
-            c.parts.append(part)
-            c.refs.append((m.id, j) if j is not None else None)
+        c.parts += one.parts
+        c.refs += one.refs
+        c.lens += one.lens
+        c.tokens += one.tokens
+        c.text_tokens += one.text_tokens
     return out
 
 
