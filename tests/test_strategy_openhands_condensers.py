@@ -3,6 +3,8 @@ browser-output masking; and the LLM-attention condenser, refused offline."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compbench.errors import UsageError
@@ -22,7 +24,7 @@ from compbench.strategies.openhands_condensers import (
 )
 from compbench.tokens import TokenCounter
 from compbench.transcript import Message
-from helpers import assistant, run, system, tool, transcript, user, view_of
+from helpers import assistant, main_cli, one_line_error, run, system, tool, transcript, user, view_of
 
 
 def calls(n: int, name: str = "bash", first: int = 0) -> list[Message]:
@@ -140,3 +142,11 @@ def test_llm_attention_is_refused_offline_and_left_out_of_runs() -> None:
         resolve("openhands-llm-attention")
     assert get("openhands-llm-attention").params().max_size == 100  # still listed and shown
     assert "openhands-llm-attention" not in runnable() and "openhands-llm-summarizing" in runnable()
+
+
+def test_a_run_asking_for_llm_attention_ends_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    code, _, err = main_cli(capsys, monkeypatch, "run", "--strategy", "openhands-llm-attention",
+                            "--out", tmp_path / "r")
+    assert one_line_error(code, err).startswith("openhands-llm-attention needs a real model")
+    assert not (tmp_path / "r").exists()
