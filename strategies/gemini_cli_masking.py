@@ -16,7 +16,9 @@ the path of the file holding the full output: for ``run_shell_command`` its sect
 first and last 10 lines when longer than 20), for other tools the first and last 250 characters of the
 response's pretty JSON when that is longer than 500.
 
-A Prune (the view keeps its messages). The file name's random part is derived from the call id (a replay
+Before a call the latest Content of the history is the model turn that asked for the tools (their
+responses are the request being sent, ``useGeminiStream`` → ``submitQuery``), so ``protectLatestTurn``
+protects no output in the normal flow. A Prune (the view keeps its messages). The file name's random part is derived from the call id (a replay
 must be deterministic); the project temp dir and session id are fixed stand-ins. A part another strategy
 already replaced (compression's truncation) is counted with its replacement but cannot be masked again.
 """

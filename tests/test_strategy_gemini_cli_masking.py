@@ -39,7 +39,11 @@ def mask() -> GeminiCliMasking:
 
 def test_protects_newest_50k_masks_the_crossing_one_and_older(chars4: TokenCounter) -> None:
     # newest first: t3 20k, t2 20k (40k), t1 20k crosses 50k -> prunable, t0 20k prunable: 40k >= 30k
-    assert masked(mask().before_step(view_of(turns(20_000, 20_000, 20_000, 20_000), chars4))) == ["t1", "t0"]
+    v = view_of(turns(20_000, 20_000, 20_000, 20_000), chars4)
+    assert masked(mask().before_step(v)) == ["t1", "t0"]
+    # the latest Content is the model turn that asked for the tools: protecting it protects no output
+    unprotected = GeminiCliMasking(GeminiCliMaskingParams(protect_latest_turn=False))
+    assert masked(unprotected.before_step(v)) == ["t1", "t0"]
 
 
 @pytest.mark.parametrize(("protected", "masks"), [(50_000, False), (50_001, True)])
