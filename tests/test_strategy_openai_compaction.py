@@ -103,3 +103,10 @@ def test_default_ratio_is_the_median_of_the_real_codex_remote_compactions() -> N
     ratios = _codex_item_ratios(folder)
     assert len(ratios) == 5
     assert round(statistics.median(ratios), 3) == COMPRESSION_RATIO
+
+
+def test_a_failed_compaction_leaves_the_view_and_the_next_call_tries_again(chars4: TokenCounter) -> None:
+    t = transcript(*chat(), assistant("a4", "c" * 40), user("u3", "w" * 40), assistant("a5", "d"))
+    tr = run(t, oc(threshold=150), chars4, summarizer=MockSummarizer(error="APIError: 500"))
+    assert len(tr.compactions) >= 2 and not any(e.ok for e in tr.compactions)
+    assert tr.final_view == tuple(m.id for m in t.messages)

@@ -162,3 +162,10 @@ def test_v1_token_trigger_condenses_to_half_the_limit(chars4: TokenCounter) -> N
     assert kept <= 500 < kept + 100 + 3  # under half the limit, by no more than one call and its result
     assert summ(version="v1", max_size=240, keep_first=2, recall_events=False).before_step(
         view_of(msgs, chars4, ModelLimits(total, 100))) == ()  # at the limit: no token reason
+
+
+def test_a_failed_summary_leaves_the_view_and_the_next_step_tries_again(chars4: TokenCounter) -> None:
+    t = transcript(*chat(), assistant("a4", "more"), user("u3", "again"), assistant("a5", "ok"))
+    tr = run(t, summ(max_size=10), chars4, summarizer=MockSummarizer(error="RateLimitError"))
+    assert len(tr.compactions) >= 2 and not any(e.ok for e in tr.compactions)
+    assert tr.final_view == tuple(m.id for m in t.messages)
