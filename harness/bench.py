@@ -207,7 +207,7 @@ def profile(n: int = 120) -> int:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    from compbench.strategies import default_names
+    from compbench.strategies import runnable
     from compbench.synth import generate
     from compbench.tune import grid_specs
 
@@ -240,7 +240,7 @@ def main(argv: Sequence[str] = ()) -> int:
         show("tune_configs", len(configs))
         show("tune_ratio", round(tune_s / sub_ref, 2))
         # each strategy alone (with the none reference every run replays) on the small set
-        show("strategy_ratios", {name: round(run_time(sub, (name,)) / sub_ref, 2) for name in default_names()})
+        show("strategy_ratios", {name: round(run_time(sub, (name,)) / sub_ref, 2) for name in runnable()})
         n_s, tok_s, ref_s, run_samples = samples_ratio()
         show("samples", f"{n_s} bundled real transcripts, {tok_s} tokens")
         show("samples_tokenize_once_s", round(ref_s, 3))

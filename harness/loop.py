@@ -23,9 +23,11 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from compbench.cache import NO_CACHE_MODEL, CacheModel, message_time
 from compbench.session import (
+    PREVIOUS_ANSWER,
     Action,
     Compact,
     Entry,
+    Followup,
     Insert,
     Keep,
     ModelLimits,
@@ -66,6 +68,18 @@ class ManualCompaction(Protocol):
     (fidelity compares it with a recorded ``/compact``)."""
 
     def manual(self, s: SessionView) -> Compact | None: ...
+
+
+class CompactionCheck(Protocol):
+    """A strategy whose tool looks at the summary before using it (Gemini CLI rejects a compression that
+    would grow the context): ``accept`` returns None to apply the compaction, or the reason it is
+    rejected (the view stays as it was; the event records the reason as its error).
+
+    Optional, like :class:`ManualCompaction`: the loop calls it, when the strategy has it, once a
+    compaction's summary requests succeeded. It may update the strategy's own state (a flag that stops
+    later attempts), and must depend only on its arguments and that state."""
+
+    def accept(self, a: Compact, summary: str) -> str | None: ...
 
 
 class Observer(Protocol):
@@ -358,7 +372,20 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     prunes: list[PruneEvent] = []
     seq = 0
 
-    def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int) -> None:
+    stages = stages_of(strategy)
+    shadow_stages = [stages_of(x) for x in shadows]
+
+    def check(stage: int, a: Compact, summary: str) -> str | None:
+        """The verdict of the stage that asked for a summarized compaction; a shadow answering otherwise
+        diverges."""
+        verdict = _accept(stages[stage], a, summary)
+        for k in list(live):
+            if _accept(shadow_stages[k][stage], a, summary) != verdict:
+                live.remove(k)
+                diverged.add(k)
+        return verdict
+
+    def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int, stage: int = 0) -> None:
         nonlocal seq
         for a in actions:
             seq += 1
@@ -367,7 +394,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             if isinstance(a, Prune):
                 prunes.append(_apply_prune(s, a, seq, step, phase))
             else:
-                ev = _apply_compact(s, a, summarizer, seq, step, phase)
+                ev = _apply_compact(s, a, summarizer, seq, step, phase, partial(check, stage))
                 compactions.append(ev)
                 if ev.ok:
                     view.compactions += 1
@@ -380,16 +407,13 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)
 
-    stages = stages_of(strategy)
-    shadow_stages = [stages_of(x) for x in shadows]
-
     def ask(hook: Callable[[Strategy], Sequence[Action]], phase: Phase, next_index: int) -> None:
         """One hook round: each stage in turn, its actions applied before the next stage is asked."""
         for k, stage in enumerate(stages):
             actions = hook(stage)
             if live:
                 _follow(live, [x[k] for x in shadow_stages], diverged, hook, actions)
-            apply(actions, step, phase, next_index)
+            apply(actions, step, phase, next_index, k)
             if actions and view.shared:
                 view.shared.clear()  # computed on the view before these actions
 
@@ -446,6 +470,12 @@ def _after(strategy: Strategy, view: SessionView, usage: Usage) -> Sequence[Acti
     return strategy.after_step(view, usage)
 
 
+def _accept(strategy: Strategy, a: Compact, summary: str) -> str | None:
+    """The strategy's :class:`CompactionCheck` verdict (None: accepted, or no such check)."""
+    accept = getattr(strategy, "accept", None)
+    return accept(a, summary) if accept is not None else None
+
+
 def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:
     """The strategy's /compact (:class:`ManualCompaction`), if it has one."""
     manual = getattr(strategy, "manual", None)
@@ -480,7 +510,7 @@ def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> Pr
 
 
 def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, step: int,
-                   phase: Phase) -> CompactionEvent:
+                   phase: Phase, check: Callable[[Compact, str], str | None] | None = None) -> CompactionEvent:
     before = s.input_tokens()
     by_id = {e.id: e for e in s.entries}
     kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
@@ -499,27 +529,47 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
     for f in a.followups:
         if result.error is not None:
             break
-        more = _with_usage(summarizer.summarize(f.request), f.request, s.counter)
-        result = SummaryResult(
-            result.text + f.joiner + more.text, (result.input_tokens or 0) + (more.input_tokens or 0),
-            (result.output_tokens or 0) + (more.output_tokens or 0), more.error, result.attempts + more.attempts,
-            max(result.latency_ms, more.latency_ms))
+        result = _followup(summarizer, f, result, s.counter)
     ok = result.error is None
+    error = result.error
+    if ok and check is not None and a.request is not None:
+        error = check(a, result.text)
+        ok = error is None
     summary = result.text if ok else ""
-    if ok or a.on_failure == "apply":
+    if ok or (a.on_failure == "apply" and result.error is not None):
         new: list[Entry] = []
         for k, slot in enumerate(a.new_view):
             new.append(by_id[slot.id] if isinstance(slot, Keep) else s.insert_entry(slot, summary, seq, k))
         s.replace_view(new)
+        if a.prune:
+            _apply_prune(s, Prune(a.prune), seq, step, phase)
     return CompactionEvent(
         seq=seq, step=step, phase=phase, reason=a.reason, ok=ok, tokens_before=before,
         tokens_after=s.input_tokens(), replaced_ids=tuple(e.id for e in replaced), kept_ids=kept_ids,
         replaced_tokens=sum(e.tokens for e in replaced), summary=summary,
         summary_tokens=s.counter.count_text(summary) if summary else 0,
         summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
-        error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
+        error=error, attempts=result.attempts, latency_ms=result.latency_ms,
         summary_budget=_budget(a), meta=a.meta, summarizer_cached=shared,
     )
+
+
+def _followup(summarizer: Summarizer, f: Followup, so_far: SummaryResult, counter: TokenCounter) -> SummaryResult:
+    """Ask a follow-up request and fold its answer into the summary so far (joined, or replacing it)."""
+    request = f.request
+    if any(m.meta.get(PREVIOUS_ANSWER) for m in request.prompt):
+        request = replace(request, prompt=tuple(
+            replace(m, parts=(Text(so_far.text),)) if m.meta.get(PREVIOUS_ANSWER) else m for m in request.prompt))
+    more = _with_usage(summarizer.summarize(request), request, counter)
+    if f.replaces:
+        text = more.text if more.text.strip() else so_far.text
+        latency = so_far.latency_ms + more.latency_ms  # sent after the answer it checks
+    else:
+        text = so_far.text + f.joiner + more.text
+        latency = max(so_far.latency_ms, more.latency_ms)  # sent together
+    return SummaryResult(text, (so_far.input_tokens or 0) + (more.input_tokens or 0),
+                         (so_far.output_tokens or 0) + (more.output_tokens or 0), more.error,
+                         so_far.attempts + more.attempts, latency)
 
 
 def _budget(a: Compact) -> int | None:

@@ -123,12 +123,19 @@ class Insert:
 Slot: TypeAlias = Keep | Insert
 
 
+PREVIOUS_ANSWER = "previous_answer"  # Message.meta key: the loop puts the answer so far in this message
+
+
 @dataclass(frozen=True, slots=True)
 class Followup:
-    """A further summary request whose answer is appended after ``joiner`` (pi's split-turn prefix)."""
+    """A further summary request whose answer is appended after ``joiner`` (pi's split-turn prefix), or,
+    with ``replaces``, sent after the answer so far and taking its place (Gemini CLI's verification turn:
+    a blank answer keeps the earlier one). The loop writes the answer so far into every prompt message
+    whose ``meta`` has :data:`PREVIOUS_ANSWER` before sending the request."""
 
     request: SummaryRequest
-    joiner: str
+    joiner: str = ""
+    replaces: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +144,13 @@ class Compact:
 
     ``request`` None means no summary is needed (truncation), or that ``summary_text`` stands in for
     one (pi's "No prior history."). ``followups`` are asked too and joined after it, as one summary;
-    the tool sends them in parallel, so the latency is the slowest one's. When a summary request fails,
-    ``on_failure`` decides: ``"unchanged"`` leaves the view as it was (seed 004, Codex after its
-    retries), ``"apply"`` applies the new view with an empty summary.
+    the tool sends them in parallel, so the latency is the slowest one's (a ``replaces`` follow-up waits
+    for the answer it checks: latencies add up). When a summary request fails, ``on_failure`` decides:
+    ``"unchanged"`` leaves the view as it was (seed 004, Codex after its retries), ``"apply"`` applies
+    the new view with an empty summary. ``prune`` marks parts of kept entries with placeholders as part
+    of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply only
+    when the new view does. A strategy with an ``accept`` method (:class:`compbench.loop.CompactionCheck`)
+    may still reject the compaction once its summary is known.
     """
 
     reason: str
@@ -149,6 +160,7 @@ class Compact:
     meta: Mapping[str, Any] = field(default_factory=dict)
     followups: tuple[Followup, ...] = ()
     summary_text: str = ""
+    prune: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

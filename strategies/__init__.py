@@ -6,14 +6,14 @@ from compbench.strategies.base import (
     Configured,
     StrategyInfo,
     configure,
-    default_names,
     forget_transcript_caches,
     get,
     names,
     resolve,
+    runnable,
     strategy,
     transcript_cache,
 )
 
-__all__ = ["Configured", "StrategyInfo", "configure", "default_names", "forget_transcript_caches", "get", "names",
-           "resolve", "strategy", "transcript_cache"]
+__all__ = ["Configured", "StrategyInfo", "configure", "forget_transcript_caches", "get", "names", "resolve",
+           "runnable", "strategy", "transcript_cache"]

@@ -51,6 +51,16 @@ BUILTIN: dict[str, str] = {
     "langchain": "compbench.strategies.langchain",
     "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
     "deepagents": "compbench.strategies.deepagents",
+    "gemini-cli": "compbench.strategies.gemini_cli",
+    "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
+    "openai-compaction": "compbench.strategies.openai_compaction",
+    "openhands-llm-summarizing": "compbench.strategies.openhands_summarizing",
+    "openhands-observation-masking": "compbench.strategies.openhands_condensers",
+    "openhands-browser-output": "compbench.strategies.openhands_condensers",
+    "openhands-recent-events": "compbench.strategies.openhands_condensers",
+    "openhands-amortized-forgetting": "compbench.strategies.openhands_condensers",
+    "openhands-conversation-window": "compbench.strategies.openhands_condensers",
+    "openhands-llm-attention": "compbench.strategies.openhands_condensers",
     "pipeline": "compbench.strategies.pipeline",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
@@ -67,6 +77,7 @@ class StrategyInfo:
     summary: str
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
+    needs_model: str = ""  # why it cannot run offline (a decision the tool makes with a model); "" if it can
 
     def defaults(self) -> Any:
         return self.params()
@@ -92,8 +103,12 @@ _entry_points_loaded = False
 
 def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
-             configurable_only: bool = False) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
-    """Register a strategy factory under ``name`` (an error if the name is taken)."""
+             configurable_only: bool = False,
+             needs_model: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+    """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
+    a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
+    runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
+    its stages)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -103,7 +118,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
         _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                       configurable_only)
+                                       configurable_only, needs_model)
         return factory
 
     return deco
@@ -127,9 +142,10 @@ def names() -> list[str]:
     return list(BUILTIN) + sorted(n for n in _registry if n not in BUILTIN)
 
 
-def default_names() -> list[str]:
-    """The strategies a run takes when none is given: every one that runs without configuration."""
-    return [n for n in names() if not get(n).configurable_only]
+def runnable() -> list[str]:
+    """The strategies a run of every strategy replays: all but those that need a real model or their own
+    configuration (a pipeline)."""
+    return [n for n in names() if not get(n).needs_model and not get(n).configurable_only]
 
 
 def get(name: str) -> StrategyInfo:
@@ -168,6 +184,8 @@ def resolve(spec: str) -> Configured:
     """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
     name, _, rest = spec.strip().partition(":")
     info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
     if name == "pipeline":
         from compbench.strategies.pipeline import resolve_pipeline
 
@@ -197,6 +215,8 @@ def resolve(spec: str) -> Configured:
 def configure(name: str, **values: Any) -> Configured:
     """Programmatic counterpart of :func:`resolve` with typed values."""
     info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
     preset = values.pop("preset", "")
     merged = {**info.presets.get(preset, {}), **values}
     _check_fields(name, info.params, merged, "parameter")

@@ -13,7 +13,7 @@ from compbench.facts.presence import FactIndex, NeedHit, PresenceTracker
 from compbench.loop import ReplayConfig, Trace, replay
 from compbench.retention import evaluate
 from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
-from compbench.strategies import default_names, resolve
+from compbench.strategies import resolve, runnable
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, Usage
@@ -198,7 +198,7 @@ def _visible_at(trace: Trace, step: int) -> tuple[set[str], set[tuple[str, int]]
     return ids, pruned
 
 
-@pytest.mark.parametrize("name", default_names())
+@pytest.mark.parametrize("name", runnable())
 def test_a_long_single_turn_loses_exactly_the_dropped_early_facts(name: str) -> None:
     t = long_turn()
     found, index, trace, _ = hits(t, resolve(name).create(), counter=TokenCounter("chars4", 0), window=40_000)
@@ -215,7 +215,7 @@ def test_a_long_single_turn_loses_exactly_the_dropped_early_facts(name: str) -> 
 
 def test_the_long_single_turn_is_lost_by_the_strategies_that_drop_it() -> None:
     lost = set()
-    for name in default_names():
+    for name in runnable():
         found, _index, trace, _ = hits(long_turn(), resolve(name).create(), window=40_000)
         if trace.compactions or trace.prunes:
             last = len(trace.steps) - 1
@@ -240,6 +240,6 @@ def test_the_hindsight_oracle_bounds_every_strategy() -> None:
     met = [NeedHit(0, f"f{k}", True, False, False, True) for k in range(3)]
     assert oracle_present(trace, met, facts, system_tokens=5) == 3  # type: ignore[arg-type]
     # and on the long single turn, under every strategy, it meets at least what the strategy met
-    for name in default_names():
+    for name in runnable():
         row = hits(long_turn(), resolve(name).create(), window=40_000)[3]
         assert row["oracle_present"] >= row["needs_present"]  # type: ignore[operator]

@@ -7,7 +7,7 @@ import pytest
 from compbench.errors import UsageError
 from compbench.loop import ReplayConfig, replay
 from compbench.session import ModelLimits
-from compbench.strategies import default_names, names, resolve
+from compbench.strategies import names, resolve, runnable
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import ToolResult
@@ -40,7 +40,7 @@ def test_spec_parsing_and_canonical_label() -> None:
         with pytest.raises(UsageError, match=msg):
             resolve(bad)
     # listed, but not run by default: it needs its stages
-    assert "pipeline" in names() and "pipeline" not in default_names()
+    assert "pipeline" in names() and "pipeline" not in runnable()
 
 
 def test_a_later_stage_sees_the_view_the_earlier_stage_left() -> None:

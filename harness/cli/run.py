@@ -31,6 +31,13 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
     return ModelLimits(context_window, max_output or 16_384)
 
 
+def auto_overhead(system_tokens: int | None, limits: object) -> int | None:
+    """``--system-tokens auto`` calibrates each transcript's hidden overhead when the window is its own;
+    under a window set for every transcript (--context-window / --model: a smaller window to exercise
+    compaction) a real tool's 20-35k system prompt would fill it, so auto means none there."""
+    return 0 if system_tokens is None and limits is not None else system_tokens
+
+
 class SystemTokens(click.ParamType):  # type: ignore[type-arg]
     """``auto`` (None) or a non-negative integer."""
 
@@ -81,7 +88,8 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0))
 @click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
               help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
-                   "transcript, or auto (each calibrated on its recorded usage, else its agent's default).")
+                   "transcript, or auto: each transcript's own (calibrated on its recorded usage, else its agent's "
+                   "default) on its own window; 0 under a --context-window / --model set for every transcript.")
 @click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5).")
 @click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
               help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
@@ -114,13 +122,13 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     from compbench.rundir import write_run
     from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
     from compbench.session import ModelLimits
-    from compbench.strategies import default_names, resolve
+    from compbench.strategies import resolve, runnable
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
     out = out or resume_dir
     assert out is not None
-    specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(default_names())
+    specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(runnable())
     if len(set(specs)) != len(specs):
         raise UsageError("the same strategy configuration is given twice")
     limits = limits_option(model, context_window, max_output)
@@ -133,7 +141,8 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     path = dataset or default_dataset()
     gold = gold_file_for(path)
     spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
-                   message_overhead=message_overhead, system_tokens=system_tokens, model=model, price_model=pm,
+                   message_overhead=message_overhead, system_tokens=auto_overhead(system_tokens, limits), model=model,
+                   price_model=pm,
                    gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
                    summarizer_options=options, boilerplate=scan_dataset(path))
     done = [0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compbench.cli.run import default_dataset, limits_option
+from compbench.cli.run import auto_overhead, default_dataset, limits_option
 
 
 @click.command()
@@ -53,7 +53,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     assert limits is None or isinstance(limits, ModelLimits)
     path = dataset or default_dataset()
     spec = RunSpec(strategies=tuple(specs), limits=limits, summarizer=summarizer, tokenizer=tokenizer, model=model,
-                   system_tokens=None,
+                   system_tokens=auto_overhead(None, limits),
                    boilerplate=scan_dataset(path))
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations over {path}", err=True)
     write_run(Path(out), spec, path, iter_transcripts(path), workers, force=force)

@@ -1,0 +1,342 @@
+"""OpenHands' condensers that forget or mask events without a model (All-Hands-AI/OpenHands @ 156d068).
+
+Read: ``openhands/memory/condenser/impl/{recent_events,amortized_forgetting,conversation_window,
+observation_masking,browser_output,llm_attention,pipeline}_condenser.py``, ``core/config/condenser_config.py``
+(defaults are the config's: what ``Condenser.from_config`` builds), ``memory/view.py``,
+``memory/conversation_memory.py``. Events and what OpenHands renders of them: :mod:`.openhands_events`.
+
+Every condenser runs before the agent's LLM call (``CodeActAgent.step`` → ``condensed_history``; a
+``Condensation`` is answered first and the call follows on the condensed view). ``recent-events`` and the
+two masking condensers rebuild their view at every step; forgetting is monotone as long as the view only
+grows, so compbench applies each as it happens: forgetting as a compaction without summary, masking as a
+prune. A masked observation becomes an ``AgentCondensationObservation``: OpenHands renders it as a user
+message, and the assistant message whose call it answered can no longer be completed, so that message (and
+its other results) disappears too; here its parts are emptied by the same prune (a few tokens of message
+overhead remain). The condensation request (a provider's context-window error, ``enable_history_truncation``)
+is taken before the call, as a prompt over the input limit: compbench condenses and the call goes through.
+
+Not modelled: ``RecentEventsCondenser`` repeats its head events when the view is shorter than
+``max_events`` (``head + view[-tail:]`` overlap); a masked recall observation (no message here); V0's
+double newline before consecutive user messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from compbench.errors import UsageError
+from compbench.session import Action, Compact, Prune, SessionView
+from compbench.strategies.base import param, strategy
+from compbench.strategies.openhands_events import (
+    BROWSER_MASK,
+    MASKED,
+    RECALL_ACTION,
+    RECALL_OBS,
+    USER_SLOT,
+    Event,
+    EventState,
+    Key,
+    overflowing,
+    rebuild,
+)
+from compbench.transcript import Reasoning, Text, ToolCall, ToolResult, Usage
+
+SOURCE = "All-Hands-AI/OpenHands openhands/memory/condenser/impl @ 156d068"
+BROWSER_TOOLS = ("browser", "web_read", "WebFetch", "webfetch", "web_fetch")  # OpenHands' own + other agents'
+URL = re.compile(r"https?://[^\s\"'<>)]+")
+
+
+class Forgetting:
+    """A condenser that forgets events (no summary): ``forget`` picks them, the view follows."""
+
+    name = "openhands"
+    reason = "forget"
+
+    def __init__(self, recall: bool = True) -> None:
+        self.state = EventState(recall)
+
+    def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
+        raise NotImplementedError
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        evs = self.state.events(s.entries)
+        gone = self.forget(s, evs)
+        if not gone:
+            return ()
+        view = rebuild(s, evs, {ev.key for ev in evs} - gone, None, True, self.state)
+        if tuple(getattr(x, "id", "") for x in view) == tuple(e.id for e in s.entries):
+            return ()
+        return (Compact(self.reason, view, None, meta={"events": len(evs), "forgotten": len(gone)}),)
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+# --- recent events -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecentEventsParams:
+    keep_first: int = param(1, "The first events always kept (RecentEventsCondenserConfig.keep_first).")
+    max_events: int = param(100, "Events kept: the first keep_first and the newest (max_events - keep_first).")
+    recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+
+
+class RecentEvents(Forgetting):
+    name = "openhands-recent-events"
+    reason = "recent events"
+
+    def __init__(self, p: RecentEventsParams) -> None:
+        super().__init__(p.recall_events)
+        self.p = p
+
+    def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
+        head = evs[: self.p.keep_first]
+        tail_length = max(0, self.p.max_events - len(head))
+        tail = evs[-tail_length:] if tail_length else evs  # view[-0:] is the whole view
+        keep = {ev.key for ev in head} | {ev.key for ev in tail}
+        return {ev.key for ev in evs} - keep
+
+
+# --- amortized forgetting ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AmortizedParams:
+    max_size: int = param(100, "Forget when the view has more events than this (AmortizedForgettingCondenserConfig).")
+    keep_first: int = param(1, "The first events always kept.")
+    recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+
+
+class AmortizedForgetting(Forgetting):
+    name = "openhands-amortized-forgetting"
+    reason = "amortized forgetting"
+
+    def __init__(self, p: AmortizedParams) -> None:
+        if p.keep_first >= p.max_size // 2 or p.keep_first < 0 or p.max_size < 1:
+            raise UsageError(f"openhands-amortized-forgetting: keep_first ({p.keep_first}) must be less than half "
+                             f"of max_size ({p.max_size})")
+        super().__init__(p.recall_events)
+        self.p = p
+
+    def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
+        if not (len(evs) > self.p.max_size or overflowing(s)):
+            return set()
+        head = evs[: self.p.keep_first]
+        tail = evs[-(self.p.max_size // 2 - len(head)):]
+        return {ev.key for ev in evs} - {ev.key for ev in head} - {ev.key for ev in tail}
+
+
+# --- conversation window -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConversationWindowParams:
+    recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+
+
+class ConversationWindow(Forgetting):
+    """Acts only on a condensation request (the prompt over the input limit): keeps the essential first
+    events and about half of the rest, never starting on an observation."""
+
+    name = "openhands-conversation-window"
+    reason = "condensation request: conversation window"
+
+    def __init__(self, p: ConversationWindowParams) -> None:
+        super().__init__(p.recall_events)
+        self.p = p
+
+    def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
+        if not overflowing(s):
+            return set()
+        first = next((ev for ev in evs if ev.kind == "user"), None)
+        if first is None:
+            return set()  # 'No first user message found': an empty condensation
+        essential = {ev.key for ev in evs if ev.kind == "system"}
+        essential |= {first.key, (first.key[0], RECALL_ACTION), (first.key[0], RECALL_OBS)}
+        essential &= {ev.key for ev in evs}
+        recent = max(1, (len(evs) - len(essential)) // 2)
+        start = max(0, len(evs) - recent)
+        while start < len(evs) and (evs[start].kind in ("observation", "condensation")
+                                    or evs[start].key[1] == RECALL_OBS):
+            start += 1  # dangling observations at the start of the slice
+        keep = essential | {ev.key for ev in evs[start:]}
+        return {ev.key for ev in evs} - keep
+
+
+# --- masking ------------------------------------------------------------------------------------------------
+
+
+class Masking:
+    """Replaces observations with condensation observations: a prune, with the turn each one ends emptied
+    (the assistant message that made the call can no longer be completed, and that message's other results
+    would never be sent)."""
+
+    name = "openhands-masking"
+
+    def __init__(self, recall: bool) -> None:
+        self.state = EventState(recall)
+
+    def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
+        raise NotImplementedError
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        evs = self.state.events(s.entries)
+        masks = self.masks(s, evs)
+        if not masks:
+            return ()
+        owner = {ev.call_id: ev.pos for ev in evs if ev.kind == "action"}
+        results: dict[int, list[Event]] = {}  # assistant position -> the observations of its calls
+        for ev in evs:
+            if ev.kind == "observation" and ev.call_id in owner:
+                results.setdefault(owner[ev.call_id], []).append(ev)
+        by_key = {ev.key: ev for ev in evs}
+        targets: dict[tuple[str, int], str] = {}
+        for key, text in masks.items():
+            targets.setdefault((key[0], max(key[1], 0)), text)
+            ev = by_key[key]
+            pos = owner.get(ev.call_id) if ev.kind == "observation" else None
+            if pos is None:
+                continue
+            e = s.entries[pos]
+            for j, part in enumerate(e.message.parts):
+                if isinstance(part, Text | ToolCall | Reasoning) and j not in e.pruned:
+                    targets.setdefault((e.id, j), "")
+            for ev in results.get(pos, ()):
+                if ev.key not in masks and ev.key[1] not in s.entries[ev.pos].pruned:
+                    targets.setdefault(ev.key, "")
+        return (Prune(tuple((i, j, t) for (i, j), t in targets.items()), self.name.removeprefix("openhands-")),)
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+@dataclass(frozen=True)
+class ObservationMaskingParams:
+    attention_window: int = param(100, "The most recent events whose observations are not masked (ObservationMaskingCondenserConfig).")
+    recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+
+
+class ObservationMasking(Masking):
+    name = "openhands-observation-masking"
+
+    def __init__(self, p: ObservationMaskingParams) -> None:
+        if p.attention_window < 1:
+            raise UsageError("openhands-observation-masking: attention_window must be >= 1")
+        super().__init__(p.recall_events)
+        self.p = p
+
+    def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
+        out: dict[Key, str] = {}
+        for ev in evs[: max(0, len(evs) - self.p.attention_window)]:
+            e = s.entries[ev.pos]
+            if ev.kind == "observation" and ev.key[1] not in e.pruned:
+                out[ev.key] = MASKED
+            elif ev.kind == "condensation" and ev.key[1] == USER_SLOT and 0 not in e.pruned:
+                out[ev.key] = MASKED  # an AgentCondensationObservation (a summary) is an observation too
+        return out
+
+
+@dataclass(frozen=True)
+class BrowserOutputParams:
+    attention_window: int = param(1, "The most recent browser outputs not masked (BrowserOutputCondenserConfig; the server uses 2).")
+    browser_tools: tuple[str, ...] = param(BROWSER_TOOLS, "Tools whose outputs are OpenHands browser observations (BrowserOutputObservation).")
+    recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+
+
+class BrowserOutput(Masking):
+    name = "openhands-browser-output"
+
+    def __init__(self, p: BrowserOutputParams) -> None:
+        if p.attention_window < 1:
+            raise UsageError("openhands-browser-output: attention_window must be >= 1")
+        super().__init__(p.recall_events)
+        self.p = p
+
+    def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
+        out: dict[Key, str] = {}
+        count = 0
+        for ev in reversed(evs):
+            if ev.kind != "observation" or ev.name not in self.p.browser_tools:
+                continue
+            if count >= self.p.attention_window:
+                if s.entries[ev.pos].pruned.get(ev.key[1]) is None:
+                    out[ev.key] = BROWSER_MASK.format(url=self.url(s, evs, ev))
+            else:
+                count += 1
+        return out
+
+    @staticmethod
+    def url(s: SessionView, evs: list[Event], ev: Event) -> str:
+        """The page's URL: the call's ``url`` argument, else the first URL in its arguments or output."""
+        owner = next((x for x in evs if x.kind == "action" and x.call_id == ev.call_id), None)
+        call = next((p for p in s.entries[owner.pos].message.parts
+                     if isinstance(p, ToolCall) and p.id == ev.call_id), None) if owner else None
+        if call is not None:
+            try:
+                args = json.loads(call.args)
+            except ValueError:
+                args = None
+            if isinstance(args, dict) and isinstance(args.get("url"), str):
+                return str(args["url"])
+            found = URL.search(call.args)
+            if found:
+                return found.group(0)
+        part = s.entries[ev.pos].message.parts[ev.key[1]]
+        found = URL.search(part.output) if isinstance(part, ToolResult) else None
+        return found.group(0) if found else ""
+
+
+# --- LLM attention: a model ranks the events ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LLMAttentionParams:
+    max_size: int = param(100, "Condense when the view has more events than this (LLMAttentionCondenserConfig).")
+    keep_first: int = param(1, "The first events always kept.")
+
+
+@strategy("openhands-recent-events", params=RecentEventsParams, source=SOURCE,
+          summary="keep the first event and the newest 99 events (a sliding window, every step)")
+def recent_events(p: RecentEventsParams) -> RecentEvents:
+    return RecentEvents(p)
+
+
+@strategy("openhands-amortized-forgetting", params=AmortizedParams, source=SOURCE,
+          summary="over 100 events, forget all but the first and the newest 49 (no summary)")
+def amortized_forgetting(p: AmortizedParams) -> AmortizedForgetting:
+    return AmortizedForgetting(p)
+
+
+@strategy("openhands-conversation-window", params=ConversationWindowParams, source=SOURCE,
+          summary="on a context-window error only: keep system, first user message, recall and the newer half")
+def conversation_window(p: ConversationWindowParams) -> ConversationWindow:
+    return ConversationWindow(p)
+
+
+@strategy("openhands-observation-masking", params=ObservationMaskingParams, source=SOURCE,
+          summary="observations outside the newest 100 events become <MASKED> (their turn's call disappears)")
+def observation_masking(p: ObservationMaskingParams) -> ObservationMasking:
+    return ObservationMasking(p)
+
+
+@strategy("openhands-browser-output", params=BrowserOutputParams, source=SOURCE,
+          summary="browser outputs but the newest one become 'Visited URL ... Content omitted'",
+          presets={"server": {"attention_window": 2}})
+def browser_output(p: BrowserOutputParams) -> BrowserOutput:
+    return BrowserOutput(p)
+
+
+ATTENTION_REFUSAL = ("openhands-llm-attention needs a real model to rank the events it keeps "
+                     "(LLMAttentionCondenser); it is not supported offline")
+
+
+@strategy("openhands-llm-attention", params=LLMAttentionParams, source=SOURCE,
+          summary="a model ranks which events to keep: needs a real model, refused offline",
+          needs_model=ATTENTION_REFUSAL)
+def llm_attention(p: LLMAttentionParams) -> NoReturn:
+    raise UsageError(ATTENTION_REFUSAL)

@@ -1,0 +1,287 @@
+"""OpenHands counts and cuts *events*, not messages: the mapping every ``openhands-*`` strategy shares.
+
+Read in All-Hands-AI/OpenHands @ 156d068 (2025-11-28): ``openhands/memory/view.py``,
+``memory/conversation_memory.py``, ``memory/memory.py``, ``controller/agent_controller.py``; and in
+OpenHands/software-agent-sdk @ 611629e (V1): ``sdk/event/*``, ``sdk/context/view/*``.
+
+A compbench message becomes the events OpenHands would have stored for it:
+
+* a system message: ``SystemMessageAction``; an inserted summary: ``AgentCondensationObservation``
+  (V1: ``CondensationSummaryEvent``);
+* a user message: ``MessageAction``, then (V0) the ``RecallAction`` the controller adds for every user
+  message and, for the first one, the workspace-context ``RecallObservation`` (later recalls answer with a
+  ``NullObservation``, which the history leaves out). These recall events have no text here: they count,
+  and are forgotten with, their user message;
+* an assistant message with k tool calls: k action events (one LLM response: the text is the first one's
+  thought); without calls: one agent ``MessageAction``;
+* a tool message: one observation per result; a result a masking condenser replaced (``<MASKED>``,
+  ``Visited URL ...``) is an ``AgentCondensationObservation``.
+
+OpenHands sends the LLM what ``ConversationMemory`` makes of the view, in function-calling mode: an
+assistant message appears only when every one of its tool calls has its observation in the view (else it
+waits, and is dropped), and its observations only with it; a condensation observation is a user message;
+a view without the system message gets it back, and (V0) one whose second event is not a user message
+gets the first user message inserted there. A condenser here decides on events and then keeps the
+messages OpenHands would render; events OpenHands still counts but does not render (an observation whose
+action was forgotten) are dropped from later counts, and a message kept only for rendering (the system or
+first user message put back, an assistant message whose other actions were forgotten) has its forgotten
+events remembered, per strategy instance, so they are not counted again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from compbench.session import Entry, Insert, Keep, SessionView, Slot
+from compbench.transcript import Reasoning, Text, ToolCall, ToolResult
+
+MASKED = "<MASKED>"  # observation_masking_condenser.py
+BROWSER_MASK = "Visited URL {url}\nContent omitted"  # browser_output_condenser.py
+NO_SUMMARY = "No events summarized"  # llm_summarizing_condenser.py
+SHELL_TOOLS = ("execute_bash", "bash", "Bash", "shell", "run_shell_command", "exec_command", "terminal")
+CMD_METADATA = json.dumps({"exit_code": -1, "pid": -1, "username": None, "hostname": None, "working_dir": None,
+                           "py_interpreter_path": None, "prefix": "", "suffix": ""}, indent=2)  # CmdOutputMetadata()
+N_CHAR_PREVIEW = 500  # software-agent-sdk event/base.py
+TRUNCATED = "\n[... Observation truncated due to length ...]\n"  # events/serialization/event.py truncate_content
+USER_SLOT, RECALL_ACTION, RECALL_OBS = -1, -2, -3  # event keys of the whole-message events
+
+Key = tuple[str, int]  # (message id, part index, or one of the slots above)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One OpenHands event: its kind, the view position of the message it comes from, its key."""
+
+    kind: str  # system | user | recall | message | action | observation | condensation
+    pos: int
+    key: Key
+    call_id: str = ""
+    name: str = ""
+    thinking: bool = False
+
+
+def is_condensation(text: str) -> bool:
+    """A result a masking condenser replaced (it became an ``AgentCondensationObservation``)."""
+    return text == MASKED or (text.startswith("Visited URL ") and text.endswith("\nContent omitted"))
+
+
+class EventState:
+    """What one strategy instance remembers: the first user message (``initial_user_action``), the events
+    it forgot whose messages stay visible, and stable event ids (the event stream's, for V0's prompt)."""
+
+    def __init__(self, recall: bool) -> None:
+        self.recall = recall
+        self.first_user = ""
+        self.forgotten: set[Key] = set()
+        self.ids: dict[Key, int] = {}
+
+    def events(self, entries: Sequence[Entry]) -> list[Event]:
+        out: list[Event] = []
+        for pos, e in enumerate(entries):
+            for ev in self._of(pos, e):
+                if ev.key not in self.forgotten:
+                    self.ids.setdefault(ev.key, len(self.ids))
+                    out.append(ev)
+        return out
+
+    def _of(self, pos: int, e: Entry) -> Iterable[Event]:
+        m = e.message
+        if e.origin != "recorded":
+            if e.role == "system":
+                yield Event("system", pos, (e.id, USER_SLOT))
+            elif e.origin == "summary" or e.role == "user":
+                yield Event("condensation", pos, (e.id, USER_SLOT))
+            else:
+                yield Event("message", pos, (e.id, USER_SLOT))
+            return
+        if e.role == "system":
+            yield Event("system", pos, (e.id, USER_SLOT))
+        elif e.role == "user":
+            if not self.first_user:
+                self.first_user = e.id
+            yield Event("user", pos, (e.id, USER_SLOT))
+            if self.recall:
+                yield Event("recall", pos, (e.id, RECALL_ACTION))
+                if e.id == self.first_user:
+                    yield Event("recall", pos, (e.id, RECALL_OBS))
+        elif e.role == "assistant":
+            calls = [(j, p) for j, p in enumerate(m.parts) if isinstance(p, ToolCall)]
+            thinking = any(isinstance(p, Reasoning) and p.text and not p.encrypted for p in m.parts)
+            if not calls:
+                yield Event("message", pos, (e.id, USER_SLOT))
+            for k, (j, call) in enumerate(calls):
+                yield Event("action", pos, (e.id, j), call.id, call.name, thinking and k == 0)
+        else:
+            for j, part in enumerate(m.parts):
+                if isinstance(part, ToolResult):
+                    kind = "condensation" if is_condensation(e.pruned.get(j, "")) else "observation"
+                    yield Event(kind, pos, (e.id, j), part.call_id, part.name)
+
+
+def visible(s: SessionView, events: Sequence[Event], kept: set[Key], v0: bool, first_user: str,
+            summary_at: int | None = None) -> tuple[list[int], set[Key]]:
+    """The view positions OpenHands would render once only ``kept`` events remain (and a summary at
+    ``summary_at`` among them), and the keys of forgotten events whose messages are put back (V0: the
+    system message, and the first user message when the second event is not a user message)."""
+    entries = s.entries
+    by_pos: dict[int, list[Event]] = {}
+    for ev in events:
+        by_pos.setdefault(ev.pos, []).append(ev)
+    observed = {ev.call_id for ev in events if ev.kind == "observation" and ev.key in kept}
+    shown: set[int] = set()
+    owner: dict[str, int] = {}  # call id -> position of the assistant message calling it
+    for pos, evs in by_pos.items():
+        acts = [ev for ev in evs if ev.kind == "action"]
+        for ev in acts:
+            owner[ev.call_id] = pos
+        if acts:
+            if any(ev.key in kept for ev in acts) and all(ev.call_id in observed for ev in acts):
+                shown.add(pos)
+        elif entries[pos].role != "tool" and any(ev.key in kept for ev in evs if ev.kind != "recall"):
+            shown.add(pos)
+    for pos, evs in by_pos.items():
+        if entries[pos].role != "tool":
+            continue
+        owners = {owner[ev.call_id] for ev in evs if ev.call_id in owner}
+        if any(ev.kind == "condensation" and ev.key in kept for ev in evs) or (owners & shown) or \
+                (not owners and any(ev.key in kept for ev in evs)):
+            shown.add(pos)
+    put_back: set[Key] = set()
+    if v0:
+        seq: list[Event | None] = [ev for ev in events if ev.key in kept]
+        if summary_at is not None:
+            seq.insert(min(summary_at, len(seq)), None)
+        if not any(ev is not None and ev.kind == "system" for ev in seq):  # _ensure_system_message
+            systems = [pos for pos, e in enumerate(entries) if e.role == "system" and e.origin == "recorded"]
+            shown |= set(systems)
+            put_back |= {(entries[pos].id, USER_SLOT) for pos in systems}
+            seq.insert(0, None)
+        second = seq[1] if len(seq) > 1 else None
+        if first_user and (second is None or second.kind != "user"):  # _ensure_initial_user_message
+            first = next((pos for pos, e in enumerate(entries) if e.id == first_user), None)
+            if first is not None and (first_user, USER_SLOT) not in kept:
+                shown.add(first)
+                put_back.add((first_user, USER_SLOT))
+    return sorted(shown), put_back
+
+
+def rebuild(s: SessionView, events: Sequence[Event], kept: set[Key], summary_at: int | None,
+            v0: bool, state: EventState) -> tuple[Slot, ...]:
+    """The new view: the visible messages in order, the summary before the ``summary_at``-th kept event."""
+    shown, put_back = visible(s, events, kept, v0, state.first_user, summary_at)
+    on_view = set(shown)
+    state.forgotten |= {ev.key for ev in events if ev.key not in kept and ev.pos in on_view} | put_back
+    kept_events = [ev for ev in events if ev.key in kept]
+    at = kept_events[summary_at].pos if summary_at is not None and summary_at < len(kept_events) else None
+    slots: list[Slot] = []
+    summary = Insert("user", with_summary=True, origin="summary", meta={"openhands": "condensation"})
+    placed = summary_at is None
+    for pos in shown:
+        if not placed and at is not None and pos >= at:
+            slots.append(summary)
+            placed = True
+        slots.append(Keep(s.entries[pos].id))
+    if not placed:
+        slots.append(summary)
+    return tuple(slots)
+
+
+def overflowing(s: SessionView) -> bool:
+    """A call OpenHands would send and the provider refuse: the controller then adds a
+    ``CondensationRequestAction`` (V0, ``enable_history_truncation``; V1 a ``CondensationRequest``) and
+    condenses before retrying, which compbench does before the call."""
+    return s.context_tokens > s.limits.input_limit
+
+
+# --- events as text: str(event), for the summarizer's prompt --------------------------------------------------
+
+
+def _args(raw: str) -> object:
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError:
+        return raw
+
+
+def _call(e: Entry, call_id: str) -> ToolCall | None:
+    return next((p for p in e.message.parts if isinstance(p, ToolCall) and p.id == call_id), None)
+
+
+def _thought(e: Entry) -> str:
+    return "\n".join(p.text for p in e.rendered().parts if isinstance(p, Text) and p.text)
+
+
+def str_v0(ev: Event, e: Entry) -> str:
+    """OpenHands V0 ``str(event)``: CmdRunAction / CmdOutputObservation for shell tools, MCPAction /
+    MCPObservation (a dataclass repr) for the others, MessageAction for messages."""
+    if ev.kind == "system":
+        return f"**SystemMessageAction** (source=EventSource.AGENT)\nCONTENT: {e.message.text}"
+    if ev.kind == "user":
+        return f"**MessageAction** (source=EventSource.USER)\nCONTENT: {e.rendered().text}"
+    if ev.kind == "message":
+        return f"**MessageAction** (source=EventSource.AGENT)\nCONTENT: {_thought(e)}"
+    if ev.kind == "recall":
+        if ev.key[1] == RECALL_ACTION:
+            return f"**RecallAction**\nQUERY: {e.message.text[:50]}"
+        return "**RecallObservation**\nrecall_type=RecallType.WORKSPACE_CONTEXT"
+    if ev.kind == "action":
+        call = _call(e, ev.call_id)
+        args = _args(call.args) if call else {}
+        first = next(p for p in e.message.parts if isinstance(p, ToolCall)).id == ev.call_id
+        thought = _thought(e) if first else ""
+        if ev.name in SHELL_TOOLS:
+            command = args.get("command", args.get("cmd", "")) if isinstance(args, dict) else args
+            if isinstance(command, list):
+                command = " ".join(map(str, command))
+            head = "**CmdRunAction (source=EventSource.AGENT, is_input=False)**\n"
+            return head + (f"THOUGHT: {thought}\n" if thought else "") + f"COMMAND:\n{command}"
+        return "**MCPAction**\n" + (f"THOUGHT: {thought}\n" if thought else "") + f"NAME: {ev.name}\nARGUMENTS: {args}"
+    output = e.rendered().parts[ev.key[1]]
+    text = output.output if isinstance(output, ToolResult) else ""
+    if ev.name in SHELL_TOOLS:
+        return (f"**CmdOutputObservation (source=EventSource.AGENT, exit code=-1, metadata={CMD_METADATA})**\n"
+                f"--BEGIN AGENT OBSERVATION--\n{text}\n--END AGENT OBSERVATION--")
+    return (f"MCPObservation(content={text!r}, observation=<ObservationType.MCP: 'mcp'>, name={ev.name!r}, "
+            f"arguments={{}})")
+
+
+def _preview(text: str) -> str:
+    return text[:N_CHAR_PREVIEW] + "..." if len(text) > N_CHAR_PREVIEW else text
+
+
+def _message_preview(text: str) -> str:
+    return text[: N_CHAR_PREVIEW - 3] + "..." if len(text) > N_CHAR_PREVIEW else text
+
+
+def _action_class(name: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in re.split(r"[^A-Za-z0-9]+", name) if w) + "Action"
+
+
+def str_v1(ev: Event, e: Entry) -> str:
+    """software-agent-sdk ``str(event)``: 500-character previews (an action shows its thought and class)."""
+    if ev.kind == "system":
+        return f"SystemPromptEvent (agent)\n  System: {_preview(e.message.text)}\n  Tools: 0 available"
+    if ev.kind == "user":
+        return f"MessageEvent (user)\n  user: {_message_preview(e.rendered().text) or '[no text content]'}"
+    if ev.kind == "message":
+        return f"MessageEvent (agent)\n  assistant: {_message_preview(_thought(e)) or '[no text content]'}"
+    if ev.kind == "condensation":
+        return f"CondensationSummaryEvent (environment)\n  user: {_message_preview(e.rendered().text)}"
+    if ev.kind == "action":
+        first = next(p for p in e.message.parts if isinstance(p, ToolCall)).id == ev.call_id
+        thought = _thought(e) if first else ""
+        return f"ActionEvent (agent)\n  Thought: {_preview(thought)}\n  Action: {_action_class(ev.name)}"
+    output = e.rendered().parts[ev.key[1]]
+    text = output.output if isinstance(output, ToolResult) else ""
+    return f"ObservationEvent (environment)\n  Tool: {ev.name}\n  Result: {_preview(text)}"
+
+
+def truncate_content(text: str, max_chars: int | None) -> str:
+    """``truncate_content``: the middle cut out past ``max_chars``."""
+    if max_chars is None or len(text) <= max_chars or max_chars < 0:
+        return text
+    half = max_chars // 2
+    return text[:half] + TRUNCATED + text[-half:]
