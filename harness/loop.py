@@ -316,7 +316,9 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
     def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int) -> None:
         nonlocal seq
-        for a in actions:
+        queue = list(actions)
+        while queue:
+            a = queue.pop(0)
             seq += 1
             if observer:
                 observer.action(seq, False, s.entries, a)
@@ -327,6 +329,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 compactions.append(ev)
                 if ev.ok:
                     view.compactions += 1
+                elif a.fallback is not None:  # the tool's own failure path, applied next
+                    queue.insert(0, a.fallback)
             view.context_tokens = s.input_tokens()
             if isinstance(a, Compact):
                 s.new_epoch(next_index)  # a prune hides parts but changes no message's visibility
@@ -449,7 +453,10 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
     if ok or a.on_failure == "apply":
         new: list[Entry] = []
         for k, slot in enumerate(a.new_view):
-            new.append(by_id[slot.id] if isinstance(slot, Keep) else s.insert_entry(slot, summary, seq, k))
+            if isinstance(slot, Keep):
+                new.append(_marked(s.counter, by_id[slot.id], slot.parts) if slot.parts else by_id[slot.id])
+            else:
+                new.append(s.insert_entry(slot, summary, seq, k))
         s.replace_view(new)
     return CompactionEvent(
         seq=seq, step=step, phase=phase, reason=a.reason, ok=ok, tokens_before=before,
@@ -460,6 +467,14 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
         error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
         summary_budget=_budget(a), meta=a.meta,
     )
+
+
+def _marked(counter: TokenCounter, e: Entry, parts: Sequence[tuple[int, str]]) -> Entry:
+    """``e`` with more parts replaced by texts (a kept entry rewritten by its compaction, :class:`Keep`)."""
+    texts = dict(parts)
+    counts = tuple(counter.count_text(texts[j]) if j in texts else c for j, c in enumerate(e.part_tokens))
+    return replace(e, pruned={**e.pruned, **texts}, part_tokens=counts,
+                   tokens=counter.message_overhead + sum(counts))
 
 
 def _budget(a: Compact) -> int | None:

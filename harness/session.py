@@ -97,9 +97,14 @@ class SummaryRequest:
 
 @dataclass(frozen=True, slots=True)
 class Keep:
-    """Keep the view entry with this message id, verbatim (with its prune marks)."""
+    """Keep the view entry with this message id, verbatim (with its prune marks).
+
+    ``parts`` replaces parts of it as a prune mark would, ``(part index, text)``, but only if the compaction
+    is applied: Cline rewrites the first user and assistant messages only once its summary exists.
+    """
 
     id: str
+    parts: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +141,9 @@ class Compact:
     one (pi's "No prior history."). ``followups`` are asked too and joined after it, as one summary;
     the tool sends them in parallel, so the latency is the slowest one's. When a summary request fails,
     ``on_failure`` decides: ``"unchanged"`` leaves the view as it was (seed 004, Codex after its
-    retries), ``"apply"`` applies the new view with an empty summary.
+    retries), ``"apply"`` applies the new view with an empty summary. ``fallback`` is applied in its stead
+    when the summary request fails, as the tool's own failure path (Roo Code's sliding window after a failed
+    condense, aider's emptied history after a failed summary).
     """
 
     reason: str
@@ -146,6 +153,7 @@ class Compact:
     meta: Mapping[str, Any] = field(default_factory=dict)
     followups: tuple[Followup, ...] = ()
     summary_text: str = ""
+    fallback: Compact | Prune | None = None
 
 
 @dataclass(frozen=True, slots=True)

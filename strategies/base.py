@@ -46,6 +46,8 @@ BUILTIN: dict[str, str] = {
     "observation-masking": "compbench.strategies.observation_masking",
     "truncate": "compbench.strategies.truncate",
     "none": "compbench.strategies.none",
+    "cline": "compbench.strategies.cline",
+    "cline-condense": "compbench.strategies.cline_condense",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
