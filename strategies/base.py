@@ -48,6 +48,7 @@ BUILTIN: dict[str, str] = {
     "none": "compbench.strategies.none",
     "cline": "compbench.strategies.cline",
     "cline-condense": "compbench.strategies.cline_condense",
+    "roo-code": "compbench.strategies.roo_code",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
