@@ -49,6 +49,7 @@ BUILTIN: dict[str, str] = {
     "cline": "compbench.strategies.cline",
     "cline-condense": "compbench.strategies.cline_condense",
     "roo-code": "compbench.strategies.roo_code",
+    "goose": "compbench.strategies.goose",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
