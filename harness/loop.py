@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from compbench.session import (
     Action,
@@ -57,6 +57,16 @@ class ManualCompaction(Protocol):
     (fidelity compares it with a recorded ``/compact``)."""
 
     def manual(self, s: SessionView) -> Compact | None: ...
+
+
+class CompactionFollowup(Protocol):
+    """A strategy whose next move depends on what a compaction produced (aider summarizes again, one level
+    deeper, when the summary and the kept tail still exceed its budget): asked right after each of its
+    compactions is applied, before anything else happens; what it returns is applied next.
+
+    Optional: the loop looks for ``after_compaction`` on the strategy."""
+
+    def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]: ...
 
 
 class Observer(Protocol):
@@ -314,6 +324,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     prunes: list[PruneEvent] = []
     seq = 0
 
+    followup = getattr(strategy, "after_compaction", None)
+
     def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int) -> None:
         nonlocal seq
         queue = list(actions)
@@ -336,6 +348,12 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 s.new_epoch(next_index)  # a prune hides parts but changes no message's visibility
             if observer:
                 observer.action(seq, True, s.entries, a)
+            if isinstance(a, Compact) and followup is not None:
+                more = list(followup(view, compactions[-1]))
+                if live:
+                    _follow(live, shadows, diverged, partial(_after_compaction, view=view, event=compactions[-1]),
+                            more)
+                queue[0:0] = more
 
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)
@@ -397,6 +415,10 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
 def _after(strategy: Strategy, view: SessionView, usage: Usage) -> Sequence[Action]:
     return strategy.after_step(view, usage)
+
+
+def _after_compaction(strategy: Strategy, view: SessionView, event: CompactionEvent) -> Sequence[Action]:
+    return cast(CompactionFollowup, strategy).after_compaction(view, event)
 
 
 def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:

@@ -50,6 +50,7 @@ BUILTIN: dict[str, str] = {
     "cline-condense": "compbench.strategies.cline_condense",
     "roo-code": "compbench.strategies.roo_code",
     "goose": "compbench.strategies.goose",
+    "aider": "compbench.strategies.aider",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 

@@ -180,3 +180,22 @@ def test_a_failed_compaction_applies_its_fallback(chars4: TokenCounter) -> None:
     assert tr.final_view == ("sys", "u1", "a2", "a3")
     tr = run(session(), Scripted(2, make), chars4)
     assert [(c.reason, c.ok) for c in tr.compactions] == [("summary", True)]
+
+
+def test_after_compaction_is_asked_right_after_each_compaction(chars4: TokenCounter) -> None:
+    """CompactionFollowup: aider's next summary level is applied before anything else happens."""
+    from compbench.loop import CompactionEvent
+
+    class Deeper(Scripted):
+        def __init__(self) -> None:
+            super().__init__(2, lambda s: [Compact("first", (Keep("sys"), Keep("u1"), Keep("a2")))])
+            self.asked: list[str] = []
+
+        def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
+            self.asked.append(event.reason)
+            return [Compact("second", (Keep("sys"), Keep("a2")))] if event.reason == "first" else []
+
+    strat = Deeper()
+    tr = run(session(), strat, chars4)
+    assert [(c.reason, c.step, c.phase) for c in tr.compactions] == [("first", 2, "before"), ("second", 2, "before")]
+    assert strat.asked == ["first", "second"] and tr.final_view == ("sys", "a2", "a3")
