@@ -51,6 +51,7 @@ BUILTIN: dict[str, str] = {
     "roo-code": "compbench.strategies.roo_code",
     "goose": "compbench.strategies.goose",
     "aider": "compbench.strategies.aider",
+    "swe-agent": "compbench.strategies.swe_agent",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
