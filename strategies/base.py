@@ -48,6 +48,7 @@ BUILTIN: dict[str, str] = {
     "none": "compbench.strategies.none",
     "cline": "compbench.strategies.cline",
     "cline-condense": "compbench.strategies.cline_condense",
+    "cline-sdk": "compbench.strategies.cline_sdk",
     "roo-code": "compbench.strategies.roo_code",
     "goose": "compbench.strategies.goose",
     "aider": "compbench.strategies.aider",
