@@ -475,10 +475,7 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
     if ok or a.on_failure == "apply":
         new: list[Entry] = []
         for k, slot in enumerate(a.new_view):
-            if isinstance(slot, Keep):
-                new.append(_marked(s.counter, by_id[slot.id], slot.parts) if slot.parts else by_id[slot.id])
-            else:
-                new.append(s.insert_entry(slot, summary, seq, k))
+            new.append(by_id[slot.id] if isinstance(slot, Keep) else s.insert_entry(slot, summary, seq, k))
         s.replace_view(new)
     return CompactionEvent(
         seq=seq, step=step, phase=phase, reason=a.reason, ok=ok, tokens_before=before,
@@ -489,14 +486,6 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
         error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
         summary_budget=_budget(a), meta=a.meta,
     )
-
-
-def _marked(counter: TokenCounter, e: Entry, parts: Sequence[tuple[int, str]]) -> Entry:
-    """``e`` with more parts replaced by texts (a kept entry rewritten by its compaction, :class:`Keep`)."""
-    texts = dict(parts)
-    counts = tuple(counter.count_text(texts[j]) if j in texts else c for j, c in enumerate(e.part_tokens))
-    return replace(e, pruned={**e.pruned, **texts}, part_tokens=counts,
-                   tokens=counter.message_overhead + sum(counts))
 
 
 def _budget(a: Compact) -> int | None:

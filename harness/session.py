@@ -97,14 +97,9 @@ class SummaryRequest:
 
 @dataclass(frozen=True, slots=True)
 class Keep:
-    """Keep the view entry with this message id, verbatim (with its prune marks).
-
-    ``parts`` replaces parts of it as a prune mark would, ``(part index, text)``, but only if the compaction
-    is applied: Cline rewrites the first user and assistant messages only once its summary exists.
-    """
+    """Keep the view entry with this message id, verbatim (with its prune marks)."""
 
     id: str
-    parts: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

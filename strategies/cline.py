@@ -121,16 +121,16 @@ class Cline:
                 actions.append(Prune(tuple(targets), "cline: duplicate file reads"))
         if saved is not None and saved >= self.p.min_percent_saved:
             return actions
-        truncation = self.truncate(s, keep, saved)
-        return actions + ([truncation] if truncation else [])
+        return actions + self.truncate(s, keep, saved)
 
-    def truncate(self, s: SessionView, keep: str, saved: float | None) -> Action | None:
-        """``getNextTruncationRange`` + the notice + the orphaned tool results of the new first message."""
+    def truncate(self, s: SessionView, keep: str, saved: float | None) -> list[Action]:
+        """``getNextTruncationRange`` + the notice + the orphaned tool results of the new first message:
+        the rewrites as prune marks, then the range hidden."""
         entries = s.entries
         head = head_end(entries)
         grouped = groups(entries, head)
         if len(grouped) < 2:
-            return None
+            return []
         rest = len(grouped) - 2
         remove = (rest // 4) * 2 if keep == "half" else (rest * 3 // 4 // 2) * 2
         end = 2 + remove - 1
@@ -138,28 +138,23 @@ class Cline:
             end -= 1
         hidden = [i for g in grouped[2:end + 1] for i in g]
         self.state.truncated = self.state.truncated or bool(hidden)
-        notice: tuple[tuple[int, str], ...] = ()
+        marks: list[Target] = []
         assistant = entries[grouped[1][0]]
         if not self.state.noticed:
             self.state.noticed = True
-            notice = first_text_mark(assistant, CONTEXT_TRUNCATION_NOTICE)
-        meta = {"keep": keep, "removed_messages": max(0, end - 1), "percent_saved": saved}
-        strip: dict[str, tuple[tuple[int, str], ...]] = {}
+            marks += [(assistant.id, j, text) for j, text in first_text_mark(assistant, CONTEXT_TRUNCATION_NOTICE)]
         if self.state.truncated and end + 1 < len(grouped) and entries[grouped[end + 1][0]].role != "assistant":
             for i in grouped[end + 1]:
                 e = entries[i]
-                marks = tuple((j, "") for j, p in enumerate(e.message.parts)
-                              if isinstance(p, ToolResult) and e.pruned.get(j) != "")
-                if marks:
-                    strip[e.id] = marks
-        if not hidden and not strip:
-            if not notice:
-                return None
-            return Prune(tuple((assistant.id, j, text) for j, text in notice), "cline: truncation notice")
-        gone = {entries[i].id for i in hidden}
-        view = [Keep(e.id, notice if e.id == assistant.id else strip.get(e.id, ()))
-                for e in entries if e.id not in gone]
-        return Compact(f"cline: truncation ({keep})", tuple(view), meta=meta)
+                marks += [(e.id, j, "") for j, p in enumerate(e.message.parts)
+                          if isinstance(p, ToolResult) and e.pruned.get(j) != ""]
+        actions: list[Action] = [Prune(tuple(marks), "cline: truncation notice")] if marks else []
+        if hidden:
+            gone = {entries[i].id for i in hidden}
+            meta = {"keep": keep, "removed_messages": end - 1, "percent_saved": saved}
+            actions.append(Compact(f"cline: truncation ({keep})", tuple(Keep(e.id) for e in entries if e.id not in gone),
+                                   meta=meta))
+        return actions
 
 
 @strategy("cline", params=ClineParams, source="cline/cline 9ee618111d58 (legacy ContextManager, before 791d238996)",

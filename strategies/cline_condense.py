@@ -16,7 +16,7 @@ Otherwise the request carries the ``summarize_task`` instructions appended to th
 model saw it, then the instructions; Cline's system prompt and tools are the run's system overhead).
 The handler then hides everything after the first user/assistant pair, rewrites the first user message's
 first text block to ``[Continue assisting the user!]`` and the first assistant's to the truncation notice
-(once each), and the next request hides the condense request and the call too, so the model continues
+(once each; prune marks made right after the compaction, ``after_compaction``), and the next request hides the condense request and the call too, so the model continues
 from ``[first pair, "[summarize_task] Result:\\n" + continuationPrompt(summary)]``. compbench places that
 result as one user message (the XML tool format's text block; not modelled: the handler's automatic read
 of up to 8 "Required Files", which needs the workspace). A failed summary leaves the view as it was.
@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from compbench.loop import CompactionEvent
 from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, Slot, SummaryRequest
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.base import param, strategy
@@ -60,17 +61,19 @@ class ClineCondense:
         self.p = p
         self.state = ClineState(p.read_tools)
         self.condensed = False  # conversationHistoryDeletedRange is set
-        self.asked: int | None = None  # s.compactions when a condense was last asked for
-
-    def settle(self, s: SessionView) -> None:
-        """What the handler records happens only if the summary came back (the view then holds it)."""
-        if self.asked is not None and s.compactions > self.asked:
-            self.condensed = self.state.noticed = self.state.first_user_replaced = True
-        self.asked = None
+        self.marks: tuple[tuple[str, int, str], ...] = ()  # the first pair's rewrites, once the summary exists
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        self.settle(s)
         return ()
+
+    def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
+        """The handler ran (the summary came back): it records the deleted range and rewrites the first
+        user and assistant messages, once each."""
+        marks, self.marks = self.marks, ()
+        if not event.ok or not event.reason.startswith("cline: auto-condense"):
+            return ()
+        self.condensed = self.state.noticed = self.state.first_user_replaced = True
+        return (Prune(marks, "cline: first pair rewritten"),) if marks else ()
 
     def active_messages(self, s: SessionView) -> int:
         """Messages after the first pair, up to the last assistant message (the new user message, which
@@ -82,7 +85,6 @@ class ClineCondense:
         return n - 2
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        self.settle(s)
         u = s.last_usage
         if u is None or not s.limits.context_window:
             return ()
@@ -107,20 +109,18 @@ class ClineCondense:
         instructions = Message("cline-summarize-task", "user", (Text(summarize_task(self.p.cwd, self.p.focus_chain)),))
         request = SummaryRequest(system="", prompt=(*shown, instructions), source=shown,
                                  meta={"model": "main", "tool": "summarize_task"})
-        first_pair = [i for g in grouped[:2] for i in g]
         user0 = entries[grouped[0][0]] if grouped else None
         assistant1 = entries[grouped[1][0]] if len(grouped) > 1 else None
-        view: list[Slot] = [Keep(e.id) for e in entries[:head]]
-        for i in first_pair:
-            e = entries[i]
-            parts: tuple[tuple[int, str], ...] = ()
-            if e is user0 and not self.state.first_user_replaced:
-                parts = first_user_mark(e)
-            elif e is assistant1 and not self.state.noticed:
-                parts = first_text_mark(e, CONTEXT_TRUNCATION_NOTICE)
-            view.append(Keep(e.id, parts))
-        view.append(Insert("user", CONTINUATION_BEFORE, CONTINUATION_AFTER, with_summary=True, origin="summary"))
-        self.asked = s.compactions
+        marks: list[tuple[str, int, str]] = []
+        if user0 is not None and not self.state.first_user_replaced:
+            marks += [(user0.id, j, t) for j, t in first_user_mark(user0)]
+        if assistant1 is not None and not self.state.noticed:
+            marks += [(assistant1.id, j, t) for j, t in first_text_mark(assistant1, CONTEXT_TRUNCATION_NOTICE)]
+        self.marks = tuple(marks)
+        first_pair = [i for g in grouped[:2] for i in g]
+        view: list[Slot] = [*(Keep(e.id) for e in entries[:head]), *(Keep(entries[i].id) for i in first_pair),
+                            Insert("user", CONTINUATION_BEFORE, CONTINUATION_AFTER, with_summary=True,
+                                   origin="summary")]
         return Compact("cline: auto-condense (summarize_task)", tuple(view), request, on_failure="unchanged",
                        meta={"percent_saved": saved, "model": "main"})
 

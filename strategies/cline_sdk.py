@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, SummaryRequest
+from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.api_groups import head_end
 from compbench.strategies.base import param, strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
@@ -199,9 +199,9 @@ class ClineSdk:
             elif pending:
                 pairs, pending = pairs + 1, False
         long = pairs >= 5 and 0 < s.limits.max_output < max_input
-        target = math.floor(max_input * LONG_CONVERSATION_TARGET_RATIO) if long else math.floor(
+        wanted = math.floor(max_input * LONG_CONVERSATION_TARGET_RATIO) if long else math.floor(
             trigger * DEFAULT_TARGET_RATIO)
-        target = max(1, min(target, max_input, max(1, trigger - 1)))
+        target = max(1.0, min(wanted, max_input, max(1.0, trigger - 1)))
         message_target = max(1, math.floor(target - overhead))
         cut = self.cut_index(messages, min(self.p.preserve_recent_tokens, message_target))
         if cut <= 0 or cut >= len(messages):
@@ -242,7 +242,7 @@ class ClineSdk:
         request = SummaryRequest(SUMMARY_SYSTEM, (Message("cline-sdk-summary", "user", (Text(text),)),), tuple(fold),
                                  max_output_tokens=out, previous_summary=previous)
         entries = s.entries
-        view = (*(Keep(e.id) for e in entries[:head_end(entries)]),
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head_end(entries)]),
                 Insert("user", SUMMARY_PREFIX, with_summary=True, origin="summary"),
                 *(Keep(e.id) for e in messages[cut:]))
         return (Compact("cline-sdk: agentic compaction", view, request, on_failure="unchanged",

@@ -144,30 +144,6 @@ def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: T
     assert auto.compactions == ()
 
 
-def test_kept_parts_are_rewritten_only_when_the_compaction_applies(chars4: TokenCounter) -> None:
-    """Keep.parts: a kept message's part rewritten with the compaction (Cline's first user message)."""
-    def make(s: SessionView) -> list[Action]:
-        req = SummaryRequest("", (), s.rendered())
-        return [Compact("t", (Keep("sys"), Keep("u1", ((0, "[gone]"),)), Insert("user", "S: ", with_summary=True,
-                                                                          origin="summary")), req)]
-
-    seen: list[str] = []
-
-    class Probe(Scripted):
-        def before_step(self, s: SessionView) -> Sequence[Action]:
-            if s.step == 2:
-                seen.append(s.entries[1].rendered().text)
-                seen.append(str(s.entries[1].tokens))
-            return super().before_step(s)
-
-    tr = run(session(), Probe(1, make), chars4)
-    assert tr.compactions[0].ok and tr.compactions[0].kept_ids == ("sys", "u1")
-    assert seen == ["[gone]", "2"]  # '[gone]' is 6 chars: 2 tokens with chars4
-    seen.clear()
-    tr = run(session(), Probe(1, make), chars4, summarizer=MockSummarizer(error="x"))
-    assert not tr.compactions[0].ok and seen == ["u" * 40, "10"]
-
-
 def test_a_failed_compaction_applies_its_fallback(chars4: TokenCounter) -> None:
     """Compact.fallback: the tool's own failure path (Roo Code's truncation after a failed condense)."""
     def make(s: SessionView) -> list[Action]:

@@ -100,22 +100,20 @@ def test_notice_on_the_first_assistant_once_and_orphaned_results_emptied(chars4:
             Message("t4", "user", (ToolResult("c3", "bash", "a.py"), Text("env details"))),
             assistant("a5"), user("u6"), assistant("a7"), user("u8"), assistant("a9")]
     strat = Cline(ClineParams())
-    (c,) = strat.before_step(at(msgs, chars4, 800))
+    p, c = strat.before_step(at(msgs, chars4, 800))
+    assert isinstance(p, Prune) and p.targets == (("a1", 0, CONTEXT_TRUNCATION_NOTICE),)
     assert isinstance(c, Compact) and c.reason == "cline: truncation (half)" and c.request is None
     # rest = 8 groups (u2 .. a9): remove 4 -> u2 a3 t4 a5; the first message after is u6 (no results)
-    assert c.new_view == (Keep("sys"), Keep("u0"), Keep("a1", ((0, CONTEXT_TRUNCATION_NOTICE),)),
-                          Keep("u6"), Keep("a7"), Keep("u8"), Keep("a9"))
+    assert c.new_view == (Keep("sys"), Keep("u0"), Keep("a1"), Keep("u6"), Keep("a7"), Keep("u8"), Keep("a9"))
     # after an earlier truncation, the first message after the range loses its tool results
     again = Cline(ClineParams())
     again.state.truncated = True
     later = [system(), user("u0", "task"), assistant("a1", "plan"),
              Message("t4", "user", (ToolResult("c3", "bash", "a.py"), Text("env details"))), assistant("a5")]
-    (c2,) = again.before_step(at(later, chars4, 800))  # rest = 2: nothing removed, t4 emptied, notice set
-    assert isinstance(c2, Compact)
-    assert c2.new_view == (Keep("sys"), Keep("u0"), Keep("a1", ((0, CONTEXT_TRUNCATION_NOTICE),)),
-                           Keep("t4", ((0, ""),)), Keep("a5"))
-    (c3,) = again.before_step(at(later, chars4, 800))  # this hand-made view never got t4's mark applied
-    assert isinstance(c3, Compact) and Keep("a1") in c3.new_view  # the notice is set once
+    (p2,) = again.before_step(at(later, chars4, 800))  # rest = 2: nothing removed, t4 emptied, notice set
+    assert isinstance(p2, Prune) and p2.targets == (("a1", 0, CONTEXT_TRUNCATION_NOTICE), ("t4", 0, ""))
+    (p3,) = again.before_step(at(later, chars4, 800))  # this hand-made view never got t4's mark applied
+    assert isinstance(p3, Prune) and p3.targets == (("t4", 0, ""),)  # the notice is set once
 
 
 def read_turn(k: int, path: str, body: str, header: bool = True) -> list[Message]:
@@ -136,8 +134,9 @@ def test_small_savings_rewrite_then_truncate(chars4: TokenCounter) -> None:
     msgs = [user("u0", "task " * 400), assistant("a1"), user("u2", "go"),
             *read_turn(3, "a.py", "x", header=False), *read_turn(5, "a.py", "y", header=False),
             user("u7"), assistant("a8")]
-    p, c = Cline(ClineParams()).before_step(at(msgs, chars4, 800))
+    p, notice, c = Cline(ClineParams()).before_step(at(msgs, chars4, 800))
     assert isinstance(p, Prune) and p.targets == (("t3", 0, NOTE),)  # Read tool: the notice alone
+    assert isinstance(notice, Prune) and notice.reason == "cline: truncation notice"
     assert isinstance(c, Compact) and c.meta["percent_saved"] < 0.3
 
 
@@ -149,7 +148,7 @@ def test_file_mentions_and_final_file_content(chars4: TokenCounter) -> None:
             assistant("a3", calls=[("c3", "write_to_file", {"path": "src/x.ts"})]), tool("t4", "c3", write),
             assistant("a5", calls=[("c5", "write_to_file", {"path": "src/x.ts"})]), tool("t6", "c5", write)]
     targets = {(t[0], t[1]): t[2] for a in Cline(ClineParams(min_percent_saved=0.0)).before_step(at(msgs, chars4, 800))
-               if isinstance(a, Prune) for t in a.targets}
+               if isinstance(a, Prune) and a.reason == "cline: duplicate file reads" for t in a.targets}
     assert targets == {
         ("u2", 0): f'see <file_content path="src/x.ts">{NOTE}</file_content>',
         ("t4", 0): write.replace("\nconst a = 2\n", f" {NOTE} "),
@@ -163,7 +162,7 @@ def test_read_tools_parameter_and_no_dedupe(chars4: TokenCounter) -> None:
     out = Cline(ClineParams(read_tools=("cat",))).before_step(at(msgs, chars4, 800))
     assert not any(isinstance(a, Prune) and a.reason.endswith("file reads") for a in out)
     out = resolve("cline:dedupe=false").create().before_step(at(msgs, chars4, 800))
-    assert [type(a) for a in out] == [Compact]
+    assert [a.reason for a in out] == ["cline: truncation notice", "cline: truncation (half)"]
 
 
 def test_replay_truncates_and_never_summarizes(chars4: TokenCounter) -> None:
@@ -206,4 +205,4 @@ def test_thirty_percent_saved_is_enough_to_skip_truncation(chars4: TokenCounter)
     assert (237 - len(NOTE)) / (43 + 237) == 0.3
     assert ClineParams().min_percent_saved == 0.3
     assert [type(a) for a in Cline(ClineParams()).before_step(saving_view(chars4, 237))] == [Prune]
-    assert [type(a) for a in Cline(ClineParams()).before_step(saving_view(chars4, 236))] == [Prune, Compact]
+    assert [type(a) for a in Cline(ClineParams()).before_step(saving_view(chars4, 236))] == [Prune, Prune, Compact]

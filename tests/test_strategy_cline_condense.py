@@ -46,8 +46,7 @@ def test_request_is_the_view_then_summarize_task_on_the_main_model(chars4: Token
     assert "<task_progress>task_progress list here</task_progress>" in req.prompt[-1].text
     assert [m.id for m in req.source] == ["u0", "a1", "u2", "a3", "t4"]
     assert c.on_failure == "unchanged"
-    assert c.new_view == (Keep("sys"), Keep("u0", ((0, "[Continue assisting the user!]"),)),
-                          Keep("a1", ((0, CONTEXT_TRUNCATION_NOTICE),)),
+    assert c.new_view == (Keep("sys"), Keep("u0"), Keep("a1"),
                           Insert("user", CONTINUATION_BEFORE, CONTINUATION_AFTER, with_summary=True, origin="summary"))
     assert CONTINUATION_BEFORE.startswith("[summarize_task] Result:\n\nThis session is being continued")
 
@@ -102,7 +101,7 @@ def test_replay_failure_leaves_the_view_and_the_first_pair(chars4: TokenCounter)
     tr = run(transcript(*long_session(30)), resolve("cline-condense").create(), chars4, window=1_000,
              max_output=100, summarizer=MockSummarizer(error="boom"))
     assert tr.compactions and not any(c.ok for c in tr.compactions)
-    assert tr.final_view == tuple(m.id for m in long_session(30) if m.id != "end") + ("end",)
+    assert tr.final_view == tuple(m.id for m in long_session(30))
 
 
 def test_no_condense_right_after_one(chars4: TokenCounter) -> None:
@@ -114,17 +113,23 @@ def test_no_condense_right_after_one(chars4: TokenCounter) -> None:
     assert strat.before_step(at(more, chars4, 98_000))
 
 
-def test_rewrites_of_the_first_pair_are_recorded_only_when_the_summary_came_back(chars4: TokenCounter) -> None:
+def test_first_pair_rewritten_right_after_a_good_summary_once(chars4: TokenCounter) -> None:
+    from compbench.loop import CompactionEvent
+
+    def event(ok: bool) -> CompactionEvent:
+        reason = "cline: auto-condense (summarize_task)"
+        return CompactionEvent(1, 0, "before", reason, ok, 0, 0, (), (), 0, "", 0, 0, 0)
+
     strat = ClineCondense(ClineCondenseParams())
     v = at(session(), chars4, 98_000)
-    (c,) = strat.before_step(v)
-    strat.after_step(v, Usage())  # v.compactions still 0: the summary failed
-    (c,) = strat.before_step(v)
-    assert isinstance(c, Compact) and c.new_view[1].parts == ((0, "[Continue assisting the user!]"),)  # type: ignore[union-attr]
-    v.compactions = 1  # this one succeeded
-    strat.after_step(v, Usage())
-    (c,) = strat.before_step(at([*session(), assistant("a5"), user("u6")], chars4, 98_000))
-    assert isinstance(c, Compact) and c.new_view[1:3] == (Keep("u0"), Keep("a1"))  # rewritten once
+    strat.before_step(v)
+    assert strat.after_compaction(v, event(False)) == ()  # the summary failed: nothing rewritten or recorded
+    strat.before_step(v)
+    (p,) = strat.after_compaction(v, event(True))
+    assert isinstance(p, Prune) and p.targets == (("u0", 0, "[Continue assisting the user!]"),
+                                                  ("a1", 0, CONTEXT_TRUNCATION_NOTICE))
+    strat.before_step(at([*session(), assistant("a5"), user("u6")], chars4, 98_000))
+    assert strat.after_compaction(v, event(True)) == ()  # rewritten once
 
 
 class FailsOnce:

@@ -85,11 +85,12 @@ def test_tail_never_starts_on_tool_results(chars4: TokenCounter) -> None:
 
 
 def test_serialize_cuts_tool_results_and_thinking_at_2000() -> None:
-    m = Message("a", "assistant", (Reasoning("t" * 2_001), Text("hi"), ToolCall("c", "bash", '{"cmd": "ls -l", "n": 2}')))
+    call = ToolCall("c", "bash", '{"cmd": "ls -l", "n": 2}')
+    m = Message("a", "assistant", (Reasoning("t" * 2_001), Text("hi"), call))
     assert serialize(m) == f"[Bot thinking]: {'t' * 2_000}\n...[truncated 1 chars]\n[Bot]: hi\n" \
                            '[Bot tool calls]: bash(cmd="ls -l", n=2)'
     r = Message("t", "tool", (ToolResult("c", "bash", "o" * 2_000),))
-    assert serialize(r) == "[User]: " * 0 + "[Tool result]: " + "o" * 2_000
+    assert serialize(r) == "[Tool result]: " + "o" * 2_000
 
 
 def test_replay_folds_the_previous_summary(chars4: TokenCounter) -> None:
