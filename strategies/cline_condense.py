@@ -111,12 +111,12 @@ class ClineCondense:
                                  meta={"model": "main", "tool": "summarize_task"})
         user0 = entries[grouped[0][0]] if grouped else None
         assistant1 = entries[grouped[1][0]] if len(grouped) > 1 else None
-        marks: list[tuple[str, int, str]] = []
+        rewrites: list[tuple[str, int, str]] = []
         if user0 is not None and not self.state.first_user_replaced:
-            marks += [(user0.id, j, t) for j, t in first_user_mark(user0)]
+            rewrites += [(user0.id, j, t) for j, t in first_user_mark(user0)]
         if assistant1 is not None and not self.state.noticed:
-            marks += [(assistant1.id, j, t) for j, t in first_text_mark(assistant1, CONTEXT_TRUNCATION_NOTICE)]
-        self.marks = tuple(marks)
+            rewrites += [(assistant1.id, j, t) for j, t in first_text_mark(assistant1, CONTEXT_TRUNCATION_NOTICE)]
+        self.marks = tuple(rewrites)
         first_pair = [i for g in grouped[:2] for i in g]
         view: list[Slot] = [*(Keep(e.id) for e in entries[:head]), *(Keep(entries[i].id) for i in first_pair),
                             Insert("user", CONTINUATION_BEFORE, CONTINUATION_AFTER, with_summary=True,
