@@ -78,3 +78,19 @@ def calibrate(transcripts: Iterable[Transcript], tokenizers: Sequence[str] = TOK
     order = {name: i for i, name in enumerate(tokenizers)}
     return [summarize(tok, source, ps)
             for (tok, source), ps in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
+
+
+# Per-agent hidden overhead (system prompt + tool schemas, o200k_base tokens): the median of recorded −
+# counted over the fully recorded calls of ../shared/transcripts (`datasets inspect --calibrate`).
+AGENT_OVERHEAD = {"claude-code": 35_550, "codex": 4_688, "mini-swe-agent": 2_288, "opencode": 16_753, "pi": 30_122}
+
+
+def overhead_for(t: Transcript, counter: TokenCounter) -> tuple[int, str]:
+    """A transcript's hidden overhead and where it comes from: its own recorded usage (median of recorded −
+    counted over its fully recorded calls), else its agent's default, else none known (0)."""
+    ps = pairs(t, counter)
+    if ps:
+        return max(0, round(statistics.median(r - c for r, c in ps))), f"calibrated on {len(ps)} recorded calls"
+    if t.source in AGENT_OVERHEAD:
+        return AGENT_OVERHEAD[t.source], f"{t.source} default (median over ../shared/transcripts)"
+    return 0, f"no recorded usage and no default for {t.source}: 0"

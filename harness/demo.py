@@ -22,7 +22,7 @@ def main() -> int:
     from compbench.rundir import write_run
     from compbench.runs import RunSpec
     from compbench.session import ModelLimits
-    from compbench.strategies import names
+    from compbench.strategies import default_names
     from compbench.summary import summary_table
 
     dataset = ROOT / "datasets" / "samples"
@@ -31,8 +31,8 @@ def main() -> int:
     from compbench.facts.sources import gold_file_for
 
     gold = gold_file_for(dataset)
-    spec = RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, MAX_OUTPUT), gold=str(gold) if gold else None,
-                   boilerplate=scan_dataset(str(dataset)))
+    spec = RunSpec(strategies=tuple(default_names()), limits=ModelLimits(WINDOW, MAX_OUTPUT),
+                   gold=str(gold) if gold else None, boilerplate=scan_dataset(str(dataset)))
     print(f"compbench demo: {dataset.relative_to(ROOT)} through {len(spec.strategies)} strategies, "
           f"{WINDOW:,}-token window, calibrated summarizer (offline heuristic)\n", flush=True)
     try:

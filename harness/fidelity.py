@@ -1,8 +1,9 @@
 """Fidelity: each strategy against the real tool's own compactions recorded in real logs.
 
 For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi), the strategy
-modelling that tool replays the transcript with the recorded model's real window (litellm's table,
-offline) under the seed preset and ``preset=current``, and its decisions are set beside the tool's:
+modelling that tool replays the transcript with the window the tool used (``models.effective_limits``:
+the recorded model, the tool's default for it, the evidence in the transcript; each row says which and
+why) under each of the strategy's presets, and its decisions are set beside the tool's:
 the trigger (step and tokens), the kept set (Jaccard over message ids), the rebuilt context against
 the next recorded prompt, the summary's budget and fact coverage against the real summary, and the
 token count compbench computes right before the compaction against what the API recorded there.
@@ -11,7 +12,8 @@ Two things make the comparison fair. The system prompt and tool schemas are not 
 the replay adds the transcript's own calibrated overhead (median of recorded − counted prompt before
 its first compaction). And the k-th compaction is replayed from the tool's state after the (k−1)-th:
 the recorded summary as a user message, the messages the tool kept, then what followed — so an early
-difference does not shift every later comparison.
+difference does not shift every later comparison. What a log leaves out of the tool's own count is filled
+from the tool's recorded figures (``evidence``), and the row says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from compbench.errors import UsageError
 from compbench.facts.derive import extract
 from compbench.facts.presence import Matcher
 from compbench.loop import CompactionEvent, ReplayConfig, Trace, replay
@@ -30,12 +31,10 @@ from compbench.tokens import TokenCounter
 from compbench.transcript import Message, RecordedCompaction, Text, Transcript
 
 TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
-DEFAULT_WINDOW = 200_000
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
-           "counted_before", "recorded_before",
-           "calibration_error", "overhead", "cause")
+           "counted_before", "recorded_before", "calibration_error", "overhead", "window", "window_source", "cause")
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,8 @@ class Row:
     kept_real: str = "–"
     kept_calibrated: str = "–"
     kept_extractive: str = "–"
+    window: int = 0
+    window_source: str = ""
 
     def cells(self) -> list[str]:
         out = []
@@ -76,16 +77,6 @@ class Row:
             out.append("–" if v is None else f"{v:.2f}" if isinstance(v, float) else f"{v:,}"
                        if isinstance(v, int) and k not in ("n",) else str(v))
         return out
-
-
-def _limits(t: Transcript) -> tuple[ModelLimits, str]:
-    from compbench.models import limits_for
-
-    model = str(t.meta.get("model") or "")
-    try:
-        return limits_for(model), model
-    except UsageError:
-        return ModelLimits(DEFAULT_WINDOW, 32_000), f"{model or 'unknown model'} (not in litellm's table: 200k assumed)"
 
 
 def _steps_before(t: Transcript, index: int) -> int:
@@ -112,6 +103,17 @@ def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
 
 
+def version_preset(tool: str, version: str) -> str | None:
+    """The preset that models ``tool``'s ``version``, where the strategy says (``version_preset``)."""
+    import importlib
+
+    from compbench.strategies.base import BUILTIN
+
+    module = importlib.import_module(BUILTIN[TOOL_STRATEGY[tool]])
+    pick = getattr(module, "version_preset", None)
+    return str(pick(version)) if pick is not None else None
+
+
 def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     causes = []
     if rc.trigger == "manual":
@@ -121,10 +123,14 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
     version = t.meta.get("tool_version")
-    if version and preset == "seed":
+    if version and preset == version_preset(t.source, str(version)):
+        causes.append(f"recorded by {t.source} {version}, the version this preset models")
+    elif version and preset == "seed":
         causes.append(f"recorded by {t.source} {version}; the seed describes an older version")
     elif version and preset == "current":
         causes.append(f"recorded by {t.source} {version}; the preset models today's {t.source}")
+    elif version:
+        causes.append(f"recorded by {t.source} {version}; the preset models {t.source} {preset}")
     return "; ".join(causes)
 
 
@@ -165,14 +171,20 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
         return t, 0
     prev = t.compactions[n - 1]
     kept = set(prev.kept_ids)
-    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),))]
+    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),),
+                    meta={"recorded_summary": True})]
     head += [m for m in t.messages[: prev.index] if m.id in kept]
     tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
-    later = tuple(replace(c, index=c.index - prev.index + len(head)) for c in t.compactions[n:])
+    # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
+    # dropped from the tail, so they are not counted either
+    later = tuple(replace(c, index=len(head) + sum(1 for m in t.messages[prev.index: c.index]
+                                                   if not m.meta.get("compaction"))) for c in t.compactions[n:])
     return replace(t, messages=(*head, *tail), compactions=later), prev.index - len(head)
 
 
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
+    from compbench.evidence import complete
+    from compbench.models import effective_limits
     from compbench.strategies import get, resolve
 
     name = TOOL_STRATEGY.get(t.source)
@@ -180,7 +192,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
         return []
     from compbench.summarizers.calibration import kept_by_summarizers
 
-    limits, _ = _limits(t)
+    t, filled = complete(t)
+    window = effective_limits(t)
+    limits = window.limits
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
@@ -222,9 +236,11 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
             our_cov = matcher.facts_in(ev.summary) if ev else frozenset()
             # kept messages the tool had when it compacted: a prompt that arrived later (pi's check at the
-            # end of a run is made before the new prompt, which is then kept after the summary) is not one
+            # end of a run is made before the new prompt, which is then kept after the summary) is not one,
+            # and neither are inserted messages or the stand-in for the tool's earlier summary
             had = {m.id for m in seg.messages[:rc.index]}
-            recorded_ids = [i for i in (ev.kept_ids if ev else ()) if i in had]
+            recorded_ids = [i for i in (ev.kept_ids if ev else ())
+                            if i in had and not i.startswith("recorded-summary-")]
             k = kept.get(n + 1)
             out.append(Row(
                 kept_real=f"{k.real}/{k.facts}" if k else "–",
@@ -245,8 +261,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 counted_before=counted, recorded_before=rc.tokens_before,
                 calibration_error=(counted - rc.tokens_before) / rc.tokens_before
                 if counted is not None and rc.tokens_before else None,
-                overhead=system, cause="; ".join(x for x in (
-                    below, _cause(t, rc, preset), "" if ev or not auto else "strategy never compacted", *notes) if x),
+                overhead=system, window=limits.context_window, window_source=window.source,
+                cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
+                                            "" if ev or not auto else "strategy never compacted", *notes) if x),
             ))
     return out
 

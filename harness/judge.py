@@ -207,8 +207,8 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.dataset import iter_transcripts
     from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
-    from compbench.loop import ReplayConfig, replay
-    from compbench.runs import RunSpec
+    from compbench.loop import replay
+    from compbench.runs import RunSpec, replay_conditions
     from compbench.strategies import resolve
     from compbench.summarizers import get
     from compbench.tokens import TokenCounter
@@ -227,7 +227,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
             if c.name == "none":
                 continue
             cap = Capture(index)
-            trace = replay(t, c.create(), summarizer, ReplayConfig(spec.limits, spec.system_tokens), counter, None, cap)
+            trace = replay(t, c.create(), summarizer, replay_conditions(spec, t, counter)[0], counter, None, cap)
             outcome = {e.seq: e for e in cap.events}
             at = {st.step: st.message_index for st in trace.steps}
             for ev in trace.compactions:

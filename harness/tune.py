@@ -24,17 +24,27 @@ from compbench.strategies.base import label, parse_value
 ALIASES = {"recall": "needed_recall", "retention_at_compaction": "retention"}
 
 
-def _values(strategy: str, key: str, raw: str) -> list[str]:
-    info = get(strategy)
+def _field(strategy: str, key: str) -> tuple[str, str, Any]:
+    """(owning strategy, parameter, type) of a swept key. A pipeline's stage parameter is ``STAGE.PARAM``
+    and belongs to that stage's strategy."""
+    owner, name = strategy, key
+    if strategy == "pipeline" and "." in key:
+        owner, _, name = key.partition(".")
+    info = get(owner)
     fields = {f.name for f in dataclasses.fields(info.params)}
-    if key not in fields:
-        raise UsageError(f"strategy {strategy!r} has no parameter {key!r} (known: {', '.join(sorted(fields))})")
+    if name not in fields:
+        raise UsageError(f"strategy {owner!r} has no parameter {name!r} (known: {', '.join(sorted(fields))})")
+    return owner, name, typing.get_type_hints(info.params)[name]
+
+
+def _values(strategy: str, key: str, raw: str) -> list[str]:
+    """The values of one swept parameter, each checked against its type."""
+    owner, name, hint = _field(strategy, key)
     vals = [v.strip() for v in raw.split(",") if v.strip()]
     if not vals:
         raise UsageError(f"--grid {key}= needs at least one value")
-    hint = typing.get_type_hints(info.params)[key]
     for v in vals:
-        parse_value(strategy, key, v, hint)
+        parse_value(owner, name, v, hint)
     return vals
 
 
@@ -59,8 +69,6 @@ def _fixed(fixed: str) -> tuple[str, dict[str, str]]:
 
 def random_specs(strategy: str, n: int, ranges: Sequence[str], seed: int, fixed: str = "") -> list[str]:
     """``n`` configurations drawn uniformly from ``--range k=lo:hi`` (ints stay ints), seeded."""
-    info = get(strategy)
-    hints = typing.get_type_hints(info.params)
     rng = random.Random(seed)
     bounds: dict[str, tuple[float, float, bool]] = {}
     for r in ranges:
@@ -69,7 +77,7 @@ def random_specs(strategy: str, n: int, ranges: Sequence[str], seed: int, fixed:
         if not eq or not colon:
             raise UsageError(f"--range expects NAME=LO:HI, got {r!r}")
         _values(strategy, key, lo)
-        is_int = hints[key] is int
+        is_int = _field(strategy, key)[2] is int
         bounds[key] = (float(lo), float(hi), is_int)
     if not bounds:
         raise UsageError("--random needs at least one --range NAME=LO:HI")

@@ -6,6 +6,7 @@ from compbench.strategies.base import (
     Configured,
     StrategyInfo,
     configure,
+    default_names,
     forget_transcript_caches,
     get,
     names,
@@ -14,5 +15,5 @@ from compbench.strategies.base import (
     transcript_cache,
 )
 
-__all__ = ["Configured", "StrategyInfo", "configure", "forget_transcript_caches", "get", "names", "resolve",
-           "strategy", "transcript_cache"]
+__all__ = ["Configured", "StrategyInfo", "configure", "default_names", "forget_transcript_caches", "get", "names",
+           "resolve", "strategy", "transcript_cache"]

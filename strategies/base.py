@@ -46,6 +46,12 @@ BUILTIN: dict[str, str] = {
     "observation-masking": "compbench.strategies.observation_masking",
     "truncate": "compbench.strategies.truncate",
     "none": "compbench.strategies.none",
+    "anthropic-context-editing": "compbench.strategies.anthropic_context_editing",
+    "anthropic-compaction": "compbench.strategies.anthropic_compaction",
+    "langchain": "compbench.strategies.langchain",
+    "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
+    "deepagents": "compbench.strategies.deepagents",
+    "pipeline": "compbench.strategies.pipeline",
     "cline": "compbench.strategies.cline",
     "cline-condense": "compbench.strategies.cline_condense",
     "cline-sdk": "compbench.strategies.cline_sdk",
@@ -67,6 +73,7 @@ class StrategyInfo:
     source: str
     summary: str
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
 
     def defaults(self) -> Any:
         return self.params()
@@ -91,8 +98,8 @@ _entry_points_loaded = False
 
 
 def strategy(name: str, *, params: type, source: str, summary: str,
-             presets: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[Callable[[P], Strategy]],
-                                                                            Callable[[P], Strategy]]:
+             presets: Mapping[str, Mapping[str, Any]] | None = None,
+             configurable_only: bool = False) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
@@ -102,7 +109,8 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             raise UsageError(f"strategy {name!r} is already registered (by {_registry[name].factory.__module__})")
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
-        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}))
+        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
+                                       configurable_only)
         return factory
 
     return deco
@@ -124,6 +132,11 @@ def names() -> list[str]:
     """Every known strategy name: built-ins in their canonical order, then plug-ins."""
     _load_entry_points()
     return list(BUILTIN) + sorted(n for n in _registry if n not in BUILTIN)
+
+
+def default_names() -> list[str]:
+    """The strategies a run takes when none is given: every one that runs without configuration."""
+    return [n for n in names() if not get(n).configurable_only]
 
 
 def get(name: str) -> StrategyInfo:
@@ -162,6 +175,10 @@ def resolve(spec: str) -> Configured:
     """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
     name, _, rest = spec.strip().partition(":")
     info = get(name)
+    if name == "pipeline":
+        from compbench.strategies.pipeline import resolve_pipeline
+
+        return resolve_pipeline(spec, rest)
     overrides: dict[str, str] = {}
     preset = ""
     for item in filter(None, (x.strip() for x in rest.split(","))):

@@ -1,16 +1,23 @@
-"""``codex``: Codex CLI's local compaction (seed 002 + openai/codex ``codex-rs/core/src/compact.rs``).
+"""``codex``: Codex CLI's compaction (seed 002 + openai/codex ``codex-rs/core``).
 
 Read in openai/codex: ``compact.rs`` at 0100b103 (``run_compact_task_inner``, ``collect_user_messages``,
 ``build_compacted_history_with_limit``), ``truncate.rs`` of the same era (``TruncationPolicy::Tokens``),
 ``templates/compact/{prompt,summary_prefix}.md``, ``openai_model_info.rs`` (``new(window)``: limit =
-window * 9 / 10) and today's ``ModelInfo::auto_compact_token_limit`` (min(configured, window * 9 / 10)).
+window * 9 / 10); for today's Codex (the 0.140 / 0.142 rollouts of ../shared/real-compactions are of
+it): ``session/turn.rs`` at 000c857e (``run_turn``, ``auto_compact_token_status``,
+``run_pre_sampling_compact``), ``context_manager/history.rs`` at 023fad26 (``get_total_token_usage``,
+``estimate_item_token_count``), ``compact_remote_v2.rs`` at 009bd870 and ``ModelInfo::
+auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
 Trigger: Codex compares ``get_total_token_usage`` (the last call's ``total_tokens`` = input incl. cached
 + output) with ``auto_compact_token_limit`` (``>=``) after a sampling request *and its tool calls* ran,
 then compacts before sampling again. So the trigger is decided in ``after_step`` from the step's usage
 and the compaction is applied in the next ``before_step``, when the turn's tool outputs are in the view
-(they are summarized, as in Codex). ``preset=current`` also counts, as today's Codex does, the items
-recorded after the last model output (tool outputs, a new user message) at ``approx_token_count``.
+(they are summarized, as in Codex). ``preset=current`` decides in ``before_step`` as today's Codex does:
+it adds the items recorded after the last model output (tool outputs), each at its serialized JSON size
+/ 4 rounded up (``estimate_item_token_count``); a user message after them is not counted: Codex records
+it only after the check (pre-turn compaction "runs before context updates and the new user message are
+recorded", turn.rs; a steer waits for the next sampling request).
 
 Encrypted reasoning: the usage a reasoning model reports leaves out the reasoning of earlier turns, which
 Codex still sends, so Codex adds an estimate of it (``ContextManager::get_total_token_usage`` +
@@ -24,20 +31,29 @@ compacted at a reported 210,652 of a 244,800 limit: 210,652 + 39,108 estimated r
 
 Limit: the ``auto_compact_token_limit`` param, else seed 002's per-model values — 180,000 for 200k
 models (o3, o4-mini, codex-mini-latest) and "244k" for the 272k GPT-5 family (272,000 * 9 / 10 =
-244,800) — else, like ``preset=current`` always, 90% of the window; capped at the effective window
-(``effective_window_percent`` of it, 95: the 258,400 ``model_context_window`` real rollouts report).
+244,800) — else, like ``preset=current`` always, 90% of the window. A set limit is capped: at the
+effective window in the seed (``effective_window_percent`` of it, 95: the 258,400 ``model_context_window``
+real rollouts report), at ``min(configured, window * 9 / 10)`` today (``limit_cap_percent=90``).
 
 New history: the initial context (system/developer messages and the session-prefix user messages:
 AGENTS.md, ``<environment_context>``, ``<user_instructions>``), the most recent real user messages whose
 ``approx_token_count`` (UTF-8 bytes / 4, rounded up) fits 20,000 tokens — the one that straddles the
 budget middle-truncated to the remainder, as ``truncate_text`` does — then one user message:
 ``SUMMARY_PREFIX + "\\n" + summary``. Earlier summaries (text starting with that prefix) are not user
-messages. A failed summary leaves the history unchanged (Codex retries with backoff first: that is the
-summarizer backend's job here). Ghost snapshots and remote (encrypted) compaction are not modelled.
+messages. Today's order (``initial_context_at="last-user"``, ``InitialContextInjection`` in turn.rs): a
+mid-turn compaction puts the initial context just before the last real user message (the summary stays
+last); a pre-turn one leaves it out, and Codex reinjects it in full before the new prompt, which is
+recorded after the compaction and is neither summarized nor among the kept user messages. The real
+0.142 replacement histories have that order (user messages, developer, AGENTS.md, the last user
+message). A failed summary leaves the history unchanged (Codex retries with backoff first: that is the
+summarizer backend's job here). Ghost snapshots and remote compaction (encrypted summary; the server
+picks what it keeps) are not modelled: the local rebuild stands in for it.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import typing
 from collections.abc import Sequence
@@ -46,17 +62,20 @@ from typing import Literal
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
-from compbench.tokens import part_text
-from compbench.transcript import Message, Reasoning, Text, Usage
+from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
 APPROX_BYTES_PER_TOKEN = 4  # truncate.rs
 EFFECTIVE_CONTEXT_WINDOW_PERCENT = 95  # seed 002 (model_family.rs effective_context_window_percent)
 AUTO_COMPACT_PERCENT = 90  # openai_model_info.rs default_auto_compact_limit: window * 9 / 10
 ReasoningRule = Literal["off", "sum", "per-item"]
+ContextAt = Literal["start", "last-user"]
 REASONING_RULES: tuple[str, ...] = typing.get_args(ReasoningRule)
 SEED_LIMITS = {200_000: 180_000, 272_000: 244_800}  # seed 002: "180k for some models, 244k for others"
-SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")
+SESSION_PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")  # initial context
+# contextual user messages (event_mapping.rs is_contextual_user_message_content): neither requests nor turn
+# boundaries; the interruption marker is not initial context either, so a rebuilt history drops it
+CONTEXTUAL_MARKS = (*SESSION_PREFIX_MARKS, "<turn_aborted>")
 COMPACT_PROMPT = """You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.
 
 Include:
@@ -84,9 +103,11 @@ class CodexParams:
     auto_compact_token_limit: int | None = None
     per_model_limits: bool = True  # seed 002's table first (off: always window * 90%)
     effective_window_percent: int = EFFECTIVE_CONTEXT_WINDOW_PERCENT
+    limit_cap_percent: int | None = None  # cap of a set limit in % of the window (None: effective_window_percent)
     user_message_max_tokens: int = COMPACT_USER_MESSAGE_MAX_TOKENS
     count_pending_items: bool = False  # current: + approx tokens of items after the last model output
     reasoning_items: ReasoningRule = "off"  # + earlier turns' encrypted reasoning: "off", "sum" (0.77), "per-item" (today)
+    initial_context_at: ContextAt = "start"  # "last-user": today's mid-turn / pre-turn placement
     compact_prompt: str = COMPACT_PROMPT
     summary_prefix: str = SUMMARY_PREFIX
 
@@ -149,10 +170,47 @@ def truncate_text(text: str, max_tokens: int) -> str:
     return out.decode()
 
 
+def _serialized_tokens(item: dict[str, object]) -> int:
+    return math.ceil(len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()) / APPROX_BYTES_PER_TOKEN)
+
+
+def reasoning_item_tokens(blob: str) -> int:
+    """``estimate_reasoning_length``: an encrypted reasoning blob's decoded bytes less 650, in tokens."""
+    return math.ceil(max(0, len(blob.encode()) * 3 // 4 - 650) / APPROX_BYTES_PER_TOKEN)
+
+
+def item_tokens(m: Message) -> int:
+    """``estimate_item_token_count`` over the response items a message stands for: each item's serialized
+    JSON (as Codex sends it) / 4, rounded up; an encrypted reasoning blob by its decoded length."""
+    total = 0
+    texts = [p.text for p in m.parts if isinstance(p, Text)]
+    if texts:
+        kind = "output_text" if m.role == "assistant" else "input_text"
+        role = {"system": "developer"}.get(m.role, m.role)
+        total += _serialized_tokens({"type": "message", "role": role,
+                                     "content": [{"type": kind, "text": t} for t in texts]})
+    for p in m.parts:
+        if isinstance(p, ToolResult):
+            total += _serialized_tokens({"type": "function_call_output", "call_id": p.call_id, "output": p.output})
+        elif isinstance(p, ToolCall):
+            total += _serialized_tokens({"type": "function_call", "name": p.name, "arguments": p.args,
+                                         "call_id": p.id})
+        elif isinstance(p, Reasoning) and p.encrypted:
+            total += reasoning_item_tokens(p.text)
+    return total
+
+
 def is_session_prefix(e: Entry) -> bool:
     """Codex's initial context injected as user messages (AGENTS.md, environment context)."""
     return bool(e.message.meta.get("session_prefix")) or (
         e.role == "user" and e.message.text.lstrip().startswith(SESSION_PREFIX_MARKS))
+
+
+def is_contextual(e: Entry) -> bool:
+    """A user-role message that is no request: initial context, an interruption marker, or a summary the
+    tool recorded (``recorded_summary``: where fidelity restarts from the tool's state)."""
+    return is_session_prefix(e) or bool(e.message.meta.get("recorded_summary")) or (
+        e.role == "user" and e.message.text.lstrip().startswith(CONTEXTUAL_MARKS))
 
 
 class Codex:
@@ -161,22 +219,25 @@ class Codex:
     def __init__(self, p: CodexParams) -> None:
         if p.reasoning_items not in REASONING_RULES:
             raise ValueError(f"reasoning_items must be one of {', '.join(REASONING_RULES)}, not {p.reasoning_items!r}")
+        if p.initial_context_at not in typing.get_args(ContextAt):
+            raise ValueError(f"initial_context_at must be start or last-user, not {p.initial_context_at!r}")
         self.p = p
         self.pending = False
         # incremental state of the reasoning estimate: the view only grows between compactions
         self._seen = 0
         self._epoch = -1
         self._cum: list[int] = [0]  # _cum[i]: estimate (bytes for "sum", tokens for "per-item") of entries[:i]
-        self._boundary = -1  # index of the last user message (the turn boundary)
+        self._users: list[int] = []  # indices of the user messages that are turn boundaries
 
-    def reasoning_tokens(self, s: SessionView) -> int:
-        """Codex's estimate of the encrypted reasoning before the last user message (0 when off)."""
+    def reasoning_tokens(self, s: SessionView, upto: int | None = None) -> int:
+        """Codex's estimate of the encrypted reasoning before the last user message among the first
+        ``upto`` entries (all by default; a pre-turn check does not see the new prompt yet). 0 when off."""
         rule = self.p.reasoning_items
         if rule == "off":
             return 0
         entries = s.entries
         if s.compactions != self._epoch or len(entries) < self._seen:
-            self._seen, self._epoch, self._cum, self._boundary = 0, s.compactions, [0], -1
+            self._seen, self._epoch, self._cum, self._users = 0, s.compactions, [0], []
         for i in range(self._seen, len(entries)):
             e = entries[i]
             est = 0
@@ -185,12 +246,13 @@ class Codex:
                     b = max(0, len(part.text.encode()) * 3 // 4 - 650)
                     est += b if rule == "sum" else math.ceil(b / APPROX_BYTES_PER_TOKEN)
             self._cum.append(self._cum[-1] + est)
-            if e.role == "user" and (rule == "sum" or not is_session_prefix(e)):
-                self._boundary = i
+            if e.role == "user" and (rule == "sum" or not is_contextual(e)):
+                self._users.append(i)
         self._seen = len(entries)
-        if self._boundary < 0:
+        k = bisect.bisect_left(self._users, len(entries) if upto is None else upto)
+        if k == 0:
             return 0
-        before = self._cum[self._boundary]
+        before = self._cum[self._users[k - 1]]
         return math.ceil(before / APPROX_BYTES_PER_TOKEN) if rule == "sum" else before
 
     def limit(self, s: SessionView) -> int:
@@ -205,26 +267,43 @@ class Codex:
             limit = SEED_LIMITS[window]
         else:
             limit = window * AUTO_COMPACT_PERCENT // 100
-        return min(limit, window * self.p.effective_window_percent // 100)
+        cap = self.p.effective_window_percent if self.p.limit_cap_percent is None else self.p.limit_cap_percent
+        return min(limit, window * cap // 100)
 
-    def pending_tokens(self, s: SessionView) -> int:
-        """Items recorded after the last model output, at ``approx_token_count`` (today's Codex)."""
+    def held_from(self, s: SessionView) -> int:
+        """Where the user and developer messages after the last model output and its tool outputs begin:
+        today's Codex records them after its check and after a compaction (all of the view when
+        ``initial_context_at`` is "start", the older rule, which keeps them in the rebuilt history)."""
+        n = len(s.entries)
+        if self.p.initial_context_at == "start":
+            return n
+        i = n
+        while i > 0 and s.entries[i - 1].role in ("user", "system"):
+            i -= 1
+        return i if i == 0 or s.entries[i - 1].role in ("assistant", "tool") else n
+
+    def pending_tokens(self, s: SessionView, upto: int | None = None) -> int:
+        """Items after the last model output (among the first ``upto`` entries), as Codex estimates them."""
+        entries = s.entries[: len(s.entries) if upto is None else upto]
         total = 0
-        for e in reversed(s.entries):
+        for e in reversed(entries):
             if e.role == "assistant":
                 break
-            total += approx_token_count("".join(part_text(p) for p in e.rendered().parts))
+            total += item_tokens(e.rendered())
         return total
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        if self.p.count_pending_items:
+            return ()  # decided before the next call, with the items recorded since
         if s.limits.context_window and u.input + u.output + self.reasoning_tokens(s) >= self.limit(s):
             self.pending = True
         return ()
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        if not self.pending and self.p.count_pending_items and s.last_usage is not None:
-            u = s.last_usage
-            self.pending = u.input + u.output + self.reasoning_tokens(s) + self.pending_tokens(s) >= self.limit(s)
+        if self.p.count_pending_items and s.last_usage is not None and s.limits.context_window:
+            u, upto = s.last_usage, self.held_from(s)
+            total = u.input + u.output + self.reasoning_tokens(s, upto) + self.pending_tokens(s, upto)
+            self.pending = total >= self.limit(s)
         if not self.pending:
             return ()
         self.pending = False
@@ -234,16 +313,18 @@ class Codex:
         """``/compact``: the same rebuilt history, asked by the user."""
         return self.compact(s, "manual")
 
-    def user_messages(self, s: SessionView) -> list[Entry]:
+    def user_messages(self, entries: Sequence[Entry]) -> list[Entry]:
         """``collect_user_messages``: real user text, neither session prefix nor an earlier summary."""
-        return [e for e in s.entries if e.role == "user" and e.message.text and not is_session_prefix(e)
+        return [e for e in entries if e.role == "user" and e.message.text and not is_contextual(e)
                 and not e.message.text.startswith(self.p.summary_prefix + "\n")]
 
     def compact(self, s: SessionView, reason: str) -> Compact:
-        initial = [e for e in s.entries if e.role == "system" or is_session_prefix(e)]
+        held_at = self.held_from(s)
+        body, held = s.entries[:held_at], s.entries[held_at:]
+        initial = [e for e in body if e.role == "system" or is_session_prefix(e)]
         selected: list[Slot] = []
         remaining = self.p.user_message_max_tokens
-        for e in reversed(self.user_messages(s)):
+        for e in reversed(self.user_messages(body)):
             if remaining <= 0:
                 break
             text = e.message.text
@@ -257,18 +338,37 @@ class Codex:
                 selected.append(Insert("user", truncate_text(text, remaining), origin="synthetic"))
                 break
         selected.reverse()
-        prompt = (*s.rendered(), Message("codex-compact", "user", (Text(self.p.compact_prompt),)))
+        prompt = (*(e.rendered() for e in body), Message("codex-compact", "user", (Text(self.p.compact_prompt),)))
         head = {e.id for e in initial}
-        source = tuple(e.rendered() for e in s.entries if e.id not in head)
-        view = (*(Keep(e.id) for e in initial), *selected,
-                Insert("user", self.p.summary_prefix + "\n", with_summary=True, origin="summary"))
+        source = tuple(e.rendered() for e in body if e.id not in head)
+        summary = Insert("user", self.p.summary_prefix + "\n", with_summary=True, origin="summary")
+        context = [Keep(e.id) for e in initial]
+        later = [Keep(e.id) for e in held]
+        view: tuple[Slot, ...]
+        if self.p.initial_context_at == "start":
+            view = (*context, *selected, summary)
+        elif held and body and body[-1].role == "assistant":  # pre-turn: the prompt comes after, context reinjected
+            view = (*selected, summary, *context, *later)
+        else:  # mid-turn: the context just before the last real user message, the summary last
+            view = (*selected[:-1], *context, *selected[-1:], summary, *later)
         return Compact(reason, view, SummaryRequest("", prompt, source),
                        on_failure="unchanged", meta={"limit": self.limit(s)})
+
+
+def version_preset(version: str) -> str:
+    """The preset of a Codex version: ``0.77`` up to 0.77 (the rollout it was built on), ``current`` after
+    (checked on 0.140 and 0.142 rollouts; 0.78–0.139 unverified)."""
+    try:
+        parts = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return "current"
+    return "0.77" if parts <= (0, 77) else "current"
 
 
 @strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
           presets={"current": {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
+                               "limit_cap_percent": AUTO_COMPACT_PERCENT, "initial_context_at": "last-user",
                                "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX},
                    # Codex 0.77 (Dec 2025): last total + earlier reasoning, summed; no pending items. Its
                    # templates are not pinned here (a ChatGPT login compacts remotely, the prompt unseen):

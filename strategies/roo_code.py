@@ -130,6 +130,8 @@ class RooCode:
         if self.outcomes and s.compactions > self.seen:
             condensed = any(e.origin == "summary" for e in fresh)
             self.stored = self.outcomes["summary" if condensed else "marker"]
+        elif "unseen" in self.outcomes:  # a truncation that changed nothing visible (no condense applied)
+            self.stored = self.outcomes["unseen"]
         self.outcomes, self.seen = {}, s.compactions
         for e in fresh:
             self.known.add(e.id)
@@ -214,9 +216,14 @@ class RooCode:
         at = visible[remove + 1] if remove + 1 < len(visible) else len(history)
         marker = Insert("user", TRUNCATION_MARKER.format(n=remove), origin="marker")
         history.insert(at, Stored([], "marker", insert=marker))
+        view = self.view_of(s, history)
+        if all(isinstance(x, Keep) for x in view) and [x.id for x in view] == [e.id for e in s.entries]:
+            # it hid only messages a summary already hides: the model sees nothing new, Roo Code's history
+            # records it all the same (the next truncation counts from there)
+            self.outcomes["unseen"] = history
+            return None
         self.outcomes["marker"] = history
-        return Compact("roo-code: sliding window truncation", self.view_of(s, history),
-                       meta={**meta, "messages_removed": remove})
+        return Compact("roo-code: sliding window truncation", view, meta={**meta, "messages_removed": remove})
 
     def view_of(self, s: SessionView, history: list[Stored]) -> tuple[Slot, ...]:
         """``getEffectiveApiHistory``: from the last summary on (orphaned tool results dropped), or every

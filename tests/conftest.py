@@ -13,6 +13,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TRANSCRIPTS = SHARED / "transcripts"
+REAL_COMPACTIONS = SHARED / "real-compactions"
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +21,14 @@ def transcripts_dir() -> Path:
     if not TRANSCRIPTS.is_dir():
         pytest.skip(f"real transcripts not found at {TRANSCRIPTS}")
     return TRANSCRIPTS
+
+
+@pytest.fixture(scope="session")
+def real_compactions_dir() -> Path:
+    """Newer real sessions chosen for the tools' own compactions (Claude Code 2.1, Codex 0.14x)."""
+    if not REAL_COMPACTIONS.is_dir():
+        pytest.skip(f"real compactions not found at {REAL_COMPACTIONS}")
+    return REAL_COMPACTIONS
 
 
 @pytest.fixture(scope="session")

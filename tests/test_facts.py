@@ -172,7 +172,8 @@ def test_incremental_retention_counters_equal_a_recount() -> None:
     counter = TokenCounter("chars4", 0)
     for t in generate(3, seed=12, turns=40, log_lines=40, code_lines=40):
         index = FactIndex.build(t, facts_for(t))
-        for spec in ("observation-masking:keep_last_turns=2", "opencode", "claude-code", "pi", "truncate"):
+        for spec in ("observation-masking:keep_last_turns=2", "opencode", "claude-code",
+                     "pi:reserve_tokens=2000,keep_recent_tokens=2000", "truncate"):
             summ = CalibratedSummarizer()
             summ.bind(t, index)
             tracker = BruteForce(index, copy_text)

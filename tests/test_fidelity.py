@@ -20,14 +20,17 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current", "0.77"}
+    assert {r.preset for r in rows} == {"seed", "current", "0.77", "2.0"}
     assert {r.tool for r in rows if r.preset == "0.77"} == {"codex"}  # codex's own version preset
+    assert {r.tool for r in rows if r.preset == "2.0"} == {"claude-code"}
 
 
-def test_auto_triggers_of_current_presets(rows: list) -> None:  # type: ignore[type-arg]
+def test_auto_triggers_of_version_presets(rows: list) -> None:  # type: ignore[type-arg]
     by = {(r.tool, r.n, r.preset, r.real_tokens): r for r in rows}
-    cc = by[("claude-code", 1, "current", 155_548)]
-    assert cc.d_steps == 0 and cc.kept_jaccard == 1.0
+    cc = by[("claude-code", 1, "2.0", 155_548)]
+    assert cc.d_steps == 0 and cc.kept_jaccard == 1.0 and "the version this preset models" in cc.cause
+    # 2.1's rule (167,000 on 200k) does not fit 2.0.76: it never reaches its threshold there
+    assert by[("claude-code", 1, "current", 155_548)].d_steps is None
     # pi compacts after 163 calls, where pi's entry is: the seed in the after-hook of call 162 (0-based,
     # the message_end check), today's pi in the before-hook of call 163 (the prompt after the run's end);
     # the seed keeps exactly what the tool kept: it measures keepRecentTokens as the recording's pi did
@@ -58,8 +61,8 @@ def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  #
     Claude Code and seed OpenCode keep nothing verbatim, as the tools did; today's OpenCode keeps a tail
     that OpenCode 1.2.5 (the recording) did not; the calibration columns do not depend on the strategy."""
     manual = {(r.tool, r.preset): r for r in rows if r.trigger.startswith("manual")}
-    assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"), ("opencode", "seed"),
-                           ("opencode", "current"), ("pi", "seed"), ("pi", "current")}
+    assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"), ("claude-code", "2.0"),
+                           ("opencode", "seed"), ("opencode", "current"), ("pi", "seed"), ("pi", "current")}
     assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
     assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
     assert manual["opencode", "current"].kept_jaccard == 0.0
@@ -77,6 +80,15 @@ def test_pi_first_compaction_is_inferred_manual_from_its_threshold(rows: list) -
                          and "183,616" in r.cause for r in first)
     second = [r for r in rows if r.tool == "pi" and r.n == 2]
     assert second and all(r.trigger == "unknown" and r.d_steps is not None for r in second)
+
+
+def test_rows_say_which_window_and_why(rows: list) -> None:  # type: ignore[type-arg]
+    """The window is the tool's: Claude Code's 200k default, Codex's recorded effective window / 95%."""
+    by_tool = {tool: {(x.window, x.window_source) for x in rows if x.tool == tool} for tool in {r.tool for r in rows}}
+    assert {w for w, _ in by_tool["claude-code"]} == {200_000}
+    assert all("Claude Code default 200k" in src for _, src in by_tool["claude-code"])
+    assert by_tool["codex"] == {(272_000, "recorded model_context_window 258,400 = 95% of 272,000")}
+    assert {w for w, _ in by_tool["pi"]} == {200_000}
 
 
 def test_segment_restarts_from_the_tools_state(transcripts_dir: Path) -> None:
@@ -105,3 +117,33 @@ def test_calibrated_keeps_what_real_summaries_keep(transcripts_dir: Path) -> Non
     assert abs(statistics.median((k.calibrated - k.real) / k.facts for k in rows)) <= 0.10
     assert abs(statistics.median(k.calibrated / k.facts for k in rows) - real) <= 0.10
     assert statistics.median(k.extractive / k.facts for k in rows) > real + 0.25
+
+
+def test_cli_takes_several_folders_and_prints_the_window(transcripts_dir: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compbench fidelity A B`: the rows of both, each with its window and source; a missing folder is
+    one line and exit 2 (through the real entry point)."""
+    import json
+    import sys
+
+    from compbench.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["compbench", "fidelity", *args])
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = int(e.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = run(str(transcripts_dir / "pi"), str(transcripts_dir / "claude-code"), "--format", "json",
+                       "--tokenizer", "chars4")
+    assert code == 0
+    records = json.loads(out)
+    assert {r["tool"] for r in records} == {"pi", "claude-code"}
+    assert all(r["window"] == 200_000 and r["window_source"] for r in records)
+    code, out, err = run(str(transcripts_dir / "pi"), str(tmp_path / "nope"))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "nope" in err

@@ -169,8 +169,13 @@ def test_claude_code_threshold_and_summary_message(chars4: TokenCounter) -> None
     (c,) = cc.before_step(v)
     assert isinstance(c, Compact) and isinstance(c.new_view[0], Insert)
     assert c.new_view[0].before.startswith("This session is being continued from a previous conversation")
-    cur = resolve("claude-code:preset=current").create()
-    cur.after_step(v, Usage(input=155_000, output=0))
+    old = resolve("claude-code:preset=2.0").create()  # 2.0.x: 200k - 32k - 13k
+    old.after_step(v, Usage(input=155_000, output=0))
+    assert old.before_step(v)
+    cur = resolve("claude-code:preset=current").create()  # 2.1.21+: 200k - 20k - 13k
+    cur.after_step(v, Usage(input=166_999, output=0))
+    assert not cur.before_step(v)
+    cur.after_step(v, Usage(input=167_000, output=0))
     assert cur.before_step(v)
 
 

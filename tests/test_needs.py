@@ -13,8 +13,7 @@ from compbench.facts.presence import FactIndex, NeedHit, PresenceTracker
 from compbench.loop import ReplayConfig, Trace, replay
 from compbench.retention import evaluate
 from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
-from compbench.strategies import resolve
-from compbench.strategies.base import BUILTIN
+from compbench.strategies import default_names, resolve
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, Usage
@@ -199,7 +198,7 @@ def _visible_at(trace: Trace, step: int) -> tuple[set[str], set[tuple[str, int]]
     return ids, pruned
 
 
-@pytest.mark.parametrize("name", list(BUILTIN))
+@pytest.mark.parametrize("name", default_names())
 def test_a_long_single_turn_loses_exactly_the_dropped_early_facts(name: str) -> None:
     t = long_turn()
     found, index, trace, _ = hits(t, resolve(name).create(), counter=TokenCounter("chars4", 0), window=40_000)
@@ -216,7 +215,7 @@ def test_a_long_single_turn_loses_exactly_the_dropped_early_facts(name: str) -> 
 
 def test_the_long_single_turn_is_lost_by_the_strategies_that_drop_it() -> None:
     lost = set()
-    for name in BUILTIN:
+    for name in default_names():
         found, _index, trace, _ = hits(long_turn(), resolve(name).create(), window=40_000)
         if trace.compactions or trace.prunes:
             last = len(trace.steps) - 1

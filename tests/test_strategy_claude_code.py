@@ -1,5 +1,6 @@
-"""claude-code (seed 002 + the real CLI 2.0.76 session): the 95% trigger and today's window - reserve - buffer
-trigger pinned on the real compaction, the whole-history request, the continuation message, replay, failure."""
+"""claude-code (seed 002 + real sessions of CLI 2.0.60–2.1.49): the 95% trigger, the window - reserve - buffer
+trigger of 2.0 and 2.1 pinned on real compactions, 2.1's estimate of the messages after the last call, the
+override settings, the whole-history request, the continuation messages, replay, failure."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from compbench.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.claude_code import (
     COMPACT_PROMPT,
+    SECTIONS,
+    STRUCTURED_PROMPT,
     SUMMARY_PREFIX,
+    SUMMARY_PREFIX_21,
     SUMMARY_SUFFIX,
+    SUMMARY_SUFFIX_21,
+    TRANSCRIPT_LINE,
     ClaudeCode,
     ClaudeCodeParams,
+    rough_tokens,
+    version_preset,
 )
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Usage
+from compbench.transcript import Media, Message, Text, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 REAL = "M-Claude__c7d2069e-c561-4759-8adf-b0745be78c29.jsonl"
@@ -38,22 +46,75 @@ def test_seed_trigger_at_95_percent(chars4: TokenCounter, total: int, expected: 
 
 @pytest.mark.parametrize(("total", "expected"), [
     (154_999, False), (155_000, True), (155_001, True),
-    (152_770, False), (155_548, True),  # the real session: the step before did not compact, this one did
+    (152_770, False), (155_548, True),  # the real 2.0.76 session: the step before did not compact, this one did
 ])
-def test_current_trigger_window_minus_reserve_minus_buffer(chars4: TokenCounter, total: int, expected: bool) -> None:
+def test_2_0_trigger_window_minus_reserve_minus_buffer(chars4: TokenCounter, total: int, expected: bool) -> None:
     # 200,000 - min(64,000, 32,000) - 13,000 = 155,000 (77.5%)
-    cur = resolve("claude-code:preset=current").create()
-    assert isinstance(cur, ClaudeCode)
-    assert fires(cur, total, ModelLimits(200_000, 64_000), chars4) is expected
+    c = resolve("claude-code:preset=2.0").create()
+    assert isinstance(c, ClaudeCode)
+    assert fires(c, total, ModelLimits(200_000, 64_000), chars4) is expected
 
 
-def test_current_with_the_older_20k_reserve_is_the_observed_83_5_percent(chars4: TokenCounter) -> None:
-    older = resolve("claude-code:preset=current,output_reserve=20000").create()
-    assert isinstance(older, ClaudeCode)
+@pytest.mark.parametrize(("total", "expected"), [(166_999, False), (167_000, True), (167_001, True)])
+def test_current_trigger_reserves_20k(chars4: TokenCounter, total: int, expected: bool) -> None:
+    # 2.1.21+: 200,000 - min(64,000, 20,000) - 13,000 = 167,000 (83.5%)
+    c = resolve("claude-code:preset=current").create()
+    assert isinstance(c, ClaudeCode)
+    assert fires(c, total, ModelLimits(200_000, 64_000), chars4) is expected
+
+
+@pytest.mark.parametrize(("chars", "expected"), [(3_997, False), (3_998, True), (4_002, True)])
+def test_current_counts_the_messages_after_the_last_call(chars4: TokenCounter, chars: int, expected: bool) -> None:
+    """2.1: usage 166,000 + Math.round(chars / 4) of the tool result after the call >= 167,000:
+    3,997 / 4 = 999.25 -> 999, 3,998 / 4 = 999.5 -> 1,000. 2.0 compares the usage alone."""
+    msgs = [user("u1"), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", "x" * chars)]
+    v = view_of(msgs, chars4, ModelLimits(200_000, 64_000))
+    cur, old = resolve("claude-code:preset=current").create(), resolve("claude-code:preset=2.0").create()
+    assert cur.after_step(v, Usage(input=165_990, output=10)) == ()
+    assert bool(cur.before_step(v)) is expected
+    old.after_step(v, Usage(input=154_990, output=9))
+    assert old.before_step(v) == ()  # 154,999 + a ~1,000-token tool result: 2.0 does not count it
+
+
+def test_rough_estimate_is_claude_codes() -> None:
+    """Math.round(UTF-16 length / 4) per block (half rounds up), tool name + input, 2,000 per image."""
+    assert [rough_tokens(user("u", "x" * n)) for n in (1, 2, 6, 10)] == [0, 1, 2, 3]
+    assert rough_tokens(user("u", "😀" * 3)) == 2  # 6 UTF-16 units
+    call = assistant("a", "hi!!", calls=[("c1", "Bash", {"command": "ls"})])  # 4 + len('Bash{"command": "ls"}') = 21
+    assert rough_tokens(call) == 1 + 5
+    assert rough_tokens(Message("m", "user", (Text("abcd"), Media("image")))) == 2_001
+
+
+def test_thresholds_follow_the_reserve_and_the_models_output_limit(chars4: TokenCounter) -> None:
     v = view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))
-    assert older.threshold(v) == 167_000 == 0.835 * 200_000
+    assert resolve("claude-code:preset=2.0").create().threshold(v) == 155_000  # type: ignore[attr-defined]
+    assert resolve("claude-code:preset=current").create().threshold(v) == 167_000 == 0.835 * 200_000  # type: ignore[attr-defined]
     small_output = view_of([user("u1")], chars4, ModelLimits(200_000, 8_192))  # min(max_output, reserve)
     assert resolve("claude-code:preset=current").create().threshold(small_output) == 178_808  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("spec", "threshold"), [
+    ("autocompact_pct_override=50", 90_000),  # min(floor(180,000 * 0.5), 167,000)
+    ("autocompact_pct_override=92.7", 166_860),  # floor(166,860.0)
+    ("autocompact_pct_override=95", 167_000),  # 171,000: the override can only lower the threshold
+    ("autocompact_pct_override=101", 167_000),  # out of (0, 100]: ignored
+    ("auto_compact_window=100000", 67_000),  # min(200,000, 100,000) - 20,000 - 13,000
+    ("auto_compact_window=300000", 167_000),  # never above the model's window
+])
+def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> None:
+    """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE and CLAUDE_CODE_AUTO_COMPACT_WINDOW as the bundle applies them."""
+    c = resolve(f"claude-code:preset=current,{spec}").create()
+    assert isinstance(c, ClaudeCode)
+    v = view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))
+    assert c.threshold(v) == threshold
+    assert fires(c, threshold - 1, ModelLimits(200_000, 64_000), chars4) is False
+    assert fires(c, threshold, ModelLimits(200_000, 64_000), chars4) is True
+
+
+@pytest.mark.parametrize(("version", "preset"), [("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "current"),
+                                                 ("2.1.49", "current"), ("3", "current"), ("dev", "current")])
+def test_version_presets(version: str, preset: str) -> None:
+    assert version_preset(version) == preset
 
 
 def test_real_session_pre_tokens_are_input_plus_output(transcripts_dir: Path) -> None:
@@ -67,6 +128,59 @@ def test_real_session_pre_tokens_are_input_plus_output(transcripts_dir: Path) ->
     assert total == 155_548
     text = records[k + 1]["message"]["content"]
     assert records[k + 1]["isCompactSummary"] and text.startswith(SUMMARY_PREFIX) and text.endswith(SUMMARY_SUFFIX)
+
+
+def real_summaries(*folders: Path) -> list[tuple[str, str, str]]:
+    """(version, trigger, text) of every isCompactSummary record in the real Claude Code sessions."""
+    out = []
+    for folder in folders:
+        for f in sorted((folder / "claude-code").glob("*.jsonl")):
+            records = [json.loads(line) for line in f.open() if line.strip()]
+            trigger = ""
+            for r in records:
+                if r.get("subtype") == "compact_boundary":
+                    trigger = r["compactMetadata"]["trigger"]
+                if r.get("isCompactSummary"):
+                    content = r["message"]["content"]
+                    text = content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
+                    out.append((r["version"], trigger, text))
+    return out
+
+
+def test_2_1_continuation_message_is_the_real_one(real_compactions_dir: Path) -> None:
+    """Every 2.1.x summary record: the new prefix, the transcript line (the user's path), and after an auto
+    compaction only, the instruction to continue ("left off" from 2.1.42, "left it off" before)."""
+    seen = 0
+    for version, trigger, text in real_summaries(real_compactions_dir):
+        if not version.startswith("2.1"):
+            continue
+        seen += 1
+        assert text.startswith(SUMMARY_PREFIX_21)
+        path_at = text.rindex(TRANSCRIPT_LINE.split("transcript at: ")[0]) + len(TRANSCRIPT_LINE.split(": ~")[0]) + 2
+        tail = text[path_at:].split("\n", 1)
+        assert tail[0].endswith(".jsonl")
+        if trigger == "auto":
+            continuing = SUMMARY_SUFFIX_21.rsplit("\n", 1)[-1]
+            if tuple(int(x) for x in version.split(".")) < (2, 1, 42):
+                continuing = continuing.replace("left off", "left it off")
+            assert tail[1] == continuing
+        else:
+            assert len(tail) == 1
+    assert seen == 13
+
+
+def test_real_summaries_carry_an_analysis_and_nine_sections(transcripts_dir: Path,
+                                                             real_compactions_dir: Path) -> None:
+    """What is known of the real prompt: its output. All 16 summaries have the nine sections the structured
+    prompt names; 14 start with the analysis block."""
+    found = real_summaries(transcripts_dir, real_compactions_dir)
+    assert len(found) == 16
+    for _, _, text in found:
+        for i, name in enumerate(SECTIONS, 1):
+            assert f"{i}. {name}".lower() in text.lower()
+    assert sum("\nAnalysis:\n" in text[:300] for _, _, text in found) == 14
+    assert all(f"{i}. {name}" in STRUCTURED_PROMPT for i, name in enumerate(SECTIONS, 1))
+    assert "<analysis>" in STRUCTURED_PROMPT and STRUCTURED_PROMPT != COMPACT_PROMPT
 
 
 def test_compaction_summarizes_everything_but_the_system_head(chars4: TokenCounter) -> None:
@@ -130,8 +244,10 @@ def test_replay_failure_leaves_the_view_unchanged(chars4: TokenCounter) -> None:
 def test_resolve_parses_params() -> None:
     p = resolve("claude-code:preset=current,threshold_ratio=0.9,custom_instructions=keep TODOs").params
     assert isinstance(p, ClaudeCodeParams)
-    assert (p.threshold_ratio, p.output_reserve, p.autocompact_buffer, p.custom_instructions,
-            p.max_summary_tokens) == (0.9, 32_000, 13_000, "keep TODOs", 20_000)
+    assert (p.threshold_ratio, p.output_reserve, p.autocompact_buffer, p.count_trailing, p.custom_instructions,
+            p.max_summary_tokens) == (0.9, 20_000, 13_000, True, "keep TODOs", 20_000)
+    old = resolve("claude-code:preset=2.0").params
+    assert isinstance(old, ClaudeCodeParams) and (old.output_reserve, old.count_trailing) == (32_000, False)
     assert resolve("claude-code").params == ClaudeCodeParams()
     cur = resolve("claude-code:preset=current").create()
     assert isinstance(cur, ClaudeCode) and isinstance(cur.compact(view_of([user("u")], TokenCounter("chars4", 0)),

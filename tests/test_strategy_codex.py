@@ -19,6 +19,7 @@ from compbench.strategies.codex import (
     Codex,
     CodexParams,
     approx_token_count,
+    item_tokens,
     truncate_text,
 )
 from compbench.summarizers.mock import MockSummarizer
@@ -134,6 +135,36 @@ def test_budget_exactly_spent_stops_and_earlier_summaries_are_not_user_messages(
     assert c0 is not None and len(c0.new_view) == 1  # only the summary
 
 
+@pytest.mark.parametrize("spec", ["codex", "codex:preset=0.77", "codex:preset=current"])
+def test_an_earlier_summary_is_never_kept_as_a_user_message(chars4: TokenCounter, spec: str) -> None:
+    """collect_user_messages skips a message starting with the summary prefix: the earlier summary is the
+    most recent user-role message here and the budget is ample, so only the filter keeps it out."""
+    c = resolve(spec).create()
+    assert isinstance(c, Codex)
+    earlier = user("s0", c.p.summary_prefix + "\nwhat happened before")
+    msgs = [user("u1", "the task"), assistant("a1"), earlier, assistant("a2", calls=[("c1", "bash", {})]),
+            tool("t1", "c1", "out")]
+    compaction = c.manual(view_of(msgs, chars4))
+    kept = [x.id for x in compaction.new_view if isinstance(x, Keep)]
+    assert kept == ["u1"]
+    other = user("s1", (SUMMARY_PREFIX if c.p.summary_prefix != SUMMARY_PREFIX else CURRENT_SUMMARY_PREFIX)
+                 + "\nnot this tool's prefix")
+    assert "s1" in [x.id for x in c.manual(view_of([*msgs, other], chars4)).new_view if isinstance(x, Keep)]
+
+
+def test_interruption_marker_and_a_recorded_summary_are_not_user_messages(chars4: TokenCounter) -> None:
+    """<turn_aborted> is contextual (no request, no boundary) and no initial context: a rebuild drops it; a
+    summary the tool recorded (fidelity's restart point) is no user message either."""
+    aborted = user("x1", "<turn_aborted>\nThe user interrupted the previous turn on purpose.")
+    recorded = Message("r0", "user", (Text("(summary not recorded)"),), meta={"recorded_summary": True})
+    msgs = [recorded, system("dev"), user("u1", "task"), assistant("a1"), aborted, user("u2", "go on"),
+            assistant("a2", calls=[("c1", "bash", {})]), tool("t1", "c1", "out")]
+    c = resolve("codex:preset=current").create()
+    assert isinstance(c, Codex)
+    compaction = c.manual(view_of(msgs, chars4))
+    assert [getattr(x, "id", "summary") for x in compaction.new_view] == ["u1", "dev", "u2", "summary"]
+
+
 def test_tool_result_only_and_multimodal_user_messages(chars4: TokenCounter) -> None:
     from compbench.transcript import ToolResult
 
@@ -190,20 +221,85 @@ def test_replay_failure_leaves_the_history_unchanged(chars4: TokenCounter) -> No
 # --- preset current -----------------------------------------------------------------------------------------
 
 
-def test_current_counts_items_after_the_last_model_output(chars4: TokenCounter) -> None:
+@pytest.mark.parametrize(("reported", "fires"), [(784, False), (785, True), (786, True)])
+def test_current_counts_items_after_the_last_model_output(chars4: TokenCounter, reported: int, fires: bool) -> None:
+    """Today's Codex adds each item after the last model output at its serialized JSON size / 4, rounded
+    up: {"type":"function_call_output","call_id":"c1","output":"o...o"} is 58 + 400 bytes = 115 tokens."""
     msgs = [user("u1", "x" * 40), assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", "o" * 400)]
+    assert item_tokens(msgs[2]) == 115
     v = view_of(msgs, chars4, ModelLimits(1_000, 100))
-    v.last_usage = Usage(input=800, output=0)  # + 400 bytes / 4 = 900 = 90% of 1,000
-    cur = resolve("codex:preset=current").create()
-    (c,) = cur.before_step(v)
+    v.last_usage = Usage(input=reported, output=0)  # + 115 >= 900 = 90% of 1,000
+    actions = resolve("codex:preset=current").create().before_step(v)
+    assert bool(actions) is fires
+    v.last_usage = Usage(input=900, output=0)
+    assert resolve("codex").create().before_step(v) == ()  # the seed decides after the step, on usage only
+    if fires:
+        (c,) = actions
+        assert isinstance(c, Compact)
+        last = c.new_view[-1]
+        assert isinstance(last, Insert) and last.before == CURRENT_SUMMARY_PREFIX + "\n"
+        assert c.request is not None and c.request.prompt[-1].text == CURRENT_COMPACT_PROMPT
+
+
+@pytest.mark.parametrize(("configured", "current", "seed"), [
+    (244_799, 244_799, 244_799), (244_800, 244_800, 244_800), (244_801, 244_800, 244_801),
+    (258_401, 244_800, 258_400),
+])
+def test_a_set_limit_is_capped_at_90_percent_today(chars4: TokenCounter, configured: int, current: int,
+                                                    seed: int) -> None:
+    """ModelInfo::auto_compact_token_limit: min(configured, window * 9 / 10), not the 95% effective window."""
+    v = view_of([user("u1")], chars4, ModelLimits(272_000, 128_000))
+    cur = resolve(f"codex:preset=current,auto_compact_token_limit={configured}").create()
+    assert cur.limit(v) == current  # type: ignore[attr-defined]
+    assert Codex(CodexParams(auto_compact_token_limit=configured)).limit(v) == seed
+
+
+def turn(prompt: str = "next, please") -> list[Message]:
+    agents = Message("agents", "user", (Text("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>x</INSTRUCTIONS>"),))
+    return [system("dev", "developer instructions"), agents, user("u1", "first request"),
+            assistant("a1", calls=[("c1", "bash", {})]), tool("t1", "c1", "out"), assistant("a2", "done"),
+            user("u2", prompt)]
+
+
+def test_mid_turn_rebuild_puts_the_initial_context_before_the_last_user_message(chars4: TokenCounter) -> None:
+    """turn.rs: a compaction between a tool output and the next call is mid-turn
+    (InitialContextInjection::BeforeLastUserMessage): [users..., initial context, last user, summary]."""
+    msgs = [*turn(), assistant("a3", calls=[("c2", "bash", {})]), tool("t2", "c2", "more")]
+    v = view_of(msgs, chars4, ModelLimits(272_000, 128_000))
+    v.last_usage = Usage(input=250_000, output=0)
+    (c,) = resolve("codex:preset=current").create().before_step(v)
     assert isinstance(c, Compact)
-    v.last_usage = Usage(input=799, output=0)
+    assert [getattr(x, "id", "summary") for x in c.new_view] == ["u1", "dev", "agents", "u2", "summary"]
+    old = resolve("codex:preset=0.77").create().manual(v)  # type: ignore[attr-defined]
+    assert [getattr(x, "id", "summary") for x in old.new_view] == ["dev", "agents", "u1", "u2", "summary"]
+
+
+@pytest.mark.parametrize(("reported", "fires"), [(244_799, False), (244_800, True)])
+def test_pre_turn_compaction_runs_before_the_new_prompt_is_recorded(chars4: TokenCounter, reported: int,
+                                                                    fires: bool) -> None:
+    """run_pre_sampling_compact runs before the new prompt is recorded: the prompt (20k tokens here) is
+    not counted, not summarized, not a kept user message; it follows the summary and the reinjected
+    initial context."""
+    msgs = turn("p" * 80_000)
+    v = view_of(msgs, chars4, ModelLimits(272_000, 128_000))
+    v.last_usage = Usage(input=reported, output=0)
+    actions = resolve("codex:preset=current").create().before_step(v)
+    assert bool(actions) is fires
+    if fires:
+        (c,) = actions
+        assert isinstance(c, Compact) and c.request is not None
+        assert [getattr(x, "id", "summary") for x in c.new_view] == ["u1", "summary", "dev", "agents", "u2"]
+        assert "u2" not in [m.id for m in c.request.source]
+
+
+def test_a_pre_turn_check_does_not_see_the_new_prompt_as_a_boundary(chars4: TokenCounter) -> None:
+    """The reasoning of the turn that just ended becomes "earlier" only once the new prompt is recorded."""
+    msgs = [user("u1"), reasoning("a1", 4_000), user("u2")]  # 588 tokens of reasoning before u2
+    v = view_of(msgs, chars4, ModelLimits(272_000, 128_000))
+    v.last_usage = Usage(input=244_800 - 588, output=0)
     assert resolve("codex:preset=current").create().before_step(v) == ()
-    v.last_usage = Usage(input=800, output=0)
-    assert resolve("codex").create().before_step(v) == ()  # the seed compares the reported usage only
-    last = c.new_view[-1]
-    assert isinstance(last, Insert) and last.before == CURRENT_SUMMARY_PREFIX + "\n"
-    assert c.request is not None and c.request.prompt[-1].text == CURRENT_COMPACT_PROMPT
+    c = Codex(CodexParams(reasoning_items="per-item"))
+    assert c.reasoning_tokens(v) == 588 and c.reasoning_tokens(v, upto=2) == 0
 
 
 def test_current_templates_differ_from_the_seed_as_the_source_does() -> None:

@@ -156,3 +156,32 @@ def test_condensed_recently_is_an_error_not_a_request(chars4: TokenCounter) -> N
     strat.stored.append(Stored([], "marker"))  # a third stored message since the summary: condense again
     (c,) = strat.before_step(v2)
     assert isinstance(c, Compact) and c.request is not None
+
+
+class SucceedsOnce:
+    name = "succeeds-once"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def summarize(self, request):  # type: ignore[no-untyped-def]
+        from compbench.summarizers import SummaryResult
+
+        self.calls += 1
+        return SummaryResult("S") if self.calls == 1 else SummaryResult("", error="down")
+
+
+def test_after_a_summary_the_window_first_hides_what_the_summary_hides(chars4: TokenCounter) -> None:
+    """Roo Code counts condensed messages as visible when it truncates: its first truncations after a
+    fresh start change nothing the model sees; only later ones reach the messages after the summary."""
+    tr = run(transcript(*long_session(60)), resolve("roo-code").create(), chars4, window=1_000, max_output=100,
+             summarizer=SucceedsOnce())  # type: ignore[arg-type]
+    first = tr.compactions[0]
+    assert first.ok and first.reason.endswith("(fresh start)")
+    later = [c for c in tr.compactions[1:] if c.ok]
+    failed = [c for c in tr.compactions[1:] if not c.ok]
+    assert failed and later and later[0].reason == "roo-code: sliding window truncation"
+    assert failed[0].seq < later[0].seq  # the condense failed before: no visible truncation at first
+    # the unseen truncation at step 26 is recorded, so the next one (27) already reaches past the summary
+    assert (failed[0].step, later[0].step) == (26, 27)
+    assert not set(later[0].replaced_ids) & set(first.replaced_ids)  # it hides messages after the summary

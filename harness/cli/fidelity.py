@@ -21,8 +21,9 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     """Compare each strategy with the tool's own compactions in DATASETS (default: the bundled samples;
     pass ../shared/transcripts ../shared/real-compactions to include the logs that cannot be bundled).
 
-    Per real compaction with a readable summary it also prints the facts of the summarized span kept by
-    the real summary, by the calibrated summarizer and by the extractive one on the same span."""
+    Each row says which window the tool used and where that figure comes from. Per real compaction with
+    a readable summary it also prints the facts of the summarized span kept by the real summary, by the
+    calibrated summarizer and by the extractive one on the same span."""
     import itertools
 
     from compbench.cli.compare import _table

@@ -1,0 +1,106 @@
+"""``pipeline``: strategies composed in order (mask → prune → summarize), as OpenHands chains condensers.
+
+A spec names the stages and sets any stage's parameters with the stage's name (or its 1-based
+position) as a prefix::
+
+    pipeline:stages=observation-masking>claude-code,observation-masking.keep_last_turns=5
+    pipeline:stages=truncate>claude-code,2.preset=current
+
+The loop asks the stages one by one at every hook (before a step, after it, at a user's /compact),
+applying each stage's actions before the next stage looks: a later stage sees the view the earlier ones
+left, exactly as a chain of condensers does. ``tune`` sweeps a stage's parameter with the same prefix
+(``--set stages=a>b --grid a.key=1,2``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compbench.errors import UsageError
+from compbench.loop import Strategy
+from compbench.session import Action, SessionView
+from compbench.strategies.base import Configured, get, label, param, resolve, strategy
+from compbench.transcript import Usage
+
+NAME = "pipeline"
+SEPARATOR = ">"
+
+
+@dataclass(frozen=True)
+class PipelineParams:
+    stages: tuple[str, ...] = param((), "The stages in order, each a full strategy spec (set with stages=a>b).")
+
+
+class Pipeline:
+    """The stages of one replay; the loop reads ``stages`` and asks each in turn (see loop.stages_of)."""
+
+    def __init__(self, stages: Sequence[Strategy], name: str = NAME) -> None:
+        if not stages:
+            raise UsageError("pipeline needs at least one stage: pipeline:stages=NAME>NAME,...")
+        self.stages = tuple(stages)
+        self.name = name
+
+    # The loop never calls these on a composed strategy; they exist for the Strategy protocol.
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        return ()
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+@strategy(NAME, params=PipelineParams, source="compbench (composition; each stage names its own source)",
+          summary="strategies composed in order: each stage acts on the view the previous stages left",
+          configurable_only=True)
+def create(p: PipelineParams) -> Pipeline:
+    return Pipeline([resolve(s).create() for s in p.stages])
+
+
+def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:
+    """``name.param`` or ``N.param`` -> (stage position, param)."""
+    prefix, dot, rest = key.partition(".")
+    if not dot or not rest:
+        raise UsageError(f"pipeline: {key!r} is not stages=... or STAGE.PARAM=value")
+    if prefix.isdigit():
+        k = int(prefix) - 1
+        if not 0 <= k < len(names):
+            raise UsageError(f"pipeline: no stage {prefix} (it has {len(names)})")
+        return k, rest
+    if prefix not in names:
+        raise UsageError(f"pipeline: no stage named {prefix!r} (stages: {', '.join(names)})")
+    return names.index(prefix), rest
+
+
+def resolve_pipeline(spec: str, rest: str) -> Configured:
+    """Parse ``pipeline:stages=a>b,a.k=v,2.k=v`` into its configured stages."""
+    items = [x.strip() for x in rest.split(",") if x.strip()]
+    stages: list[str] = []
+    per_stage: list[tuple[str, str, str]] = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"strategy {spec!r}: expected key=value, got {item!r}")
+        if key.strip() == "stages":
+            stages = [x.strip() for x in value.split(SEPARATOR) if x.strip()]
+        else:
+            per_stage.append((key.strip(), value.strip(), item))
+    if not stages:
+        raise UsageError(f"strategy {spec!r}: a pipeline needs stages=NAME>NAME (e.g. "
+                         "pipeline:stages=observation-masking>claude-code)")
+    for s in stages:
+        if s == NAME:
+            raise UsageError("a pipeline cannot contain a pipeline")
+        get(s)  # unknown stage names fail here, with a did-you-mean
+    overrides: list[dict[str, str]] = [{} for _ in stages]
+    for key, value, _ in per_stage:
+        k, param_name = stage_key(key, stages)
+        overrides[k][param_name] = value
+    configured = [resolve(label(s, o.pop("preset", ""), o)) for s, o in zip(stages, overrides, strict=True)]
+    canonical = {"stages": SEPARATOR.join(stages)}
+    for k, (s, c) in enumerate(zip(stages, configured, strict=True)):
+        prefix = s if stages.index(s) == k else str(k + 1)
+        for item in filter(None, c.label.partition(":")[2].split(",")):
+            key, _, value = item.partition("=")
+            canonical[f"{prefix}.{key}"] = value
+    info = get(NAME)
+    return Configured(info, PipelineParams(tuple(c.label for c in configured)), label(NAME, "", canonical))

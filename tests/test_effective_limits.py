@@ -1,0 +1,65 @@
+"""effective_limits: the window a tool really used — its default for the recorded model, the evidence in
+the transcript, a family fallback that says so — never a table entry the tool does not use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compbench.models import effective_limits
+from compbench.session import ModelLimits
+from compbench.transcript import Message, Text, Transcript, Usage
+
+
+def session(source: str, model: str = "", peak: int = 1_000, msg_model: str = "", **meta: Any) -> Transcript:
+    call = Message("a1", "assistant", (Text("ok"),), Usage(input=peak, output=10),
+                   {"model": msg_model} if msg_model else {})
+    return Transcript("t", source, (Message("u1", "user", (Text("hi"),)), call),
+                      {"model": model, **meta} if model else dict(meta))
+
+
+@pytest.mark.parametrize(("model", "peak", "window", "source"), [
+    ("claude-opus-4-6", 150_000, 200_000,
+     "recorded model claude-opus-4-6, Claude Code default 200k, not litellm's 1M"),
+    ("claude-opus-4-5-20251101", 200_000, 200_000, "recorded model claude-opus-4-5-20251101, Claude Code default 200k"),
+    ("claude-opus-4-5-20251101", 200_001, 1_000_000,
+     "recorded model claude-opus-4-5-20251101; input 200k > 200k: 1M window inferred"),
+    ("claude-opus-4-6", 312_000, 1_000_000, "recorded model claude-opus-4-6; input 312k > 200k: 1M window inferred"),
+    ("glm-4.6", 1_000, 200_000, "recorded model glm-4.6, Claude Code default 200k, not litellm's 205k"),
+    ("", 1_000, 200_000, "no model recorded, Claude Code default 200k"),
+])
+def test_claude_code_runs_200k_unless_the_1m_window_is_on(model: str, peak: int, window: int, source: str) -> None:
+    e = effective_limits(session("claude-code", model, peak))
+    assert (e.limits.context_window, e.source) == (window, source)
+
+
+def test_claude_code_1m_suffix() -> None:
+    e = effective_limits(session("claude-code", "claude-opus-4-6", msg_model="claude-opus-4-6[1m]"))
+    assert e.limits == ModelLimits(1_000_000, 128_000)
+    assert e.source == "claude-opus-4-6[1m]: [1m] suffix, the 1M window"
+
+
+@pytest.mark.parametrize(("meta", "window", "source"), [
+    ({"model": "gpt-5.5", "model_context_window": 258_400}, 272_000,
+     "recorded model_context_window 258,400 = 95% of 272,000"),
+    ({"model": "gpt-5.5", "model_context_window": 121_600}, 128_000,  # a configured 128k window
+     "recorded model_context_window 121,600 = 95% of 128,000"),
+    ({"model": "gpt-5.5"}, 272_000, "recorded model gpt-5.5, Codex's catalog 272k"),  # not litellm's 1.05M
+])
+def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window: int, source: str) -> None:
+    e = effective_limits(session("codex", **meta))
+    assert (e.limits.context_window, e.limits.input_limit, e.source) == (window, window, source)
+
+
+@pytest.mark.parametrize(("model", "peak", "window", "source"), [
+    ("claude-opus-4-5", 1_000, 200_000, "recorded model claude-opus-4-5, litellm's table (pi's own registry not read)"),
+    ("claude-mystery-9", 1_000, 200_000, "unknown model 'claude-mystery-9', claude family default: Anthropic's "
+                                         "standard 200k"),
+    ("acme-coder", 1_000, 128_000, "unknown model 'acme-coder' and family: 128,000 assumed"),
+    ("acme-coder", 128_001, 128_000, "unknown model 'acme-coder' and family: 128,000 assumed; recorded input 128k "
+                                     "exceeds it"),
+])
+def test_other_tools_table_then_family(model: str, peak: int, window: int, source: str) -> None:
+    e = effective_limits(session("pi", model, peak))
+    assert (e.limits.context_window, e.source) == (window, source)

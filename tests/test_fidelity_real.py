@@ -1,0 +1,116 @@
+"""Fidelity on today's tools (../shared/real-compactions: Claude Code 2.1.x, Codex 0.14x): every auto
+compaction matched to the step by its version's preset, the window each row used, and what the logs
+leave out. The trigger decisions rest on recorded usage and the tools' own estimates, not on our
+tokenizer, so the cheap chars4 counter changes none of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import compbench.evidence as evidence
+from compbench.fidelity import Row, fidelity, segment
+from compbench.formats import read_all
+from compbench.transcript import Reasoning
+
+MATCHED = {  # (transcript, n, preset): (real step, our step)
+    ("f585e6e9", 1, "current"): (115, 115), ("f585e6e9", 2, "current"): (46, 46),
+    ("fcdd6c6f", 1, "current"): (62, 62), ("8ecab05f", 1, "current"): (101, 101),
+    ("1e0816ef", 1, "current"): (53, 53), ("198393f2", 1, "2.0"): (7, 7),
+    ("9d7a9d52", 1, "current"): (69, 69), ("9d7a9d52", 2, "current"): (61, 61),
+    ("019f17a5", 1, "current"): (32, 32), ("019f17a5", 2, "current"): (158, 158),
+    ("019ed99c", 1, "current"): (96, 96), ("019ed99c", 2, "current"): (73, 73), ("019ed99c", 3, "current"): (86, 86),
+}
+
+
+@pytest.fixture(scope="module")
+def rows(real_compactions_dir: Path) -> list[Row]:
+    return fidelity(read_all([real_compactions_dir]), tokenizer="chars4")
+
+
+def test_every_auto_compaction_is_matched_by_its_versions_preset(rows: list[Row]) -> None:
+    own = {(r.transcript[:8], r.n, r.preset): (r.real_step, r.our_step) for r in rows
+           if r.trigger == "auto" and "the version this preset models" in r.cause}
+    assert own == MATCHED
+
+
+def test_codex_keeps_what_the_replacement_history_kept(rows: list[Row]) -> None:
+    """Today's rebuild keeps the recorded user messages Codex's replacement history kept; where the Jaccard
+    is below 1 the difference is the developer message, kept by both but listed by the importer only when
+    it is a user message, and a hook's developer message."""
+    kept = {(r.transcript[:8], r.n): r.kept_jaccard for r in rows if r.tool == "codex" and r.preset == "current"}
+    assert kept == {("019f17a5", 1): 0.8, ("019f17a5", 2): 13 / 14, ("019ed99c", 1): 0.75, ("019ed99c", 2): 1.0,
+                    ("019ed99c", 3): 1.0}
+
+
+def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: list[Row]) -> None:
+    """Reserving 32k (155,000) fires 4–19 calls early on five of 2.1's seven compactions; reserving 20k
+    (167,000) never reaches its threshold on the 2.0.76 session, which compacted at 155,250."""
+    early = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "2.0" and r.trigger == "auto"
+             and r.transcript[:8] != "198393f2"}
+    assert early == {("f585e6e9", 1): -19, ("f585e6e9", 2): -4, ("fcdd6c6f", 1): 0, ("8ecab05f", 1): 0,
+                     ("1e0816ef", 1): -4, ("9d7a9d52", 1): -5, ("9d7a9d52", 2): -8}
+    (old,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "current"]
+    assert old.our_step is None and "strategy never compacted" in old.cause
+
+
+def test_rows_use_the_tools_window_not_litellms(rows: list[Row]) -> None:
+    """litellm lists Opus 4.6 at 1M and GPT-5.5 at 1.05M; Claude Code ran 200k, Codex 272k."""
+    opus46 = {r.window_source for r in rows if r.transcript[:8] == "f585e6e9"}
+    assert opus46 == {"recorded model claude-opus-4-6, Claude Code default 200k, not litellm's 1M"}
+    assert {r.window for r in rows if r.tool == "claude-code"} == {200_000}
+    assert {(r.window, r.window_source) for r in rows if r.tool == "codex"} == {
+        (272_000, "recorded model_context_window 258,400 = 95% of 272,000")}
+
+
+def test_the_logs_gaps_are_filled_from_the_tools_own_count_and_said(rows: list[Row]) -> None:
+    (r,) = [r for r in rows if r.transcript[:8] == "9d7a9d52" and r.n == 1 and r.preset == "current"]
+    assert ("log's count before it (164,864 in + 1 out) 2,201 short of preTokens 167,066 (the log lacks the "
+            "interrupted tool call's result): added to the last call's output") in r.cause
+    (r,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "2.0"]
+    assert "255 short of preTokens 155,250 (output_tokens logged at the first event)" in r.cause
+    assert all("no encrypted reasoning" in r.cause for r in rows if r.tool == "codex")
+
+
+def test_codex_matches_rest_on_the_reasoning_stand_in(real_compactions_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an estimate of the earlier turns' encrypted reasoning (not recorded in 0.14x rollouts) the
+    limit is reached on two compactions of five; the 0.77 ratio (1.30) matches all five. The margin is
+    narrow: the third compaction of 019ed99c is matched for ratios of about 1.2 to 1.35 only."""
+    ts = list(read_all([real_compactions_dir / "codex"]))
+    monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 0.0)
+    none = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
+    assert none == [0, None, 0, None, None]
+    monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 1.5)
+    more = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
+    assert more == [0, 0, 0, 0, -4]
+
+
+def test_the_stand_in_is_calibrated_on_the_0_77_rollouts(transcripts_dir: Path) -> None:
+    """REASONING_PER_TOKEN is Codex's estimate of the recorded encrypted reasoning over the reported
+    reasoning tokens, pooled over every call of the 0.77 rollouts; a stand-in blob reproduces an estimate."""
+    from compbench.strategies.codex import reasoning_item_tokens
+
+    estimated = reported = 0
+    for t in read_all([transcripts_dir / "codex"]):
+        for m in t.messages:
+            blobs = [p.text for p in m.parts if isinstance(p, Reasoning) and p.encrypted]
+            if m.role == "assistant" and blobs and m.usage is not None:
+                estimated += sum(reasoning_item_tokens(b) for b in blobs)
+                reported += m.usage.reasoning
+    assert (estimated, reported) == (64_797, 49_792)
+    assert round(estimated / reported, 2) == evidence.REASONING_PER_TOKEN
+    assert [reasoning_item_tokens(evidence.stand_in_blob(n)) for n in (0, 1, 7, 1_300)] == [0, 1, 7, 1_300]
+
+
+def test_segment_index_skips_the_tools_own_records(real_compactions_dir: Path) -> None:
+    """A second compaction's position in its segment: Claude Code's summary record of the first is dropped
+    from the tail, so it is not counted either (it was: the comparison then ran one message late)."""
+    (t,) = read_all([real_compactions_dir / "claude-code" /
+                     "entireio__cli__entire-adff0201aecb-0__9d7a9d52-7eb4-427d-847d-ee5451884f3d.jsonl"])
+    seg, _ = segment(t, 1)
+    rc = seg.compactions[0]
+    before = seg.messages[rc.index - 1]
+    assert before.role == "assistant" and before.usage is not None and before.usage.input == 166_190
+    assert t.messages[t.compactions[1].index - 1].id == before.id  # the last message before the tool's summary

@@ -1,0 +1,78 @@
+"""pipeline: stages composed in order, each acting on the view the previous ones left."""
+
+from __future__ import annotations
+
+import pytest
+
+from compbench.errors import UsageError
+from compbench.loop import ReplayConfig, replay
+from compbench.session import ModelLimits
+from compbench.strategies import default_names, names, resolve
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import ToolResult
+from compbench.tune import grid_specs
+from helpers import assistant, tool, transcript, user
+
+BULK = "line\n" * 600  # ~750 tokens (chars/4) per output
+
+
+def session(turns: int = 24) -> object:
+    msgs = [user("u0", "Refactor the scheduler.")]
+    for k in range(turns):
+        msgs += [assistant(f"a{k}", f"Step {k}.", [(f"c{k}", "bash", {"command": f"cat f{k}.txt"})]),
+                 tool(f"t{k}", f"c{k}", BULK)]
+    return transcript(*msgs)
+
+
+def test_spec_parsing_and_canonical_label() -> None:
+    c = resolve("pipeline:stages=observation-masking>claude-code,observation-masking.keep_last_turns=5,"
+                "2.preset=current")
+    assert c.params.stages == ("observation-masking:keep_last_turns=5", "claude-code:preset=current")
+    assert c.label == ("pipeline:claude-code.preset=current,observation-masking.keep_last_turns=5,"
+                       "stages=observation-masking>claude-code")
+    assert resolve(c.label).label == c.label  # the label is itself a spec that resolves to the same
+    for bad, msg in (("pipeline", "needs stages"), ("pipeline:stages=nope>claude-code", "unknown strategy"),
+                     ("pipeline:stages=truncate,claude-code.x=1", "no stage named"),
+                     ("pipeline:stages=truncate,3.x=1", "no stage 3"),
+                     ("pipeline:stages=truncate,truncate.nope=1", "unknown parameter"),
+                     ("pipeline:stages=pipeline", "cannot contain")):
+        with pytest.raises(UsageError, match=msg):
+            resolve(bad)
+    # listed, but not run by default: it needs its stages
+    assert "pipeline" in names() and "pipeline" not in default_names()
+
+
+def test_a_later_stage_sees_the_view_the_earlier_stage_left() -> None:
+    t = session()
+    counter = TokenCounter("chars4", 0)
+    summarizer = MockSummarizer()
+    trace = replay(t, resolve("pipeline:stages=observation-masking>claude-code,"  # type: ignore[arg-type]
+                              "observation-masking.keep_last_turns=6").create(),
+                   summarizer, ReplayConfig(ModelLimits(5_000, 1_000)), counter)
+    assert trace.prunes and trace.compactions
+    # claude-code summarized a view in which masking had already replaced old outputs by placeholders
+    (req, *_) = summarizer.requests
+    outputs = [p.output for m in req.source for p in m.parts if isinstance(p, ToolResult)]
+    assert any(o.startswith("Old environment output") for o in outputs)
+    alone = replay(t, resolve("claude-code").create(), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(5_000, 1_000)), counter)
+    # masking delays the summary: the pipeline compacts later than claude-code alone
+    assert trace.compactions[0].step > alone.compactions[0].step
+
+
+def test_manual_compact_asks_the_stage_that_has_one() -> None:
+    t = session(6)
+    counter = TokenCounter("chars4", 0)
+    trace = replay(t, resolve("pipeline:stages=observation-masking>claude-code").create(),  # type: ignore[arg-type]
+                   MockSummarizer(), ReplayConfig(ModelLimits(1_000_000, 1_000), manual_at=8), counter)
+    assert [c.phase for c in trace.compactions] == ["manual"]
+
+
+def test_tune_sweeps_a_stage_parameter() -> None:
+    specs = grid_specs("pipeline", ["observation-masking.keep_last_turns=2,4"],
+                       "stages=observation-masking>claude-code")
+    assert [resolve(s).params.stages[0] for s in specs] == ["observation-masking:keep_last_turns=2",
+                                                            "observation-masking:keep_last_turns=4"]
+    with pytest.raises(UsageError, match="no parameter"):
+        grid_specs("pipeline", ["observation-masking.nope=1"], "stages=observation-masking>claude-code")
