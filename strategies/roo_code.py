@@ -217,7 +217,8 @@ class RooCode:
         marker = Insert("user", TRUNCATION_MARKER.format(n=remove), origin="marker")
         history.insert(at, Stored([], "marker", insert=marker))
         view = self.view_of(s, history)
-        if all(isinstance(x, Keep) for x in view) and [x.id for x in view] == [e.id for e in s.entries]:
+        kept = [x.id for x in view if isinstance(x, Keep)]
+        if len(kept) == len(view) and kept == [e.id for e in s.entries]:
             # it hid only messages a summary already hides: the model sees nothing new, Roo Code's history
             # records it all the same (the next truncation counts from there)
             self.outcomes["unseen"] = history
