@@ -73,7 +73,6 @@ class Stored:
     entries: list[Entry]
     kind: str = "msg"  # "msg" | "summary" | "marker"
     truncated: bool = False
-    condensed: bool = False
     insert: Insert | None = None  # an inserted message not yet in the view
 
     @property
@@ -139,7 +138,7 @@ class RooCode:
             if pending:
                 pending[0].entries, pending[0].insert = [e], None
             elif self.stored and self.stored[-1].kind == "msg" and not self.stored[-1].truncated \
-                    and not self.stored[-1].condensed and self.stored[-1].role == side(e):
+                    and self.stored[-1].role == side(e):
                 self.stored[-1].entries.append(e)
             else:
                 self.stored.append(Stored([e]))
@@ -200,7 +199,7 @@ class RooCode:
         blocks = "\n".join(_COMMAND.findall(first))
         after = "\n\n" + ACTIVE_WORKFLOWS.format(blocks=blocks) if blocks else ""
         summary = Insert("user", SUMMARY_HEADING, after, with_summary=True, origin="summary")
-        history = [replace(r, condensed=True) for r in self.stored] + [Stored([], "summary", insert=summary)]
+        history = [*self.stored, Stored([], "summary", insert=summary)]  # all before it: condensed
         self.outcomes["summary"] = history
         return Compact("roo-code: condense (fresh start)", self.view_of(s, history), request, on_failure="unchanged",
                        meta=meta, fallback=fallback)
@@ -212,7 +211,8 @@ class RooCode:
         remove = raw - raw % 2
         if remove <= 0:
             return None
-        history = [replace(r, truncated=True) if k in visible[1:remove + 1] else r for k, r in enumerate(self.stored)]
+        hidden = set(visible[1:remove + 1])
+        history = [Stored(r.entries, r.kind, True) if k in hidden else r for k, r in enumerate(self.stored)]
         at = visible[remove + 1] if remove + 1 < len(visible) else len(history)
         marker = Insert("user", TRUNCATION_MARKER.format(n=remove), origin="marker")
         history.insert(at, Stored([], "marker", insert=marker))
@@ -230,7 +230,7 @@ class RooCode:
         """``getEffectiveApiHistory``: from the last summary on (orphaned tool results dropped), or every
         message not condensed or truncated; truncation markers stay visible."""
         last_summary = max((k for k, r in enumerate(history) if r.kind == "summary"), default=-1)
-        shown = [r for r in history[max(last_summary, 0):] if not r.truncated and not r.condensed]
+        shown = [r for r in history[max(last_summary, 0):] if not r.truncated]
         if last_summary >= 0:
             calls = {p.id for r in shown for e in r.entries for p in e.message.parts if isinstance(p, ToolCall)}
             shown = [replace(r, entries=[e for e in r.entries if not _orphaned(e, calls)]) if r.role == "user" else r
