@@ -159,6 +159,7 @@ class Goose:
     def __init__(self, p: GooseParams) -> None:
         self.p = p
         self.seen = 0  # view positions already looked at for a new user prompt
+        self.hopeless: tuple[int, str] | None = None  # (compactions, first message) when no attempt fitted
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.seen = len(s.entries)
@@ -210,8 +211,11 @@ class Goose:
         if not manual:
             preserved = next((e for e in reversed(body) if e.role == "user" and has_text_only(e)), None)
         most_recent = preserved is not None and preserved is body[-1]
+        if self.hopeless == (s.compactions, body[0].id if body else ""):
+            return None  # the view only grew since no attempt fitted: none fits now either
         request = self.request(s, [e.rendered() for e in body])
         if request is None:
+            self.hopeless = (s.compactions, body[0].id if body else "")
             return None  # "context limit exceeded even after removing all tool responses": the reply ends
         text = MANUAL_COMPACT_CONTINUATION_TEXT if manual else \
             CONVERSATION_CONTINUATION_TEXT if most_recent else TOOL_LOOP_CONTINUATION_TEXT
