@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from compbench.session import Entry
-from compbench.transcript import Media, Part, Text, ToolResult
+from compbench.transcript import Part, Text, ToolResult
 
 Side = Literal["user", "assistant"]
 
@@ -56,7 +56,3 @@ def block_text(e: Entry, j: int, p: Part) -> str | None:
     if isinstance(p, ToolResult):
         return p.output
     return None
-
-
-def is_media(p: Part) -> bool:
-    return isinstance(p, Media)

@@ -246,7 +246,8 @@ def _orphaned(e: Entry, calls: set[str]) -> bool:
     return bool(results) and len(results) == len(e.message.parts) and all(p.call_id not in calls for p in results)
 
 
-@strategy("roo-code", params=RooCodeParams, source="RooCodeInc/Roo-Code cb836567180a",
+@strategy("roo-code", params=RooCodeParams,
+          source="RooCodeInc/Roo-Code cb836567180a (src/core/context-management/index.ts, src/core/condense/index.ts)",
           summary="prev tokens > 0.9 window - reserved (or >= threshold %): condense to one summary user message "
                   "(fresh start); else hide half of the visible messages after the first",
           presets={"no-condense": {"auto_condense": False}})
