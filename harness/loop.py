@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from compbench.cache import NO_CACHE_MODEL, CacheModel, message_time
 from compbench.session import (
@@ -80,6 +80,16 @@ class CompactionCheck(Protocol):
     later attempts), and must depend only on its arguments and that state."""
 
     def accept(self, a: Compact, summary: str) -> str | None: ...
+
+
+class CompactionFollowup(Protocol):
+    """A strategy whose next move depends on what a compaction produced (aider summarizes again, one level
+    deeper, when the summary and the kept tail still exceed its budget): asked right after each of its
+    compactions is applied, before anything else happens; what it returns is applied next.
+
+    Optional: the loop looks for ``after_compaction`` on the strategy."""
+
+    def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]: ...
 
 
 class Observer(Protocol):
@@ -387,7 +397,10 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
     def apply(actions: Sequence[Action], step: int, phase: Phase, next_index: int, stage: int = 0) -> None:
         nonlocal seq
-        for a in actions:
+        followup = getattr(stages[stage], "after_compaction", None)  # the stage that acted (CompactionFollowup)
+        queue = list(actions)
+        while queue:
+            a = queue.pop(0)
             seq += 1
             if observer:
                 observer.action(seq, False, s.entries, a)
@@ -398,11 +411,19 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
                 compactions.append(ev)
                 if ev.ok:
                     view.compactions += 1
+                elif a.fallback is not None and ev.error != NOOP:  # the tool's own failure path, applied next
+                    queue.insert(0, a.fallback)
             view.context_tokens = s.input_tokens()
             if isinstance(a, Compact):
                 s.new_epoch(next_index)  # a prune hides parts but changes no message's visibility
             if observer:
                 observer.action(seq, True, s.entries, a)
+            if isinstance(a, Compact) and followup is not None:
+                more = list(followup(view, compactions[-1]))
+                if live:
+                    _follow(live, [x[stage] for x in shadow_stages], diverged,
+                            partial(_after_compaction, view=view, event=compactions[-1]), more)
+                queue[0:0] = more
 
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)
@@ -474,6 +495,10 @@ def _accept(strategy: Strategy, a: Compact, summary: str) -> str | None:
     """The strategy's :class:`CompactionCheck` verdict (None: accepted, or no such check)."""
     accept = getattr(strategy, "accept", None)
     return accept(a, summary) if accept is not None else None
+
+
+def _after_compaction(strategy: Strategy, view: SessionView, event: CompactionEvent) -> Sequence[Action]:
+    return cast(CompactionFollowup, strategy).after_compaction(view, event)
 
 
 def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:

@@ -147,10 +147,12 @@ class Compact:
     the tool sends them in parallel, so the latency is the slowest one's (a ``replaces`` follow-up waits
     for the answer it checks: latencies add up). When a summary request fails, ``on_failure`` decides:
     ``"unchanged"`` leaves the view as it was (seed 004, Codex after its retries), ``"apply"`` applies
-    the new view with an empty summary. ``prune`` marks parts of kept entries with placeholders as part
-    of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply only
-    when the new view does. A strategy with an ``accept`` method (:class:`compbench.loop.CompactionCheck`)
-    may still reject the compaction once its summary is known.
+    the new view with an empty summary; ``fallback`` is applied in its stead when the summary request
+    fails, as the tool's own failure path (Roo Code's sliding window after a failed condense, aider's
+    emptied history after a failed summary). ``prune`` marks parts of kept entries with placeholders as
+    part of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply
+    only when the new view does. A strategy with an ``accept`` method
+    (:class:`compbench.loop.CompactionCheck`) may still reject the compaction once its summary is known.
     """
 
     reason: str
@@ -161,6 +163,7 @@ class Compact:
     followups: tuple[Followup, ...] = ()
     summary_text: str = ""
     prune: tuple[tuple[str, int, str], ...] = ()
+    fallback: Compact | Prune | None = None
 
 
 @dataclass(frozen=True, slots=True)

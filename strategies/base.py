@@ -62,6 +62,13 @@ BUILTIN: dict[str, str] = {
     "openhands-conversation-window": "compbench.strategies.openhands_condensers",
     "openhands-llm-attention": "compbench.strategies.openhands_condensers",
     "pipeline": "compbench.strategies.pipeline",
+    "cline": "compbench.strategies.cline",
+    "cline-condense": "compbench.strategies.cline_condense",
+    "cline-sdk": "compbench.strategies.cline_sdk",
+    "roo-code": "compbench.strategies.roo_code",
+    "goose": "compbench.strategies.goose",
+    "aider": "compbench.strategies.aider",
+    "swe-agent": "compbench.strategies.swe_agent",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 

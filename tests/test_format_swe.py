@@ -138,6 +138,19 @@ def test_swe_demonstrations_orphans_and_unknown_roles(tmp_path: Path) -> None:
                           "skipped 1 records of unknown type 'role critic'")
 
 
+def test_swe_observation_tags_are_kept(tmp_path: Path) -> None:
+    """LastNObservations reads ``tags`` (keep_output / remove_output) on history items."""
+    history = [
+        {"role": "user", "content": "the issue", "message_type": "observation", "tags": ["keep_output"]},
+        {"role": "assistant", "content": "look", "message_type": "action", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "content": "out", "tool_call_ids": ["c1"], "message_type": "observation",
+         "tags": ["remove_output", 3]},
+    ]
+    t = _one(swe.read, _traj(tmp_path, history))
+    assert [m.meta.get("tags") for m in t.messages] == [["keep_output"], None, None]  # a non-string tag: none kept
+
+
 def _line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 

@@ -142,3 +142,36 @@ def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: T
         assert tr.final_view[3:] == rest
     auto = replay(t, resolve("none").create(), MockSummarizer("S"), ReplayConfig(limits, manual_at=3), chars4)
     assert auto.compactions == ()
+
+
+def test_a_failed_compaction_applies_its_fallback(chars4: TokenCounter) -> None:
+    """Compact.fallback: the tool's own failure path (Roo Code's truncation after a failed condense)."""
+    def make(s: SessionView) -> list[Action]:
+        fallback = Compact("fallback", (Keep("sys"), Keep("u1"), Keep("a2")))
+        return [Compact("summary", (Keep("sys"), Insert("user", with_summary=True, origin="summary")),
+                        SummaryRequest("", (), s.rendered()), fallback=fallback)]
+
+    tr = run(session(), Scripted(2, make), chars4, summarizer=MockSummarizer(error="down"))
+    assert [(c.reason, c.ok, c.seq) for c in tr.compactions] == [("summary", False, 1), ("fallback", True, 2)]
+    assert tr.final_view == ("sys", "u1", "a2", "a3")
+    tr = run(session(), Scripted(2, make), chars4)
+    assert [(c.reason, c.ok) for c in tr.compactions] == [("summary", True)]
+
+
+def test_after_compaction_is_asked_right_after_each_compaction(chars4: TokenCounter) -> None:
+    """CompactionFollowup: aider's next summary level is applied before anything else happens."""
+    from compbench.loop import CompactionEvent
+
+    class Deeper(Scripted):
+        def __init__(self) -> None:
+            super().__init__(2, lambda s: [Compact("first", (Keep("sys"), Keep("u1"), Keep("a2")))])
+            self.asked: list[str] = []
+
+        def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
+            self.asked.append(event.reason)
+            return [Compact("second", (Keep("sys"), Keep("a2")))] if event.reason == "first" else []
+
+    strat = Deeper()
+    tr = run(session(), strat, chars4)
+    assert [(c.reason, c.step, c.phase) for c in tr.compactions] == [("first", 2, "before"), ("second", 2, "before")]
+    assert strat.asked == ["first", "second"] and tr.final_view == ("sys", "a2", "a3")

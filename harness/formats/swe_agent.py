@@ -73,6 +73,8 @@ def _message(chat: Chat, i: int, raw: Any, pending: str | None) -> str | None:
     if not isinstance(role, str):
         raise chat.fail(i, f"a string 'role' in history entry {i}")
     meta: dict[str, Any] = {k: raw[k] for k in ("agent", "message_type") if isinstance(raw.get(k), str)}
+    if isinstance(raw.get("tags"), list) and all(isinstance(t, str) for t in raw["tags"]):
+        meta["tags"] = list(raw["tags"])  # LastNObservations' keep_output / remove_output
     if raw.get("is_demo") is True or raw.get("message_type") == "demonstration":
         new_role: Role = "system" if role == "system" else "user"
         meta["demo"] = True

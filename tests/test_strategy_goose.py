@@ -1,0 +1,150 @@
+"""goose (block/goose mod.rs 331a8429): the 0.8 trigger at a new prompt, the overflow path, the summary
+request (compaction.md as the system prompt), middle-out removal of tool responses, the new context."""
+
+from __future__ import annotations
+
+import pytest
+
+from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.strategies import resolve
+from compbench.strategies.goose import (
+    CONVERSATION_CONTINUATION_TEXT,
+    MANUAL_COMPACT_CONTINUATION_TEXT,
+    SUMMARIZE_REQUEST,
+    TOOL_LOOP_CONTINUATION_TEXT,
+    Goose,
+    GooseParams,
+    filter_tool_responses,
+    format_message,
+)
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import Media, Message, Reasoning, Text, ToolResult, Usage
+from helpers import assistant, run, system, tool, transcript, user, view_of
+
+
+def session() -> list[Message]:
+    return [system(), user("u0", "add a flag"), assistant("a1", "ok", calls=[("c1", "shell", {"cmd": "ls"})]),
+            tool("t1", "c1", "cli.py"), assistant("a2", "done"), user("u2", "now the docs")]
+
+
+def at(messages: list[Message], counter: TokenCounter, used: int | None, window: int = 1_000,
+       seen: int = 5) -> tuple[Goose, SessionView]:
+    g = Goose(GooseParams())
+    g.seen = seen  # the positions before the new prompt were seen after the last step
+    v = view_of(messages, counter, ModelLimits(window, 100))
+    if used is not None:
+        v.last_usage = Usage(input=used - 10, output=10)
+    return g, v
+
+
+@pytest.mark.parametrize(("used", "acts"), [(800, False), (801, True)])
+def test_threshold_is_strictly_above_80_percent_at_a_new_prompt(chars4: TokenCounter, used: int, acts: bool) -> None:
+    g, v = at(session(), chars4, used)
+    assert bool(g.before_step(v)) is acts
+
+
+def test_no_check_without_a_new_prompt_and_disabled_thresholds(chars4: TokenCounter) -> None:
+    g, v = at(session(), chars4, 900, seen=6)  # u2 was already there: a tool loop, no reply start
+    assert g.before_step(v) == ()
+    for t in (0.0, 1.0):
+        g, v = at(session(), chars4, 999)
+        g.p = GooseParams(threshold=t)
+        assert g.before_step(v) == ()
+
+
+def test_first_request_estimates_the_visible_messages(chars4: TokenCounter) -> None:
+    visible = sum(e.tokens for e in view_of(session(), chars4).entries[1:])
+    g, v = at(session(), chars4, None, window=visible)
+    assert g.needs_compaction(v)  # 100% > 80%
+    g, v = at(session(), chars4, None, window=visible * 2)
+    assert not g.needs_compaction(v)
+
+
+def test_compaction_request_and_new_context(chars4: TokenCounter) -> None:
+    g, v = at(session(), chars4, 900)
+    (c,) = g.before_step(v)
+    assert isinstance(c, Compact) and c.request is not None and c.reason == "goose: auto"
+    req = c.request
+    history = ("[user]: add a flag\n[assistant]: ok\ntool_request(shell): {\"cmd\":\"ls\"}\n"
+               "[user]: tool_response: cli.py\n[assistant]: done\n[user]: now the docs")
+    assert req.system.startswith("The messages above are a conversation to summarize.")
+    assert f"**Conversation History:**\n{history}\n\nUse this EXACT format:" in req.system
+    assert [m.text for m in req.prompt] == [SUMMARIZE_REQUEST] and req.meta["model"] == "fast"
+    assert c.new_view == (Keep("sys"), Insert("user", with_summary=True, origin="summary"),
+                          Insert("assistant", CONVERSATION_CONTINUATION_TEXT), Keep("u2"))
+    assert c.on_failure == "unchanged"
+
+
+def test_overflow_in_a_tool_loop_uses_the_tool_loop_text(chars4: TokenCounter) -> None:
+    msgs = [*session()[:-1], assistant("a3", calls=[("c3", "shell", {})]), tool("t3", "c3", "x" * 4_000)]
+    g, v = at(msgs, chars4, 10, seen=len(msgs))
+    assert v.context_tokens > 1_000
+    (c,) = g.before_step(v)
+    assert isinstance(c, Compact) and c.reason == "goose: context length exceeded"
+    assert c.new_view[2:] == (Insert("assistant", TOOL_LOOP_CONTINUATION_TEXT), Keep("u0"))
+
+
+def test_manual_has_no_preserved_prompt(chars4: TokenCounter) -> None:
+    g, v = at(session(), chars4, 10)
+    c = g.manual(v)
+    assert c is not None and c.new_view[2:] == (Insert("assistant", MANUAL_COMPACT_CONTINUATION_TEXT),)
+
+
+def test_preserved_prompt_with_an_image_is_re_added_as_text(chars4: TokenCounter) -> None:
+    msgs = [*session()[:-1], Message("u2", "user", (Text("look"), Media("image", "image/png")))]
+    g, v = at(msgs, chars4, 900)
+    (c,) = g.before_step(v)
+    assert isinstance(c, Compact) and c.new_view[-1] == Insert("user", "look")
+
+
+def test_format_message() -> None:
+    m = Message("x", "assistant", (Reasoning("hmm"), Text("a"), Media("image", "image/png")))
+    assert format_message(m) == "[assistant]: a\n[image: image/png]"
+    assert format_message(Message("y", "assistant", (Reasoning("hmm"),))) == "[assistant]: <empty message>"
+    assert format_message(Message("z", "tool", (ToolResult("c", "t", "out"),))) == "[user]: tool_response: out"
+
+
+def tools(n: int) -> list[Message]:
+    return [tool(f"t{k}", f"c{k}", str(k)) for k in range(n)]
+
+
+@pytest.mark.parametrize(("percent", "removed"), [
+    (0, []), (10, [4]), (20, [4, 5]), (50, [4, 5, 3, 6, 2]), (100, list(range(10)))])
+def test_middle_out_removal(percent: int, removed: list[int]) -> None:
+    kept = filter_tool_responses(tools(10), percent)
+    assert [m.id for m in kept] == [f"t{k}" for k in range(10) if k not in removed]
+
+
+def test_retries_drop_tool_responses_until_the_request_fits(chars4: TokenCounter) -> None:
+    msgs = [user("u0", "go")]
+    for k in range(10):
+        msgs += [assistant(f"a{k}", calls=[(f"c{k}", "shell", {})]), tool(f"t{k}", f"c{k}", "o" * 400)]
+    msgs.append(user("u9", "next"))
+    g, v = at(msgs, chars4, 3_000, window=3_000, seen=len(msgs) - 1)
+    (c,) = g.before_step(v)  # all ten outputs (1,000 tokens) + the template do not fit 700 tokens
+    assert isinstance(c, Compact) and c.request is not None
+    v.limits = ModelLimits(1_000, 100)
+    g.seen = len(msgs) - 1
+    (c,) = g.before_step(v)
+    assert isinstance(c, Compact) and c.request is not None
+    assert c.request.meta["removed_percent"] == 50 and len([m for m in c.request.source if m.role == "tool"]) == 5
+    v.limits = ModelLimits(400, 100)
+    g.seen = len(msgs) - 1
+    assert g.before_step(v) == ()  # even without any tool response too long: Goose gives up the reply
+
+
+def test_replay_compacts_at_prompts_and_keeps_the_prompt(chars4: TokenCounter) -> None:
+    msgs: list[Message] = []
+    for turn in range(20):
+        msgs.append(user(f"p{turn}", f"task number {turn}"))
+        for k in range(3):
+            msgs += [assistant(f"a{turn}{k}", calls=[(f"c{turn}{k}", "shell", {})]),
+                     tool(f"t{turn}{k}", f"c{turn}{k}", "o" * 200)]
+        msgs.append(assistant(f"r{turn}", "done"))
+    summ = MockSummarizer("S")
+    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=1_500, max_output=100, summarizer=summ)
+    assert tr.compactions and all(c.ok for c in tr.compactions)
+    auto = [c for c in tr.compactions if c.reason == "goose: auto"]
+    assert auto and all(c.kept_ids[-1].startswith("p") for c in auto)  # the new prompt, kept as it was
+    assert summ.requests[1].source[0].text == "S"  # the next summary folds the previous one
