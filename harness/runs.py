@@ -46,6 +46,7 @@ class RunSpec:
     summarizer: str = "calibrated"
     tokenizer: str = "o200k_base"
     message_overhead: int = 4
+    token_correction: str = "auto"  # compbench.correction: the recorded model family's, "none", or a family
     system_tokens: int = 0
     model: str | None = None
     price_model: str = DEFAULT_PRICE_MODEL
@@ -59,6 +60,9 @@ class RunSpec:
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
         d["limits"] = asdict(self.limits)
+        from compbench.correction import in_use
+
+        d["token_corrections"] = in_use(self.tokenizer, self.token_correction)  # family -> what was applied
         # options can hold an API key or endpoint credentials: keep only what is safe and relevant
         d["summarizer_options"] = {k: v for k, v in sorted(self.summarizer_options.items())
                                    if k in SAFE_SUMMARIZER_OPTIONS}
@@ -79,7 +83,7 @@ class _Replayer:
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.counter = TokenCounter(spec.tokenizer, spec.message_overhead)
+        self.counter = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
         self.reference = resolve("none")
         self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
@@ -101,7 +105,7 @@ class _Replayer:
             forget_transcript_caches()  # nor the strategies' (round-chained's estimates)
 
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
-        counter = self.counter.scoped()
+        counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
         index = counter.index(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
