@@ -22,6 +22,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TOKENIZER = "o200k_base"
 WINDOW = 32_000
+# The run ratio is measured on the same nine strategies from one change to the next; each strategy's own
+# ratio (``strategy_ratios``) shows what every other one costs.
+BASE_STRATEGIES = ("opencode", "codex", "claude-code", "pi", "go-replace", "round-chained", "observation-masking",
+                   "truncate", "none")
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> float:
@@ -66,7 +70,6 @@ def samples_ratio() -> tuple[int, int, float, float]:
     """The run ratio on the bundled real transcripts: real messages are larger than synthetic ones, so
     the tokenizer's share of a run is larger. Returns (transcripts, tokens, tokenize seconds, run seconds)."""
     from compbench.dataset import iter_transcripts
-    from compbench.strategies import names
     from compbench.tokens import TokenCounter
 
     samples = ROOT / "datasets" / "samples"
@@ -76,7 +79,7 @@ def samples_ratio() -> tuple[int, int, float, float]:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "samples.jsonl"
         _write_dataset(path, data)
-        return len(data), tokens, tokenize_once(data), run_time(path, names(), repeat=2)
+        return len(data), tokens, tokenize_once(data), run_time(path, BASE_STRATEGIES, repeat=2)
 
 
 def naive_vs_ours(transcript: Any) -> tuple[float, float]:
@@ -107,12 +110,11 @@ def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
     """Replay time (all strategies, tokenization included) against transcript size in tokens."""
     from compbench.runs import RunSpec, _Replayer
     from compbench.session import ModelLimits
-    from compbench.strategies import names
     from compbench.synth import session
     from compbench.tokens import TokenCounter
 
     counter = TokenCounter(TOKENIZER)
-    r = _Replayer(RunSpec(strategies=tuple(names()), limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
+    r = _Replayer(RunSpec(strategies=BASE_STRATEGIES, limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
     out = []
     for target in sizes:
         turns = max(2, round(target / 420))  # ~420 tokens per synthetic turn at these sizes
@@ -184,7 +186,6 @@ def profile(n: int = 120) -> int:
     than import time (which ``run_s`` includes once)."""
     from pyinstrument import Profiler
 
-    from compbench.strategies import names
     from compbench.synth import generate
 
     data = list(generate(n, seed=1, turns=60))
@@ -193,10 +194,10 @@ def profile(n: int = 120) -> int:
     with tempfile.TemporaryDirectory() as d:
         dataset = Path(d) / "synth.jsonl"
         _write_dataset(dataset, data)
-        run_time(dataset, names()[:1])  # warm the imports and the tokenizer
+        run_time(dataset, BASE_STRATEGIES[:1])  # warm the imports and the tokenizer
         p = Profiler(interval=0.001)
         p.start()
-        run_time(dataset, names())
+        run_time(dataset, BASE_STRATEGIES)
         p.stop()
     (out / "profile.txt").write_text(p.output_text(unicode=False, color=False), encoding="utf-8")
     (out / "profile.html").write_text(p.output_html(), encoding="utf-8")
@@ -206,7 +207,7 @@ def profile(n: int = 120) -> int:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    from compbench.strategies import names
+    from compbench.strategies import default_names
     from compbench.synth import generate
     from compbench.tune import grid_specs
 
@@ -227,7 +228,7 @@ def main(argv: Sequence[str] = ()) -> int:
         ref = tokenize_once(data)
         show("dataset", f"{n} synthetic transcripts, {sum(len(t.messages) for t in data)} messages")
         show("tokenize_once_s", round(ref, 3))
-        run_s = run_time(dataset, names(), repeat=2)  # best of 2: this VM's neighbours are noisy
+        run_s = run_time(dataset, BASE_STRATEGIES, repeat=2)  # best of 2: this VM's neighbours are noisy
         show("run_s", round(run_s, 3))
         show("run_ratio", round(run_s / ref, 2))
         configs = grid_specs("opencode", ["protect=5000,10000,20000,30000,40000,50000,60000,70000,80000,100000",
@@ -235,14 +236,17 @@ def main(argv: Sequence[str] = ()) -> int:
         sub = dataset.with_name("sub.jsonl")
         _write_dataset(sub, data[: max(4, n // 6)])
         tune_s = run_time(sub, configs, repeat=2)
+        sub_ref = tokenize_once(data[: max(4, n // 6)])
         show("tune_configs", len(configs))
-        show("tune_ratio", round(tune_s / tokenize_once(data[: max(4, n // 6)]), 2))
+        show("tune_ratio", round(tune_s / sub_ref, 2))
+        # each strategy alone (with the none reference every run replays) on the small set
+        show("strategy_ratios", {name: round(run_time(sub, (name,)) / sub_ref, 2) for name in default_names()})
         n_s, tok_s, ref_s, run_samples = samples_ratio()
         show("samples", f"{n_s} bundled real transcripts, {tok_s} tokens")
         show("samples_tokenize_once_s", round(ref_s, 3))
         show("samples_run_ratio", round(run_samples / ref_s, 2))
         workers1 = run_s
-        workers2 = run_time(dataset, names(), workers=2, repeat=2)
+        workers2 = run_time(dataset, BASE_STRATEGIES, workers=2, repeat=2)
         show("workers_speedup", round(workers1 / workers2, 2))
     naive = []
     for turns in (20, 80, 320):

@@ -207,19 +207,20 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.dataset import iter_transcripts
     from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
-    from compbench.loop import ReplayConfig, replay
-    from compbench.runs import RunSpec
+    from compbench.loop import replay
+    from compbench.runs import RunSpec, replay_conditions
     from compbench.strategies import resolve
     from compbench.summarizers import get
     from compbench.tokens import TokenCounter
 
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = RunSpec.from_manifest(manifest["spec"])
-    counter = TokenCounter(spec.tokenizer, spec.message_overhead)
+    base = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)  # counted as the run did
     summarizer = get(spec.summarizer, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(manifest["dataset"]["path"]):
+        counter = base.scoped(t)
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
         for label in spec.strategies:
@@ -227,7 +228,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
             if c.name == "none":
                 continue
             cap = Capture(index)
-            trace = replay(t, c.create(), summarizer, ReplayConfig(spec.limits, spec.system_tokens), counter, None, cap)
+            trace = replay(t, c.create(), summarizer, replay_conditions(spec, t, counter)[0], counter, None, cap)
             outcome = {e.seq: e for e in cap.events}
             at = {st.step: st.message_index for st in trace.steps}
             for ev in trace.compactions:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal, NamedTuple, Protocol
 
+from compbench.cache import NO_CACHE_MODEL, CacheModel, message_time
 from compbench.session import (
     Action,
     Compact,
@@ -34,7 +35,7 @@ from compbench.session import (
 )
 from compbench.summarizers import Summarizer, SummaryResult
 from compbench.tokens import TokenCounter, TranscriptTokens
-from compbench.transcript import Message, Reasoning, Text, Transcript, Usage
+from compbench.transcript import Message, Reasoning, Text, ToolCall, Transcript, Usage
 
 Phase = Literal["before", "after", "manual"]
 NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
@@ -120,6 +121,7 @@ class CompactionEvent:
     latency_ms: float = 0.0
     summary_budget: int | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    summarizer_cached: int = 0  # of summarizer_input, read from the session's prompt cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ class ReplayConfig:
     system_tokens: int = 0
     recorded_usage: bool = False
     manual_at: int | None = None  # the message index where the user asks for a compaction (/compact)
+    cache: CacheModel = NO_CACHE_MODEL  # the provider's prompt cache (expiry, minimum prefix)
 
 
 class _PrefixSums:
@@ -208,6 +211,8 @@ class _Session:
         self.view = SessionView(self.entries, config.limits, counter, config.system_tokens)
         self.prev_len = 0  # entries sent in the previous call (-1: no call yet)
         self.prev_input = -1
+        self.prev_time: float | None = None  # the recorded time of the previous call
+        self.now: float | None = None  # the recorded time of the message being replayed
         self.dirty = _CLEAN  # lowest position changed since the previous call
         self.epochs: list[tuple[str, ...]] = [()]
         self.epoch_starts: list[int] = [0]
@@ -257,8 +262,11 @@ class _Session:
         self.sums.reset([e.tokens for e in new])
         self.positions = {e.id: k for k, e in enumerate(new)}
 
-    def call(self) -> tuple[int, int]:
-        """The input tokens of a model call on the current view, and how many were a cached prefix."""
+    def call(self) -> tuple[int, int, int]:
+        """A model call on the current view: its input tokens, the cached prefix it reads and what it
+        writes to the cache. The prefix is the longest unchanged since the previous call, unless the
+        provider's cache went cold (a recorded gap longer than its lifetime) or it is shorter than the
+        provider caches (see compbench.cache)."""
         total = self.input_tokens()
         if self.prev_input < 0:
             cached = 0
@@ -266,10 +274,38 @@ class _Session:
             cached = self.prev_input
         else:
             cached = self.config.system_tokens + self.sums.prefix(self.dirty)
+        if not self.warm():
+            cached = 0
+        cache = self.config.cache
+        if cached < cache.min_prefix:
+            cached = 0
+        written = total - cached if total >= cache.min_prefix else 0
         self.prev_input = total
         self.prev_len = len(self.entries)
         self.dirty = _CLEAN
-        return total, cached
+        if self.now is not None:
+            self.prev_time = self.now
+        return total, cached, written
+
+    def warm(self) -> bool:
+        """The previous call's cache entry is still alive now (unknown times: assumed alive)."""
+        ttl = self.config.cache.ttl_s
+        return ttl is None or self.now is None or self.prev_time is None or self.now - self.prev_time <= ttl
+
+    def shared_prefix(self, req: SummaryRequest) -> int:
+        """Tokens of a summary request the session's cache serves: a request under the session's own
+        system prompt (``system`` empty) whose prompt starts with the view as the previous call sent it
+        reads that prefix; one with its own system prompt reads nothing."""
+        if req.system or self.prev_input < 0 or not self.warm():
+            return 0
+        limit = min(self.prev_len, self.dirty, len(self.entries))
+        n = 0
+        for m, e in zip(req.prompt, self.entries[:limit], strict=False):
+            if m.id != e.id:
+                break
+            n += 1
+        cached = self.config.system_tokens + self.sums.prefix(n)
+        return cached if cached >= self.config.cache.min_prefix else 0
 
 
 def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> int:
@@ -364,7 +400,10 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         view.shared.clear()
         ask(partial(_manual_actions, view=view), "manual", next_index)
 
+    timed = config.cache.ttl_s is not None
     for i, m in enumerate(transcript.messages):
+        if timed:
+            s.now = message_time(m.meta)
         if manual_at is not None and i >= manual_at:
             ask_manual(i)
             manual_at = None
@@ -383,10 +422,10 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
         ask(lambda x: x.before_step(view), "before", i)
         if observer:
             observer.step(step, i)
-        inp, cached = s.call()
+        inp, cached, written = s.call()
         out = _output_tokens(counter, m, counts)
-        usage = Usage(input=inp, output=out, cache_read=cached, cache_write=inp - cached)
-        steps.append(StepRecord(step, m.id, i, inp, out, cached, inp - cached, len(s.entries),
+        usage = Usage(input=inp, output=out, cache_read=cached, cache_write=written)
+        steps.append(StepRecord(step, m.id, i, inp, out, cached, written, len(s.entries),
                                 len(s.epochs) - 1, inp > config.limits.input_limit))
         s.append(entry)
         if config.recorded_usage and m.usage is not None and not compactions and not prunes:
@@ -424,7 +463,9 @@ def _apply_prune(s: _Session, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         if part in e.pruned:
             continue
         pruned = {**e.pruned, part: placeholder}
-        placeholder_tokens = s.counter.count_text(placeholder)
+        target = e.message.parts[part]
+        placeholder_tokens = s.counter.count_text(target.name + placeholder if isinstance(target, ToolCall)
+                                                  else placeholder)
         new_counts = tuple(placeholder_tokens if j == part else c for j, c in enumerate(e.part_tokens))
         new_tokens = s.counter.message_overhead + sum(new_counts)
         hidden += e.tokens - new_tokens
@@ -451,8 +492,10 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
                                summary="", summary_tokens=0, summarizer_input=0, summarizer_output=0,
                                error=NOOP, attempts=0, summary_budget=_budget(a), meta=a.meta)
     result = SummaryResult(a.summary_text, 0, 0, attempts=0)
+    shared = 0
     if a.request is not None:
         result = _with_usage(summarizer.summarize(a.request), a.request, s.counter)
+        shared = min(s.shared_prefix(a.request), result.input_tokens or 0)
     for f in a.followups:
         if result.error is not None:
             break
@@ -475,7 +518,7 @@ def _apply_compact(s: _Session, a: Compact, summarizer: Summarizer, seq: int, st
         summary_tokens=s.counter.count_text(summary) if summary else 0,
         summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
         error=result.error, attempts=result.attempts, latency_ms=result.latency_ms,
-        summary_budget=_budget(a), meta=a.meta,
+        summary_budget=_budget(a), meta=a.meta, summarizer_cached=shared,
     )
 
 

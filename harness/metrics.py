@@ -36,16 +36,28 @@ def totals(t: Trace) -> Totals:
     )
 
 
-def cost(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices) -> float:
-    """Dollars, cache-aware: cached prefix tokens at the cache-read price, the rest written to the cache.
-
-    The simulated provider caches every prompt, so each call's uncached part is a cache *write*; a
-    compaction or prune that breaks the prefix turns cheap reads into writes, and this shows it.
-    Summarizer calls are priced as plain uncached input and output.
-    """
+def cost(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices, summarizer_cached: int = 0) -> float:
+    """Dollars, cache-aware: each call's cached prefix at the cache-read price, what it writes to the cache
+    at the cache-write price (the input price times the provider's write premium, see
+    :func:`compbench.models.prices_with_cache`), anything else at the input price. A summary request pays
+    the cache-read price for the part the session's cache serves (see the loop)."""
     uncached = t.input - t.cache_read - t.cache_write
     return (uncached * p.input + t.cache_read * p.cache_read + t.cache_write * p.cache_write
-            + t.output * p.output + summarizer_input * p.input + summarizer_output * p.output)
+            + t.output * p.output + summarizer_cached * p.cache_read
+            + (summarizer_input - summarizer_cached) * p.input + summarizer_output * p.output)
+
+
+def cost_without_cache(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices) -> float:
+    """Dollars if nothing were cached: the other end of the cost range (every input token at full price)."""
+    return (t.input + summarizer_input) * p.input + (t.output + summarizer_output) * p.output
+
+
+def _overflows_before_action(trace: Trace) -> int:
+    """Calls a real API would have refused before the strategy first changed the view (all of them if it
+    never did): a strategy that cannot act in time overflows here."""
+    first = min([c.step for c in trace.compactions if c.ok and c.replaced_ids]
+                + [p.step for p in trace.prunes if p.parts], default=None)
+    return sum(1 for x in trace.steps if x.overflow and (first is None or x.step < first))
 
 
 def _ratio_saved(value: float, reference: float) -> float:
@@ -57,8 +69,11 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
     t, ref = totals(trace), totals(reference)
     summ_in = sum(c.summarizer_input for c in trace.compactions)
     summ_out = sum(c.summarizer_output for c in trace.compactions)
-    dollars = cost(t, summ_in, summ_out, prices)
+    summ_cached = sum(c.summarizer_cached for c in trace.compactions)
+    dollars = cost(t, summ_in, summ_out, prices, summ_cached)
     ref_dollars = cost(ref, 0, 0, prices)
+    plain = cost_without_cache(t, summ_in, summ_out, prices)
+    ref_plain = cost_without_cache(ref, 0, 0, prices)
     return {
         "steps": t.steps,
         "compactions": sum(1 for c in trace.compactions if c.ok),
@@ -78,8 +93,15 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
         "savings": _ratio_saved(t.input, ref.input),
         "net_savings": _ratio_saved(t.input + summ_in + summ_out, ref.input),
         "peak_ratio": t.peak / ref.peak if ref.peak else 0.0,
+        "summarizer_cached_tokens": summ_cached,
         "cost_usd": dollars,
         "cost_savings": _ratio_saved(dollars, ref_dollars),
+        "cost_usd_nocache": plain,
+        "cost_savings_nocache": _ratio_saved(plain, ref_plain),
         "reference_input_tokens": ref.input,
         "reference_cost_usd": ref_dollars,
+        "reference_cost_usd_nocache": ref_plain,
+        "reference_steps": ref.steps,
+        "reference_overflows": ref.overflows,
+        "overflows_before_action": _overflows_before_action(trace),
     }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compbench.cache import CacheModel
 from compbench.errors import UsageError
 from compbench.session import ModelLimits
 from compbench.transcript import Transcript
@@ -75,6 +76,12 @@ def prices_for(model: str) -> Prices:
         cache_read=float(e.get("cache_read_input_token_cost") or inp),
         cache_write=float(e.get("cache_creation_input_token_cost") or inp),
     )
+
+
+def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
+    """The table's prices with cache writes at the provider's premium (Anthropic: 1.25x input for the
+    5-minute cache, 2x for the 1-hour one; OpenAI and Gemini: no premium)."""
+    return Prices(p.input, p.output, p.cache_read, p.input * cache.write_premium)
 
 
 # --- the window a tool actually ran a transcript with ----------------------------------------------------

@@ -14,13 +14,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compbench.cache import cache_model_for
 from compbench.errors import CompbenchError, UsageError
 from compbench.facts.boilerplate import Templates, boilerplate_keys
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for, load_gold
 from compbench.loop import ReplayConfig, Trace, recorded_entries, replay
 from compbench.metrics import result_row
-from compbench.models import Prices, prices_for
+from compbench.models import Prices, prices_for, prices_with_cache
 from compbench.retention import CompactionFacts, evaluate
 from compbench.session import ModelLimits
 from compbench.strategies import Configured, forget_transcript_caches, resolve
@@ -42,24 +43,28 @@ class RunSpec:
     """Everything that determines a run's results (and goes into its manifest)."""
 
     strategies: tuple[str, ...]
-    limits: ModelLimits
+    # None: each transcript's own window, the one its tool used (models.effective_limits)
+    limits: ModelLimits | None = None
     summarizer: str = "calibrated"
     tokenizer: str = "o200k_base"
     message_overhead: int = 4
     token_correction: str = "auto"  # compbench.correction: the recorded model family's, "none", or a family
-    system_tokens: int = 0
+    # None: each transcript's own hidden overhead (system prompt, tool schemas), calibrated on its
+    # recorded usage, else its agent's default (calibrate.overhead_for)
+    system_tokens: int | None = 0
     model: str | None = None
     price_model: str = DEFAULT_PRICE_MODEL
     seed: int = 0
     gold: str | None = None  # a gold_facts.jsonl file
     prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
     summarizer_options: dict[str, Any] = field(default_factory=dict)
+    cache_ttl: str = "5m"  # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), or "none": never expires
     # the dataset's template lines per source (compbench.facts.boilerplate.Templates.to_json())
     boilerplate: dict[str, Any] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
-        d["limits"] = asdict(self.limits)
+        d["limits"] = asdict(self.limits) if self.limits is not None else None
         from compbench.correction import in_use
 
         d["token_corrections"] = in_use(self.tokenizer, self.token_correction)  # family -> what was applied
@@ -74,7 +79,8 @@ class RunSpec:
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
-        values["limits"] = ModelLimits(**values["limits"])
+        values.setdefault("token_correction", "none")  # a run from before corrections counted without one
+        values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 
 
@@ -87,8 +93,10 @@ class _Replayer:
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
         self.reference = resolve("none")
         self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
-        self.config = ReplayConfig(spec.limits, spec.system_tokens)
-        self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_for(spec.price_model)
+        self.cache = cache_model_for(spec.price_model, spec.cache_ttl)
+        # a price file is taken as given; the table's cache writes follow the provider's premium
+        self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_with_cache(
+            prices_for(spec.price_model), self.cache)
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
         self.share = bool(getattr(self.summarizer, "pure", False))  # see _trajectories
         self.templates = Templates.from_json(spec.boilerplate)
@@ -107,6 +115,7 @@ class _Replayer:
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
         index = counter.index(t)
+        config, conditions = self.conditions(t, counter)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
@@ -117,7 +126,7 @@ class _Replayer:
         def go(c: Configured, shadows: list[Configured] | None = None,
                diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
             tracker = PresenceTracker(facts, self.copy)
-            return replay(t, c.create(), self.summarizer, self.config, counter, index, tracker, entries,
+            return replay(t, c.create(), self.summarizer, config, counter, index, tracker, entries,
                           [x.create() for x in shadows or ()], diverged), tracker
 
         ref, outcomes = self._trajectories(go)
@@ -128,7 +137,7 @@ class _Replayer:
                 evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens)
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source,
+            rows["results"].append({**key, "name": c.name, "source": t.source, **conditions,
                                     **result_row(trace, ref[0], self.prices), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
             outcome = {e.seq: e for e in per_event}
@@ -139,6 +148,9 @@ class _Replayer:
                                 "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]
         return rows
 
+
+    def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
+        return replay_conditions(self.spec, t, counter)
 
     def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]]
                       ) -> tuple[tuple[Trace, PresenceTracker], list[tuple[Trace, PresenceTracker]]]:
@@ -185,6 +197,27 @@ class _Replayer:
             if rest:
                 pending.append(rest)
         return ref, [o for o in out if o is not None]
+
+
+def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
+    """The replay conditions of ``t``: its window and hidden overhead, each with where it comes from
+    (fixed by the spec, or the transcript's own: the window its tool used, the overhead its recorded
+    usage shows)."""
+    from compbench.calibrate import overhead_for
+    from compbench.models import effective_limits
+
+    if spec.limits is not None:
+        limits, window_source = spec.limits, "--context-window / --model (every transcript)"
+    else:
+        eff = effective_limits(t)
+        limits, window_source = eff.limits, eff.source
+    if spec.system_tokens is not None:
+        system, system_source = spec.system_tokens, "--system-tokens (every transcript)"
+    else:
+        system, system_source = overhead_for(t, counter)
+    return ReplayConfig(limits, system, cache=cache_model_for(spec.price_model, spec.cache_ttl)), {
+        "window": limits.context_window, "window_source": window_source,
+        "system_tokens": system, "system_tokens_source": system_source}
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

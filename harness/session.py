@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Part, Role, Text, ToolResult, Usage
+from compbench.transcript import Message, Part, Role, Text, ToolCall, ToolResult, Usage
 
 Origin: TypeAlias = Literal["recorded", "summary", "marker", "synthetic"]
 
@@ -37,7 +37,8 @@ class Entry:
     """One message in the model-visible view.
 
     ``message`` is the stored message, never altered; ``pruned`` maps part indices to the
-    placeholder the model sees instead; ``tokens`` counts the message as the model sees it.
+    placeholder the model sees instead (a tool output's text, or a tool call's new arguments: a
+    cleared or truncated input keeps its call); ``tokens`` counts the message as the model sees it.
     ``index`` is the message's position in the transcript (-1 for inserted messages).
     """
 
@@ -68,6 +69,8 @@ class Entry:
             if i in self.pruned:
                 if isinstance(p, ToolResult):
                     parts.append(replace(p, output=self.pruned[i]))
+                elif isinstance(p, ToolCall):
+                    parts.append(replace(p, args=self.pruned[i]))
                 else:
                     parts.append(Text(self.pruned[i]))
             else:
@@ -150,7 +153,8 @@ class Compact:
 
 @dataclass(frozen=True, slots=True)
 class Prune:
-    """Hide tool outputs: each target is ``(message id, part index, placeholder)``."""
+    """Hide tool outputs: each target is ``(message id, part index, placeholder)``; on a tool call the
+    placeholder replaces its arguments (the call itself stays)."""
 
     targets: tuple[tuple[str, int, str], ...]
     reason: str = "prune"

@@ -46,6 +46,11 @@ BUILTIN: dict[str, str] = {
     "observation-masking": "compbench.strategies.observation_masking",
     "truncate": "compbench.strategies.truncate",
     "none": "compbench.strategies.none",
+    "anthropic-context-editing": "compbench.strategies.anthropic_context_editing",
+    "anthropic-compaction": "compbench.strategies.anthropic_compaction",
+    "langchain": "compbench.strategies.langchain",
+    "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
+    "deepagents": "compbench.strategies.deepagents",
     "pipeline": "compbench.strategies.pipeline",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"

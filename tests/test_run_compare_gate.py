@@ -179,8 +179,10 @@ def test_price_file_overrides_the_table_and_compression_is_recorded(tmp_path: Pa
     assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
     r = pd.read_parquet(tmp_path / "run" / "results.parquet")
     none = r[r["strategy"] == "none"].iloc[0]
-    # every prompt token is either a cache write ($1/M) or a free cache read: cost = writes / 1e6
-    assert none["cost_usd"] == pytest.approx(none["cache_write_tokens"] / 1e6)
+    # every prompt token is a cache write ($1/M), a free cache read, or (a prompt too short to cache) plain
+    # input ($1/M): cost = (input - reads) / 1e6; without a cache every input token is paid
+    assert none["cost_usd"] == pytest.approx((none["input_tokens"] - none["cache_read_tokens"]) / 1e6)
+    assert none["cost_usd_nocache"] == pytest.approx(none["input_tokens"] / 1e6)
     c = pd.read_parquet(tmp_path / "run" / "compactions.parquet")
     ok = c[c["ok"]]
     assert len(ok) and (ok["compression"] == 1 - ok["summary_tokens"] / ok["replaced_tokens"]).all()

@@ -141,6 +141,8 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
     assert m["token_corrections"]["claude"] == family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
     assert m["token_corrections"]["openai"] == "none"
     assert RunSpec.from_manifest(m) == spec
+    old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections")}
+    assert RunSpec.from_manifest(old).token_correction == "none"  # runs from before corrections counted without
     assert in_use("o200k_base", "none") == {} and in_use("chars4", "auto")["claude"] == "none"
 
 

@@ -18,6 +18,7 @@ def default_dataset() -> str:
 
 
 def limits_option(model: str | None, context_window: int | None, max_output: int | None) -> object:
+    """Fixed limits for every transcript (from --model / --context-window), or None: each its own."""
     from compbench.models import limits_for
     from compbench.session import ModelLimits
 
@@ -25,7 +26,29 @@ def limits_option(model: str | None, context_window: int | None, max_output: int
         base = limits_for(model)
         return ModelLimits(context_window or base.context_window, max_output or base.max_output,
                            None if context_window else base.max_input)
-    return ModelLimits(context_window or 128_000, max_output or 16_384)
+    if context_window is None:
+        return None  # each transcript's own window (the one its tool used)
+    return ModelLimits(context_window, max_output or 16_384)
+
+
+class SystemTokens(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` (None) or a non-negative integer."""
+
+    name = "auto|N"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
+        if value is None or value == "auto":
+            return None
+        try:
+            n = int(str(value).replace("_", ""))
+        except ValueError:
+            self.fail(f"{value!r} is neither auto nor a number of tokens", param, ctx)
+        if n < 0:
+            self.fail(f"{n} is negative", param, ctx)
+        return n
+
+
+SYSTEM_TOKENS = SystemTokens()
 
 
 def read_prices(path: str) -> dict[str, float]:
@@ -49,7 +72,9 @@ def read_prices(path: str) -> dict[str, float]:
               help="calibrated (offline, fitted on real summaries) | extractive (offline, copies) | "
                    "litellm:MODEL | cache-only:DIR[@MODEL] | mock (content-free)")
 @click.option("--model", help="Simulated model: window and output limit from litellm's bundled table.")
-@click.option("--context-window", type=click.IntRange(min=1), help="Simulated window (default 128000).")
+@click.option("--context-window", type=click.IntRange(min=1),
+              help="Simulated window for every transcript (default: each transcript's own, the one its tool used "
+                   "for the recorded model).")
 @click.option("--max-output", type=click.IntRange(min=1), help="Simulated max output tokens (default 16384).")
 @click.option("--tokenizer", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base", "chars4", "chars4-round"]))
@@ -57,8 +82,9 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--token-correction", default="auto", show_default=True,
               help="auto: counts scaled to the recorded model family's tokenizer (Claude, Gemini; fitted on real "
                    "usage, see `datasets inspect --calibrate`); none; or a family name to force it.")
-@click.option("--system-tokens", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Tokens of system prompt and tool schemas not recorded in transcripts.")
+@click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
+              help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
+                   "transcript, or auto (each calibrated on its recorded usage, else its agent's default).")
 @click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5).")
 @click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
               help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
@@ -79,7 +105,7 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
-        token_correction: str, system_tokens: int, price_model: str | None, prices_file: str | None,
+        token_correction: str, system_tokens: int | None, price_model: str | None, prices_file: str | None,
         api_base: str | None, api_key: str | None,
         cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
@@ -102,7 +128,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     if len(set(specs)) != len(specs):
         raise UsageError("the same strategy configuration is given twice")
     limits = limits_option(model, context_window, max_output)
-    assert isinstance(limits, ModelLimits)
+    assert limits is None or isinstance(limits, ModelLimits)
     pm = price_model or model or DEFAULT_PRICE_MODEL
     lookup(pm)
     options: dict[str, object] = {}

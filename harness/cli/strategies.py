@@ -17,10 +17,12 @@ def list_() -> None:
     """Every registered strategy with its source."""
     from compbench.strategies import get, names
 
-    for n in names():
+    known = names()
+    width = max(22, *(len(n) + 2 for n in known))  # the name column fits the longest name
+    for n in known:
         info = get(n)
         presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
-        click.echo(f"{n:<22}{info.summary}  ({info.source}){presets}")
+        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}")
 
 
 @strategies.command()

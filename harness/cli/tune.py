@@ -50,9 +50,10 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
         for name in (obj.metric, *(c[0] for c in obj.constraints)):
             metric(name)
     limits = limits_option(model, context_window, max_output)
-    assert isinstance(limits, ModelLimits)
+    assert limits is None or isinstance(limits, ModelLimits)
     path = dataset or default_dataset()
     spec = RunSpec(strategies=tuple(specs), limits=limits, summarizer=summarizer, tokenizer=tokenizer, model=model,
+                   system_tokens=None,
                    boilerplate=scan_dataset(path))
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations over {path}", err=True)
     write_run(Path(out), spec, path, iter_transcripts(path), workers, force=force)

@@ -1,0 +1,115 @@
+"""The prompt-cache model: expiry after a recorded gap, the minimum cached prefix, write premiums, and the
+summary request that reads the session's cache (or does not)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from compbench.cache import CacheModel, cache_model_for, message_time
+from compbench.loop import ReplayConfig, replay
+from compbench.metrics import cost, cost_without_cache, totals
+from compbench.models import Prices, prices_with_cache
+from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.strategies import resolve
+from compbench.summarizers.mock import MockSummarizer
+from compbench.tokens import TokenCounter
+from compbench.transcript import Message, Text, Transcript, Usage
+
+BIG = "word " * 2_000  # 2,500 tokens (chars/4)
+ANTHROPIC = CacheModel("anthropic", 1.25, 300.0, 1_024)
+
+
+def timed(gaps: Sequence[float], text: str = BIG) -> Transcript:
+    """u, a, u, a, ... with the assistant messages ``gaps`` seconds apart (timestamps as Claude Code logs)."""
+    msgs, t = [], 1_700_000_000.0
+    for k, gap in enumerate(gaps):
+        t += gap
+        stamp = {"timestamp": datetime.fromtimestamp(t, UTC).isoformat()}
+        msgs += [Message(f"u{k}", "user", (Text(text),), meta=stamp),
+                 Message(f"a{k}", "assistant", (Text("ok"),), meta=stamp)]
+    return Transcript("t", "claude-code", tuple(msgs))
+
+
+def steps(t: Transcript, cache: CacheModel, strategy: object = None) -> list[tuple[int, int, int]]:
+    trace = replay(t, strategy or resolve("none").create(), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=cache), TokenCounter("chars4", 0))
+    return [(s.input, s.cache_read, s.cache_write) for s in trace.steps]
+
+
+def test_providers() -> None:
+    assert cache_model_for("claude-sonnet-4-5") == ANTHROPIC
+    assert cache_model_for("claude-sonnet-4-5", "1h").write_premium == 2.0
+    assert cache_model_for("claude-3-5-haiku").min_prefix == 2_048
+    assert cache_model_for("gpt-5").write_premium == 1.0 and cache_model_for("gpt-5").ttl_s == 600.0
+    assert cache_model_for("gemini-2.5-pro").ttl_s is None
+    assert cache_model_for("claude-sonnet-4-5", "none").ttl_s is None
+    assert message_time({"time": 1_700_000_000_000}) == 1_700_000_000.0
+    assert message_time({"timestamp": "2025-01-01T00:00:00Z"}) == 1_735_689_600.0
+    assert message_time({"timestamp": "not a time"}) is None and message_time({}) is None
+
+
+def test_the_cache_expires_after_a_recorded_gap_longer_than_its_lifetime() -> None:
+    # calls 60 s, then 299 s, then 301 s apart: the last one finds the cache cold
+    s = steps(timed([0, 60, 299, 301]), ANTHROPIC)
+    assert [r for _, r, _ in s] == [0, 2_500, 5_001, 0]  # each 'ok' reply is 1 token
+    assert s[3][2] == s[3][0]  # a cold call writes its whole prompt again
+    # the same session with a cache that never expires reads its prefix every time
+    assert [r for _, r, _ in steps(timed([0, 60, 299, 301]), CacheModel("x"))] == [0, 2_500, 5_001, 7_502]
+
+
+def test_a_prefix_shorter_than_the_minimum_is_not_cached() -> None:
+    small = "word " * 600  # 750 tokens
+    s = steps(timed([0, 1, 1], small), ANTHROPIC)
+    # 750 tokens: not cached (no write either, plain input); 1,501: written, but its prefix (750) is too
+    # short to read; 2,252: reads the 1,501 written before
+    assert s == [(750, 0, 0), (1_501, 0, 1_501), (2_252, 1_501, 751)]
+
+
+class SummarizeAt:
+    """Before step ``at``: summarize the whole view, under the session's system prompt or its own."""
+
+    name = "sum"
+
+    def __init__(self, at: int, system: str) -> None:
+        self.at, self.system = at, system
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.step != self.at:
+            return ()
+        prompt = (*s.rendered(), Message("ask", "user", (Text("Summarize."),)))
+        return [Compact("t", (Insert("user", with_summary=True, origin="summary"),
+                              Keep(s.entries[-1].id)), SummaryRequest(self.system, prompt, s.rendered()))]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+def summarizer_cached(system: str, gaps: Sequence[float]) -> tuple[int, int]:
+    trace = replay(timed(gaps), SummarizeAt(2, system), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
+    (c,) = trace.compactions
+    return c.summarizer_cached, c.summarizer_input
+
+
+def test_a_summary_request_reads_the_session_cache_only_under_the_session_prompt() -> None:
+    cached, sent = summarizer_cached("", [0, 10, 10])
+    # the previous call sent u0, a0, u1 (5,001 tokens): the request starts with them and reads them
+    assert cached == 5_001 and sent > cached
+    # its own system prompt (OpenCode's compaction agent): nothing is read
+    assert summarizer_cached("You summarize conversations.", [0, 10, 10])[0] == 0
+    # the session's cache went cold before the compaction: nothing is read either
+    assert summarizer_cached("", [0, 10, 400])[0] == 0
+
+
+def test_cost_range_and_write_premium() -> None:
+    p = prices_with_cache(Prices(input=3e-6, output=15e-6, cache_read=0.3e-6, cache_write=99.0), ANTHROPIC)
+    assert p.cache_write == 3e-6 * 1.25  # the table's write price is replaced by the provider's premium
+    trace = replay(timed([0, 10, 10]), resolve("none").create(), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
+    t = totals(trace)
+    expected = t.cache_read * 0.3e-6 + t.cache_write * 3.75e-6 + (t.input - t.cache_read - t.cache_write) * 3e-6 \
+        + t.output * 15e-6
+    assert cost(t, 0, 0, p) == expected
+    assert cost(t, 1_000, 100, p, 800) == expected + 800 * 0.3e-6 + 200 * 3e-6 + 100 * 15e-6
+    assert cost_without_cache(t, 1_000, 100, p) == (t.input + 1_000) * 3e-6 + (t.output + 100) * 15e-6
