@@ -133,8 +133,10 @@ class Correction:
 
     ``factor`` (per mille) scales every counted part and the per-message overhead: the family's
     tokenizer spends that many tokens where ours spends a thousand. ``reasoning`` (per mille) is what a
-    message's readable reasoning adds to the context (0: the family's APIs do not resend it); it rides on
-    the message, not on a part, so output counts and prunes (which count parts) are unchanged.
+    message's readable reasoning adds to the context (0: the family's APIs do not resend it). It rides on
+    the message, not on a part: the loop counts a message's output from its parts plus its thinking, which
+    stays right; a prune recounts a message from its parts, so pruning any part of a message with thinking
+    drops the thinking from the context (right for a cleared thinking block).
     """
 
     family: str
@@ -236,8 +238,8 @@ class TokenCounter:
         return sum(scale(self._raw(p), c.reasoning) for p in m.parts if isinstance(p, Reasoning) and not p.encrypted)
 
     def message(self, m: Message, part_counts: Sequence[int] | None = None) -> int:
-        return (self.message_overhead + sum(self.parts(m) if part_counts is None else part_counts)
-                + self.reasoning_context(m))
+        n = self.message_overhead + sum(self.parts(m) if part_counts is None else part_counts)
+        return n if self.correction is None else n + self.reasoning_context(m)
 
     def index(self, t: Transcript) -> TranscriptTokens:
         memo = self._memo

@@ -231,3 +231,25 @@ def test_the_inspect_rows_are_the_run_counts(real: list[Any]) -> None:
     (row,) = calibrate([s.t for s in pi], ["o200k_base"]).corrections
     assert (row.source, row.family, row.calls) == ("pi", "claude", 171)
     assert (row.raw_median, row.median_error) == agent_errors(real)["pi"]
+
+
+def test_clearing_a_thinking_block_saves_its_context_under_the_correction() -> None:
+    """A prune recounts the message from its parts: the thinking the correction put in the context goes."""
+    from compbench.session import Prune, SessionView
+    from compbench.transcript import Usage as U
+
+    class ClearThinking:
+        name = "clear-thinking"
+
+        def before_step(self, s: SessionView) -> list[Prune]:
+            e = next((e for e in s.entries if e.id == "a1"), None)
+            return [Prune((("a1", 0, ""),), "clear thinking")] if e is not None and 0 not in e.pruned else []
+
+        def after_step(self, s: SessionView, u: U) -> list[Prune]:
+            return []
+
+    counter = TokenCounter("chars4", correction=Correction("claude", 1250, 2000))
+    trace = run(thinking_session(), ClearThinking(), counter)  # type: ignore[arg-type]
+    (prune,) = trace.prunes
+    assert prune.tokens_hidden == 20  # the thinking's context (10 x 2.0); the empty placeholder costs nothing
+    assert trace.steps[1].input == 10 + (31 - 20) + 18

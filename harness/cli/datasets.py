@@ -130,7 +130,8 @@ def format_calibration(cal: Any) -> list[str]:
 @datasets.command()
 @click.argument("dataset", nargs=-1)
 @click.option("--calibrate", "with_calibration", is_flag=True,
-              help="Compare our token counts (every tokenizer) with the recorded API usage.")
+              help="Compare our token counts (every tokenizer; o200k_base also with the model family's correction "
+                   "a run applies) with the recorded API usage, and give each format's hidden overhead.")
 @click.option("--tokenizer", default="o200k_base", show_default=True, help="Tokenizer of the tokens column.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fmt: str) -> None:
