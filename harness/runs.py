@@ -217,7 +217,8 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tu
         system, system_source = overhead_for(t, counter)
     return ReplayConfig(limits, system, cache=cache_model_for(spec.price_model, spec.cache_ttl)), {
         "window": limits.context_window, "window_source": window_source,
-        "system_tokens": system, "system_tokens_source": system_source}
+        "system_tokens": system, "system_tokens_source": system_source,
+        "token_correction": counter.correction.label if counter.correction else "none"}
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

@@ -156,8 +156,12 @@ def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None
         return [row["input"] for row in _Replayer(spec).run(t)["steps"]][:2]
 
     claude, other = thinking_session(), thinking_session("qwen3-coder")
-    assert first_inputs(claude, "auto") != first_inputs(claude, "none") == first_inputs(other, "auto")
+    spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock", system_tokens=None)
+    (row,) = _Replayer(spec).run(claude)["results"]  # each results row says how its transcript was counted
     c = family_correction("claude", "o200k_base")
+    assert c is not None and row["token_correction"] == c.label
+    assert row["system_tokens_source"] == "calibrated on 2 recorded calls"
+    assert first_inputs(claude, "auto") != first_inputs(claude, "none") == first_inputs(other, "auto")
     assert first_inputs(claude, "auto") == [TokenCounter(correction=c).message(m) for m in claude.messages[:1]] + [
         sum(TokenCounter(correction=c).message(m) for m in claude.messages[:3])]
 
