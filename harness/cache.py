@@ -87,3 +87,49 @@ def message_time(meta: Mapping[str, Any]) -> float | None:
     if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
         return float(t) / 1000.0 if t > 1e11 else float(t)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class HitRate:
+    """One agent's prompt-cache hit rate: what its API recorded, and what the replay of ``none`` simulates
+    on the same calls (cached / input tokens, summed over the calls both have)."""
+
+    source: str
+    calls: int
+    recorded: float
+    simulated: float
+
+
+def hit_rates(transcripts: Any, tokenizer: str = "o200k_base") -> list[HitRate]:
+    """Per agent, over the fully recorded calls (before the tool's first compaction) of transcripts whose
+    API recorded cache reads: the recorded and the simulated hit rate of ``none``, with each transcript's
+    own window, overhead and its provider's cache (the recorded model's)."""
+    from compbench.calibrate import overhead_for
+    from compbench.loop import ReplayConfig, replay
+    from compbench.models import effective_limits
+    from compbench.strategies import resolve
+    from compbench.summarizers.mock import MockSummarizer
+    from compbench.tokens import TokenCounter
+
+    counter = TokenCounter(tokenizer)
+    sums: dict[str, list[int]] = {}
+    for t in transcripts:
+        limit = min((c.index for c in t.compactions), default=len(t.messages))
+        recorded = {i: m.usage for i, m in enumerate(t.messages[:limit])
+                    if m.role == "assistant" and m.usage is not None and m.usage.input > 0}
+        if not any(u.cache_read for u in recorded.values()):
+            continue
+        model = str(t.meta.get("model") or "")
+        config = ReplayConfig(effective_limits(t).limits, overhead_for(t, counter)[0], cache=cache_model_for(model))
+        trace = replay(t, resolve("none").create(), MockSummarizer(), config, counter)
+        acc = sums.setdefault(t.source, [0, 0, 0, 0, 0])
+        for st in trace.steps:
+            u = recorded.get(st.message_index)
+            if u is not None:
+                acc[0] += 1
+                acc[1] += u.cache_read
+                acc[2] += u.input
+                acc[3] += st.cache_read
+                acc[4] += st.input
+    return [HitRate(src, a[0], a[1] / a[2] if a[2] else float("nan"), a[3] / a[4] if a[4] else float("nan"))
+            for src, a in sorted(sums.items())]

@@ -33,6 +33,9 @@ class Metric:
     higher_is_better: bool = True
     percent: bool = True
     common: bool = False
+    # a saving against the reference comes only from the transcripts where the strategy acted: those are
+    # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
+    acted_only: bool = False
 
 
 def _sum(*cols: str) -> str:
@@ -42,13 +45,15 @@ def _sum(*cols: str) -> str:
 METRICS: tuple[Metric, ...] = (
     Metric("net_savings", "net savings",
            _sum("input_tokens", "summarizer_input_tokens", "summarizer_output_tokens"),
-           "reference_input_tokens", complement=True),
+           "reference_input_tokens", complement=True, acted_only=True),
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
     Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs"),
     Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs"),
     Metric("retention", "retention after acting", "retention_after", common=True),
-    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True),
-    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True),
+    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True),
+    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True),
+    Metric("cost_savings_nocache", "cost savings without a cache", "cost_usd_nocache", "reference_cost_usd_nocache",
+           complement=True, acted_only=True),
     Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False),
     Metric("compactions", "compactions / transcript", "compactions", higher_is_better=False, percent=False),
     Metric("overflows", "overflows / transcript", "overflows", higher_is_better=False, percent=False),
@@ -82,18 +87,40 @@ def _column(df: Any, expr: str) -> Any:
     return out.to_numpy()
 
 
-def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0) -> Estimate:
-    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI; ``n`` counts the
-    transcripts that contribute (a non-zero denominator, or a value to average)."""
+CLUSTERS = ("session", "project", "transcript")  # the resampling unit of the bootstrap
+
+
+def cluster_labels(df: Any, by: str = "session") -> Any:
+    """Per row, the unit it is resampled with: its session (a sub-agent with its parent), its project
+    where the log records one (else its session), or the transcript itself. Runs written before these
+    columns existed fall back to the transcript."""
+    if by == "transcript" or "session" not in df.columns:
+        return df["transcript_id"].astype(str).to_numpy()
+    session = df["session"].astype(str)
+    if by == "project":
+        project = df["project"].astype(str)
+        return project.where(project != "", "session:" + session).to_numpy()
+    return session.to_numpy()
+
+
+def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str = "session") -> Estimate:
+    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI, resampling
+    clusters (``by``); ``n`` counts the transcripts that contribute (a non-zero denominator, or a value
+    to average) and ``clusters`` the clusters they fall in."""
     import numpy as np
 
     num = _column(df, m.num)
+    labels = cluster_labels(df, by)
     if m.den is None:
-        est = mean_ci(num, resamples=resamples, seed=seed)
-        return replace(est, n=int((~np.isnan(num)).sum()))
-    den = _column(df, m.den)
-    est = ratio_ci(num, den, resamples=resamples, seed=seed, complement=m.complement)
-    return replace(est, n=int((den != 0).sum()))
+        contributing = ~np.isnan(num)
+        est = mean_ci(num, resamples=resamples, seed=seed, clusters=labels)
+    else:
+        den = _column(df, m.den)
+        contributing = den != 0
+        if m.acted_only and "first_action_step" in df.columns:
+            contributing = contributing & (df["first_action_step"].to_numpy() >= 0)
+        est = ratio_ci(num, den, resamples=resamples, seed=seed, complement=m.complement, clusters=labels)
+    return replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
 
 
 def common_transcripts(df: Any, m: Metric) -> set[str]:
@@ -110,14 +137,14 @@ def common_transcripts(df: Any, m: Metric) -> set[str]:
 
 
 def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_000,
-              seed: int = 0) -> dict[str, dict[str, Estimate]]:
+              seed: int = 0, by: str = "session") -> dict[str, dict[str, Estimate]]:
     """strategy label -> metric name -> estimate, strategies in run order."""
     out: dict[str, dict[str, Estimate]] = {}
     commons = {m.name: common_transcripts(df, m) for m in metrics if m.common}
     for label in dict.fromkeys(df["strategy"]):
         sub = df[df["strategy"] == label]
         out[str(label)] = {m.name: estimate(sub[sub["transcript_id"].isin(commons[m.name])] if m.common else sub,
-                                            m, resamples, seed) for m in metrics}
+                                            m, resamples, seed, by) for m in metrics}
     return out
 
 
@@ -146,25 +173,32 @@ def orderings(agg: dict[str, dict[str, Estimate]]) -> list[Ordering]:
     return out
 
 
-def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int = 0) -> Estimate:
-    """Metric(a) − metric(b) over the transcripts both have, resampled together."""
+def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str = "session") -> Estimate:
+    """Metric(a) − metric(b) over the transcripts both have, resampled together (by cluster)."""
     a = df_a.set_index("transcript_id")
     b = df_b.set_index("transcript_id")
     common = [t for t in a.index if t in b.index]
     if not common:
         raise UsageError("the two sides share no transcript; a paired comparison needs the same dataset")
     a, b = a.loc[common].reset_index(), b.loc[common].reset_index()
+    labels = cluster_labels(a, by)
     if m.den is None:
         na, nb = _column(a, m.num), _column(b, m.num)
         keep = ~(_isnan(na) | _isnan(nb))
         if not keep.any():
             return Estimate(math.nan, math.nan, math.nan, 0)
         ones = [1.0] * int(keep.sum())
-        return paired_diff_ci(na[keep], ones, nb[keep], ones, resamples=resamples, seed=seed)
+        est = paired_diff_ci(na[keep], ones, nb[keep], ones, resamples=resamples, seed=seed, clusters=labels[keep])
+        return replace(est, n=int(keep.sum()), clusters=len(set(labels[keep])))
     est = paired_diff_ci(_column(a, m.num), _column(a, m.den), _column(b, m.num), _column(b, m.den),
-                         resamples=resamples, seed=seed)
+                         resamples=resamples, seed=seed, clusters=labels)
+    contributing = (_column(a, m.den) != 0) | (_column(b, m.den) != 0)
+    if m.acted_only and "first_action_step" in a.columns:
+        acted = (a["first_action_step"].to_numpy() >= 0) | (b["first_action_step"].to_numpy() >= 0)
+        contributing = contributing & acted
+    est = replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
     if m.complement:  # (1 - x) - (1 - y) = y - x
-        return Estimate(-est.value, -est.hi, -est.lo, est.n)
+        return replace(est, value=-est.value, lo=-est.hi, hi=-est.lo)
     return est
 
 
@@ -185,13 +219,10 @@ def _isnan(x: Any) -> Any:
     return np.isnan(x)
 
 
-FEW = 5  # a figure resting on fewer contributing transcripts is flagged, not printed as if precise
-
-
 def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
     if math.isnan(e.value):
         return "–"
-    few = f" (n={e.n}, few)" if e.n < FEW else ""
+    few = f" (n={e.units}, few)" if e.few else ""
     def f(v: float) -> str:
         if m.percent:
             return f"{v:.1%}"

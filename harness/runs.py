@@ -116,6 +116,7 @@ class _Replayer:
         counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
         index = counter.index(t)
         config, conditions = self.conditions(t, counter)
+        groups = units(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
@@ -130,6 +131,7 @@ class _Replayer:
                           [x.create() for x in shadows or ()], diverged), tracker
 
         ref, outcomes = self._trajectories(go)
+        conditions = {**conditions, **recorded_cache(t, ref[0])}
         evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
         for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
@@ -137,7 +139,7 @@ class _Replayer:
                 evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens)
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source, **conditions,
+            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
                                     **result_row(trace, ref[0], self.prices), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
             outcome = {e.seq: e for e in per_event}
@@ -197,6 +199,35 @@ class _Replayer:
             if rest:
                 pending.append(rest)
         return ref, [o for o in out if o is not None]
+
+
+def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
+    """The prompt cache the API recorded on the fully recorded calls (before the tool's first compaction)
+    beside what the ``none`` replay simulates on the same calls: the cache model checked against reality."""
+    limit = min((c.index for c in t.compactions), default=len(t.messages))
+    out = {"cache_calls": 0, "recorded_cache_read": 0, "recorded_input": 0, "simulated_cache_read": 0,
+           "simulated_input": 0}
+    messages = t.messages
+    for st in reference.steps:
+        u = messages[st.message_index].usage if st.message_index < limit else None
+        if u is not None and u.input > 0:
+            out["cache_calls"] += 1
+            out["recorded_cache_read"] += u.cache_read
+            out["recorded_input"] += u.input
+            out["simulated_cache_read"] += st.cache_read
+            out["simulated_input"] += st.input
+    return out
+
+
+def units(t: Transcript) -> dict[str, str]:
+    """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
+    Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
+    working directory or project the log records; empty when unknown)."""
+    parent = t.meta.get("parent_session")
+    session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
+    project = next((str(v) for k in ("project_id", "cwd", "repository", "project")
+                    if isinstance(v := t.meta.get(k), str) and v), "")
+    return {"session": session, "project": project}
 
 
 def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:

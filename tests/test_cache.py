@@ -113,3 +113,21 @@ def test_cost_range_and_write_premium() -> None:
     assert cost(t, 0, 0, p) == expected
     assert cost(t, 1_000, 100, p, 800) == expected + 800 * 0.3e-6 + 200 * 3e-6 + 100 * 15e-6
     assert cost_without_cache(t, 1_000, 100, p) == (t.input + 1_000) * 3e-6 + (t.output + 100) * 15e-6
+
+
+def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
+    from dataclasses import replace
+
+    from compbench.runs import recorded_cache
+
+    t = timed([0, 10, 400])  # the third call comes 400 s later: cold in the simulation
+    msgs = list(t.messages)
+    for k, (inp, read) in enumerate([(2_500, 0), (5_001, 2_500), (7_502, 7_000)]):
+        i = 2 * k + 1
+        msgs[i] = replace(msgs[i], usage=Usage(input=inp, output=1, cache_read=read))
+    t = replace(t, messages=tuple(msgs))
+    trace = replay(t, resolve("none").create(), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
+    c = recorded_cache(t, trace)
+    assert c == {"cache_calls": 3, "recorded_cache_read": 9_500, "recorded_input": 15_003,
+                 "simulated_cache_read": 2_500, "simulated_input": 15_003}

@@ -36,11 +36,28 @@ def test_ratio_of_sums_and_complement() -> None:
 
 def test_paired_difference_cancels_shared_difficulty() -> None:
     # B is A plus 0.1 on every transcript: every paired resample differs by exactly 0.1
-    a = np.array([0.2, 0.9, 0.5, 0.7])
-    e = paired_diff_ci(a + 0.1, np.ones(4), a, np.ones(4))
+    a = np.array([0.2, 0.9, 0.5, 0.7, 0.4])
+    e = paired_diff_ci(a + 0.1, np.ones(5), a, np.ones(5))
     assert e.value == pytest.approx(0.1) and e.lo == pytest.approx(0.1) and e.hi == pytest.approx(0.1)
     assert e.significant
-    assert not paired_diff_ci(a, np.ones(4), a, np.ones(4)).significant
+    assert not paired_diff_ci(a, np.ones(5), a, np.ones(5)).significant
+    # the same zero-width difference on 4 transcripts rests on too few to be called significant
+    few = paired_diff_ci(a[:4] + 0.1, np.ones(4), a[:4], np.ones(4))
+    assert few.lo == pytest.approx(0.1) and few.few and not few.significant
+
+
+def test_cluster_bootstrap_resamples_whole_sessions() -> None:
+    # session A = two transcripts (1/10, 3/10) -> sums 4/20; session B = one transcript 10/20.
+    # Resampling sessions gives AA = 8/40, AB = 14/40 or BB = 20/40 (each end with probability 1/4):
+    # the 95% interval is [0.2, 0.5]. Resampling transcripts can draw the first one alone: 1/10.
+    num, den = [1, 3, 10], [10, 10, 20]
+    e = ratio_ci(num, den, clusters=["A", "A", "B"])
+    assert e.value == pytest.approx(14 / 40) and (e.lo, e.hi) == (pytest.approx(0.2), pytest.approx(0.5))
+    assert e.n == 2  # the units resampled: two sessions
+    assert ratio_ci(num, den).lo == pytest.approx(0.1)
+    # paired: B − A per session, resampled together
+    d = paired_diff_ci([2, 4, 12], den, num, den, clusters=["A", "A", "B"])
+    assert d.value == pytest.approx(4 / 40) and d.lo == pytest.approx(2 / 20) and d.hi == pytest.approx(2 / 20)
 
 
 def test_seeded_and_nan_safe() -> None:
