@@ -215,11 +215,12 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
 
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = RunSpec.from_manifest(manifest["spec"])
-    counter = TokenCounter(spec.tokenizer, spec.message_overhead)
+    base = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)  # counted as the run did
     summarizer = get(spec.summarizer, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(manifest["dataset"]["path"]):
+        counter = base.scoped(t)
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
         for label in spec.strategies:

@@ -48,6 +48,7 @@ class RunSpec:
     summarizer: str = "calibrated"
     tokenizer: str = "o200k_base"
     message_overhead: int = 4
+    token_correction: str = "auto"  # compbench.correction: the recorded model family's, "none", or a family
     # None: each transcript's own hidden overhead (system prompt, tool schemas), calibrated on its
     # recorded usage, else its agent's default (calibrate.overhead_for)
     system_tokens: int | None = 0
@@ -64,6 +65,9 @@ class RunSpec:
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
         d["limits"] = asdict(self.limits) if self.limits is not None else None
+        from compbench.correction import in_use
+
+        d["token_corrections"] = in_use(self.tokenizer, self.token_correction)  # family -> what was applied
         # options can hold an API key or endpoint credentials: keep only what is safe and relevant
         d["summarizer_options"] = {k: v for k, v in sorted(self.summarizer_options.items())
                                    if k in SAFE_SUMMARIZER_OPTIONS}
@@ -75,6 +79,7 @@ class RunSpec:
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
+        values.setdefault("token_correction", "none")  # a run from before corrections counted without one
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 
@@ -84,7 +89,7 @@ class _Replayer:
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.counter = TokenCounter(spec.tokenizer, spec.message_overhead)
+        self.counter = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
         self.reference = resolve("none")
         self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
@@ -108,7 +113,7 @@ class _Replayer:
             forget_transcript_caches()  # nor the strategies' (round-chained's estimates)
 
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
-        counter = self.counter.scoped()
+        counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
         index = counter.index(t)
         config, conditions = self.conditions(t, counter)
         groups = units(t)
@@ -243,7 +248,8 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tu
         system, system_source = overhead_for(t, counter)
     return ReplayConfig(limits, system, cache=cache_model_for(spec.price_model, spec.cache_ttl)), {
         "window": limits.context_window, "window_source": window_source,
-        "system_tokens": system, "system_tokens_source": system_source}
+        "system_tokens": system, "system_tokens_source": system_source,
+        "token_correction": counter.correction.label if counter.correction else "none"}
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Token counting, offline, counted once per message.
+"""Token counting, offline, counted once per message, corrected for the model family that recorded it.
 
 Tokenizers: tiktoken ``o200k_base`` / ``cl100k_base``, whose BPE files are loaded from the copies the
 litellm package ships (no network: tiktoken would otherwise download them), and the heuristics the
@@ -7,6 +7,10 @@ round(chars / 4) (seed 001's ``Token.estimate``).
 
 A replay counts every part of a transcript once (:meth:`TokenCounter.index`) and afterwards only adds
 cached numbers, so the cost of a run is the tokenizer pass plus arithmetic.
+
+Claude's and Gemini's tokenizers are not ours: a :class:`Correction` fitted on the usage their APIs
+recorded (:mod:`compbench.correction`) scales every count by the family's factor, in integer
+arithmetic per part, so a corrected count is still counted once, deterministic and an integer.
 """
 
 from __future__ import annotations
@@ -118,6 +122,33 @@ def part_text(p: Part) -> str:
     return ""
 
 
+def scale(n: int, per_mille: int) -> int:
+    """``n × per_mille / 1000`` rounded half up, in integers: the same count on every platform."""
+    return (n * per_mille + 500) // 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A model family's tokenizer against ours, fitted on recorded usage (:mod:`compbench.correction`).
+
+    ``factor`` (per mille) scales every counted part and the per-message overhead: the family's
+    tokenizer spends that many tokens where ours spends a thousand. ``reasoning`` (per mille) is what a
+    message's readable reasoning adds to the context (0: the family's APIs do not resend it). It rides on
+    the message, not on a part: the loop counts a message's output from its parts plus its thinking, which
+    stays right; a prune recounts a message from its parts, so pruning any part of a message with thinking
+    drops the thinking from the context (right for a cleared thinking block).
+    """
+
+    family: str
+    factor: int
+    reasoning: int = 0
+
+    @property
+    def label(self) -> str:
+        extra = f", thinking x{self.reasoning / 1000:.3f}" if self.reasoning else ""
+        return f"{self.family} x{self.factor / 1000:.3f}{extra}"
+
+
 @dataclass(frozen=True, slots=True)
 class TranscriptTokens:
     """Per-message and per-part token counts of one transcript, computed once and shared."""
@@ -128,50 +159,97 @@ class TranscriptTokens:
 
 
 class TokenCounter:
-    """Counts messages with one tokenizer plus a per-message overhead."""
+    """Counts messages with one tokenizer plus a per-message overhead, corrected for a model family.
+
+    ``correction`` applies to every count (``count_text``, parts, the message overhead); ``count_raw``
+    is the tokenizer alone. ``mode`` (``"none"``, ``"auto"`` or a family name) is what :meth:`scoped`
+    uses to pick a transcript's correction.
+    """
 
     def __init__(self, tokenizer: str = DEFAULT_TOKENIZER, message_overhead: int = DEFAULT_MESSAGE_OVERHEAD,
-                 media_tokens: int = MEDIA_TOKENS) -> None:
+                 media_tokens: int = MEDIA_TOKENS, *, correction: Correction | None = None,
+                 mode: str = "none") -> None:
         self.tokenizer = tokenizer
-        self.message_overhead = message_overhead
+        self.raw_message_overhead = message_overhead
         self.media_tokens = media_tokens
-        self.count_text = text_counter(tokenizer)
+        self.mode = mode
+        self.count_raw = text_counter(tokenizer)
+        self.correction = correction
+        if correction is None:
+            self.message_overhead = message_overhead
+            self.count_text: Callable[[str], int] = self.count_raw
+        else:
+            factor, raw = correction.factor, self.count_raw
+            self.message_overhead = scale(message_overhead, factor)
+            self.count_text = lambda s: scale(raw(s), factor)
         self._memo: dict[int, tuple[Part, int]] | None = None
 
-    def scoped(self) -> TokenCounter:
-        """A counter for one transcript whose :meth:`index` remembers each part's count.
+    def scoped(self, t: Transcript | None = None) -> TokenCounter:
+        """A counter for one transcript whose :meth:`index` remembers each part's count; with ``t``, and
+        a ``mode`` other than ``"none"``, corrected for ``t``'s recorded model family.
 
         A summarizer request is mostly the transcript's own parts (the same objects): counting it as an
         API would then costs lookups, not a second tokenizer pass. The memo is keyed by object identity
         and holds the part, so an id cannot be reused while the memo lives; it dies with the transcript.
         """
-        c = TokenCounter(self.tokenizer, self.message_overhead, self.media_tokens)
+        correction = self.correction
+        if t is not None and self.mode != "none":
+            from compbench.correction import correction_for
+
+            correction = correction_for(t, self.tokenizer, self.mode)
+        c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
+                         mode=self.mode)
         c._memo = {}
         return c
 
-    def part(self, p: Part) -> int:
+    def with_correction(self, correction: Correction | None) -> TokenCounter:
+        """The same counter under another correction, sharing the memo of tokenizer counts (a second
+        correction of an indexed transcript is arithmetic, not a second tokenizer pass)."""
+        c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
+                         mode=self.mode)
+        c._memo = self._memo
+        return c
+
+    def _raw(self, p: Part) -> int:
+        """The tokenizer's count of a part's text (a reasoning part's too), from the memo when indexed."""
         memo = self._memo
         if memo is not None:
             hit = memo.get(id(p))
             if hit is not None and hit[0] is p:
                 return hit[1]
+        return self.count_raw(p.text if isinstance(p, Reasoning) else part_text(p))
+
+    def part(self, p: Part) -> int:
         if isinstance(p, Media):
             return self.media_tokens
         if isinstance(p, Reasoning):
             return 0
-        return self.count_text(part_text(p))
+        c = self.correction
+        return self._raw(p) if c is None else scale(self._raw(p), c.factor)
 
     def parts(self, m: Message) -> tuple[int, ...]:
         return tuple(self.part(p) for p in m.parts)
 
+    def reasoning_context(self, m: Message) -> int:
+        """What ``m``'s readable reasoning adds to the context under the correction (0 without one)."""
+        c = self.correction
+        if c is None or not c.reasoning:
+            return 0
+        return sum(scale(self._raw(p), c.reasoning) for p in m.parts if isinstance(p, Reasoning) and not p.encrypted)
+
     def message(self, m: Message, part_counts: Sequence[int] | None = None) -> int:
-        return self.message_overhead + sum(self.parts(m) if part_counts is None else part_counts)
+        n = self.message_overhead + sum(self.parts(m) if part_counts is None else part_counts)
+        return n if self.correction is None else n + self.reasoning_context(m)
 
     def index(self, t: Transcript) -> TranscriptTokens:
-        parts = tuple(self.parts(m) for m in t.messages)
         memo = self._memo
         if memo is not None:
-            for m, counts in zip(t.messages, parts, strict=True):
-                for p, n in zip(m.parts, counts, strict=True):
-                    memo[id(p)] = (p, n)
-        return TranscriptTokens(self.tokenizer, parts, tuple(self.message_overhead + sum(p) for p in parts))
+            reasoning = self.correction is not None and self.correction.reasoning > 0
+            for m in t.messages:
+                for p in m.parts:
+                    if not isinstance(p, Media | Reasoning) or (reasoning and isinstance(p, Reasoning)
+                                                                and not p.encrypted):
+                        memo[id(p)] = (p, self._raw(p))
+        parts = tuple(self.parts(m) for m in t.messages)
+        return TranscriptTokens(self.tokenizer, parts,
+                                tuple(self.message(m, c) for m, c in zip(t.messages, parts, strict=True)))

@@ -122,15 +122,21 @@ def test_inspect_json_with_calibration(src: Path, capsys: pytest.CaptureFixture[
     cal = {c["tokenizer"]: c for c in doc["calibration"]}
     assert list(cal) == ["o200k_base", "cl100k_base", "chars4", "chars4-round"]
     assert cal["chars4"] == {"tokenizer": "chars4", "source": "compbench", "calls": 2, "overhead": 92.0,
-                             "median_error": 0.0, "p90_error": 0.0}
+                             "median_error": 0.0, "p90_error": 0.0, "sessions": 2}
+    # model "m" is of no known family: the default tokenizer's counts are not corrected
+    assert [(c["source"], c["family"], c["correction"], c["sessions"], c["overhead"], c["default"])
+            for c in doc["token_correction"]] == [("compbench", "unknown", "none", 2, 91, None)]
 
 
 def test_inspect_calibration_table(src: Path, capsys: pytest.CaptureFixture[str],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     stdout = run(capsys, monkeypatch, "inspect", src, "--calibrate")[1].splitlines()
-    start = stdout.index("tokenizer     format            calls  overhead  median err   p90 err")
-    assert stdout[start + 3] == "chars4        compbench             2        92        0.0%      0.0%"
-    assert len(stdout) == start + 5
+    start = stdout.index("tokenizer     format           sessions  calls  overhead  median err   p90 err")
+    assert stdout[start + 3] == "chars4        compbench               2      2        92        0.0%      0.0%"
+    fix = stdout.index("format          family   correction                       sessions  calls     uncorrected"
+                       "       corrected")
+    assert stdout[fix + 2].split() == ["compbench", "unknown", "none", "2", "2", "0.0%", "0.0%", "0.0%", "0.0%"]
+    assert stdout[-1].split() == ["compbench", "unknown", "91", "-"]
 
 
 def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -199,4 +205,11 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     lines = stdout.splitlines()
     assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",
                                 "398,787", "167,988", "184,915", "2"]
-    assert "o200k_base    pi                  171    30,122        4.6%     18.8%" in lines
+    assert "o200k_base    pi                      1    171    30,122        4.6%     18.8%" in lines
+    # pi ran Claude: its counts corrected (by the shipped correction), the error falls below the goal's 3%
+    from compbench.correction import family_correction
+
+    label = family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
+    row = next(x for x in lines if x.startswith(f"pi              claude   {label}"))
+    raw_median, raw_p90, median, _ = (float(c.rstrip("%")) for c in row.split()[-4:])
+    assert (raw_median, raw_p90) == (4.6, 18.8) and median < 3.0

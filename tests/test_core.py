@@ -35,8 +35,8 @@ def test_scoped_counter_reuses_the_index_counts_by_identity(o200k: TokenCounter)
     index = scoped.index(t)
     assert index == o200k.index(t)
     calls: list[str] = []
-    raw = scoped.count_text
-    scoped.count_text = lambda s: calls.append(s) or raw(s)  # type: ignore[method-assign]
+    raw = scoped.count_raw
+    scoped.count_raw = lambda s: calls.append(s) or raw(s)  # type: ignore[method-assign]
     assert [scoped.message(m) for m in t.messages] == list(index.message_tokens)
     assert calls == []
     copy = dataclasses.replace(t.messages[2].parts[0])

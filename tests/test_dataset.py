@@ -295,20 +295,23 @@ def test_pairs_stop_at_the_first_compaction_and_skip_machinery() -> None:
 
 
 def test_calibrate_hand_computed_medians() -> None:
-    rows = calibrate(calibration_set(), ["chars4-round", "chars4"], message_overhead=0)
-    # source x: diffs 100, 104, 91, 200 -> overhead = median = 102; errors |c + 102 - r| / r:
-    # 2/110, 2/139, 11/141, 98/300 -> median (2/110 + 11/141) / 2; p90 = ceil(0.9 * 4) = 4th = 98/300
-    x = CalibrationRow("chars4-round", "x", 4, 102.0, (2 / 110 + 11 / 141) / 2, 98 / 300)
-    y = CalibrationRow("chars4-round", "y", 1, 50.0, 0.0, 0.0)
+    cal = calibrate(calibration_set(), ["chars4-round", "chars4"], message_overhead=0)
+    rows = cal.rows
+    # each session its own overhead: a's diffs 100, 104, 91 -> 100; b's 200; c's 50. Errors |c + oh - r| / r:
+    # source x: 0/110, 4/139, 9/141 (a), 0/300 (b) -> median (0 + 4/139) / 2; p90 = ceil(0.9 * 4) = 4th = 9/141;
+    # the overhead column is the median of the sessions' overheads (100, 200)
+    x = CalibrationRow("chars4-round", "x", 4, 150.0, (0 + 4 / 139) / 2, 9 / 141, 2)
+    y = CalibrationRow("chars4-round", "y", 1, 50.0, 0.0, 0.0, 1)
     assert [r.tokenizer for r in rows] == ["chars4-round", "chars4-round", "chars4", "chars4"]
     assert rows[0] == x and rows[1] == y
     assert rows[2:] == [CalibrationRow("chars4", "x", *vars_of(x)), CalibrationRow("chars4", "y", *vars_of(y))]
-    assert calibrate([], ["chars4"]) == []
-    assert calibrate(iter(calibration_set()), ["chars4"], 0) == rows[2:]  # a one-pass iterator suffices
+    assert cal.corrections == []  # corrections are of the default tokenizer's counts only
+    assert calibrate([], ["chars4"]).rows == []
+    assert calibrate(iter(calibration_set()), ["chars4"], 0).rows == rows[2:]  # a one-pass iterator suffices
 
 
-def vars_of(r: CalibrationRow) -> tuple[int, float, float, float]:
-    return r.calls, r.overhead, r.median_error, r.p90_error
+def vars_of(r: CalibrationRow) -> tuple[int, float, float, float, int]:
+    return r.calls, r.overhead, r.median_error, r.p90_error, r.sessions
 
 
 def test_p90_is_nearest_rank() -> None:
@@ -320,7 +323,7 @@ def test_p90_is_nearest_rank() -> None:
 
 def test_calibration_on_real_pi(transcripts_dir: Path) -> None:
     pytest.importorskip("compbench.formats.pi")
-    rows = calibrate(ds.iter_transcripts(transcripts_dir / "pi"), ["o200k_base", "chars4"])
+    rows = calibrate(ds.iter_transcripts(transcripts_dir / "pi"), ["o200k_base", "chars4"]).rows
     assert [(r.tokenizer, r.source, r.calls, r.overhead) for r in rows] == [
         ("o200k_base", "pi", 171, 30_122.0), ("chars4", "pi", 171, 31_235.0)]
     assert round(rows[0].median_error, 3) == 0.046 and round(rows[0].p90_error, 3) == 0.188

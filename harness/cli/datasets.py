@@ -90,28 +90,55 @@ def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
     return out
 
 
-def format_calibration(cal: list[Any]) -> list[str]:
+def format_calibration(cal: Any) -> list[str]:
+    """The calibration tables: every tokenizer uncorrected; the default tokenizer with and without each model
+    family's correction; the hidden overhead per format, with the run options that set them."""
     out = ["calibration against recorded API usage (only calls before the first recorded compaction)",
-           "overhead = median(recorded - counted): the system prompt and tool schemas are not in transcripts",
-           f"{'tokenizer':<14}{'format':<16}{'calls':>7}{'overhead':>10}{'median err':>12}{'p90 err':>10}"]
-    for c in cal:
-        out.append(f"{c.tokenizer:<14}{c.source:<16}{c.calls:>7}{c.overhead:>10,.0f}{c.median_error:>12.1%}"
-                   f"{c.p90_error:>10.1%}")
-    if not cal:
+           "error = |counted + overhead - recorded| / recorded; overhead = each session's own median(recorded - "
+           "counted),",
+           "as `run --system-tokens auto` adds it: the system prompt and tool schemas are not in transcripts",
+           f"{'tokenizer':<14}{'format':<16}{'sessions':>9}{'calls':>7}{'overhead':>10}{'median err':>12}"
+           f"{'p90 err':>10}"]
+    for c in cal.rows:
+        out.append(f"{c.tokenizer:<14}{c.source:<16}{c.sessions:>9}{c.calls:>7}{c.overhead:>10,.0f}"
+                   f"{c.median_error:>12.1%}{c.p90_error:>10.1%}")
+    if not cal.rows:
         out.append("(no recorded usage before a compaction in these transcripts)")
+        return out
+    if not cal.corrections:
+        return out
+    out += ["", "o200k_base counts corrected for the recorded model's family, as `compbench run` counts by default",
+            "(`--token-correction none` turns it off, `--token-correction FAMILY` forces one family's)",
+            f"{'format':<16}{'family':<9}{'correction':<32}{'sessions':>9}{'calls':>7}{'uncorrected':>16}"
+            f"{'corrected':>16}",
+            f"{'':<16}{'':<9}{'':<32}{'':>9}{'':>7}{'median':>8}{'p90':>8}{'median':>8}{'p90':>8}"]
+    for r in cal.corrections:
+        out.append(f"{r.source:<16}{r.family:<9}{r.correction:<32}{r.sessions:>9}{r.calls:>7}{r.raw_median:>8.1%}"
+                   f"{r.raw_p90:>8.1%}{r.median_error:>8.1%}{r.p90_error:>8.1%}")
+    out += ["", "hidden overhead per format (system prompt, tool schemas; corrected counts): a run takes each",
+            "session's own; without recorded usage, its format's default (`--system-tokens N` sets one for all)",
+            f"{'format':<16}{'family':<9}{'own (median)':>13}{'default':>10}{'error with the default':>24}",
+            f"{'':<16}{'':<9}{'':>13}{'':>10}{'median':>12}{'p90':>12}"]
+    for r in cal.corrections:
+        default = "-" if r.default is None else f"{r.default:,}"
+        err = ("" if r.default_median is None or r.default_p90 is None else
+               f"{r.default_median:>12.1%}{r.default_p90:>12.1%}")
+        out.append(f"{r.source:<16}{r.family:<9}{r.overhead:>13,}{default:>10}{err}")
     return out
 
 
 @datasets.command()
-@click.argument("dataset", required=False)
+@click.argument("dataset", nargs=-1)
 @click.option("--calibrate", "with_calibration", is_flag=True,
-              help="Compare our token counts (every tokenizer) with the recorded API usage.")
+              help="Compare our token counts (every tokenizer; o200k_base also with the model family's correction "
+                   "a run applies) with the recorded API usage, and give each format's hidden overhead.")
 @click.option("--tokenizer", default="o200k_base", show_default=True, help="Tokenizer of the tokens column.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: str) -> None:
+def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fmt: str) -> None:
     """Per transcript: format, messages by role, tool calls, our tokens, recorded usage, compactions.
 
-    DATASET is a dataset directory or raw transcript files' file/folder; default: the bundled samples.
+    DATASET (one or more) is a dataset directory or raw transcript files' file/folder; default: the bundled
+    samples.
     """
     from collections.abc import Iterator
 
@@ -127,11 +154,15 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
 
     def tap() -> Iterator[Transcript]:
         """Rows are taken as the transcripts stream past, so calibration needs no second pass."""
-        for t in iter_transcripts(dataset or _default(), warn=warn):
+        for path in dataset or (_default(),):
+            yield from taken(path)
+
+    def taken(path: str) -> Iterator[Transcript]:
+        for t in iter_transcripts(path, warn=warn):
             rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
             yield t
 
-    cal: list[Any] = []
+    cal: Any = None
     if with_calibration:
         from compbench.calibrate import calibrate
 
@@ -142,14 +173,16 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
     if not rows:
         from compbench.errors import UsageError
 
-        raise UsageError(f"{dataset or _default()}: no transcripts found (no transcript file, or none readable)")
+        raise UsageError(f"{', '.join(dataset) or _default()}: no transcripts found (no transcript file, or none "
+                         "readable)")
     if fmt == "json":
         doc: dict[str, Any] = {"tokenizer": tokenizer,
                                "transcripts": [{k: v for k, v in r.items() if k != "path"} for r in rows]}
         if with_calibration:
-            doc["calibration"] = [{"tokenizer": c.tokenizer, "source": c.source, "calls": c.calls,
-                                   "overhead": c.overhead, "median_error": c.median_error,
-                                   "p90_error": c.p90_error} for c in cal]
+            from dataclasses import asdict
+
+            doc["calibration"] = [asdict(c) for c in cal.rows]
+            doc["token_correction"] = [asdict(c) for c in cal.corrections]
         click.echo(json.dumps(doc, indent=2))
         return
     for line in format_table(rows, tokenizer):

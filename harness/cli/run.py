@@ -86,6 +86,9 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--tokenizer", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base", "chars4", "chars4-round"]))
 @click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0))
+@click.option("--token-correction", default="auto", show_default=True,
+              help="auto: counts scaled to the recorded model family's tokenizer (Claude, Gemini; fitted on real "
+                   "usage, see `datasets inspect --calibrate`); none; or a family name to force it.")
 @click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
               help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
                    "transcript, or auto: each transcript's own (calibrated on its recorded usage, else its agent's "
@@ -110,11 +113,12 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
-        system_tokens: int | None, price_model: str | None, prices_file: str | None, api_base: str | None,
-        api_key: str | None,
+        token_correction: str, system_tokens: int | None, price_model: str | None, prices_file: str | None,
+        api_base: str | None, api_key: str | None,
         cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
+    from compbench.correction import check_mode
     from compbench.dataset import iter_transcripts
     from compbench.facts.boilerplate import scan_dataset
     from compbench.facts.sources import gold_file_for
@@ -141,8 +145,8 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
     path = dataset or default_dataset()
     gold = gold_file_for(path)
     spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
-                   message_overhead=message_overhead, system_tokens=auto_overhead(system_tokens, limits), model=model,
-                   price_model=pm,
+                   message_overhead=message_overhead, token_correction=check_mode(token_correction),
+                   system_tokens=auto_overhead(system_tokens, limits), model=model, price_model=pm,
                    gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
                    summarizer_options=options, boilerplate=scan_dataset(path))
     done = [0]
