@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compbench.cache import cache_model_for
+from compbench.context import ReplayContext
 from compbench.errors import CompbenchError, UsageError
 from compbench.facts.boilerplate import Templates, boilerplate_keys
 from compbench.facts.presence import FactIndex, PresenceTracker
@@ -24,10 +26,10 @@ from compbench.metrics import result_row
 from compbench.models import Prices, prices_for, prices_with_cache
 from compbench.retention import CompactionFacts, evaluate
 from compbench.session import ModelLimits
-from compbench.strategies import Configured, forget_transcript_caches, resolve
+from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
-from compbench.summarizers import get as get_summarizer
-from compbench.summarizers.extractive import copy_text
+from compbench.summarizers import info as summarizer_info
+from compbench.summarizers.extractive import ExtractiveSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript, from_json, to_json
 
@@ -85,32 +87,33 @@ class RunSpec:
 
 
 class _Replayer:
-    """Per-process state: the counter, the strategies, the summarizer, built once."""
+    """Per-process (per-thread) state: the counter, the strategies, the summarizer, built once, and the
+    replay context they share, open on one transcript at a time."""
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
         self.counter = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
         self.reference = resolve("none")
-        self.summarizer: Summarizer = get_summarizer(spec.summarizer, **spec.summarizer_options)
+        self.context = ReplayContext()
+        backend = summarizer_info(spec.summarizer)
+        self.summarizer: Summarizer = backend.create(spec.summarizer.partition(":")[2], self.context,
+                                                     **spec.summarizer_options)
         self.cache = cache_model_for(spec.price_model, spec.cache_ttl)
         # a price file is taken as given; the table's cache writes follow the provider's premium
         self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_with_cache(
             prices_for(spec.price_model), self.cache)
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
-        self.share = bool(getattr(self.summarizer, "pure", False))  # see _trajectories
+        self.share = backend.deterministic  # see _trajectories
         self.templates = Templates.from_json(spec.boilerplate)
         # recall's optimistic end: what an extractive copy of each summarized span would carry
-        self.copy = None if self.summarizer.name == "extractive" else copy_text
+        self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
 
     def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         try:
             return self._run(t)
         finally:
-            forget = getattr(self.summarizer, "forget", None)
-            if forget is not None:
-                forget()  # per-transcript caches (the extractive summarizer's) must not outlive it
-            forget_transcript_caches()  # nor the strategies' (round-chained's estimates)
+            self.context.end()  # nothing derived from a transcript outlives it
 
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
         counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
@@ -120,15 +123,13 @@ class _Replayer:
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
-        bind = getattr(self.summarizer, "bind", None)
-        if bind is not None:
-            bind(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
+        self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
         def go(c: Configured, shadows: list[Configured] | None = None,
                diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
             tracker = PresenceTracker(facts, self.copy)
             return replay(t, c.create(), self.summarizer, config, counter, index, tracker, entries,
-                          [x.create() for x in shadows or ()], diverged), tracker
+                          [x.create() for x in shadows or ()], diverged, self.context), tracker
 
         ref, outcomes = self._trajectories(go)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
@@ -321,7 +322,14 @@ def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 
     if executor == "ray":
         results = executors.ray_map(_ray_work, spec, transcripts, to_json, ray_address, workers)
     elif executor == "threads" or concurrency > 1:
-        results = executors.threads(lambda t: _run_one(r, t), transcripts, max(concurrency, workers))
+        local = threading.local()  # a replayer (and its replay context) per thread: one transcript each
+
+        def run_in_thread(t: Transcript) -> dict[str, list[dict[str, Any]]] | str:
+            if not hasattr(local, "replayer"):
+                local.replayer = _Replayer(spec)
+            return _run_one(local.replayer, t)
+
+        results = executors.threads(run_in_thread, transcripts, max(concurrency, workers))
     elif workers > 1:
         results = ((t, out) for t, (_, out) in executors.processes(_work, transcripts, to_json, workers,
                                                                    _init_worker, (spec,)))

@@ -8,14 +8,17 @@ through :class:`SessionView` and answer with :data:`Action` values; only the loo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
+from compbench.context import IdentityMemo, ReplayContext, RoundCache
+from compbench.events import Event
 from compbench.tokens import TokenCounter
 from compbench.transcript import Message, Part, Role, Text, ToolCall, ToolResult, Usage
 
 Origin: TypeAlias = Literal["recorded", "summary", "marker", "synthetic"]
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +189,17 @@ class SessionView:
 
     The entries are the loop's live list, typed read-only; a strategy must not mutate it and must not
     look at recorded messages that have not happened yet (it cannot: they are not here).
+
+    ``revision`` counts the changes actions made to the view (an applied compaction, a prune that hid
+    something): while it is unchanged the view has only grown by recorded messages appended at its end, so
+    incremental state kept since may be extended rather than rebuilt. ``last_event`` is the event of this
+    strategy's own last action (``ok``: applied with its summary; ``applied``: the view changed), or None
+    before it first acts: what a strategy asked for and whether it happened, without counting.
     """
 
     def __init__(self, entries: Sequence[Entry], limits: ModelLimits, counter: TokenCounter,
-                 system_tokens: int = 0) -> None:
+                 system_tokens: int = 0, context: ReplayContext | None = None,
+                 round_cache: RoundCache | None = None) -> None:
         self._entries = entries
         self.limits = limits
         self.counter = counter
@@ -198,10 +208,11 @@ class SessionView:
         self.context_tokens = 0
         self.last_usage: Usage | None = None
         self.compactions = 0
+        self.revision = 0
+        self.last_event: Event | None = None
         self.meta: Mapping[str, Any] = {}
-        # scratch space for one round of hooks (a leader and the grid configurations shadowing it): the
-        # loop empties it before every round, so what is in it was computed on the current view
-        self.shared: dict[Any, Any] = {}
+        self.context = context if context is not None else ReplayContext()
+        self._round = round_cache if round_cache is not None else RoundCache()
 
     @property
     def entries(self) -> Sequence[Entry]:
@@ -219,3 +230,13 @@ class SessionView:
             if self._entries[i].id == message_id:
                 return i
         raise KeyError(message_id)
+
+    def per_round(self, key: Hashable, compute: Callable[[], V]) -> V:
+        """``compute()`` on the view as it is now, shared with the configurations asked the same question
+        (a tuning grid's shadows): ``key`` must name everything the value depends on besides the view."""
+        return self._round.get(key, compute)
+
+    def memo(self, name: str) -> IdentityMemo[Any, Any]:
+        """A per-object memo (keyed by a recorded message or part) shared by every replay of this transcript
+        in the run, forgotten when the transcript is done (:class:`compbench.context.ReplayContext`)."""
+        return self.context.memo(name)

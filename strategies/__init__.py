@@ -1,19 +1,21 @@
-"""Compaction strategies, one module each, registered by name (see :mod:`compbench.strategies.base`)."""
+"""Compaction strategies, one module each, registered by name (see :mod:`compbench.strategies.base`).
+
+Writing one? Read :mod:`compbench.sdk`: the view, the actions, the protocols and the decorator in one place.
+"""
 
 from __future__ import annotations
 
 from compbench.strategies.base import (
+    STRATEGIES,
     Configured,
     StrategyInfo,
     configure,
-    forget_transcript_caches,
     get,
     names,
     resolve,
     runnable,
     strategy,
-    transcript_cache,
 )
 
-__all__ = ["Configured", "StrategyInfo", "configure", "forget_transcript_caches", "get", "names", "resolve",
-           "runnable", "strategy", "transcript_cache"]
+__all__ = ["STRATEGIES", "Configured", "StrategyInfo", "configure", "get", "names", "resolve", "runnable",
+           "strategy"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.loop import CompactionEvent
+from compbench.sdk import CompactionEvent
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.api_groups import head_end
 from compbench.strategies.base import param, strategy

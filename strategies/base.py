@@ -3,8 +3,9 @@
 The params dataclass *is* the configuration: its fields and defaults (the source's defaults) are what
 ``strategies show`` prints and what ``tune`` sweeps. Built-in strategies are imported on first lookup;
 third-party packages register through the ``compbench.strategies`` entry-point group, also loaded
-lazily. Registering a name twice is an error; an unknown name fails with the known ones and a
-"did you mean".
+lazily (:class:`compbench.registry.Registry`: a name registered twice is an error, an unknown name fails
+with the known ones and a "did you mean"). Strategy authors read :mod:`compbench.sdk`, which re-exports
+what they need from here.
 
 A spec string configures one: ``opencode``, ``opencode:preset=current``, ``pi:keep_recent_tokens=8000``.
 """
@@ -13,15 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compbench.errors import UsageError
-from compbench.loop import Strategy
+from compbench.registry import Registry
+
+if TYPE_CHECKING:
+    from compbench.sdk import Capability, Strategy
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -35,6 +38,7 @@ def param(default: T, doc: str) -> T:
 
 def param_doc(f: dataclasses.Field[Any]) -> str:
     return str(f.metadata.get("doc", ""))
+
 
 BUILTIN: dict[str, str] = {
     "opencode": "compbench.strategies.opencode",
@@ -89,23 +93,18 @@ class StrategyInfo:
     def defaults(self) -> Any:
         return self.params()
 
+    def capabilities(self) -> frozenset[Capability]:
+        """The optional capabilities (``/compact`` ...) of an instance with the default parameters
+        (:func:`compbench.sdk.capabilities`); a composed strategy is made of ``stages``."""
+        from compbench.sdk import capabilities
 
-_registry: dict[str, StrategyInfo] = {}
-_transcript_caches: list[dict[Any, Any]] = []
-
-
-def transcript_cache() -> dict[Any, Any]:
-    """A module-level cache shared by the replays of one transcript (a grid's configurations, a
-    diverged shadow replayed again), emptied by the run when the transcript is done."""
-    cache: dict[Any, Any] = {}
-    _transcript_caches.append(cache)
-    return cache
+        if self.configurable_only:
+            return frozenset({"stages"})
+        return capabilities(self.factory(self.defaults()))
 
 
-def forget_transcript_caches() -> None:
-    for cache in _transcript_caches:
-        cache.clear()
-_entry_points_loaded = False
+STRATEGIES: Registry[StrategyInfo] = Registry("strategy", ENTRY_POINT_GROUP, BUILTIN)
+_registry = STRATEGIES._items  # the registered strategies by name (tests remove throwaway ones from it)
 
 
 def strategy(name: str, *, params: type, source: str, summary: str,
@@ -120,33 +119,18 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
     def deco(factory: Callable[[P], Strategy]) -> Callable[[P], Strategy]:
-        if name in _registry:
-            raise UsageError(f"strategy {name!r} is already registered (by {_registry[name].factory.__module__})")
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
-        _registry[name] = StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                       configurable_only, needs_model)
+        STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
+                                               configurable_only, needs_model), factory.__module__)
         return factory
 
     return deco
 
 
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _registry:
-            ep.load()
-
-
 def names() -> list[str]:
     """Every known strategy name: built-ins in their canonical order, then plug-ins."""
-    _load_entry_points()
-    return list(BUILTIN) + sorted(n for n in _registry if n not in BUILTIN)
+    return STRATEGIES.names()
 
 
 def runnable() -> list[str]:
@@ -156,16 +140,7 @@ def runnable() -> list[str]:
 
 
 def get(name: str) -> StrategyInfo:
-    if name not in _registry and name in BUILTIN:
-        importlib.import_module(BUILTIN[name])
-    if name not in _registry:
-        _load_entry_points()
-    if name not in _registry:
-        known = names()
-        hint = difflib.get_close_matches(name, known, n=1)
-        did = f"; did you mean {hint[0]!r}?" if hint else ""
-        raise UsageError(f"unknown strategy {name!r}{did} (known: {', '.join(known)})")
-    return _registry[name]
+    return STRATEGIES.get(name)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.loop import CompactionEvent
+from compbench.sdk import CompactionEvent
 from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, Slot, SummaryRequest
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.base import param, strategy

@@ -193,10 +193,8 @@ class OpenCode:
     def prune(self, s: SessionView, stop: int | None = None) -> Prune | None:
         """Seed 001 ``prune`` over ``s.entries[:stop]`` (the view starts at the latest pivot)."""
         # the walk does not depend on protect/minimum: a grid's shadows on this view reuse the leader's
-        key = ("opencode.prune.walk", stop, self.p.protected_tools)
-        w = s.shared.get(key)
-        if w is None:
-            w = s.shared[key] = walk(s.entries[:stop], self.p.protected_tools, cache=self._outputs)
+        w = s.per_round(("opencode.prune.walk", stop, self.p.protected_tools),
+                        lambda: walk(s.entries[:stop], self.p.protected_tools, cache=self._outputs))
         return w.choose(self.p.protect, self.p.minimum)
 
     # --- compaction ----------------------------------------------------------------------------------

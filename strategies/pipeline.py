@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.errors import UsageError
-from compbench.loop import Strategy
+from compbench.sdk import Strategy
 from compbench.session import Action, SessionView
 from compbench.strategies.base import Configured, get, label, param, resolve, strategy
 from compbench.transcript import Usage

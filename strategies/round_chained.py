@@ -53,7 +53,7 @@ from decimal import Decimal
 from typing import Any
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy, transcript_cache
+from compbench.strategies.base import strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit
@@ -313,11 +313,9 @@ def _visible(m: Message) -> Message:
     return m
 
 
-# Estimates of unpruned messages by message identity (the message is held, so an id is never reused
-# while its entry is here): the replays of one transcript (a grid, a diverged shadow replayed again)
-# estimate each message once. Emptied after each transcript of a run; bounded for other callers.
-_SHARED_ESTIMATES: dict[int, tuple[Message, int]] = transcript_cache()
-_SHARED_ESTIMATES_MAX = 20_000
+# Estimates of unpruned recorded messages, shared through the run's replay context: the replays of one
+# transcript (a grid, a diverged shadow replayed again) estimate each message once.
+ESTIMATES = "round-chained.estimate"
 
 
 class RoundChained:
@@ -342,14 +340,13 @@ class RoundChained:
         n = self._sum_n
         if not (0 < n <= len(entries) and entries[n - 1] is self._tail):
             n, self._sum = 0, 0
+        shared = s.memo(ESTIMATES)
         for e in entries[n:]:
-            if not e.pruned:  # a recorded message's estimate, shared with every replay in the process
-                hit = _SHARED_ESTIMATES.get(id(e.message))
-                if hit is None or hit[0] is not e.message:
-                    if len(_SHARED_ESTIMATES) >= _SHARED_ESTIMATES_MAX:
-                        _SHARED_ESTIMATES.clear()
-                    hit = _SHARED_ESTIMATES[id(e.message)] = (e.message, estimate_message(_visible(e.message)))
-                self._sum += hit[1]
+            if not e.pruned:  # a recorded message's estimate, shared with the transcript's other replays
+                est = shared.get(e.message)
+                if est is None:
+                    est = shared.put(e.message, estimate_message(_visible(e.message)))
+                self._sum += est
                 continue
             key = (e.id, e.index, len(e.pruned))
             est = self._estimates.get(key)

@@ -164,6 +164,7 @@ class BruteForce(PresenceTracker):
 
 
 def test_incremental_retention_counters_equal_a_recount() -> None:
+    from compbench.context import ReplayContext
     from compbench.facts.sources import facts_for
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import copy_text
@@ -174,9 +175,11 @@ def test_incremental_retention_counters_equal_a_recount() -> None:
         index = FactIndex.build(t, facts_for(t))
         for spec in ("observation-masking:keep_last_turns=2", "opencode", "claude-code",
                      "pi:reserve_tokens=2000,keep_recent_tokens=2000", "truncate"):
-            summ = CalibratedSummarizer()
-            summ.bind(t, index)
+            context = ReplayContext()
+            context.begin(t, index)
+            summ = CalibratedSummarizer(context=context)
             tracker = BruteForce(index, copy_text)
-            replay(t, resolve(spec).create(), summ, ReplayConfig(ModelLimits(8_000, 1_000)), counter, None, tracker)
+            replay(t, resolve(spec).create(), summ, ReplayConfig(ModelLimits(8_000, 1_000)), counter, None, tracker,
+                   context=context)
             assert tracker.acted and tracker.step_ratios
 

@@ -99,11 +99,11 @@ def ceil_div(a: int, b: int) -> int:
 def test_prefix_sums_match_brute_force() -> None:
     import random
 
-    from compbench.loop import _PrefixSums
+    from compbench.viewstate import PrefixSums
 
     rng = random.Random(5)
     values: list[int] = []
-    sums = _PrefixSums()
+    sums = PrefixSums()
     for _ in range(2_000):
         op = rng.random()
         if op < 0.6 or not values:

@@ -48,7 +48,18 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
         return real(*a, **k)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runs, "replay", counting)
+    held: list[int] = []  # values cached in the run's context when a transcript's replays end
+    real_run = runs._Replayer._run
+
+    def run(self: runs._Replayer, t: object) -> object:
+        try:
+            return real_run(self, t)  # type: ignore[arg-type]
+        finally:
+            held.append(self.context.size())
+
+    monkeypatch.setattr(runs._Replayer, "_run", run)
     write_run(tmp_path / "shared", spec, source, iter(data))
+    assert all(n > 0 for n in held)  # the replays shared work through the run's context
     shared_calls = calls["n"]
     monkeypatch.setattr(runs, "SHARE_REPLAYS", False)
     calls["n"] = 0
@@ -56,6 +67,13 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
     assert calls["n"] == len(data) * len(GRID)  # + the reference, minus the "none" configuration: same count
     assert shared_calls < calls["n"] * 0.75  # the grid really shared most replays
     assert tables(tmp_path / "shared") == tables(tmp_path / "alone")
-    from compbench.strategies import round_chained
 
-    assert round_chained._SHARED_ESTIMATES == {}  # the per-transcript caches do not outlive the transcript
+
+def test_the_replay_context_forgets_each_transcript() -> None:
+    """Nothing derived from a transcript outlives it: the run's context is empty between transcripts."""
+    data = list(generate(2, seed=4, turns=40))
+    r = runs._Replayer(RunSpec(strategies=("round-chained:preset=window", "pi"), limits=ModelLimits(24_000, 4_096),
+                               summarizer="extractive"))
+    for t in data:
+        r.run(t)
+        assert r.context.size() == 0 and r.context.transcript is None

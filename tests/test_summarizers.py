@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compbench.context import ReplayContext
 from compbench.errors import CompbenchError
 from compbench.session import SummaryRequest
 from compbench.summarizers import get
@@ -67,15 +68,16 @@ def test_extractive_reads_each_message_once_across_overlapping_requests(monkeypa
     from compbench.summarizers import extractive
     from compbench.transcript import Message
 
-    first = facts_of(SPAN)
+    cache: extractive.Cache = {}  # the run's replay context holds one per transcript
+    first = facts_of(SPAN, cache)
     copies = tuple(Message(m.id, m.role, m.parts, m.usage, m.meta) for m in SPAN)
     calls: list[str] = []
     monkeypatch.setattr(extractive, "error_lines", lambda text, limit=2: calls.append(text) or [])
-    assert facts_of(copies) == first
+    assert facts_of(copies, cache) == first
     assert calls == []
     fresh = tuple(Message(m.id, m.role, tuple(dataclasses.replace(p) for p in m.parts), m.usage, m.meta)
                   for m in SPAN)
-    facts_of(fresh)
+    facts_of(fresh, cache)
     assert calls  # new part objects are read again
 
 
@@ -217,11 +219,13 @@ def test_calibrated_bound_reads_provenance_from_the_whole_transcript() -> None:
 
     # bound, the span starts after the path was revealed: its provenance is still the tool's
     t = Transcript("cal", "compbench", CAL_SPAN)
-    s = CalibratedSummarizer(_rates(artifact_tool=1), {"ratio": 0.05, "min_tokens": 200, "max_tokens": 1_000})
-    s.bind(t, FactIndex.build(t, extract(t)))
+    context = ReplayContext()
+    s = CalibratedSummarizer(_rates(artifact_tool=1), {"ratio": 0.05, "min_tokens": 200, "max_tokens": 1_000},
+                             context)
+    context.begin(t, FactIndex.build(t, extract(t)))
     late = CAL_SPAN[3:]
     assert "lru_policy.py" in s.summarize(SummaryRequest("", late, late, 2_000)).text
-    s.forget()  # unbound, the same span makes the read call the path's first appearance: the agent's
+    context.end()  # no transcript: the same span makes the read call the path's first appearance: the agent's
     assert "lru_policy.py" not in s.summarize(SummaryRequest("", late, late, 2_000)).text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,7 +29,8 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
     def model(spec: str) -> object:
         if spec.partition(":")[0] not in ("litellm", "cache-only", "mock"):
             raise UsageError(f"--agent/--judge take litellm:MODEL or cache-only:DIR, got {spec!r}")
-        opts = {k: v for k, v in (("cache_dir", cache_dir), ("api_base", api_base), ("api_key", api_key)) if v}
+        opts: dict[str, Any] = {k: v for k, v in (("cache_dir", cache_dir), ("api_base", api_base),
+                                                   ("api_key", api_key)) if v}
         return get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec)
 
     agent = model(agent_spec)

@@ -12,20 +12,22 @@ within the real summaries' 10th–90th percentile sizes, and never over the stra
 Its text is the kept facts, then an activity log of the span (tool names per turn, which carry no
 fact) standing in for the model's prose. It is deterministic and pure; a heuristic, and reports say so.
 
-The run *binds* it to each transcript's fact index (provenance is a property of the whole transcript:
-where a fact first appeared); unbound (a single request in a test, fidelity's spans) it indexes the span
-it is given.
+The run's replay context holds each transcript's fact index (provenance is a property of the whole
+transcript: where a fact first appeared), and it reads provenance from there; with no transcript in its
+context (a single request in a test, fidelity's spans) it indexes the span it is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from compbench.context import ReplayContext
 from compbench.facts import Fact, normalize
 from compbench.facts.derive import extract
 from compbench.facts.presence import FactIndex, part_match_text
 from compbench.session import SummaryRequest
-from compbench.summarizers import SummaryResult
+from compbench.summarizers import SummaryResult, summarizer
 from compbench.summarizers.calibration import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate, table
 from compbench.transcript import Message, Part, Text, ToolCall, Transcript
 
@@ -37,33 +39,33 @@ ACTIVITY = "## Activity (stand-in for the model's narrative: tool names only)"
 
 class CalibratedSummarizer:
     name = "calibrated"
-    pure = True  # the same request on the same transcript always gets the same summary
 
-    def __init__(self, rates: Mapping[str, object] | None = None, size: Mapping[str, float] | None = None) -> None:
+    def __init__(self, rates: Mapping[str, object] | None = None, size: Mapping[str, float] | None = None,
+                 context: ReplayContext | None = None) -> None:
         data = table()
         self.rates = rates if rates is not None else data["rates"]
         self.size = size if size is not None else data["size"]
-        self.index: FactIndex | None = None
-        self.positions: dict[str, int] = {}
-        self.parts: list[tuple[Part, ...]] = []
+        self.context = context if context is not None else ReplayContext()
 
-    def bind(self, t: Transcript, index: FactIndex) -> None:
-        """Summaries of ``t`` from now on: provenance from its whole-transcript fact index."""
-        self.index = index
-        self.positions = {m.id: i for i, m in enumerate(t.messages)}
-        self.parts = [m.parts for m in t.messages]
+    def _recorded(self) -> tuple[dict[str, int], list[tuple[Part, ...]]]:
+        """Where each message of the context's transcript is, and its recorded parts (once per transcript)."""
+        t = self.context.transcript
 
-    def forget(self) -> None:
-        self.index, self.positions, self.parts = None, {}, []
+        def build() -> tuple[dict[str, int], list[tuple[Part, ...]]]:
+            messages = t.messages if t is not None else ()
+            return {m.id: i for i, m in enumerate(messages)}, [m.parts for m in messages]
+
+        return self.context.derived("calibrated.recorded", build)
 
     def _present(self, index: FactIndex, messages: Sequence[Message], previous: str | None) -> list[str]:
         """Fact ids present in the span, in order of appearance: a recorded part's from the index, any
         other text (a summary, a pruned part's placeholder, a message the caller built) matched anew."""
-        bound = index is self.index
+        bound = index is self.context.facts
+        positions, parts = self._recorded() if bound else ({}, [])
         seen: dict[str, None] = {}
         for m in messages:
-            i = self.positions.get(m.id, -1) if bound else -1
-            recorded = self.parts[i] if i >= 0 else ()
+            i = positions.get(m.id, -1)
+            recorded = parts[i] if i >= 0 else ()
             for j, p in enumerate(m.parts):
                 ids = (index.part_facts[i][j] if j < len(recorded) and recorded[j] is p
                        else index.matcher.facts_in(part_match_text(p)))
@@ -81,7 +83,7 @@ class CalibratedSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         messages = list(request.source)
-        index = self.index
+        index = self.context.facts
         if index is None:
             own = Transcript("span", "compbench", tuple(messages))
             index = FactIndex.build(own, extract(own))
@@ -148,5 +150,7 @@ def compose(kept: Sequence[Fact], messages: Sequence[Message], chars: int, headi
     return "".join(out).rstrip("\n")
 
 
-def create(kind: str, arg: str, **options: object) -> CalibratedSummarizer:
-    return CalibratedSummarizer()
+@summarizer("calibrated", deterministic=True,
+            summary="offline heuristic: keeps facts at the rates real tools' summaries kept them")
+def create(arg: str, context: ReplayContext, **options: Any) -> CalibratedSummarizer:
+    return CalibratedSummarizer(context=context)

@@ -115,6 +115,7 @@ class Kept:
 def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
                         loo_rates: Mapping[str, Any] | None = None) -> list[Kept]:
     """For every real compaction of ``t`` with a readable summary: what each summarizer keeps of its span."""
+    from compbench.context import ReplayContext
     from compbench.session import SummaryRequest
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import ExtractiveSummarizer
@@ -122,6 +123,8 @@ def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
     if t.source not in SUMMARY_TOOLS or not t.compactions:
         return []
     index = FactIndex.build(t, extract(t))
+    context = ReplayContext()
+    context.begin(t, index)  # provenance from the whole transcript, as in a run
     obs = {o.n: o for o in observations(t)}
     out = []
     for n, o in sorted(obs.items()):
@@ -132,13 +135,10 @@ def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
         def kept(text: str, ids: set[str] = ids) -> int:
             return len(ids & index.matcher.facts_in(text))
 
-        cal = CalibratedSummarizer(rates)
-        cal.bind(t, index)
+        cal = CalibratedSummarizer(rates, context=context)
         loo = None
         if loo_rates is not None:
-            other = CalibratedSummarizer(loo_rates)
-            other.bind(t, index)
-            loo = kept(other.summarize(request).text)
+            loo = kept(CalibratedSummarizer(loo_rates, context=context).summarize(request).text)
         out.append(Kept(n, len(ids), len(o.kept), kept(cal.summarize(request).text),
                         kept(ExtractiveSummarizer().summarize(request).text), loo))
     return out

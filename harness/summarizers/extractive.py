@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
+from compbench.context import ReplayContext
 from compbench.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
 from compbench.session import Compact, SummaryRequest
-from compbench.summarizers import SummaryResult
+from compbench.summarizers import SummaryResult, summarizer
 from compbench.transcript import Message, Text, ToolCall, ToolResult
 
 DEFAULT_BUDGET_TOKENS = 4_096
@@ -79,16 +80,16 @@ class _Extracted(NamedTuple):
 
 # Strategies summarize overlapping spans of the same transcript again and again (nine strategies, each
 # compacting several times), often through copies of a message (a rendered view, reasoning dropped) that
-# share its parts: each message is read once. Keyed by role and part identities, holding the parts so no
-# id can be reused while cached; the run forgets it after each transcript (and it is cleared when large),
-# so it never holds a finished transcript's parts.
-_CACHE: dict[tuple[object, ...], tuple[tuple[object, ...], _Extracted]] = {}
+# share its parts: with a cache (the run's replay context holds one per transcript) each message is read
+# once. Keyed by role and part identities, holding the parts so no id can be reused while cached.
+Cache: TypeAlias = dict[tuple[object, ...], tuple[tuple[object, ...], _Extracted]]
+CACHE = "extractive.messages"  # its name in the replay context
 _CACHE_LIMIT = 100_000
 
 
-def _extract(m: Message) -> _Extracted:
+def _extract(m: Message, cache: Cache | None = None) -> _Extracted:
     key = (m.role, *map(id, m.parts))
-    hit = _CACHE.get(key)
+    hit = cache.get(key) if cache is not None else None
     if hit is not None:
         return hit[1]
     modified: list[str] = []
@@ -118,9 +119,10 @@ def _extract(m: Message) -> _Extracted:
     out = _Extracted(_clip(text) if m.role == "user" and text.strip() else "",
                      text if m.role == "assistant" and text.strip() else "",
                      tuple(modified), tuple(read), tuple(commands), tuple(errors), tuple(mentioned))
-    if len(_CACHE) >= _CACHE_LIMIT:
-        _CACHE.clear()
-    _CACHE[key] = (m.parts, out)
+    if cache is not None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = (m.parts, out)
     return out
 
 
@@ -149,8 +151,8 @@ def mentioned_paths(text: str) -> list[str]:
     return out
 
 
-def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
-    """The raw material of a summary, in order of appearance."""
+def facts_of(messages: Sequence[Message], cache: Cache | None = None) -> dict[str, list[str]]:
+    """The raw material of a summary, in order of appearance (``cache``: what earlier calls read)."""
     requests: list[str] = []
     modified: list[str] = []
     read: list[str] = []
@@ -163,7 +165,7 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
         if m.meta.get("origin") == "summary":  # an earlier summary in the span: carried whole, not a request
             summaries.append(m.text)
             continue
-        x = _extract(m)
+        x = _extract(m, cache)
         mentioned += x.mentioned
         if x.request:
             requests.append(x.request)
@@ -188,9 +190,10 @@ def facts_of(messages: Sequence[Message]) -> dict[str, list[str]]:
     }
 
 
-def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous: str | None = None) -> str:
+def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous: str | None = None,
+                       cache: Cache | None = None) -> str:
     """A structured summary of ``messages`` no longer than ``budget_tokens * CHARS_PER_TOKEN`` chars."""
-    f = facts_of(messages)
+    f = facts_of(messages, cache)
     budget = max(0, budget_tokens) * CHARS_PER_TOKEN
     previous = "\n".join(x for x in (previous, *f["summaries"]) if x) or None
     # (title, items, newest first?) in priority order: what a continuing agent needs most.
@@ -232,11 +235,9 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
 
 class ExtractiveSummarizer:
     name = "extractive"
-    pure = True  # the same request always gets the same summary: a grid's replays may be shared
 
-    def forget(self) -> None:
-        """Called by the run when a transcript is done: its messages will not be summarized again."""
-        _CACHE.clear()
+    def __init__(self, context: ReplayContext | None = None) -> None:
+        self.context = context if context is not None else ReplayContext()
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         """A strategy may ask for a heading (seed 004 detects its previous summary by one)."""
@@ -244,8 +245,17 @@ class ExtractiveSummarizer:
         heading = str(request.meta.get("heading", ""))
         if heading:
             budget -= len(heading) // CHARS_PER_TOKEN + 1
-        text = summarize_messages(request.source, budget, request.previous_summary) or "(nothing to summarize)"
+        text = summarize_messages(request.source, budget, request.previous_summary,
+                                  self.context.cache(CACHE)) or "(nothing to summarize)"
         return SummaryResult(f"{heading}\n{text}" if heading else text)
+
+    def copy_text(self, act: Compact) -> str:
+        """What this summarizer would write for a compaction's requests: retention's optimistic
+        counterfactual for the summaries another summarizer wrote."""
+        text = self.summarize(act.request).text if act.request is not None else act.summary_text
+        for f in act.followups:
+            text += f.joiner + self.summarize(f.request).text
+        return text
 
 
 def largest_real_summary() -> int:
@@ -256,15 +266,12 @@ def largest_real_summary() -> int:
     return int(table()["size"]["max_tokens"])
 
 
-def create(kind: str, arg: str, **options: object) -> ExtractiveSummarizer:
-    return ExtractiveSummarizer()
+@summarizer("extractive", deterministic=True,
+            summary="offline heuristic: copies the span's paths, commands and errors (optimistic)")
+def create(arg: str, context: ReplayContext, **options: Any) -> ExtractiveSummarizer:
+    return ExtractiveSummarizer(context)
 
 
 def copy_text(act: Compact) -> str:
-    """What this summarizer would write for a compaction's requests: retention's optimistic counterfactual
-    for the summaries another summarizer wrote."""
-    s = ExtractiveSummarizer()
-    text = s.summarize(act.request).text if act.request is not None else act.summary_text
-    for f in act.followups:
-        text += f.joiner + s.summarize(f.request).text
-    return text
+    """:meth:`ExtractiveSummarizer.copy_text` without a replay context (nothing cached across calls)."""
+    return ExtractiveSummarizer().copy_text(act)

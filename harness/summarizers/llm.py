@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from compbench.context import ReplayContext
 from compbench.errors import CompbenchError, UsageError
 from compbench.session import SummaryRequest
-from compbench.summarizers import SummaryResult
+from compbench.summarizers import SummaryResult, summarizer
 from compbench.transcript import Media, Message, Text, ToolCall, ToolResult
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("COMPBENCH_CACHE", Path.home() / ".cache" / "compbench" / "llm"))
@@ -209,6 +210,18 @@ def cached_models(root: Path) -> list[str]:
     except (OSError, json.JSONDecodeError):
         return []
     return models
+
+
+@summarizer("litellm", deterministic=False, usage="litellm:MODEL",
+            summary="a real model through litellm (responses cached on disk)")
+def create_litellm(arg: str, context: ReplayContext, **options: Any) -> LLMSummarizer:
+    return create("litellm", arg, **options)
+
+
+@summarizer("cache-only", deterministic=False, usage="cache-only:DIR[@MODEL]",
+            summary="a real model's recorded answers, from a response cache only")
+def create_cache_only(arg: str, context: ReplayContext, **options: Any) -> LLMSummarizer:
+    return create("cache-only", arg, **options)
 
 
 def create(kind: str, arg: str, **options: Any) -> LLMSummarizer:

@@ -6,9 +6,11 @@ It goes through the same result accounting as the real backends (tokens filled i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from compbench.context import ReplayContext
 from compbench.session import SummaryRequest
-from compbench.summarizers import SummaryResult
+from compbench.summarizers import SummaryResult, summarizer
 
 
 class MockSummarizer:
@@ -31,5 +33,6 @@ class MockSummarizer:
         return SummaryResult(f"SUMMARY of {len(request.source)} messages")
 
 
-def create(kind: str, arg: str, **options: object) -> MockSummarizer:
+@summarizer("mock", deterministic=False, usage="mock[:TEXT]", summary="content-free summaries (the floor)")
+def create(arg: str, context: ReplayContext, **options: Any) -> MockSummarizer:
     return MockSummarizer(arg or None)
