@@ -108,13 +108,13 @@ def naive_vs_ours(transcript: Any) -> tuple[float, float]:
 
 def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
     """Replay time (all strategies, tokenization included) against transcript size in tokens."""
-    from compbench.runs import RunSpec, _Replayer
+    from compbench.runs import Replayer, RunSpec
     from compbench.session import ModelLimits
     from compbench.synth import session
     from compbench.tokens import TokenCounter
 
     counter = TokenCounter(TOKENIZER)
-    r = _Replayer(RunSpec(strategies=BASE_STRATEGIES, limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
+    r = Replayer(RunSpec(strategies=BASE_STRATEGIES, limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
     out = []
     for target in sizes:
         turns = max(2, round(target / 420))  # ~420 tokens per synthetic turn at these sizes

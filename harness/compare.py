@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.errors import UsageError
+from compbench.registry import Registry
 from compbench.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
 
 
@@ -63,10 +64,19 @@ METRICS: tuple[Metric, ...] = (
 BY_NAME = {m.name: m for m in METRICS}
 
 
+def _metric(name: str, obj: object) -> Metric | None:
+    return obj if isinstance(obj, Metric) else None
+
+
+# every metric by name: the built-ins, then plug-ins' (a Metric object named by a ``compbench.metrics``
+# entry point, or a module that registers some), usable wherever a metric is named (compare, gate, tune)
+REGISTRY: Registry[Metric] = Registry("metric", "compbench.metrics", adopt=_metric)
+for _m in METRICS:
+    REGISTRY.register(_m.name, _m, "compbench")
+
+
 def metric(name: str) -> Metric:
-    if name not in BY_NAME:
-        raise UsageError(f"unknown metric {name!r} (known: {', '.join(BY_NAME)})")
-    return BY_NAME[name]
+    return REGISTRY.get(name)
 
 
 def load_results(run: str | Path) -> Any:

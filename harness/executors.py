@@ -13,20 +13,56 @@ the dataset.
   local instance. On a cluster: ``ray start --head`` on one node, ``ray start --address HEAD:6379`` on the
   others (each with ``pip install compbench[ray]`` and the dataset reachable at the same path), then
   ``compbench run DATASET --executor ray --ray-address HEAD:6379 --out RUN``.
+
+An executor is a function ``(Job) -> Iterator[(transcript, outcome)]`` registered in :data:`EXECUTORS`;
+other packages add theirs through the ``compbench.executors`` entry-point group. It replays each transcript
+with a :class:`compbench.runs.Replayer` of the job's spec (:func:`compbench.runs.run_one`), built once per
+worker, and yields the outcomes in dataset order.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compbench.errors import UsageError
+from compbench.registry import Registry
+
+if TYPE_CHECKING:
+    from compbench.runs import Outcome, Replayer, RunSpec
+    from compbench.transcript import Transcript
 
 T = TypeVar("T")
 R = TypeVar("R")
-EXECUTORS = ("local", "threads", "ray")
 AHEAD = 4  # tasks queued per worker
+
+
+@dataclass(frozen=True)
+class Job:
+    """What an executor is given: the run's spec, the transcripts in dataset order, how many at once."""
+
+    spec: RunSpec
+    transcripts: Iterable[Transcript]
+    workers: int = 1
+    concurrency: int = 1
+    address: str | None = None  # a cluster's (Ray)
+
+
+Executor = Callable[[Job], Iterator[tuple["Transcript", "Outcome"]]]
+
+
+def _executor(name: str, obj: object) -> Executor | None:
+    return obj if callable(obj) else None
+
+
+EXECUTORS: Registry[Executor] = Registry("executor", "compbench.executors", {
+    "local": "compbench.executors:run_local",
+    "threads": "compbench.executors:run_threads",
+    "ray": "compbench.executors:run_ray",
+}, adopt=_executor)
 
 
 def ordered(submit: Callable[[T], Any], result: Callable[[Any], R], items: Iterable[T], window: int
@@ -77,3 +113,77 @@ def ray_map(fn: Callable[[Any, str], R], state: Any, payloads: Iterable[T], enco
     finally:
         if started:
             ray.shutdown()
+
+
+# --- the built-in executors -------------------------------------------------------------------------------
+
+def run_local(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
+    """In this process, or ``workers`` local processes; with ``concurrency`` > 1, threads."""
+    from compbench.runs import Replayer, run_one
+    from compbench.transcript import to_json
+
+    if job.concurrency > 1:
+        yield from run_threads(job)
+    elif job.workers > 1:
+        for t, (_, out) in processes(_work, job.transcripts, to_json, job.workers, _init_worker, (job.spec,)):
+            yield t, out
+    else:
+        r = Replayer(job.spec)
+        for t in job.transcripts:
+            yield t, run_one(r, t)
+
+
+def run_threads(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
+    """``max(concurrency, workers)`` transcripts in flight in this process, a replayer (and its replay
+    context) per thread: a context serves one transcript at a time."""
+    from compbench.runs import Replayer, run_one
+
+    local = threading.local()
+
+    def run(t: Transcript) -> Outcome:
+        if not hasattr(local, "replayer"):
+            local.replayer = Replayer(job.spec)
+        out: Outcome = run_one(local.replayer, t)
+        return out
+
+    yield from threads(run, job.transcripts, max(job.concurrency, job.workers))
+
+
+def run_ray(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
+    """Tasks on a Ray cluster (``address``; without one a local instance with ``workers`` CPUs)."""
+    from compbench.transcript import to_json
+
+    yield from ray_map(_ray_work, job.spec, job.transcripts, to_json, job.address, job.workers)
+
+
+_worker: Replayer | None = None  # a worker process's replayer, built once by its initializer
+
+
+def _init_worker(spec: RunSpec) -> None:
+    from compbench.runs import Replayer
+
+    global _worker
+    _worker = Replayer(spec)
+
+
+def _work(payload: str) -> tuple[str, Outcome]:
+    from compbench.runs import run_one
+    from compbench.transcript import from_json
+
+    assert _worker is not None
+    t = from_json(payload)
+    return t.id, run_one(_worker, t)
+
+
+_ray_replayers: dict[str, Replayer] = {}
+
+
+def _ray_work(spec: RunSpec, payload: str) -> Outcome:
+    """A Ray task: one replayer per worker process and spec, reused across tasks."""
+    from compbench.runs import Replayer, run_one
+    from compbench.transcript import from_json
+
+    key = repr(spec)
+    if key not in _ray_replayers:
+        _ray_replayers[key] = Replayer(spec)
+    return run_one(_ray_replayers[key], from_json(payload))

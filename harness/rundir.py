@@ -22,7 +22,7 @@ from typing import Any
 
 from compbench import __version__
 from compbench.errors import CompbenchError, UsageError
-from compbench.runs import TABLES, RunSpec, _versions, replay_all
+from compbench.runs import TABLES, RunSpec, replay_all, versions
 from compbench.strategies import resolve
 from compbench.transcript import Transcript, to_json
 
@@ -182,7 +182,7 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
         "strategies": [{"label": c.label, "name": c.name, "source": c.info.source, "params": c.param_dict()}
                        for c in (resolve(s) for s in spec.strategies)],
         "errors": [e for b in committed for e in b["errors"]],
-        "environment": {"python": platform.python_version(), **_versions()},
+        "environment": {"python": platform.python_version(), **versions()},
         "method_limits": [
             "The replay assumes the agent would have acted the same after a compaction.",
             "The extractive summarizer is a deterministic heuristic, not a model.",

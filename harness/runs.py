@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from compbench.cache import cache_model_for
 from compbench.context import ReplayContext
-from compbench.errors import CompbenchError, UsageError
+from compbench.errors import CompbenchError
 from compbench.facts.boilerplate import Templates, boilerplate_keys
 from compbench.facts.presence import FactIndex, PresenceTracker
 from compbench.facts.sources import facts_for, load_gold
@@ -31,7 +30,7 @@ from compbench.summarizers import Summarizer
 from compbench.summarizers import info as summarizer_info
 from compbench.summarizers.extractive import ExtractiveSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Transcript, from_json, to_json
+from compbench.transcript import Transcript
 
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
 # summarizer options a manifest may keep: endpoints and folders, never credentials
@@ -86,7 +85,7 @@ class RunSpec:
         return cls(**values)
 
 
-class _Replayer:
+class Replayer:
     """Per-process (per-thread) state: the counter, the strategies, the summarizer, built once, and the
     replay context they share, open on one transcript at a time."""
 
@@ -285,21 +284,10 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "summary_budget": e.summary_budget if e.summary_budget is not None else -1}
 
 
-_worker: _Replayer | None = None
+Outcome = dict[str, list[dict[str, Any]]] | str  # a transcript's rows per table, or why it failed
 
 
-def _init_worker(spec: RunSpec) -> None:
-    global _worker
-    _worker = _Replayer(spec)
-
-
-def _work(payload: str) -> tuple[str, dict[str, list[dict[str, Any]]] | str]:
-    assert _worker is not None
-    t = from_json(payload)
-    return t.id, _run_one(_worker, t)
-
-
-def _run_one(r: _Replayer, t: Transcript) -> dict[str, list[dict[str, Any]]] | str:
+def run_one(r: Replayer, t: Transcript) -> Outcome:
     """Replay one transcript; a failure is returned as text (recorded in the manifest), never lost."""
     try:
         return r.run(t)
@@ -311,48 +299,22 @@ def _run_one(r: _Replayer, t: Transcript) -> dict[str, list[dict[str, Any]]] | s
 
 def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
                progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
-               ray_address: str | None = None) -> Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]:
-    """Replay every transcript under every strategy; yields rows (or an error string) in dataset order."""
-    from compbench import executors
+               ray_address: str | None = None) -> Iterator[tuple[Transcript, Outcome]]:
+    """Replay every transcript under every strategy; yields rows (or an error string) in dataset order,
+    through the executor named (:data:`compbench.executors.EXECUTORS`: local processes, threads, Ray, a
+    plug-in's)."""
+    from compbench.executors import EXECUTORS, Job
 
-    if executor not in executors.EXECUTORS:
-        raise UsageError(f"unknown executor {executor!r} (known: {', '.join(executors.EXECUTORS)})")
-    r = _Replayer(spec)  # validates the spec here, before any worker starts
-    results: Iterator[tuple[Transcript, dict[str, list[dict[str, Any]]] | str]]
-    if executor == "ray":
-        results = executors.ray_map(_ray_work, spec, transcripts, to_json, ray_address, workers)
-    elif executor == "threads" or concurrency > 1:
-        local = threading.local()  # a replayer (and its replay context) per thread: one transcript each
-
-        def run_in_thread(t: Transcript) -> dict[str, list[dict[str, Any]]] | str:
-            if not hasattr(local, "replayer"):
-                local.replayer = _Replayer(spec)
-            return _run_one(local.replayer, t)
-
-        results = executors.threads(run_in_thread, transcripts, max(concurrency, workers))
-    elif workers > 1:
-        results = ((t, out) for t, (_, out) in executors.processes(_work, transcripts, to_json, workers,
-                                                                   _init_worker, (spec,)))
-    else:
-        results = ((t, _run_one(r, t)) for t in transcripts)
-    for t, out in results:
+    run = EXECUTORS.get(executor)
+    Replayer(spec)  # validates the spec here, before any worker starts
+    for t, out in run(Job(spec, transcripts, workers, concurrency, ray_address)):
         if progress:
             progress(t.id)
         yield t, out
 
 
-_ray_replayers: dict[str, _Replayer] = {}
-
-
-def _ray_work(spec: RunSpec, payload: str) -> dict[str, list[dict[str, Any]]] | str:
-    """A Ray task: one replayer per worker process and spec, reused across tasks."""
-    key = repr(spec)
-    if key not in _ray_replayers:
-        _ray_replayers[key] = _Replayer(spec)
-    return _run_one(_ray_replayers[key], from_json(payload))
-
-
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
+    """The versions of the libraries a run's numbers depend on (for its manifest)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}

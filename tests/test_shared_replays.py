@@ -1,4 +1,4 @@
-"""A tuning grid's configurations share replays while they act alike (``_Replayer._trajectories``):
+"""A tuning grid's configurations share replays while they act alike (``Replayer._trajectories``):
 the tables must be byte-identical to replaying every configuration by itself."""
 
 from __future__ import annotations
@@ -49,15 +49,15 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(runs, "replay", counting)
     held: list[int] = []  # values cached in the run's context when a transcript's replays end
-    real_run = runs._Replayer._run
+    real_run = runs.Replayer._run
 
-    def run(self: runs._Replayer, t: object) -> object:
+    def run(self: runs.Replayer, t: object) -> object:
         try:
             return real_run(self, t)  # type: ignore[arg-type]
         finally:
             held.append(self.context.size())
 
-    monkeypatch.setattr(runs._Replayer, "_run", run)
+    monkeypatch.setattr(runs.Replayer, "_run", run)
     write_run(tmp_path / "shared", spec, source, iter(data))
     assert all(n > 0 for n in held)  # the replays shared work through the run's context
     shared_calls = calls["n"]
@@ -72,7 +72,7 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
 def test_the_replay_context_forgets_each_transcript() -> None:
     """Nothing derived from a transcript outlives it: the run's context is empty between transcripts."""
     data = list(generate(2, seed=4, turns=40))
-    r = runs._Replayer(RunSpec(strategies=("round-chained:preset=window", "pi"), limits=ModelLimits(24_000, 4_096),
+    r = runs.Replayer(RunSpec(strategies=("round-chained:preset=window", "pi"), limits=ModelLimits(24_000, 4_096),
                                summarizer="extractive"))
     for t in data:
         r.run(t)

@@ -147,17 +147,17 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
 
 
 def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None:
-    from compbench.runs import RunSpec, _Replayer
+    from compbench.runs import Replayer, RunSpec
     from compbench.session import ModelLimits
 
     def first_inputs(t: Transcript, mode: str) -> list[int]:
         spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock",
                        token_correction=mode)
-        return [row["input"] for row in _Replayer(spec).run(t)["steps"]][:2]
+        return [row["input"] for row in Replayer(spec).run(t)["steps"]][:2]
 
     claude, other = thinking_session(), thinking_session("qwen3-coder")
     spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock", system_tokens=None)
-    (row,) = _Replayer(spec).run(claude)["results"]  # each results row says how its transcript was counted
+    (row,) = Replayer(spec).run(claude)["results"]  # each results row says how its transcript was counted
     c = family_correction("claude", "o200k_base")
     assert c is not None and row["token_correction"] == c.label
     assert row["system_tokens_source"] == "calibrated on 2 recorded calls"

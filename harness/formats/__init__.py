@@ -4,19 +4,23 @@ Each format module defines ``NAME``, ``sniff(head, record) -> bool`` (``head``: 
 as text; ``record``: one JSON record of the file, parsed, or None), optionally ``sniff_document(doc) ->
 bool`` for a whole JSON document, and ``read(path) -> Iterator[Transcript]`` raising
 :class:`~compbench.errors.TranscriptError` for anything it cannot read (see ``detect.py`` for how the
-records are chosen). Modules are imported lazily, in detection order: specific formats first, the generic
-OpenAI chat format last.
+records are chosen); ``MULTI_TRANSCRIPT = True`` when one file holds many transcripts. Modules are
+imported lazily, in detection order: specific formats first, the generic OpenAI chat format last.
+
+Other packages add an importer through the ``compbench.formats`` entry-point group (``name = "pkg.module"``,
+a module as above): it is tried after the built-in specific formats, before the generic one.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from compbench.errors import TranscriptError
+from compbench.errors import TranscriptError, UsageError
+from compbench.registry import Registry
 from compbench.transcript import Transcript
 
 # name -> module, in detection order
@@ -33,8 +37,29 @@ FORMATS: dict[str, str] = {
     "openai": "compbench.formats.openai_chat",
 }
 
+GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
+ENTRY_POINT_GROUP = "compbench.formats"
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
 MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
+
+
+def _importer(name: str, obj: object) -> Any:
+    """A loaded module (or object) is an importer when it can sniff and read."""
+    return obj if callable(getattr(obj, "sniff", None)) and callable(getattr(obj, "read", None)) else None
+
+
+IMPORTERS: Registry[Any] = Registry("format", ENTRY_POINT_GROUP, FORMATS, adopt=_importer)
+
+
+def detection_order() -> list[str]:
+    """The formats in the order they are tried: built-in specific ones, plug-ins, the generic one."""
+    plugins = IMPORTERS.plugins()
+    return [n for n in FORMATS if n != GENERIC] + plugins + [GENERIC]
+
+
+def is_multi(name: str) -> bool:
+    """Does a file of this format hold many transcripts?"""
+    return name in MULTI_TRANSCRIPT or bool(getattr(module(name), "MULTI_TRANSCRIPT", False))
 LIMIT_ENV = "COMPBENCH_MAX_TRANSCRIPT_MB"
 DEFAULT_MAX_TRANSCRIPT_MB = 1024  # measured: a 200 MB transcript imports and replays in ~785 MB peak RSS
 
@@ -63,10 +88,12 @@ def _walked(name: str) -> bool:
 
 
 def module(name: str) -> ModuleType:
+    """The importer of format ``name`` (imported now; a plug-in's entry point loaded now)."""
     try:
-        return importlib.import_module(FORMATS[name])
-    except KeyError:
-        raise TranscriptError(name, None, f"a known format ({', '.join(FORMATS)})") from None
+        found: ModuleType = IMPORTERS.get(name)
+    except UsageError:
+        raise TranscriptError(name, None, f"a known format ({', '.join(IMPORTERS.names())})") from None
+    return found
 
 
 # Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
@@ -141,7 +168,8 @@ def read(path: str | Path, fmt: str | None = None,
     try:
         name = fmt or detect(p)
         limit = max_transcript_bytes()
-        if name not in MULTI_TRANSCRIPT and p.stat().st_size > limit:
+        multi = is_multi(name)
+        if not multi and p.stat().st_size > limit:
             raise TranscriptError(p, None, f"a transcript under {limit // 2**20} MiB, the limit that keeps a "
                                            f"replay's memory bounded (file is {p.stat().st_size // 2**20} MiB; "
                                            f"raise {LIMIT_ENV} to allow it: a replay needs about 4x the file "
@@ -164,7 +192,7 @@ def read(path: str | Path, fmt: str | None = None,
             if t is None:
                 break
             if lines and skipped is not None:
-                if name not in MULTI_TRANSCRIPT:
+                if not multi:
                     t = replace(t, meta={**t.meta, "skipped_lines": [e.line for e in lines]},
                                 warnings=(*t.warnings, *(f"skipped line {e.line}: {e.expected}" for e in lines)))
                 skipped.extend(lines)

@@ -74,9 +74,9 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _claim(head: str, record: dict[str, Any] | None) -> str | None:
-    from compbench.formats import FORMATS, module
+    from compbench.formats import detection_order, module
 
-    for name in FORMATS:
+    for name in detection_order():
         try:
             mod = module(name)
         except ModuleNotFoundError:  # an importer that is not installed cannot claim the file
@@ -87,9 +87,9 @@ def _claim(head: str, record: dict[str, Any] | None) -> str | None:
 
 
 def _claim_document(head: str, doc: Any) -> str | None:
-    from compbench.formats import FORMATS, module
+    from compbench.formats import detection_order, module
 
-    for name in FORMATS:
+    for name in detection_order():
         try:
             mod = module(name)
         except ModuleNotFoundError:
@@ -110,7 +110,7 @@ def _is_document_start(head: str, first: dict[str, Any] | None) -> bool:
 
 def detect(path: Path) -> str:
     """The name of the format that recognizes ``path``; a TranscriptError if none does."""
-    from compbench.formats import FORMATS
+    from compbench.formats import detection_order
 
     head, first = head_of(path)
     name: str | None = None
@@ -134,5 +134,5 @@ def detect(path: Path) -> str:
     forget()
     if not head.lstrip().startswith(("{", "[")):
         raise TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
-    raise TranscriptError(path, 1, f"a known transcript format ({', '.join(FORMATS)}); none matched "
+    raise TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
                                    "(if you know the format, pass --format NAME)")
