@@ -223,9 +223,9 @@ class Codex:
             raise ValueError(f"initial_context_at must be start or last-user, not {p.initial_context_at!r}")
         self.p = p
         self.pending = False
-        # incremental state of the reasoning estimate: the view only grows between compactions
+        # incremental state of the reasoning estimate: the view only grows while its revision is unchanged
         self._seen = 0
-        self._epoch = -1
+        self._at: tuple[SessionView, int] | None = None  # the view and revision the estimate is of
         self._cum: list[int] = [0]  # _cum[i]: estimate (bytes for "sum", tokens for "per-item") of entries[:i]
         self._users: list[int] = []  # indices of the user messages that are turn boundaries
 
@@ -236,8 +236,8 @@ class Codex:
         if rule == "off":
             return 0
         entries = s.entries
-        if s.compactions != self._epoch or len(entries) < self._seen:
-            self._seen, self._epoch, self._cum, self._users = 0, s.compactions, [0], []
+        if self._at is None or self._at[0] is not s or self._at[1] != s.revision:
+            self._seen, self._at, self._cum, self._users = 0, (s, s.revision), [0], []
         for i in range(self._seen, len(entries)):
             e = entries[i]
             est = 0

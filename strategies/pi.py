@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from compbench.events import CompactionEvent
 from compbench.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
 from compbench.strategies.pi_summary import (
@@ -156,17 +157,16 @@ class Pi:
         self.p = p
         self.boundary: set[str] = set()  # kept ids of the last applied compaction: never cut there
         self.files: tuple[list[str], list[str]] = ([], [])  # its details (readFiles, modifiedFiles)
-        # what the last proposal would set, and the applied-compaction count it was proposed at
-        self.proposed: tuple[set[str], tuple[list[str], list[str]], int] | None = None
+        # what the last proposed compaction sets once it applies (the loop applies it before asking again)
+        self.proposed: tuple[set[str], tuple[list[str], list[str]]] | None = None
         self.usage_at = 0  # applied compactions when the last usage was reported (older usage is stale)
         self.usages: dict[str, int] = {}  # contextTokens each assistant message reported (seed: the cut)
 
     def _settle(self, s: SessionView) -> None:
-        """Did the last proposed compaction apply? (A failed one changes nothing.)"""
+        """Did the last proposed compaction apply? Its event says (a failed one changes nothing)."""
         if self.proposed is not None:
-            ids, done_files, at = self.proposed
-            if s.compactions > at:
-                self.boundary, self.files = ids, done_files
+            if isinstance(s.last_event, CompactionEvent) and s.last_event.ok:
+                self.boundary, self.files = self.proposed
             self.proposed = None
 
     def _over(self, s: SessionView, u: Usage) -> bool:
@@ -247,7 +247,7 @@ class Pi:
         else:
             request, followups, fixed, insert, files = self._seed(s, head, cut, n, previous)
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]), insert, *(Keep(e.id) for e in entries[cut:]))
-        self.proposed = ({e.id for e in entries[cut:n]}, files, s.compactions)
+        self.proposed = ({e.id for e in entries[cut:n]}, files)
         return Compact(reason, view, request, on_failure="unchanged", meta=meta, followups=followups,
                        summary_text=fixed)
 

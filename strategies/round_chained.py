@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from compbench.events import CompactionEvent
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.strategies.base import strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
@@ -326,20 +327,19 @@ class RoundChained:
     def __init__(self, p: RoundChainedParams) -> None:
         self.p = p
         self._last_round = 0  # getLastCompactionEvent(sessionId)?.round ?? 0
-        self._pending_round = 0
-        self._compactions_seen = 0
+        self._saved = -1  # the seq of the last compaction event read into _last_round
         self._estimates: dict[tuple[str, int, int], int] = {}
         self._sum = 0
         self._sum_n = 0
-        self._tail: Entry | None = None
+        self._at: tuple[SessionView, int] | None = None  # the view and revision the running sum is of
 
     def _estimate(self, s: SessionView) -> int:
-        """``estimateMessagesTokens(view)`` as a running sum: between two steps the loop only appends to
-        the view unless this strategy acted, so only new entries are estimated (each once)."""
+        """``estimateMessagesTokens(view)`` as a running sum: while the view's revision is unchanged the loop
+        only appends to it, so only new entries are estimated (each once)."""
         entries = s.entries
         n = self._sum_n
-        if not (0 < n <= len(entries) and entries[n - 1] is self._tail):
-            n, self._sum = 0, 0
+        if self._at is None or self._at[0] is not s or self._at[1] != s.revision:
+            n, self._sum, self._at = 0, 0, (s, s.revision)
         shared = s.memo(ESTIMATES)
         for e in entries[n:]:
             if not e.pruned:  # a recorded message's estimate, shared with the transcript's other replays
@@ -354,13 +354,12 @@ class RoundChained:
                 est = self._estimates[key] = estimate_message(_visible(e.rendered()))
             self._sum += est
         self._sum_n = len(entries)
-        self._tail = entries[-1] if entries else None
         return self._sum
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        if s.compactions > self._compactions_seen:  # the last summary succeeded: its event was saved
-            self._compactions_seen = s.compactions
-            self._last_round = self._pending_round
+        ev = s.last_event  # its own last compaction: saved with its round when the summary succeeded
+        if isinstance(ev, CompactionEvent) and ev.ok and ev.seq != self._saved:
+            self._saved, self._last_round = ev.seq, int(ev.meta["round"])
         keep = self.p.recent_messages_to_keep
         if len(s.entries) <= keep + 1:  # shouldCompact: nothing to compact
             return ()
@@ -372,8 +371,6 @@ class RoundChained:
             return ()
         start, boundary, previous = sel
         round_ = self._last_round + 1
-        self._pending_round = round_
-        self._sum_n = 0  # the view is about to change (or not, on failure): recount next time
         messages = [_visible(m) for m in s.rendered()]
         source = tuple(messages[start:boundary])
         prompt = USER_PROMPT.format(previous=previous if previous is not None else NO_PREVIOUS,

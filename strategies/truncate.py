@@ -47,13 +47,17 @@ class Truncate:
         self._scanned = 0
         self._starts: list[int] = []  # view positions of turn starts (after the leading system messages)
         self._head = 0
+        self._at: tuple[SessionView, int] | None = None  # the view and revision the scan is of
 
     def reserve(self, s: SessionView) -> int:
         return min(s.limits.max_output, self.p.reserve_output) if s.limits.max_output > 0 else self.p.reserve_output
 
-    def _scan(self, entries: Sequence[Entry]) -> None:
-        if self._scanned > len(entries):
-            self._scanned, self._starts = 0, []
+    def _scan(self, s: SessionView) -> None:
+        """Turn starts of the view, extended over what was appended since (the view only grew unless its
+        revision changed)."""
+        entries = s.entries
+        if self._at is None or self._at[0] is not s or self._at[1] != s.revision:
+            self._scanned, self._at = 0, (s, s.revision)
         if self._scanned == 0:
             self._starts, self._head = [], 0
             while self._head < len(entries) and entries[self._head].role == "system":
@@ -65,7 +69,7 @@ class Truncate:
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         entries = s.entries
-        self._scan(entries)
+        self._scan(s)
         budget = s.limits.input_limit - self.reserve(s)
         need = s.context_tokens  # view tokens + system overhead
         if need <= budget or not self._starts:  # fits, or a single turn: nothing whole can go (overflow)
@@ -76,7 +80,6 @@ class Truncate:
             cut = start
             if need <= budget:
                 break
-        self._scanned = 0  # the view is about to be rebuilt
         kept = (*(Keep(e.id) for e in entries[:head]), *(Keep(e.id) for e in entries[cut:]))
         return (Compact("over budget: oldest turns dropped", kept, meta={"dropped": cut - head}),)
 

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from compbench.events import CompactionEvent
 from compbench.loop import ReplayConfig, Strategy, Trace, replay
-from compbench.session import Entry, ModelLimits, SessionView
+from compbench.session import Action, Entry, ModelLimits, SessionView
 from compbench.summarizers import Summarizer
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
@@ -47,6 +48,17 @@ def view_of(messages: Sequence[Message], counter: TokenCounter, limits: ModelLim
     v = SessionView(entries, limits or ModelLimits(128_000, 4_096), counter, system_tokens)
     v.context_tokens = sum(e.tokens for e in entries) + system_tokens
     return v
+
+
+def applied(view: SessionView, action: Action, seq: int = 1, event: CompactionEvent | None = None) -> CompactionEvent:
+    """Mark ``view`` as the loop leaves it once it applied the strategy's compaction ``action``: counted, a
+    new revision, and the event of the strategy's last action (``event``: that same event again)."""
+    ev = event or CompactionEvent(seq, view.step, "before", getattr(action, "reason", "prune"), True, 0, 0, (), (), 0,
+                                  "", 0, 0, 0, meta=getattr(action, "meta", {}), applied=True)
+    view.compactions += 1
+    view.revision += 1
+    view.last_event = ev
+    return ev
 
 
 def run(t: Transcript, strategy: Strategy, counter: TokenCounter, window: int = 128_000, max_output: int = 4_096,

@@ -24,7 +24,7 @@ from compbench.summarizers import SummaryResult
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Message, Text, Transcript, Usage
-from helpers import assistant, run, system, tool, transcript, user, view_of
+from helpers import applied, assistant, run, system, tool, transcript, user, view_of
 
 RESERVE = 16_384
 WINDOW = ModelLimits(128_000, 4_096)
@@ -204,7 +204,7 @@ def test_file_lists_carry_over_and_modified_wins(chars4: TokenCounter) -> None:
             assistant("a3", "m" * 4, [("c3", "write", {"path": "/src/a.py"})]), tool("t3", "c3", "done", "write"),
             assistant("a4", "f" * 40), user("u4", "go")]
     second = ended(msgs, chars4)
-    second.compactions = 1  # the first compaction applied
+    applied(second, first)  # the first compaction applied
     p.after_step(second, OVER)  # a4's usage, after it
     (c,) = p.before_step(second)
     # start after the previous kept messages (u3); a4 alone reaches 10 -> cut at a4, turn started at u3

@@ -27,7 +27,7 @@ from compbench.strategies.round_chained import (
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
 from compbench.transcript import Message, Reasoning, Text
-from helpers import assistant, run, system, tool, transcript, user, view_of
+from helpers import applied, assistant, run, system, tool, transcript, user, view_of
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_de18f529e65eee2b.txt"
 
@@ -258,10 +258,10 @@ def test_noop_resets_the_saved_round(chars4: TokenCounter) -> None:
     noop = [system("m0"), assistant("S", "## Session Summary x"), assistant("a", calls=calls),
             *(tool(f"t{i}", f"c{i}", "o") for i in range(11))]
     v: SessionView = view_of(noop, chars4)
-    v.compactions = 1
+    saved = applied(v, first[0])
     assert select(v.entries, 10) is None and strat.before_step(v) == ()
     again = view_of(fifty(), chars4)
-    again.compactions = 1
+    applied(again, first[0], event=saved)  # still its last event: not saved again
     (c,) = strat.before_step(again)
     assert c.meta["round"] == 1  # type: ignore[union-attr]  # round 0 event saved by the no-op: 0 + 1
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from compbench.strategies import StrategyInfo
 
 
 @click.group()
@@ -22,7 +26,18 @@ def list_() -> None:
     for n in known:
         info = get(n)
         presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
-        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}")
+        caps = _capabilities(info)
+        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else ""))
+
+
+def _capabilities(info: StrategyInfo) -> list[str]:
+    """What the strategy supports besides its triggers, in the words ``list`` and ``show`` print."""
+    from compbench.sdk import CAPABILITIES
+
+    if info.needs_model:
+        return ["needs a model"]
+    have = info.capabilities()
+    return [("/compact" if c == "manual" else c) for c in CAPABILITIES if c in have]
 
 
 @strategies.command()
@@ -33,7 +48,16 @@ def show(name: str) -> None:
     from compbench.strategies.base import param_doc
 
     info = get(name)
-    click.echo(f"{info.name}: {info.summary}\nsource: {info.source}\n")
+    click.echo(f"{info.name}: {info.summary}\nsource: {info.source}")
+    if info.needs_model:
+        click.echo(f"needs a model: {info.needs_model}")
+    else:
+        from compbench.sdk import CAPABILITIES
+
+        have = info.capabilities()
+        click.echo("supports: " + ("; ".join(f"{c} ({CAPABILITIES[c]})" for c in CAPABILITIES if c in have)
+                                   or "its triggers only (no /compact, no summary check, no follow-up)"))
+    click.echo("")
     defaults = info.defaults()
     click.echo("parameters (seed defaults):")
     for f in dataclasses.fields(defaults):
