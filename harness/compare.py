@@ -15,6 +15,7 @@ from typing import Any
 
 from compbench.errors import UsageError
 from compbench.registry import Registry
+from compbench.savings import NET_SPENT
 from compbench.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
 
 
@@ -44,9 +45,8 @@ def _sum(*cols: str) -> str:
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("net_savings", "net savings",
-           _sum("input_tokens", "summarizer_input_tokens", "summarizer_output_tokens"),
-           "reference_input_tokens", complement=True, acted_only=True),
+    Metric("net_savings", "net savings", _sum(*NET_SPENT), "reference_input_tokens", complement=True,
+           acted_only=True),  # compbench.savings.net_saved
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
     Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs"),
     Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs"),
@@ -80,12 +80,10 @@ def metric(name: str) -> Metric:
 
 
 def load_results(run: str | Path) -> Any:
-    import pandas as pd
+    """The ``results`` table of a finished run (:class:`compbench.runread.Run`)."""
+    from compbench.runread import Run
 
-    path = Path(run) / "results.parquet"
-    if not path.exists():
-        raise UsageError(f"{run} is not a run directory (no results.parquet)")
-    return pd.read_parquet(path)
+    return Run.open(run).results()
 
 
 def _column(df: Any, expr: str) -> Any:

@@ -41,7 +41,7 @@ def main() -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(summary_table(run_dir))
-    print(f"\n{manifest['dataset']['transcripts']} transcripts; run written to {run_dir}")
+    print(f"\n{manifest.dataset.transcripts} transcripts; run written to {run_dir}")
     try:
         from compbench.reports.html import write_report
     except ImportError:

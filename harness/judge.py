@@ -208,18 +208,19 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
     from compbench.loop import replay
-    from compbench.runs import RunSpec, replay_conditions
+    from compbench.runread import Run
+    from compbench.runs import replay_conditions
     from compbench.strategies import resolve
     from compbench.summarizers import get
     from compbench.tokens import TokenCounter
 
-    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-    spec = RunSpec.from_manifest(manifest["spec"])
+    finished = Run.open(run)
+    spec = finished.spec
     base = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)  # counted as the run did
     summarizer = get(spec.summarizer, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
-    for t in iter_transcripts(manifest["dataset"]["path"]):
+    for t in iter_transcripts(finished.dataset):
         counter = base.scoped(t)
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))

@@ -10,6 +10,7 @@ from typing import Any
 
 from compbench.loop import NOOP, Trace
 from compbench.models import Prices
+from compbench.savings import net_saved, saved
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +61,6 @@ def _overflows_before_action(trace: Trace) -> int:
     return sum(1 for x in trace.steps if x.overflow and (first is None or x.step < first))
 
 
-def _ratio_saved(value: float, reference: float) -> float:
-    return 1.0 - value / reference if reference else 0.0
-
-
 def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]:
     """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay."""
     t, ref = totals(trace), totals(reference)
@@ -90,14 +87,14 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
         "summarizer_output_tokens": summ_out,
         "peak_context": t.peak,
         "mean_context": t.input / t.steps if t.steps else 0.0,
-        "savings": _ratio_saved(t.input, ref.input),
-        "net_savings": _ratio_saved(t.input + summ_in + summ_out, ref.input),
+        "savings": saved(t.input, ref.input),
+        "net_savings": net_saved(t.input + summ_in + summ_out, ref.input),
         "peak_ratio": t.peak / ref.peak if ref.peak else 0.0,
         "summarizer_cached_tokens": summ_cached,
         "cost_usd": dollars,
-        "cost_savings": _ratio_saved(dollars, ref_dollars),
+        "cost_savings": saved(dollars, ref_dollars),
         "cost_usd_nocache": plain,
-        "cost_savings_nocache": _ratio_saved(plain, ref_plain),
+        "cost_savings_nocache": saved(plain, ref_plain),
         "reference_input_tokens": ref.input,
         "reference_cost_usd": ref_dollars,
         "reference_cost_usd_nocache": ref_plain,

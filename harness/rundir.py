@@ -22,11 +22,13 @@ from typing import Any
 
 from compbench import __version__
 from compbench.errors import CompbenchError, UsageError
-from compbench.runs import TABLES, RunSpec, replay_all, versions
+from compbench.manifest import FORMAT_VERSION, DatasetRef, Manifest, StrategyRecord
+from compbench.runs import RunSpec, replay_all, versions
 from compbench.strategies import resolve
+from compbench.tables import TABLES, conform, empty
 from compbench.transcript import Transcript, to_json
 
-RUN_FORMAT_VERSION = 1
+RUN_FORMAT_VERSION = FORMAT_VERSION  # compbench.manifest: the layout this writer makes
 BATCH = 16
 ROW_GROUP_ROWS = 8_192  # rows per row group of a finished table (measured: 64k-row groups of facts cost 50 MB)
 
@@ -70,7 +72,7 @@ def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Tra
 def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
-              ray_address: str | None = None) -> dict[str, Any]:
+              ray_address: str | None = None) -> Manifest:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest."""
     out = Path(out)
     partial = _partial(out)
@@ -104,7 +106,7 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
 
 def _replay(out: Path, partial: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript],
             workers: int, progress: Callable[[str], None] | None, executor: str, concurrency: int,
-            ray_address: str | None) -> dict[str, Any]:
+            ray_address: str | None) -> Manifest:
     """Replay what is not committed yet, a batch at a time, then finalize. A crash or kill leaves
     ``OUT.partial`` for ``--resume``."""
     import pyarrow as pa
@@ -139,7 +141,7 @@ def _replay(out: Path, partial: Path, spec: RunSpec, dataset: str, transcripts: 
     return _finalize(out, partial, spec, dataset, committed)
 
 
-def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> dict[str, Any]:
+def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> Manifest:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -149,20 +151,20 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
     for k in TABLES:
         paths = sorted((partial / "parts" / k).glob("*.parquet"))
         if not paths:
-            pq.write_table(pa.table({"transcript_id": pa.array([], pa.string())}), final / f"{k}.parquet")
+            pq.write_table(empty(k), final / f"{k}.parquet")  # every declared column, no row
             continue
-        # schemas first, then parts cut into row groups of exactly ROW_GROUP_ROWS rows: memory stays at
-        # one row group however long the run, the footer (one entry per row group and column, held by
-        # the writer until it closes) grows with the rows rather than the number of batches, and the
-        # layout does not depend on where batches (or a resume) happened to split the rows
-        schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
+        # the declared schema (compbench.tables), then parts cut into row groups of exactly ROW_GROUP_ROWS
+        # rows: memory stays at one row group however long the run, the footer (one entry per row group
+        # and column, held by the writer until it closes) grows with the rows rather than the number of
+        # batches, and the layout does not depend on where batches (or a resume) happened to split the rows
+        schema = empty(k).schema
         with pq.ParquetWriter(final / f"{k}.parquet", schema, compression="zstd") as w:
             pending: list[pa.Table] = []
             rows = 0
             for path in paths:
                 with pq.ParquetFile(path) as f:  # not pq.read_table: that loads the dataset layer (+50 MB)
                     part = f.read()
-                pending.append(part.select(schema.names).cast(schema) if part.schema != schema else part)
+                pending.append(conform(k, part))
                 rows += part.num_rows
                 if rows >= ROW_GROUP_ROWS:
                     table = pa.concat_tables(pending)
@@ -172,23 +174,18 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
             if rows:
                 w.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
     fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
-    manifest = {
-        "format_version": RUN_FORMAT_VERSION,
-        "compbench_version": __version__,
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
-        "dataset": {"path": dataset, "fingerprint": fingerprint,
-                    "transcripts": sum(len(b["ids"]) for b in committed)},
-        "spec": spec.manifest(),
-        "strategies": [{"label": c.label, "name": c.name, "source": c.info.source, "params": c.param_dict()}
-                       for c in (resolve(s) for s in spec.strategies)],
-        "errors": [e for b in committed for e in b["errors"]],
-        "environment": {"python": platform.python_version(), **versions()},
-        "method_limits": [
-            "The replay assumes the agent would have acted the same after a compaction.",
-            "The extractive summarizer is a deterministic heuristic, not a model.",
-        ],
-    }
-    _atomic_text(final / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    manifest = Manifest(
+        format_version=RUN_FORMAT_VERSION, compbench_version=__version__,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
+        dataset=DatasetRef(dataset, fingerprint, sum(len(b["ids"]) for b in committed)),
+        spec=json.loads(json.dumps(spec.manifest())),  # as it reads back
+        strategies=tuple(StrategyRecord(c.label, c.name, c.info.source, c.param_dict())
+                         for c in (resolve(s) for s in spec.strategies)),
+        errors=tuple(e for b in committed for e in b["errors"]),
+        environment={"python": platform.python_version(), **versions()},
+        method_limits=("The replay assumes the agent would have acted the same after a compaction.",
+                       "The extractive summarizer is a deterministic heuristic, not a model."))
+    _atomic_text(final / "manifest.json", manifest.dumps())
     if out.exists():
         shutil.rmtree(out)
     final.rename(out)

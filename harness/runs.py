@@ -29,10 +29,10 @@ from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
 from compbench.summarizers import info as summarizer_info
 from compbench.summarizers.extractive import ExtractiveSummarizer
+from compbench.tables import TABLES
 from compbench.tokens import TokenCounter
 from compbench.transcript import Transcript
 
-TABLES = ("results", "steps", "compactions", "prunes", "facts")
 # summarizer options a manifest may keep: endpoints and folders, never credentials
 SAFE_SUMMARIZER_OPTIONS = ("api_base", "cache_dir", "retries", "temperature", "timeout_s")
 SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +86,11 @@ def summary_table(run_dir: Path) -> str:
     of their span carries), cost.
 
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
-    import pandas as pd
+    from compbench.runread import Run
+    from compbench.savings import net_saved
 
-    r = pd.read_parquet(run_dir / "results.parquet")
+    run = Run.open(run_dir)
+    r = run.results()
     if r.empty:
         return "(no results)"
     r = r.assign(acted=(r["first_action_step"] >= 0).astype(int)) if "first_action_step" in r else r.assign(acted=0)
@@ -104,7 +105,7 @@ def summary_table(run_dir: Path) -> str:
              f"{'savings':>9}{'net':>8}{'recall':>8}{'  range':<16}{'peak':>9}{'cost $':>10}"]
     for name, row in g.iterrows():
         ref = float(row["reference"])
-        net = _pct(ref - row["input"] - row["summarizer"] - row["summarizer_out"], ref)
+        net = f"{net_saved(row['input'] + row['summarizer'] + row['summarizer_out'], ref):.1%}" if ref else "–"
         span = f"  {_pct(row['verbatim'], row['needs'])}–{_pct(row['upper'], row['needs'])}" if row["needs"] else "  –"
         lines.append(f"{str(name)[:33]:<34}{int(row['acted']):>4}/{int(row['transcripts']):<3}"
                      f"{int(row['compactions']):>12}{int(row['prunes']):>8}"
@@ -125,12 +126,9 @@ def summary_table(run_dir: Path) -> str:
     if hits:
         lines.append("prompt cache of none, simulated vs recorded (the same calls): " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
-    manifest = run_dir / "manifest.json"
-    if manifest.exists():
-        spec = json.loads(manifest.read_text(encoding="utf-8")).get("spec", {})
-        lines.append("")
-        lines.append(f"summaries: {describe_summarizer(str(spec.get('summarizer', '?')))}")
-        lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "
-                     "first action; range: summaries carry nothing .. also what an extractive copy carries")
+    lines.append("")
+    lines.append(f"summaries: {describe_summarizer(run.summarizer)}")
+    lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "
+                 "first action; range: summaries carry nothing .. also what an extractive copy carries")
     return "\n".join(lines)
 

@@ -30,17 +30,12 @@ def _table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
 
 def _summarizers(runs: tuple[str, ...]) -> str:
     """Which summarizer wrote each run's summaries, in words: recall depends on it."""
-    from pathlib import Path
-
+    from compbench.runread import Run
     from compbench.summary import describe_summarizer
 
     out = []
     for name, run in zip("AB" if len(runs) > 1 else " ", runs, strict=False):
-        try:
-            spec = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))["spec"]
-            what = describe_summarizer(str(spec["summarizer"]))
-        except (OSError, ValueError, KeyError):
-            what = "unknown (no readable manifest)"
+        what = describe_summarizer(Run.open(run).summarizer)
         out.append(f"summaries{' ' + name if name.strip() else ''}: {what}")
     return "\n".join(out)
 

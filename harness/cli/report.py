@@ -7,23 +7,6 @@ from pathlib import Path
 import click
 
 
-def check_run(run: Path) -> None:
-    """RUN must be a finished run directory; say what it is instead, in one line, before any work."""
-    from compbench.dataset import is_dataset
-    from compbench.errors import UsageError
-
-    if (run / "manifest.json").is_file():
-        return
-    if is_dataset(run):
-        raise UsageError(f"{run} is a dataset, not a run: replay it first (`compbench run {run} --out RUN`), "
-                         "then report RUN")
-    if run.with_name(run.name + ".partial").is_dir():
-        raise UsageError(f"{run} is an interrupted run: finish it with `compbench run --resume {run}` first")
-    if not run.exists():
-        raise UsageError(f"{run}: no such run directory")
-    raise UsageError(f"{run} is not a run directory (no manifest.json); give the --out of `compbench run`")
-
-
 def check_out(out: Path) -> None:
     """The report goes into an existing folder: a typo in --out must not create a tree of folders."""
     from compbench.errors import UsageError
@@ -43,8 +26,10 @@ def report(run: str, out: str, redact: bool) -> None:
     """Render RUN as one HTML file that opens from disk (no network)."""
     from compbench.redact import redact as mask
     from compbench.reports.html import write_report
+    from compbench.runread import Run, check_run_dir
 
-    check_run(Path(run))
+    check_run_dir(Path(run))
     check_out(Path(out))
+    Run.open(run)  # a manifest this compbench reads (an older one upgraded; a newer one refused)
     path = write_report(run, out, mask if redact else None)
     click.echo(f"report written to {path}")

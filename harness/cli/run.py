@@ -164,7 +164,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
                          ray_address=ray_address)
     if not quiet and sys.stderr.isatty():
         click.echo("", err=True)
-    for e in manifest["errors"]:
+    for e in manifest.errors:
         click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
     if not quiet:
         from compbench.summary import summary_table
