@@ -1,0 +1,1 @@
+"""compbench's test plug-in: a strategy, an importer and a summarizer from outside the package."""
