@@ -221,8 +221,12 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 
 
 def default_dataset() -> Path:
-    """The bundled sample dataset, every command's default input (``python -m compbench.samples``)."""
-    return Path(__file__).resolve().parents[1] / "datasets" / "samples"
+    """The bundled sample dataset, every command's default input: in a source checkout ``datasets/samples``
+    (where ``python -m compbench.samples`` builds it), in an installed wheel the copy shipped inside the
+    package (``compbench/samples_data``, package data: see pyproject)."""
+    package = Path(__file__).resolve().parent
+    checkout = package.parent / "datasets" / "samples"
+    return checkout if (checkout / META_FILE).is_file() else package / "samples_data"
 
 
 def _missing(p: Path) -> UsageError:

@@ -103,14 +103,20 @@ def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
 
 
+def _strategy_module(tool: str) -> Any:
+    """The module of the strategy that reproduces ``tool``: where it says what fidelity must know of the tool
+    (``version_preset(version)``: the preset of a recorded version; ``manual_compaction(tokens_before,
+    window)``: why a compaction the log records without a trigger was a user's /compact)."""
+    import sys
+
+    from compbench.strategies import get
+
+    return sys.modules[get(TOOL_STRATEGY[tool]).factory.__module__]
+
+
 def version_preset(tool: str, version: str) -> str | None:
     """The preset that models ``tool``'s ``version``, where the strategy says (``version_preset``)."""
-    import importlib
-
-    from compbench.strategies.base import BUILTIN
-
-    module = importlib.import_module(BUILTIN[TOOL_STRATEGY[tool]])
-    pick = getattr(module, "version_preset", None)
+    pick = getattr(_strategy_module(tool), "version_preset", None)
     return str(pick(version)) if pick is not None else None
 
 
@@ -135,20 +141,13 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
 
 
 def _below_auto_threshold(t: Transcript, rc: RecordedCompaction, limits: ModelLimits) -> str:
-    """pi records no trigger; a compaction whose recorded tokensBefore is at or below pi's own
-    auto-compaction threshold (``contextTokens > contextWindow − reserveTokens``) was a manual /compact,
-    and comparing a trigger step with it would blame the strategy for the user's choice."""
-    from compbench.strategies.pi import PiParams
-
-    if t.source != "pi" or rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window:
+    """A compaction recorded without a trigger that the tool could not have made by itself was a manual
+    /compact (the strategy's ``manual_compaction`` says when): comparing a trigger step with it would blame
+    the strategy for the user's choice."""
+    if rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window or t.source not in TOOL_STRATEGY:
         return ""
-    reserve = PiParams().reserve_tokens
-    threshold = limits.context_window - reserve
-    if rc.tokens_before > threshold:
-        return ""
-    return (f"tokensBefore {rc.tokens_before:,} <= window - reserveTokens = {limits.context_window:,} - "
-            f"{reserve:,} = {threshold:,}: pi could not have compacted by itself, so a manual /compact "
-            "(trigger not compared)")
+    why = getattr(_strategy_module(t.source), "manual_compaction", None)
+    return str(why(rc.tokens_before, limits.context_window)) if why is not None else ""
 
 
 def overhead(t: Transcript, counter: TokenCounter) -> int:

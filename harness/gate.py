@@ -10,7 +10,6 @@ in ``pyproject.toml`` or ``[gate]`` in ``compbench.toml`` (flags win, key by key
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,25 +55,15 @@ def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str,
 
 
 def config_file(start: Path) -> dict[str, Any]:
-    """The gate table from ``compbench.toml`` ([gate]) or ``pyproject.toml`` ([tool.compbench.gate])."""
-    for d in (start, *start.parents):
-        for name, keys in (("compbench.toml", ("gate",)), ("pyproject.toml", ("tool", "compbench", "gate"))):
-            p = d / name
-            if p.is_file():
-                try:
-                    data: Any = tomllib.loads(p.read_text(encoding="utf-8"))
-                except tomllib.TOMLDecodeError as e:
-                    raise UsageError(f"{p}: invalid TOML ({e})") from None
-                for k in keys:
-                    data = data.get(k, {}) if isinstance(data, dict) else {}
-                if data:
-                    if not isinstance(data, dict):
-                        raise UsageError(f"{p}: the gate table must be a table")
-                    return data
-    return {}
+    """The gate table of the configuration (:mod:`compbench.config`): ``[gate]`` in ``compbench.toml`` or
+    ``[tool.compbench.gate]`` in ``pyproject.toml``, the nearest at or above ``start``."""
+    from compbench.config import find
+
+    return find(start).section("gate")
 
 
-def _merge(flags: Mapping[str, float], conf: Any, key: str) -> dict[str, float]:
+def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[str, float]:
+    """The thresholds of one kind (``min``, ``max``, ``max-drop``): the file's, with the flags' over them."""
     table = conf.get(key, {}) if isinstance(conf, dict) else {}
     if not isinstance(table, dict):
         raise UsageError(f"gate config: '{key}' must be a table of METRIC = number")

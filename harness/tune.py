@@ -130,20 +130,8 @@ def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective) -> str | N
 
 
 def toml_snippet(spec: str) -> str:
-    from compbench.strategies import resolve
+    """The ``[tool.compbench.strategy.NAME]`` block that makes ``--strategy NAME`` mean ``spec``
+    (:func:`compbench.config.strategy_block`: the configuration loader reads it back)."""
+    from compbench.config import strategy_block
 
-    c = resolve(spec)
-    lines = [f"[tool.compbench.strategy.{c.name}]"]
-    for k, v in c.param_dict().items():
-        lines.append(f"{k} = {_toml(v)}")
-    return "\n".join(lines)
-
-
-def _toml(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    return "nan" if isinstance(v, float) and math.isnan(v) else str(v)
+    return strategy_block(spec)

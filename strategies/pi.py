@@ -297,6 +297,17 @@ class Pi:
         return request, followups, "", insert, (read, modified)
 
 
+def manual_compaction(tokens_before: int, window: int) -> str:
+    """pi records no trigger: a compaction whose recorded tokensBefore is at or below its own auto-compaction
+    threshold (``contextTokens > contextWindow − reserveTokens``) was a manual /compact; why, or "" (fidelity)."""
+    threshold = window - RESERVE_TOKENS
+    if tokens_before > threshold:
+        return ""
+    return (f"tokensBefore {tokens_before:,} <= window - reserveTokens = {window:,} - "
+            f"{RESERVE_TOKENS:,} = {threshold:,}: pi could not have compacted by itself, so a manual /compact "
+            "(trigger not compared)")
+
+
 def _unwrap(text: str) -> str:
     for prefix in (SEED_PREFIX, CURRENT_PREFIX):
         if text.startswith(prefix):

@@ -40,10 +40,25 @@ class Group(click.Group):
         return cmd
 
 
+REPLAYING = ("run", "tune")  # commands whose options compbench.toml's [run] sets (compbench.config)
+
+
 @click.group(cls=Group)
 @click.version_option(__version__, prog_name="compbench")
-def cli() -> None:
-    """Replay agent transcripts through context-compaction strategies and measure what each saves and loses."""
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Replay agent transcripts through context-compaction strategies and measure what each saves and loses.
+
+    Options of the commands that replay may be set in compbench.toml ([run], [strategy.NAME]) or in
+    pyproject.toml ([tool.compbench.run], ...): a flag wins over the file, the file over the default."""
+    name = ctx.invoked_subcommand
+    if name in REPLAYING:  # the file's values become the command's defaults: click keeps flags above them
+        from compbench.cli.options import config_defaults
+        from compbench.config import find
+
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        ctx.default_map = {name: config_defaults(ctx, command, find())}
 
 
 def main() -> None:

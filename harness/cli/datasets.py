@@ -13,9 +13,11 @@ from typing import Any
 
 import click
 
-from compbench.formats import FORMATS
+from compbench.cli.options import Registered
+from compbench.formats import FORMATS, IMPORTERS
 
-FORMAT_CHOICE = click.Choice(list(FORMATS))
+# a built-in or a plug-in's importer (the compbench.formats entry points); an unknown name gets a did-you-mean
+FORMAT_CHOICE = Registered(IMPORTERS.get, "|".join(FORMATS) + "|...")
 
 
 def _default() -> str:

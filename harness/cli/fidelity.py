@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
+from compbench.cli.options import TOKENIZER
+
 
 @click.command()
 @click.argument("datasets", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
-@click.option("--tokenizer", default="o200k_base", show_default=True)
+@TOKENIZER
 @click.option("--out", "run_dir", type=click.Path(file_okay=False),
               help="Also write fidelity.json into this (run) directory, for the HTML report.")
 @click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
@@ -26,9 +28,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     calibrated summarizer and by the extractive one on the same span."""
     import itertools
 
-    from compbench.cli.compare import _table
-    from compbench.cli.run import default_dataset
-    from compbench.dataset import iter_transcripts
+    from compbench.cli.render import table
+    from compbench.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
     from compbench.fidelity import COLUMNS, as_json, kept_note
     from compbench.fidelity import fidelity as compute
@@ -36,7 +37,7 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
 
-    paths = list(datasets) or [default_dataset()]
+    paths = list(datasets) or [str(default_dataset())]
     rows = compute(itertools.chain.from_iterable(iter_transcripts(p, on_error, warn) for p in paths), tokenizer)
     if not rows:
         raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
@@ -50,6 +51,6 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     if fmt == "json":
         click.echo(json.dumps(data["records"], indent=2, ensure_ascii=False))
     else:
-        click.echo(_table(list(COLUMNS), data["rows"], fmt))
+        click.echo(table(list(COLUMNS), data["rows"], fmt))
         if fmt == "table":
             click.echo(kept_note(rows))

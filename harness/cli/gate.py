@@ -22,12 +22,13 @@ import click
 def gate(run: str, mins: tuple[str, ...], maxs: tuple[str, ...], baseline: str | None, drops: tuple[str, ...],
          strategies: tuple[str, ...], config_dir: str, resamples: int) -> None:
     """Check RUN's retention and savings against thresholds (exit 0 pass, 1 fail, 2 usage)."""
-    from compbench.gate import _merge, config_file, parse_thresholds, run_gate
+    from compbench.gate import config_file, merge_thresholds, parse_thresholds, run_gate
 
     conf = config_file(Path(config_dir).resolve())
-    checks = run_gate(run, _merge(parse_thresholds(mins, "--min"), conf, "min"),
-                      _merge(parse_thresholds(maxs, "--max"), conf, "max"),
-                      baseline or conf.get("baseline"), _merge(parse_thresholds(drops, "--max-drop"), conf, "max-drop"),
+    checks = run_gate(run, merge_thresholds(parse_thresholds(mins, "--min"), conf, "min"),
+                      merge_thresholds(parse_thresholds(maxs, "--max"), conf, "max"),
+                      baseline or conf.get("baseline"),
+                      merge_thresholds(parse_thresholds(drops, "--max-drop"), conf, "max-drop"),
                       strategies or tuple(conf.get("strategies", ())), resamples)
     for c in checks:
         click.echo(c.line())

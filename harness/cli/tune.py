@@ -3,44 +3,48 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from compbench.cli.run import auto_overhead, default_dataset, limits_option
+from compbench.cli.options import EXECUTION_NAMES, REPLAY_NAMES, execution_options, replay_options, spec_of, take
 
 
 @click.command()
 @click.argument("dataset", required=False)
 @click.option("--strategy", "strategy_name", required=True, help="Strategy to tune (name).")
-@click.option("--set", "fixed", default="", help="Fixed overrides for every configuration, e.g. preset=current.")
+@click.option("--set", "fixed", default="", help="Fixed overrides for every configuration, e.g. preset=current "
+                                                 "(over [strategy.NAME] in compbench.toml).")
 @click.option("--grid", "grids", multiple=True, metavar="NAME=V1,V2,...", help="Grid axis; repeatable.")
 @click.option("--random", "n_random", type=click.IntRange(min=1), help="Sample N configurations from --range.")
 @click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI", help="Range for --random; repeatable.")
 @click.option("--seed", default=0, show_default=True, help="Seed for --random.")
 @click.option("--objective", help='e.g. "max net_savings s.t. recall >= 0.9".')
-@click.option("--model")
-@click.option("--context-window", type=click.IntRange(min=1))
-@click.option("--max-output", type=click.IntRange(min=1))
-@click.option("--tokenizer", default="o200k_base", show_default=True)
-@click.option("--summarizer", default="calibrated", show_default=True)
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@replay_options
+@execution_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True)
 @click.option("--resamples", default=2_000, show_default=True, type=click.IntRange(min=100))
 def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, ...], n_random: int | None,
-         ranges: tuple[str, ...], seed: int, objective: str | None, model: str | None, context_window: int | None,
-         max_output: int | None, tokenizer: str, summarizer: str, workers: int, out: str, force: bool,
-         resamples: int) -> None:
-    """Run every configuration of a strategy over DATASET and print the savings/recall frontier."""
+         ranges: tuple[str, ...], seed: int, objective: str | None, out: str, force: bool, resamples: int,
+         **options: Any) -> None:
+    """Run every configuration of a strategy over DATASET and print the savings/recall frontier.
+
+    Replays as `run` does, with the same options (and their [run] defaults from compbench.toml). The best
+    configuration for --objective is printed as a [tool.compbench.strategy.NAME] block: pasted into
+    pyproject.toml, it makes `--strategy NAME` mean that configuration."""
     from compbench.compare import aggregate, load_results, metric
-    from compbench.dataset import iter_transcripts
+    from compbench.config import find
+    from compbench.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
-    from compbench.facts.boilerplate import scan_dataset
     from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
     from compbench.tune import choose, grid_specs, pareto, parse_objective, random_specs, toml_snippet
 
+    replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
+    preset, base = find().strategy(strategy_name)  # [strategy.NAME]: beneath --set, key by key
+    given = dict(item.strip().split("=", 1) for item in fixed.split(",") if "=" in item)
+    merged = {**({"preset": preset} if preset else {}), **base, **given}
+    fixed = ",".join(f"{k}={v}" for k, v in merged.items())
     specs = grid_specs(strategy_name, grids, fixed) if grids or not n_random else []
     if n_random:
         specs += random_specs(strategy_name, n_random, ranges, seed, fixed)
@@ -49,14 +53,12 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     if obj:
         for name in (obj.metric, *(c[0] for c in obj.constraints)):
             metric(name)
-    limits = limits_option(model, context_window, max_output)
-    assert limits is None or isinstance(limits, ModelLimits)
-    path = dataset or default_dataset()
-    spec = RunSpec(strategies=tuple(specs), limits=limits, summarizer=summarizer, tokenizer=tokenizer, model=model,
-                   system_tokens=auto_overhead(None, limits),
-                   boilerplate=scan_dataset(path))
+    path = dataset or str(default_dataset())
+    spec = spec_of(tuple(specs), replay, path)
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations over {path}", err=True)
-    write_run(Path(out), spec, path, iter_transcripts(path), workers, force=force)
+    write_run(Path(out), spec, path, iter_transcripts(path), execution["workers"], force=force,
+              executor=execution["executor"], concurrency=execution["concurrency"],
+              ray_address=execution["ray_address"])
     wanted = ["net_savings", "needed_recall", "cost"]
     if obj:
         wanted += [obj.metric, *(c[0] for c in obj.constraints)]

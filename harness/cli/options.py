@@ -1,0 +1,228 @@
+"""The option sets every command that replays shares (``run``, ``tune``; ``fidelity``'s tokenizer): declared
+once, so a replay option means the same thing, has the same default and the same help everywhere, and a
+configuration file (``[run]``, :mod:`compbench.config`) sets it for all of them.
+
+:func:`replay_options` adds what determines a run's numbers (summarizer, window, tokenizer, overhead,
+prices, cache); :func:`execution_options` how it is executed (workers, executor). :func:`spec_of` turns
+their values into the :class:`~compbench.runs.RunSpec` both commands write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from compbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from compbench.config import Config
+    from compbench.runs import RunSpec
+    from compbench.session import ModelLimits
+
+F = TypeVar("F", bound=Callable[..., Any])
+TOKENIZERS = ("o200k_base", "cl100k_base", "chars4", "chars4-round")
+
+
+class SystemTokens(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` (None) or a non-negative integer."""
+
+    name = "auto|N"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
+        if value is None or value == "auto":
+            return None
+        try:
+            n = int(str(value).replace("_", ""))
+        except ValueError:
+            self.fail(f"{value!r} is neither auto nor a number of tokens", param, ctx)
+        if n < 0:
+            self.fail(f"{n} is negative", param, ctx)
+        return n
+
+
+SYSTEM_TOKENS = SystemTokens()
+
+
+class Registered(click.ParamType):  # type: ignore[type-arg]
+    """A name a registry knows (a format, an executor): an unknown one fails with the registry's did-you-mean."""
+
+    def __init__(self, lookup: Callable[[str], object], metavar: str) -> None:
+        self.lookup = lookup
+        self.name = metavar
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            self.lookup(str(value))
+        except UsageError as e:
+            self.fail(str(e), param, ctx)
+        return str(value)
+
+def _executor(name: str) -> object:
+    from compbench.executors import EXECUTORS
+
+    return EXECUTORS.get(name)
+
+
+TOKENIZER = click.option("--tokenizer", default="o200k_base", show_default=True, type=click.Choice(TOKENIZERS),
+                         help="o200k_base / cl100k_base (tiktoken, offline) or the seeds' chars4 heuristics.")
+
+REPLAY: tuple[Callable[[F], F], ...] = (
+    click.option("--summarizer", default="calibrated", show_default=True,
+                 help="calibrated (offline, fitted on real summaries) | extractive (offline, copies) | "
+                      "litellm:MODEL | cache-only:DIR[@MODEL] | mock (content-free) | a plug-in's."),
+    click.option("--model", help="Simulated model: window and output limit from litellm's bundled table."),
+    click.option("--context-window", type=click.IntRange(min=1),
+                 help="Simulated window for every transcript (default: each transcript's own, the one its tool "
+                      "used for the recorded model)."),
+    click.option("--max-output", type=click.IntRange(min=1), help="Simulated max output tokens (default 16384)."),
+    TOKENIZER,
+    click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0),
+                 help="Tokens each message adds besides its text (role, separators)."),
+    click.option("--token-correction", default="auto", show_default=True,
+                 help="auto: counts scaled to the recorded model family's tokenizer (Claude, Gemini; fitted on "
+                      "real usage, see `datasets inspect --calibrate`); none; or a family name to force it."),
+    click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
+                 help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
+                      "transcript, or auto: each transcript's own (calibrated on its recorded usage, else its "
+                      "agent's default) on its own window; 0 under a --context-window / --model set for every "
+                      "transcript."),
+    click.option("--cache-ttl", default="5m", show_default=True, type=click.Choice(["5m", "1h", "none"]),
+                 help="The provider's prompt-cache lifetime: Anthropic's 5-minute or 1-hour cache, or none "
+                      "(never expires)."),
+    click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5)."),
+    click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
+                 help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
+                      "in dollars per million tokens."),
+    click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server)."),
+    click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored."),
+    click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers."),
+)
+REPLAY_NAMES = ("summarizer", "model", "context_window", "max_output", "tokenizer", "message_overhead",
+                "token_correction", "system_tokens", "cache_ttl", "price_model", "prices_file", "api_base",
+                "api_key", "cache_dir")
+
+EXECUTION: tuple[Callable[[F], F], ...] = (
+    click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+                 help="Replay transcripts in N local processes (or N Ray CPUs)."),
+    click.option("--executor", default="local", show_default=True, type=Registered(_executor, "local|threads|ray|..."),
+                 help="local | threads | ray | a plug-in's (the compbench.executors entry points)."),
+    click.option("--ray-address", help="Ray cluster address (with --executor ray); default: a local instance."),
+    click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
+                 help="Transcripts in flight at once in threads: bounded concurrency for litellm summarizers."),
+)
+EXECUTION_NAMES = ("workers", "executor", "ray_address", "concurrency")
+
+
+def _stack(options: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
+    def deco(f: F) -> F:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return deco
+
+
+replay_options = _stack(REPLAY)
+execution_options = _stack(EXECUTION)
+
+
+def take(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """Remove and return the values of one option set from a command's keyword arguments."""
+    return {n: values.pop(n) for n in names}
+
+
+def limits_option(model: str | None, context_window: int | None, max_output: int | None) -> ModelLimits | None:
+    """Fixed limits for every transcript (from --model / --context-window), or None: each its own."""
+    from compbench.models import limits_for
+    from compbench.session import ModelLimits
+
+    if model:
+        base = limits_for(model)
+        return ModelLimits(context_window or base.context_window, max_output or base.max_output,
+                           None if context_window else base.max_input)
+    if context_window is None:
+        return None  # each transcript's own window (the one its tool used)
+    return ModelLimits(context_window, max_output or 16_384)
+
+
+def auto_overhead(system_tokens: int | None, limits: ModelLimits | None) -> int | None:
+    """``--system-tokens auto`` calibrates each transcript's hidden overhead when the window is its own;
+    under a window set for every transcript (--context-window / --model: a smaller window to exercise
+    compaction) a real tool's 20-35k system prompt would fill it, so auto means none there."""
+    return 0 if system_tokens is None and limits is not None else system_tokens
+
+
+def read_prices(path: str) -> dict[str, float]:
+    """A price file: dollars per million tokens for input, output, cache_read, cache_write."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = ("input", "output", "cache_read", "cache_write")
+        return {k: float(data[k]) / 1e6 for k in keys}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: a JSON object with input, output, cache_read and cache_write prices "
+                         f"(dollars per million tokens) ({type(e).__name__}: {e})") from None
+
+
+def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str) -> RunSpec:
+    """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset``: its gold facts and
+    boilerplate templates found beside it, an API key kept out of anything written."""
+    from compbench.correction import check_mode
+    from compbench.facts.boilerplate import scan_dataset
+    from compbench.facts.sources import gold_file_for
+    from compbench.models import lookup
+    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
+    from compbench.summarizers import info
+
+    r = dict(replay)
+    backend = info(r["summarizer"])  # an unknown summarizer fails here, before any work
+    limits = limits_option(r["model"], r["context_window"], r["max_output"])
+    price_model = r["price_model"] or r["model"] or DEFAULT_PRICE_MODEL
+    lookup(price_model)
+    options: dict[str, object] = {}
+    if backend.name in ("litellm", "cache-only"):
+        options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}
+    gold = gold_file_for(dataset)
+    return RunSpec(strategies=strategies, limits=limits, summarizer=r["summarizer"], tokenizer=r["tokenizer"],
+                   message_overhead=r["message_overhead"], token_correction=check_mode(r["token_correction"]),
+                   system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
+                   price_model=price_model, gold=str(gold) if gold else None,
+                   prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
+                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset))
+
+
+def configured(specs: tuple[str, ...], config: Config) -> tuple[str, ...]:
+    """Strategy specs resolved to their labels, each with its ``[strategy.NAME]`` parameters beneath its own
+    (no spec: every strategy a run of all replays)."""
+    from compbench.config import apply_to_spec
+    from compbench.strategies import resolve, runnable
+
+    labels = tuple(resolve(apply_to_spec(config, s)).label for s in (specs or tuple(runnable())))
+    if len(set(labels)) != len(labels):
+        raise UsageError("the same strategy configuration is given twice")
+    return labels
+
+
+def config_defaults(ctx: click.Context, command: click.Command, config: Config) -> dict[str, Any]:
+    """``command``'s option defaults from the configuration, checked: a key that is no option of it fails
+    with a did-you-mean (a typo must not be ignored)."""
+    import difflib
+
+    values = config.options(command.name or "run")
+    # an option is named in the file as on the command line (``prices`` for --prices), without the dashes
+    dest = {o.lstrip("-").replace("-", "_"): p.name for p in command.params if isinstance(p, click.Option)
+            and p.name for o in p.opts if o.startswith("--")}
+    shared = {"prices", *REPLAY_NAMES, *EXECUTION_NAMES}  # [run] serves every replaying command
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in dest:
+            out[str(dest[key])] = value
+        elif key not in shared:
+            hint = difflib.get_close_matches(key, [*dest, *shared], n=1)
+            did = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise UsageError(f"{config.source}: [run] has no option {key!r}{did}")
+    return out
