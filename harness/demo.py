@@ -9,31 +9,42 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compbench.errors import CompbenchError
+
+if TYPE_CHECKING:
+    from compbench.runs import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = 32_000
 MAX_OUTPUT = 4_096
 
 
-def main() -> int:
-    from compbench.dataset import iter_transcripts
-    from compbench.rundir import write_run
+def demo_spec(dataset: Path) -> RunSpec:
+    """The demo's run: every runnable strategy over ``dataset`` at a 32k window, calibrated summarizer (also
+    what tests/golden/demo_figures.json pins)."""
+    from compbench.facts.boilerplate import scan_dataset
+    from compbench.facts.sources import gold_file_for
     from compbench.runs import RunSpec
     from compbench.session import ModelLimits
     from compbench.strategies import runnable
-    from compbench.summary import summary_table
-
-    dataset = ROOT / "datasets" / "samples"
-    run_dir = ROOT / "out" / "demo" / "run"
-    from compbench.facts.boilerplate import scan_dataset
-    from compbench.facts.sources import gold_file_for
 
     gold = gold_file_for(dataset)
-    spec = RunSpec(strategies=tuple(runnable()), limits=ModelLimits(WINDOW, MAX_OUTPUT),
+    return RunSpec(strategies=tuple(runnable()), limits=ModelLimits(WINDOW, MAX_OUTPUT),
                    gold=str(gold) if gold else None, boilerplate=scan_dataset(str(dataset)))
-    print(f"compbench demo: {dataset.relative_to(ROOT)} through {len(spec.strategies)} strategies, "
+
+
+def main() -> int:
+    from compbench.dataset import default_dataset, iter_transcripts
+    from compbench.rundir import write_run
+    from compbench.summary import summary_table
+
+    dataset = default_dataset()
+    run_dir = ROOT / "out" / "demo" / "run"
+    spec = demo_spec(dataset)
+    shown = dataset.relative_to(ROOT) if dataset.is_relative_to(ROOT) else dataset
+    print(f"compbench demo: {shown} through {len(spec.strategies)} strategies, "
           f"{WINDOW:,}-token window, calibrated summarizer (offline heuristic)\n", flush=True)
     try:
         manifest = write_run(run_dir, spec, str(dataset), iter_transcripts(str(dataset)), workers=2, force=True)
