@@ -203,7 +203,9 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
               summarizer_options: Mapping[str, object] | None = None) -> list[dict[str, Any]]:
     """Replay the run's transcripts again (deterministic; summaries come from the cache) and judge its
     first ``max_events`` compactions. The run's summarizer is rebuilt from its manifest (its cache folder
-    and endpoint included); ``summarizer_options`` adds what a manifest never holds (an API key)."""
+    and endpoint included) with a replay context as the run's, so its summaries are the run's;
+    ``summarizer_options`` adds what a manifest never holds (an API key)."""
+    from compbench.context import ReplayContext
     from compbench.dataset import iter_transcripts
     from compbench.facts.boilerplate import Templates, boilerplate_keys
     from compbench.facts.sources import facts_for, load_gold
@@ -217,19 +219,22 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     finished = Run.open(run)
     spec = finished.spec
     base = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)  # counted as the run did
-    summarizer = get(spec.summarizer, **{**spec.summarizer_options, **(summarizer_options or {})})
+    context = ReplayContext()  # as the run's: the summarizer reads each transcript's facts from it
+    summarizer = get(spec.summarizer, context=context, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(finished.dataset):
         counter = base.scoped(t)
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
+        context.begin(t, index)
         for label in spec.strategies:
             c = resolve(label)
             if c.name == "none":
                 continue
             cap = Capture(index)
-            trace = replay(t, c.create(), summarizer, replay_conditions(spec, t, counter)[0], counter, None, cap)
+            trace = replay(t, c.create(), summarizer, replay_conditions(spec, t, counter)[0], counter, None, cap,
+                           context=context)
             outcome = {e.seq: e for e in cap.events}
             at = {st.step: st.message_index for st in trace.steps}
             for ev in trace.compactions:
@@ -241,6 +246,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
                 for r in judge_event(agent, judge, index.facts, cap.before_views[ev.seq], cap.after_views[ev.seq],
                                      o.before, o.after, needed_after(index, first)):
                     rows.append({"transcript_id": t.id, "strategy": label, "seq": ev.seq, **r})
+        context.end()
     return rows
 
 

@@ -120,3 +120,38 @@ def test_judge_run_end_to_end_offline(tmp_path: Path) -> None:
     calls = fake.calls
     cached = LLMSummarizer("fake-model", tmp_path / "cache", cache_only=True)
     assert judge_run(run, cached, cached, max_events=3) == rows and fake.calls == calls
+
+
+def test_judge_replays_the_run_with_the_run_s_summaries(tmp_path: Path, monkeypatch: Any) -> None:
+    """The calibrated summarizer reads each transcript's facts from the replay context: judge opens one as the
+    run does, so the compactions it probes are the run's, summary for summary."""
+    import pandas as pd
+
+    from compbench import loop
+    from compbench.formats.native import write
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
+    from compbench.session import ModelLimits
+    from compbench.synth import generate
+
+    data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
+    (tmp_path / "data").mkdir()
+    write(data, tmp_path / "data" / "synth.jsonl")
+    spec = RunSpec(strategies=("claude-code", "pi:keep_recent_tokens=1500,reserve_tokens=1500"),
+                   limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
+    write_run(tmp_path / "run", spec, str(tmp_path / "data"), iter(data))
+    seen: dict[tuple[str, str], list[str]] = {}
+    real = loop.replay
+
+    def replay(t: Any, strategy: Any, *a: Any, **k: Any) -> Any:
+        trace = real(t, strategy, *a, **k)
+        seen[(t.id, strategy.name)] = [c.summary for c in trace.compactions]
+        return trace
+
+    monkeypatch.setattr(loop, "replay", replay)
+    llm = LLMSummarizer("fake-model", tmp_path / "cache", completion=Model())
+    judge_run(tmp_path / "run", llm, llm, max_events=1)
+    run = pd.read_parquet(tmp_path / "run" / "compactions.parquet")
+    run["name"] = run["strategy"].str.split(":").str[0]
+    assert seen and all(list(run[(run.transcript_id == t) & (run.name == s)]["summary"]) == summaries
+                        for (t, s), summaries in seen.items())
