@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compbench.errors import UsageError
@@ -76,3 +78,21 @@ def test_tune_sweeps_a_stage_parameter() -> None:
                                                             "observation-masking:keep_last_turns=4"]
     with pytest.raises(UsageError, match="no parameter"):
         grid_specs("pipeline", ["observation-masking.nope=1"], "stages=observation-masking>claude-code")
+
+
+def test_a_pipeline_is_not_taken_for_the_reference_when_its_first_stage_never_acts(tmp_path: Path) -> None:
+    """Every configuration first shadows the ``none`` reference; a composed one has more stages than the
+    reference asks, so it must be replayed by itself (it was scored as ``none`` when only its first stage,
+    which never acts, was asked)."""
+    import pandas as pd
+
+    from compbench.rundir import write_run
+    from compbench.runs import RunSpec
+    from compbench.synth import generate
+
+    spec = RunSpec(strategies=("pipeline:stages=none>truncate", "truncate"), limits=ModelLimits(6_000, 1_000),
+                   tokenizer="chars4")
+    write_run(tmp_path / "r", spec, "synth", iter(list(generate(2, seed=3, turns=30))))
+    r = pd.read_parquet(tmp_path / "r" / "results.parquet").groupby("strategy")[["compactions", "input_tokens"]].sum()
+    assert r.loc["pipeline:stages=none>truncate"].tolist() == r.loc["truncate"].tolist()
+    assert r.loc["truncate", "compactions"] > 0
