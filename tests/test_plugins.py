@@ -1,6 +1,7 @@
 """Third-party plug-ins through entry points: the package in ``tests/plugin`` (a strategy written against
-``compbench.sdk`` alone, an importer, a summarizer) is put on the path with a dist-info made from its own
-pyproject (what ``pip install -e tests/plugin`` makes), and driven through the CLI in a fresh process.
+``compbench.sdk`` alone, an importer, a summarizer, an executor, a metric) is put on the path with a
+dist-info made from its own pyproject (what ``pip install -e tests/plugin`` makes), and driven through the
+CLI in a fresh process.
 """
 
 from __future__ import annotations
@@ -119,3 +120,12 @@ def test_a_plugin_cannot_take_a_builtin_name(tmp_path: Path, env: dict[str, str]
     assert out.returncode == 2
     assert out.stderr.strip() == ("error: the compbench.strategies entry point 'opencode' of clash takes the name of a "
                                   "built-in strategy; rename it")
+
+
+def test_a_plugin_executor_runs_and_a_plugin_metric_gates(env: dict[str, str], data: Path, tmp_path: Path) -> None:
+    run = compbench(env, "run", data, "--strategy", "claude-code", "--executor", "serial", *REPLAY,
+                    "--out", tmp_path / "run", "--quiet")
+    assert run.returncode == 0, run.stderr
+    gate = compbench(env, "gate", tmp_path / "run", "--max", "summarizer_share=10", "--resamples", "200")
+    assert gate.returncode == 0, gate.stderr
+    assert "PASS claude-code: summarizer_share = " in gate.stdout
