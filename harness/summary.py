@@ -37,15 +37,15 @@ def strategy_flags(results: Any) -> dict[str, list[str]]:
         acted = int((g["first_action_step"] >= 0).sum()) if "first_action_step" in g else 0
         if str(g["name"].iloc[0]) != "none":
             if acted == 0:
-                flags.append(f"never acted on any of {n} transcripts")
+                flags.append(f"never acted on any of {n} transcript{'s' if n > 1 else ''}")
             elif acted < n:
                 flags.append(f"acted on {acted}/{n} transcripts")
         is_reference = str(g["name"].iloc[0]) == "none"
         before = int(g["overflows_before_action"].sum()) if "overflows_before_action" in g else 0
         if before and not is_reference:
             k = int((g["overflows_before_action"] > 0).sum())
-            flags.append(f"{before:,} calls over the window before it first acted (on {k} transcript"
-                         f"{'s' if k > 1 else ''}): a real API refuses them")
+            flags.append(f"{before:,} call{'s' if before > 1 else ''} over the window before it first acted "
+                         f"(on {k} transcript{'s' if k > 1 else ''}): a real API refuses {'them' if before > 1 else 'it'}")
         noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
         if noop:
             flags.append(f"{noop:,} compactions that would have replaced nothing (not applied, not charged)")
