@@ -44,8 +44,9 @@ def strategy_flags(results: Any) -> dict[str, list[str]]:
         before = int(g["overflows_before_action"].sum()) if "overflows_before_action" in g else 0
         if before and not is_reference:
             k = int((g["overflows_before_action"] > 0).sum())
-            flags.append(f"{before:,} call{'s' if before > 1 else ''} over the window before it first acted "
-                         f"(on {k} transcript{'s' if k > 1 else ''}): a real API refuses {'them' if before > 1 else 'it'}")
+            many = before > 1
+            flags.append(f"{before:,} call{'s' if many else ''} over the window before it first acted (on {k} "
+                         f"transcript{'s' if k > 1 else ''}): a real API refuses {'them' if many else 'it'}")
         noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
         if noop:
             flags.append(f"{noop:,} compactions that would have replaced nothing (not applied, not charged)")

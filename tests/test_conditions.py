@@ -38,9 +38,10 @@ def test_window_and_overhead_come_from_the_recording() -> None:
     # recorded 30,500 and 31,001 against counted 500 and 1,001: 30,000 tokens of hidden prompt
     assert config.system_tokens == cond["system_tokens"] == 30_000
     assert "calibrated on 2 recorded calls" in cond["system_tokens_source"]
-    fixed, cond = replay_conditions(RunSpec(strategies=("none",), limits=ModelLimits(50_000, 1_000), system_tokens=7),
-                                    claude_session(), counter)
-    assert fixed.limits.context_window == 50_000 and fixed.system_tokens == 7 and "every transcript" in cond["window_source"]
+    spec = RunSpec(strategies=("none",), limits=ModelLimits(50_000, 1_000), system_tokens=7)
+    fixed, cond = replay_conditions(spec, claude_session(), counter)
+    assert fixed.limits.context_window == 50_000 and fixed.system_tokens == 7
+    assert "every transcript" in cond["window_source"]
 
 
 class Noop:
