@@ -97,6 +97,9 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
               help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
                    "in dollars per million tokens.")
+@click.option("--cache-ttl", type=click.Choice(["5m", "1h", "none"]), default="5m", show_default=True,
+              help="The provider's prompt-cache lifetime: Anthropic's 5-minute or 1-hour cache (writes at 1.25x or "
+                   "2x input), or none (never expires; for comparison with older runs).")
 @click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server).")
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
@@ -148,7 +151,7 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
                    message_overhead=message_overhead, token_correction=check_mode(token_correction),
                    system_tokens=auto_overhead(system_tokens, limits), model=model, price_model=pm,
                    gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
-                   summarizer_options=options, boilerplate=scan_dataset(path))
+                   summarizer_options=options, boilerplate=scan_dataset(path), cache_ttl=cache_ttl)
     done = [0]
 
     def progress(tid: str) -> None:
