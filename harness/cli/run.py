@@ -117,7 +117,7 @@ def read_prices(path: str) -> dict[str, float]:
 def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
         token_correction: str, system_tokens: int | None, price_model: str | None, prices_file: str | None,
-        api_base: str | None, api_key: str | None,
+        cache_ttl: str, api_base: str | None, api_key: str | None,
         cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
