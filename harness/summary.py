@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,46 +25,101 @@ def describe_summarizer(spec: str) -> str:
 
 
 DEGENERATE_SHARE = 0.5  # compacting on at least half of the calls: the strategy cannot keep anything
+# the columns two configurations must agree on, transcript by transcript, to behave identically
+SAME_BEHAVIOUR = ("steps", "compactions", "prunes", "pruned_parts", "overflows", "input_tokens", "output_tokens",
+                  "summarizer_input_tokens", "summarizer_output_tokens", "needs_present", "cost_usd")
 
 
-def strategy_flags(results: Any) -> dict[str, list[str]]:
-    """What makes a strategy's figures misleading, per strategy label, in words: it never acted, it
-    overflowed before acting (a real API would have refused those calls), its compactions replaced nothing
-    or failed, it compacts on most calls. The reference's own overflows are flagged under ``none``."""
-    out: dict[str, list[str]] = {}
+@dataclass(frozen=True)
+class Flag:
+    """Something that makes a strategy's figures misleading: ``kind`` for code (rankings), ``text`` for people."""
+
+    kind: str  # never_acted | partial | beyond_window | overflows | noop | failed | degenerate | identical |
+    #            reference_overflows
+    text: str
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' * (n != 1)}"
+
+
+def flag_details(results: Any) -> dict[str, list[Flag]]:
+    """Per strategy label, what makes its figures misleading (see :func:`strategy_flags`)."""
+    import numpy as np
+
+    identical = {label: group[0] for group in identical_configurations(results) for label in group[1:]}
+    out: dict[str, list[Flag]] = {}
     for label, g in results.groupby("strategy", sort=False):
-        flags: list[str] = []
+        flags: list[Flag] = []
         n = len(g)
-        acted = int((g["first_action_step"] >= 0).sum()) if "first_action_step" in g else 0
-        if str(g["name"].iloc[0]) != "none":
-            if acted == 0:
-                flags.append(f"never acted on any of {n} transcripts")
-            elif acted < n:
-                flags.append(f"acted on {acted}/{n} transcripts")
         is_reference = str(g["name"].iloc[0]) == "none"
-        before = int(g["overflows_before_action"].sum()) if "overflows_before_action" in g else 0
-        if before and not is_reference:
-            k = int((g["overflows_before_action"] > 0).sum())
-            flags.append(f"{before:,} calls over the window before it first acted (on {k} transcript"
-                         f"{'s' if k > 1 else ''}): a real API refuses them")
+        acted_rows = g["first_action_step"] >= 0 if "first_action_step" in g else g["compactions"] < 0
+        acted = int(acted_rows.sum())
+        if not is_reference:
+            if acted == 0:
+                flags.append(Flag("never_acted", f"never acted on any of {_plural(n, 'transcript')}"))
+            elif acted < n:
+                flags.append(Flag("partial", f"acted on {acted:,}/{n:,} transcripts"))
+        before = g["overflows_before_action"].to_numpy() if "overflows_before_action" in g else np.zeros(n)
+        if int(before.sum()) and not is_reference:
+            k = int((before > 0).sum())
+            idle = int(((before > 0) & ~acted_rows.to_numpy()).sum())
+            flags.append(Flag("beyond_window", f"threshold beyond the window (inferred from behaviour): "
+                                               f"{_plural(int(before.sum()), 'call')} over the window before it "
+                                               f"first acted, on {_plural(k, 'transcript')}"
+                                               + (f" ({idle:,} where it never acted)" if idle else "")
+                                               + ": a real API refuses them"))
+        after = int(g["overflows"].sum()) - (0 if is_reference else int(before.sum()))
+        if after > 0 and not is_reference:
+            k = int(((g["overflows"].to_numpy() - before) > 0).sum())
+            flags.append(Flag("overflows", f"{_plural(after, 'call')} over the window after it acted, on "
+                                           f"{_plural(k, 'transcript')}: a real API refuses them"))
         noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
         if noop:
-            flags.append(f"{noop:,} compactions that would have replaced nothing (not applied, not charged)")
+            flags.append(Flag("noop", f"{noop:,} compactions that would have replaced nothing (not applied, "
+                                      "not charged)"))
         failed = int(g["failed_compactions"].sum())
         if failed:
-            flags.append(f"{failed:,} failed compactions")
+            flags.append(Flag("failed", f"{failed:,} failed compactions"))
         steps = int(g["steps"].sum())
         if steps and int(g["compactions"].sum()) >= DEGENERATE_SHARE * steps:
-            flags.append(f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls: degenerate "
-                         "(reserves at or above the window?)")
+            flags.append(Flag("degenerate", f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls: "
+                                            "degenerate (reserves at or above the window?)"))
+        if str(label) in identical:
+            flags.append(Flag("identical", f"behaves exactly as {identical[str(label)]} on every transcript "
+                                           "(the parameters that differ change nothing here)"))
         if "reference_overflows" in g and is_reference:
             refused, calls = int(g["reference_overflows"].sum()), int(g["reference_steps"].sum())
             if refused:
-                flags.append(f"{refused:,} of its {calls:,} calls ({refused / calls:.0%}) exceed the window: "
-                             "savings are measured against calls a real API would have refused")
+                flags.append(Flag("reference_overflows",
+                                  f"{refused:,} of its {calls:,} calls ({refused / calls:.0%}) exceed the window: "
+                                  "savings are measured against calls a real API would have refused"))
         if flags:
             out[str(label)] = flags
     return out
+
+
+def strategy_flags(results: Any) -> dict[str, list[str]]:
+    """What makes a strategy's figures misleading, per strategy label, in words: it never acted, its
+    threshold lies beyond the window (inferred: calls over the window before it first acted — a real API
+    refuses them), it overflowed after acting, its compactions replaced nothing or failed, it compacts on
+    most calls, it behaves exactly as another configuration. The reference's own overflows are flagged
+    under ``none``."""
+    return {label: [f.text for f in fs] for label, fs in flag_details(results).items()}
+
+
+def identical_configurations(results: Any) -> list[list[str]]:
+    """Groups (of two or more) of configurations of one strategy that behave identically on every
+    transcript: a tuning grid whose parameters change nothing on the dataset shows here."""
+    import pandas as pd
+
+    cols = [c for c in SAME_BEHAVIOUR if c in results.columns]
+    groups: dict[tuple[str, bytes], list[str]] = {}
+    for label, g in results.groupby("strategy", sort=False):
+        rows = g.sort_values("transcript_id")[["transcript_id", *cols]]
+        key = pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes()
+        groups.setdefault((str(g["name"].iloc[0]), key), []).append(str(label))
+    return [labels for labels in groups.values() if len(labels) > 1]
 
 
 def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
