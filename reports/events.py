@@ -21,7 +21,7 @@ FACT_CHARS = 300
 PREVIEW_MESSAGES = 6
 PREVIEW_CHARS = 300
 INDEX_COLUMNS = ("transcript_id", "strategy", "seq", "step", "phase", "ok", "tokens_before", "tokens_after",
-                 "retention", "lost_facts", "fabricated", "guard_summary_larger", "guard_dropped_constraint")
+                 "retention", "lost_facts", "fabricated", "guard_summary_larger", "guard_dropped_constraint", "error")
 
 
 def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, Any]:
@@ -60,7 +60,11 @@ def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, An
     # np.lexsort: the last key is the primary one
     flagged = (guards & 1) + (guards >> 1 & 1) + (guards >> 2 & 1)
     order = np.lexsort((rows, -flagged, np.where(np.isnan(retention), 2.0, retention), ok, -lost))
-    order = order[(s[order] >= 0) & (t[order] >= 0)]
+    from compbench.loop import NOOP
+
+    # a no-op compaction (it would have replaced nothing) was not applied: it is flagged, not listed
+    applied = col("error", "") != NOOP
+    order = order[(s[order] >= 0) & (t[order] >= 0) & applied[order]]
     total = len(order)
     order = order[:MAX_INDEX]
     phase = col("phase", "before")

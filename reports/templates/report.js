@@ -5,7 +5,7 @@
 (function () {
   var S = JSON.parse(document.getElementById("summary-data").textContent);
   var ST = S.strategies;
-  var PAGE = 50;
+  var PAGE = 15;
   var cache = {};
 
   function blob(name) {
@@ -122,7 +122,7 @@
       var lbl = {show: true, position: "right", fontSize: 11, formatter: "{b}", color: "#1b1f24"};
       return {
         animation: false,
-        grid: {left: 64, right: 40, top: 20, bottom: 56},
+        grid: {left: 64, right: 40, top: 20, bottom: 72},
         legend: {bottom: 0, data: ["sound", "degenerate (compacts on most calls)", "calls over the window", "frontier"]},
         tooltip: {trigger: "item", formatter: function (p) {
           var s = ST.filter(function (x) { return x.label === p.name; })[0];
@@ -131,7 +131,7 @@
             "recall " + s.m.needed_recall.text + " " + s.m.needed_recall.ci, "calls over the window " + num(s.refused)].concat(
             s.flags.map(function (f) { return "! " + f.text; })));
         }},
-        xAxis: {type: "value", name: "net token savings vs none", nameLocation: "middle", nameGap: 30, min: xr[0], max: xr[1],
+        xAxis: {type: "value", name: "net token savings vs none", nameLocation: "middle", nameGap: 28, min: xr[0], max: xr[1],
           axisLabel: {formatter: function (v) { return pct(v, 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
         yAxis: {type: "value", name: "needed-fact recall", nameLocation: "middle", nameGap: 46, min: yr[0], max: yr[1],
           axisLabel: {formatter: function (v) { return pct(v, fit ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
@@ -140,10 +140,13 @@
           {type: "line", name: "95% intervals", data: bars, symbol: "none", lineStyle: {color: "#8c959f", width: 1}, silent: true, z: 1, connectNulls: false},
           {type: "line", name: "frontier", data: front.filter(Boolean).map(pt).sort(function (a, b) { return a[0] - b[0]; }),
             symbol: "none", lineStyle: {type: "dashed", color: "#24292f", width: 1.2}, silent: true, z: 2},
-          {type: "scatter", name: "sound", data: points(0), symbolSize: 11, label: lbl, labelLayout: {hideOverlap: true}, z: 4},
+          {type: "scatter", name: "sound", data: points(0), symbolSize: 11, label: lbl, labelLayout: {hideOverlap: true}, z: 4,
+            itemStyle: {color: "#57606a"}},
           {type: "scatter", name: "degenerate (compacts on most calls)", symbol: "triangle", data: points(1), symbolSize: 12,
+            itemStyle: {color: "#9a6700"},
             label: Object.assign({}, lbl, {color: "#7d4e00"}), labelLayout: {hideOverlap: true}, z: 3},
-          {type: "scatter", name: "calls over the window", data: points(2), symbolSize: 11,
+          {type: "scatter", name: "calls over the window", data: points(2), symbolSize: 11, symbol: "emptyCircle",
+            itemStyle: {color: "#cf222e"},
             label: Object.assign({}, lbl, {color: "#82071e"}), labelLayout: {hideOverlap: true}, z: 3}
         ]
       };
@@ -209,7 +212,7 @@
           axisLabel: {fontSize: 9, formatter: function (v) { return v >= 1000 ? (v / 1000).toFixed(0) + "k" : v; }}},
         series: [
           {type: "line", step: "end", data: pts, symbol: "none", lineStyle: {color: s.color, width: 1.4},
-            markLine: win ? {symbol: "none", silent: true, label: {formatter: "window", fontSize: 9}, lineStyle: {color: "#24292f", type: "dotted"}, data: [{yAxis: win}]} : undefined},
+            markLine: win ? {symbol: "none", silent: true, label: {formatter: "window", fontSize: 9, position: "insideEndTop"}, lineStyle: {color: "#24292f", type: "dotted"}, data: [{yAxis: win}]} : undefined},
           {type: "scatter", data: comps, symbol: "triangle", symbolRotate: 180, symbolSize: 8, itemStyle: {color: s.color}},
           {type: "scatter", data: over, symbolSize: 4, itemStyle: {color: "#cf222e"}}
         ]
