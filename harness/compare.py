@@ -104,8 +104,10 @@ def metric(name: str) -> Metric:
 
 def metrics_help() -> str:
     """Every metric with its meaning, for the commands' help (click keeps a ``\b`` block's lines)."""
-    lines = ["\b", "Metrics (aliases: " + ", ".join(f"{k} = {v}" for k, v in ALIASES.items()) + "):"]
+    lines = ["\b", "Metrics:"]
     lines += [f"  {m.name:<21}{m.title}{' (lower is better)' if not m.higher_is_better else ''}" for m in METRICS]
+    names = [f"{k} (= {v})" for k, v in ALIASES.items()]
+    lines += ["Older names still accepted: " + ", ".join(names[:3]) + ",", "  " + ", ".join(names[3:])]
     return "\n".join(lines)
 
 
@@ -267,10 +269,16 @@ def fmt_value(v: float, m: Metric) -> str:
     return f"{v:,.3f}" if m.name == "cost" else f"{v:,.2f}"
 
 
+def _few(e: Estimate) -> str:
+    """`` (n=3, few)`` under 5 contributing units; `` (n=0)`` when none contributes (a strategy that never
+    acted saves nothing it could be credited for)."""
+    return " (n=0)" if e.units == 0 else f" (n={e.units}, few)" if e.few else ""
+
+
 def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
     if math.isnan(e.value):
         return "–"
-    few = f" (n={e.units}, few)" if e.few else ""
+    few = _few(e)
     if not ci or math.isnan(e.lo):
         return fmt_value(e.value, m) + few
     return f"{fmt_value(e.value, m)} [{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]{few}"
@@ -290,7 +298,7 @@ def fmt_diff(d: Estimate, m: Metric) -> str:
     decimals = 1 if m.percent else 3 if m.name == "cost" else 2
     scale = 100 if m.percent else 1
     unit = " pp" if m.percent else ""
-    few = f" (n={d.units}, few)" if d.few else ""
+    few = _few(d)
     if math.isnan(d.lo):
         return f"{signed(d.value * scale, decimals)}{unit}{few}"
     return (f"{signed(d.value * scale, decimals)}{unit} [{signed(d.lo * scale, decimals)}, "

@@ -113,7 +113,7 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
     caveats = [f"Summaries by {summarizer}. Recall depends on it: each strategy's recall is a range, from "
                "summaries that carry nothing to summaries that copy their span (the table below)."]
     few = sorted({s for s, ms in agg.items() for k in ("net_savings", "needed_recall")
-                  if not math.isnan(ms[k].value) and ms[k].few})
+                  if not math.isnan(ms[k].value) and ms[k].few and ms[k].units > 0})
     if few:
         caveats.append(f"Figures resting on fewer than 5 transcripts or sessions (marked few): {', '.join(few)}.")
     n_flagged = len([s for s in flags if s != "none"])

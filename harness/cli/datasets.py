@@ -24,7 +24,7 @@ def _default() -> str:
     return str(default_dataset())
 
 
-@click.group()
+@click.group(short_help="Import, inspect, validate or synthesize transcript datasets.")
 def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
@@ -41,7 +41,7 @@ def by_format(formats: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
 
 
-@datasets.command("import")
+@datasets.command("import", short_help="Import transcript files or folders (any format) into a dataset.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Dataset directory to write (atomically).")
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
@@ -102,7 +102,7 @@ def format_calibration(cal: list[Any]) -> list[str]:
     return out
 
 
-@datasets.command()
+@datasets.command(short_help="Per transcript: messages, tool calls, tokens, recorded usage; --calibrate.")
 @click.argument("dataset", required=False)
 @click.option("--calibrate", "with_calibration", is_flag=True,
               help="Compare our token counts (every tokenizer) with the recorded API usage.")
@@ -160,7 +160,7 @@ def inspect(dataset: str | None, with_calibration: bool, tokenizer: str, fmt: st
             click.echo(line)
 
 
-@datasets.command()
+@datasets.command(short_help="Read files as import would, writing nothing; exit 2 on any failure.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
 @click.option("--skip-lines", is_flag=True,
@@ -218,7 +218,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         sys.exit(2)
 
 
-@datasets.command()
+@datasets.command(short_help="Synthetic sessions with planted facts (known ground truth).")
 @click.option("--n", "n", default=100, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
 @click.option("--turns", default=40, show_default=True, type=click.IntRange(min=2))

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 
-@click.command()
+@click.command(short_help="Probe a run's compactions with a real model and a blind judge (optional).")
 @click.argument("run", type=click.Path(exists=True, file_okay=False))
 @click.option("--agent", "agent_spec", required=True, help="Model answering probes: litellm:MODEL or cache-only:DIR.")
 @click.option("--judge", "judge_spec", help="Blind judge (and probe writer); default: the --agent model.")

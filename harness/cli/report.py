@@ -35,7 +35,7 @@ def check_out(out: Path) -> None:
         raise UsageError(f"{out} is a directory; --out is the HTML file to write")
 
 
-@click.command()
+@click.command(short_help="Render a run as one self-contained HTML report (opens offline).")
 @click.argument("run", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="HTML file to write (its folder must exist).")
 @click.option("--redact", is_flag=True, help="Mask secret-shaped strings (keys, tokens) found in transcripts.")
