@@ -145,6 +145,8 @@ def summary_table(run_dir: Path) -> str:
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
     import pandas as pd
 
+    from compbench.ranking import RULE
+
     r = pd.read_parquet(run_dir / "results.parquet")
     if r.empty:
         return "(no results)"
@@ -156,21 +158,31 @@ def summary_table(run_dir: Path) -> str:
         summarizer_out=("summarizer_output_tokens", "sum"), peak=("peak_context", "max"),
         cost=("cost_usd", "sum"), needs=("needs", "sum"), present=("needs_present", "sum"),
         verbatim=("needs_verbatim", "sum"), upper=("needs_upper", "sum"), reference=("reference_input_tokens", "sum"))
-    lines = [f"{'strategy':<34}{'acted':>8}{'compactions':>12}{'prunes':>8}{'overflows':>10}{'input tok':>13}"
-             f"{'savings':>9}{'net':>8}{'recall':>8}{'  range':<16}{'peak':>9}{'cost $':>10}"]
+    from compbench.ranking import order, standings
+    from compbench.textable import table
+
+    details = flag_details(r)
+    standing = standings(r, details)
+    rows = []
+    nets: dict[str, float] = {}
     for name, row in g.iterrows():
         ref = float(row["reference"])
-        net = _pct(ref - row["input"] - row["summarizer"] - row["summarizer_out"], ref)
-        span = f"  {_pct(row['verbatim'], row['needs'])}–{_pct(row['upper'], row['needs'])}" if row["needs"] else "  –"
-        lines.append(f"{str(name)[:33]:<34}{int(row['acted']):>4}/{int(row['transcripts']):<3}"
-                     f"{int(row['compactions']):>12}{int(row['prunes']):>8}"
-                     f"{int(row['overflows']):>10}{int(row['input']):>13,}{_pct(ref - row['input'], ref):>9}"
-                     f"{net:>8}{_pct(row['present'], row['needs']):>8}{span:<16}"
-                     f"{int(row['peak']):>9,}{row['cost']:>10.2f}")
-    flags = strategy_flags(r)
-    if flags:
+        nets[str(name)] = (ref - row["input"] - row["summarizer"] - row["summarizer_out"]) / ref if ref else 0.0
+        span = f"{_pct(row['verbatim'], row['needs'])}–{_pct(row['upper'], row['needs'])}" if row["needs"] else "–"
+        rows.append([str(name), standing[str(name)].tier_name, f"{int(row['acted']):,}/{int(row['transcripts']):,}",
+                     f"{int(row['compactions']):,}", f"{int(row['prunes']):,}", f"{int(row['overflows']):,}",
+                     f"{int(row['input']):,}", _pct(ref - row["input"], ref),
+                     _pct(ref - row["input"] - row["summarizer"] - row["summarizer_out"], ref),
+                     _pct(row["present"], row["needs"]), span, f"{int(row['peak']):,}", f"{row['cost']:,.2f}"])
+    ranked = order([x[0] for x in rows], standing, lambda s: nets[s])
+    rows.sort(key=lambda x: ranked.index(x[0]))
+    lines = table(["strategy", "group", "acted", "compactions", "prunes", "over window", "input tok", "savings",
+                   "net", "recall", "range", "peak", "cost $"], rows,
+                  [False, False, *([True] * 8), False, True, True])
+    lines.append("order: " + RULE.format(metric="net savings"))
+    if details:
         lines.append("")
-        lines += [f"! {label}: {'; '.join(fs)}" for label, fs in flags.items()]
+        lines += [f"! {label}: {'; '.join(f.text for f in details[label])}" for label in ranked if label in details]
     windows = r.drop_duplicates("transcript_id")
     if "window" in windows:
         counts = windows["window"].value_counts().sort_index()

@@ -156,7 +156,6 @@ def test_drills_down_to_the_facts_lost_and_stays_escaped(report: Path, tmp_path:
 def test_leaderboard_fits_1400px_screenshot(report: Path, tmp_path: Path) -> None:
     """At 1400 px the leaderboard's last column is inside the window and drawn in the screenshot; the same
     check fails when the table is forced wider (so it can catch a cut-off column)."""
-    import numpy as np
     from matplotlib.image import imread
 
     assert CHROMIUM

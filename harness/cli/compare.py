@@ -83,7 +83,7 @@ Examples:
   compbench compare out/run                         strategies ranked, with each one's difference from none
   compbench compare out/run --baseline opencode --metric needed_recall --metric net_savings
   compbench compare out/a out/b --format markdown   B − A for the configurations both runs have
-  compbench compare out/a out/b --pair codex=codex:preset=0.77
+  compbench compare out/a out/b --pair codex codex:preset=0.77
 
 Order: a strategy with calls over the window (a real API refuses them) never ranks above one without;
 then degenerate compacting; within each group by --sort.
@@ -101,14 +101,14 @@ then degenerate compacting; within each group by --sort.
               help="Bootstrap resamples of the 95% intervals.")
 @click.option("--baseline", help="One run: also print each strategy's paired difference from this strategy "
                                  "(default: none).")
-@click.option("--pair", "pairs", multiple=True, metavar="A_LABEL=B_LABEL",
+@click.option("--pair", "pairs", multiple=True, nargs=2, metavar="A_LABEL B_LABEL",
               help="Two runs: pair these two configurations (labels differ); repeatable. Others pair by exact label.")
 @click.option("--cluster", "by", default="session", show_default=True,
               type=click.Choice(["session", "project", "transcript"]),
               help="The bootstrap's resampling unit: a session (a sub-agent with its parent), a project where "
                    "the log records one, or each transcript alone.")
 def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, ...], resamples: int,
-            baseline: str | None, pairs: tuple[str, ...], by: str) -> None:
+            baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str) -> None:
     """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
     configurations across two RUNs (B − A, paired over the transcripts both have)."""
     from compbench.bootstrap import batch
@@ -197,7 +197,7 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
         rows.append(cells)
     if not rows:
         raise UsageError("the two runs have no configuration in common (labels differ: pair them with "
-                         f"--pair A_LABEL=B_LABEL; A has {', '.join(order_)})")
+                         f"--pair A_LABEL B_LABEL; A has {', '.join(order_)})")
     if fmt == "json":
         click.echo(json.dumps({"strategies": out, "only_in_a": only_a, "only_in_b": only_b}, indent=2))
         return
@@ -207,7 +207,7 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
     for side, labels in (("A", only_a), ("B", only_b)):
         if labels:
             click.echo(f"only in {side} ({runs[0] if side == 'A' else runs[1]}), not compared: {', '.join(labels)} "
-                       "(pair two labels with --pair A_LABEL=B_LABEL)")
+                       "(pair two labels with --pair A_LABEL B_LABEL)")
     if fmt == "table":
         click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap; "
                    "pp = percentage points)")
@@ -224,7 +224,7 @@ def _spec(run: str) -> dict[str, Any]:
         return {}
 
 
-def _pairs(a: Any, b: Any, pairs: tuple[str, ...]) -> tuple[dict[str, str], list[str], list[str]]:
+def _pairs(a: Any, b: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], list[str], list[str]]:
     """A label -> B label: each --pair, then every label both runs have, exactly (``codex`` is never
     ``codex:preset=0.77``); and the labels of each run left unpaired, in run order."""
     from compbench.errors import UsageError
@@ -232,11 +232,9 @@ def _pairs(a: Any, b: Any, pairs: tuple[str, ...]) -> tuple[dict[str, str], list
     la = [str(s) for s in dict.fromkeys(a["strategy"])]
     lb = [str(s) for s in dict.fromkeys(b["strategy"])]
     matched: dict[str, str] = {}
-    for p in pairs:
-        left, eq, right = p.partition("=")
-        left, right = left.strip(), right.strip()
-        if not eq or left not in la or right not in lb:
-            raise UsageError(f"--pair {p!r}: expected A_LABEL=B_LABEL with a label of each run "
+    for left, right in pairs:
+        if left not in la or right not in lb:
+            raise UsageError(f"--pair {left} {right}: expected a label of run A, then one of run B "
                              f"(A: {', '.join(la)}; B: {', '.join(lb)})")
         matched[left] = right
     taken = set(matched.values())

@@ -68,37 +68,41 @@ def extras(lines: int, merged: int) -> str:
         if merged else "")
 
 
-# (key, heading, width); the first two are left-aligned text, the rest right-aligned numbers.
+# (key, heading, clip); the first two are text (clipped to that many characters), the rest figures
 TABLE: tuple[tuple[str, str, int], ...] = (
-    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 6), ("n_user", "user", 5),
-    ("n_assistant", "asst", 5), ("n_tool", "tool", 5), ("n_tool_calls", "calls", 6), ("tokens", "tokens", 10),
-    ("recorded_last_input", "last rec", 10), ("recorded_max_input", "max rec", 10), ("n_compactions", "cmp", 4),
+    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
+    ("n_assistant", "asst", 0), ("n_tool", "tool", 0), ("n_tool_calls", "calls", 0), ("tokens", "tokens", 0),
+    ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("n_compactions", "cmp", 0),
 )
 
 
 def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
-    """Fixed-width lines: text columns clipped to their width, numbers with thousands separators."""
-    def line(cells: list[str]) -> str:
-        return " ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                        for i, (c, (_, _, w)) in enumerate(zip(cells, TABLE, strict=True))).rstrip()
+    """Columns as wide as their widest cell (figures never run together, whatever their size): text
+    clipped, figures with thousands separators."""
+    from compbench.textable import table
 
-    out = [line([h for _, h, _ in TABLE])]
-    for r in rows:
-        out.append(line([str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)]))
+    cells = [[str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)] for r in rows]
+    out = table([h for _, h, _ in TABLE], cells, [False, False] + [True] * (len(TABLE) - 2))
     total = sum(r["tokens"] for r in rows)
     out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
     return out
 
 
 def format_calibration(cal: list[Any]) -> list[str]:
+    from compbench.calibrate import AGENT_OVERHEAD
+    from compbench.textable import table
+
     out = ["calibration against recorded API usage (only calls before the first recorded compaction)",
-           "overhead = median(recorded - counted): the system prompt and tool schemas are not in transcripts",
-           f"{'tokenizer':<14}{'format':<16}{'calls':>7}{'overhead':>10}{'median err':>12}{'p90 err':>10}"]
-    for c in cal:
-        out.append(f"{c.tokenizer:<14}{c.source:<16}{c.calls:>7}{c.overhead:>10,.0f}{c.median_error:>12.1%}"
-                   f"{c.p90_error:>10.1%}")
+           "overhead = median(recorded - counted): the system prompt and tool schemas are not in transcripts"]
+    out += table(["tokenizer", "format", "calls", "overhead", "median err", "p90 err"],
+                 [[c.tokenizer, c.source, f"{c.calls:,}", f"{c.overhead:,.0f}", f"{c.median_error:.1%}",
+                   f"{c.p90_error:.1%}"] for c in cal], [False, False, True, True, True, True])
     if not cal:
         out.append("(no recorded usage before a compaction in these transcripts)")
+    out.append("`compbench run` uses this overhead by default (--system-tokens auto): each transcript's own median "
+               "over its recorded calls, else its agent's default (" + ", ".join(
+                   f"{k} {v:,}" for k, v in sorted(AGENT_OVERHEAD.items())) + "); --system-tokens N fixes one "
+               "number for every transcript")
     return out
 
 
