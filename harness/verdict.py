@@ -80,8 +80,14 @@ def choose(b: Batch, standing: Mapping[str, Standing], spec: str) -> Choice:
     sound = [s for s in ranked if standing[s].sound]
     text = words(obj)
     if not sound:
-        flagged = f"; only strategies ranked below the sound ones meet it ({', '.join(ranked[:3])})" if ranked else ""
-        return Choice(text, spec, None, "", "", f"no sound strategy meets it{flagged}")
+        if not ranked:
+            return Choice(text, spec, None, "", "", "no strategy meets it")
+        best = ranked[0]  # the rule still decides: fewest calls over the window first, then the objective
+        st = standing[best]
+        what = (f"{st.refused:,} of its {st.calls:,} calls over the window (a real API refuses them)" if st.refused
+                else "it compacts on most calls")
+        return Choice(text, spec, best, _figures(agg[best], obj), "",
+                      f"no sound strategy meets it; the best by the ranking rule still has {what}")
     best = sound[0]
     margin = ""
     if len(sound) > 1:

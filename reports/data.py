@@ -25,8 +25,8 @@ SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical
 def estimate_json(e: Estimate, m: Metric) -> dict[str, Any]:
     """A figure as the page shows it: value, interval, and whether it rests on few transcripts."""
     ci = "" if math.isnan(e.value) or math.isnan(e.lo) else f"[{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]"
-    return {"v": e.value, "lo": e.lo, "hi": e.hi, "n": e.units, "few": e.few and e.units > 0 and not math.isnan(e.value),
-            "text": fmt_value(e.value, m), "ci": ci}
+    few = e.few and e.units > 0 and not math.isnan(e.value)
+    return {"v": e.value, "lo": e.lo, "hi": e.hi, "n": e.units, "few": few, "text": fmt_value(e.value, m), "ci": ci}
 
 
 def per_kind(results: Any, label: str) -> dict[str, float]:
