@@ -88,13 +88,10 @@ def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pyt
     assert not (tmp_path / "ds").exists()
 
 
-TABLE = [
-    "transcript                               format           msgs  user  asst  tool  calls     tokens   last rec"
-    "    max rec  cmp",
-    "t1                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
-    "t2                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
+TABLE = [  # columns as wide as their widest cell, two spaces apart
+    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp",
+    "t1          compbench     2     1     1     0      0      14       100      100    0",
+    "t2          compbench     2     1     1     0      0      14       100      100    0",
     "2 transcripts, 28 tokens (chars4)",
 ]
 
@@ -128,9 +125,9 @@ def test_inspect_json_with_calibration(src: Path, capsys: pytest.CaptureFixture[
 def test_inspect_calibration_table(src: Path, capsys: pytest.CaptureFixture[str],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     stdout = run(capsys, monkeypatch, "inspect", src, "--calibrate")[1].splitlines()
-    start = stdout.index("tokenizer     format            calls  overhead  median err   p90 err")
-    assert stdout[start + 3] == "chars4        compbench             2        92        0.0%      0.0%"
-    assert len(stdout) == start + 5
+    start = stdout.index("tokenizer     format     calls  overhead  median err  p90 err")
+    assert stdout[start + 3] == "chars4        compbench      2        92        0.0%     0.0%"
+    assert len(stdout) == start + 6 and "--system-tokens auto" in stdout[-1]
 
 
 def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -199,4 +196,4 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     lines = stdout.splitlines()
     assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",
                                 "398,787", "167,988", "184,915", "2"]
-    assert "o200k_base    pi                  171    30,122        4.6%     18.8%" in lines
+    assert "o200k_base    pi        171    30,122        4.6%    18.8%" in lines
