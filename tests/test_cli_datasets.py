@@ -80,13 +80,10 @@ def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pyt
     assert not (tmp_path / "ds").exists()
 
 
-TABLE = [
-    "transcript                               format           msgs  user  asst  tool  calls     tokens   last rec"
-    "    max rec  cmp",
-    "t1                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
-    "t2                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
+TABLE = [  # columns as wide as their widest cell, two spaces apart
+    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp",
+    "t1          compbench     2     1     1     0      0      14       100      100    0",
+    "t2          compbench     2     1     1     0      0      14       100      100    0",
     "2 transcripts, 28 tokens (chars4)",
 ]
 

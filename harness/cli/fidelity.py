@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 
-@click.command()
+@click.command(short_help="Each strategy against the compactions the real tools recorded.")
 @click.argument("datasets", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
 @click.option("--tokenizer", default="o200k_base", show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -36,6 +37,18 @@ def auto_overhead(system_tokens: int | None, limits: object) -> int | None:
     under a window set for every transcript (--context-window / --model: a smaller window to exercise
     compaction) a real tool's 20-35k system prompt would fill it, so auto means none there."""
     return 0 if system_tokens is None and limits is not None else system_tokens
+
+
+EPILOG = """\b
+Examples:
+  compbench run --out out/run                                   the bundled samples, every strategy
+  compbench run mine --strategy opencode --strategy codex:preset=0.77 --strategy none --out out/run
+  compbench run mine --context-window 128000 --summarizer litellm:gpt-4o-mini --out out/run
+  compbench run --resume out/run                                continue an interrupted run as it was started
+
+Progress goes to stderr with the total and the time left, also when stderr is a log file (a line every
+10 s; COMPBENCH_PROGRESS_SECONDS changes it).
+"""
 
 
 class SystemTokens(click.ParamType):  # type: ignore[type-arg]
@@ -71,7 +84,7 @@ def read_prices(path: str) -> dict[str, float]:
                          f"(dollars per million tokens) ({type(e).__name__}: {e})") from None
 
 
-@click.command()
+@click.command(epilog=EPILOG, short_help="Replay a dataset through strategies into a run directory.")
 @click.argument("dataset", required=False)
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
               help="Strategy spec; repeatable. Default: all built-in strategies.")
@@ -85,14 +98,16 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--max-output", type=click.IntRange(min=1), help="Simulated max output tokens (default 16384).")
 @click.option("--tokenizer", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base", "chars4", "chars4-round"]))
-@click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0))
+@click.option("--message-overhead", default=4, show_default=True, type=click.IntRange(min=0),
+              help="Tokens each message adds to the prompt beyond its content (role, separators).")
 @click.option("--token-correction", default="auto", show_default=True,
               help="auto: counts scaled to the recorded model family's tokenizer (Claude, Gemini; fitted on real "
                    "usage, see `datasets inspect --calibrate`); none; or a family name to force it.")
 @click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
               help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
-                   "transcript, or auto: each transcript's own (calibrated on its recorded usage, else its agent's "
-                   "default) on its own window; 0 under a --context-window / --model set for every transcript.")
+                   "transcript, or auto (the default: each transcript's own, calibrated on its recorded usage as "
+                   "`datasets inspect --calibrate` does, else its agent's default overhead; 0 under a "
+                   "--context-window / --model set for every transcript).")
 @click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5).")
 @click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
               help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
@@ -105,36 +120,80 @@ def read_prices(path: str) -> dict[str, float]:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               help="Replay transcripts in N local processes (or N Ray CPUs).")
-@click.option("--executor", type=click.Choice(["local", "threads", "ray"]), default="local", show_default=True)
+@click.option("--executor", type=click.Choice(["local", "threads", "ray"]), default="local", show_default=True,
+              help="local processes (--workers), threads (--concurrency, for rate-limited models) or a Ray cluster.")
 @click.option("--ray-address", help="Ray cluster address (with --executor ray); default: a local instance.")
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
               help="Transcripts in flight at once in threads: bounded concurrency for litellm summarizers.")
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
-              help="Continue an interrupted run (same options and dataset) in this directory.")
+              help="Continue an interrupted run in this directory, with the options and dataset it was started "
+                   "with (an option given again must match; a differing one is named).")
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
-def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
+@click.pass_context
+def run(ctx: click.Context, dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
         context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
         token_correction: str, system_tokens: int | None, price_model: str | None, prices_file: str | None,
         cache_ttl: str, api_base: str | None, api_key: str | None,
         cache_dir: str | None, workers: int, executor: str, ray_address: str | None, concurrency: int,
         out: str | None, force: bool, resume_dir: str | None, quiet: bool) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
-    from compbench.correction import check_mode
     from compbench.dataset import iter_transcripts
-    from compbench.facts.boilerplate import scan_dataset
-    from compbench.facts.sources import gold_file_for
-    from compbench.models import lookup
-    from compbench.rundir import write_run
-    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
-    from compbench.session import ModelLimits
-    from compbench.strategies import resolve, runnable
+    from compbench.progress import Progress, dataset_total
+    from compbench.rundir import recorded, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
     out = out or resume_dir
     assert out is not None
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+    done = 0
+    if resume_dir:
+        spec, path, done = recorded(Path(resume_dir))
+        _check_resume(resume_dir, spec, path, given, ctx.params)
+        if api_key and spec.summarizer.partition(":")[0] in ("litellm", "cache-only"):
+            from dataclasses import replace
+
+            spec = replace(spec, summarizer_options={**spec.summarizer_options, "api_key": api_key})
+    else:
+        spec, path = _new_spec(dataset, strategies, summarizer, model, context_window, max_output, tokenizer,
+                               message_overhead, system_tokens, price_model, prices_file, api_base, api_key, cache_dir,
+                               token_correction=token_correction, cache_ttl=cache_ttl)
+    progress = Progress(sys.stderr, dataset_total(path), done) if not quiet else None
+
+    def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
+        click.echo(f"warning: {msg}", err=True)
+
+    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), workers,
+                         progress.tick if progress else None, force, resume=resume_dir is not None,
+                         executor=executor, concurrency=concurrency, ray_address=ray_address)
+    if progress:
+        progress.close()
+    for e in manifest["errors"]:
+        click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
+    if not quiet:
+        from compbench.summary import summary_table
+
+        click.echo(summary_table(Path(out)))
+        click.echo(f"run written to {out}")
+
+
+def _new_spec(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model: str | None,
+              context_window: int | None, max_output: int | None, tokenizer: str, message_overhead: int,
+              system_tokens: int | None, price_model: str | None, prices_file: str | None, api_base: str | None,
+              api_key: str | None, cache_dir: str | None, *, token_correction: str = "auto",
+              cache_ttl: str = "5m") -> tuple[Any, str]:
+    """The spec of a new run from the command line, and its dataset."""
+    from compbench.correction import check_mode
+    from compbench.facts.boilerplate import scan_dataset
+    from compbench.facts.sources import gold_file_for
+    from compbench.models import lookup
+    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
+    from compbench.session import ModelLimits
+    from compbench.strategies import resolve, runnable
+
     specs = tuple(resolve(s).label for s in strategies) if strategies else tuple(runnable())
     if len(set(specs)) != len(specs):
         raise UsageError("the same strategy configuration is given twice")
@@ -147,30 +206,51 @@ def run(dataset: str | None, strategies: tuple[str, ...], summarizer: str, model
         options = {k: v for k, v in (("api_base", api_base), ("api_key", api_key), ("cache_dir", cache_dir)) if v}
     path = dataset or default_dataset()
     gold = gold_file_for(path)
-    spec = RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
+    return RunSpec(strategies=specs, limits=limits, summarizer=summarizer, tokenizer=tokenizer,
                    message_overhead=message_overhead, token_correction=check_mode(token_correction),
                    system_tokens=auto_overhead(system_tokens, limits), model=model, price_model=pm,
                    gold=str(gold) if gold else None, prices=read_prices(prices_file) if prices_file else None,
-                   summarizer_options=options, boilerplate=scan_dataset(path), cache_ttl=cache_ttl)
-    done = [0]
+                   summarizer_options=options, boilerplate=scan_dataset(path), cache_ttl=cache_ttl), path
 
-    def progress(tid: str) -> None:
-        done[0] += 1
-        if not quiet and sys.stderr.isatty():
-            click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
 
-    def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
-        click.echo(f"warning: {msg}", err=True)
+# options that do not change a run's results: they may differ on --resume
+FREE = {"workers", "executor", "ray_address", "concurrency", "quiet", "force", "resume_dir", "out", "api_key"}
 
-    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), workers, progress, force,
-                         resume=resume_dir is not None, executor=executor, concurrency=concurrency,
-                         ray_address=ray_address)
-    if not quiet and sys.stderr.isatty():
-        click.echo("", err=True)
-    for e in manifest["errors"]:
-        click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
-    if not quiet:
-        from compbench.summary import summary_table
 
-        click.echo(summary_table(Path(out)))
-        click.echo(f"run written to {out}")
+def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[str, Any]) -> None:
+    """Every option given again on --resume must be the one the run was started with: the differing ones
+    are named, with the run's value, in one line."""
+    from compbench.strategies import resolve
+
+    limits = spec.limits
+    recorded: dict[str, Any] = {
+        "dataset": path, "strategies": spec.strategies, "summarizer": spec.summarizer, "model": spec.model,
+        "context_window": limits.context_window if limits is not None else None,
+        "max_output": limits.max_output if limits is not None else None, "tokenizer": spec.tokenizer,
+        "message_overhead": spec.message_overhead, "system_tokens": spec.system_tokens,
+        "token_correction": spec.token_correction, "cache_ttl": spec.cache_ttl,
+        "price_model": spec.price_model, "prices_file": spec.prices,
+        "api_base": spec.summarizer_options.get("api_base"), "cache_dir": spec.summarizer_options.get("cache_dir")}
+    wanted = dict(params)
+    if params.get("dataset") is not None:
+        given = given | {"dataset"}
+    if "strategies" in given:
+        wanted["strategies"] = tuple(resolve(x).label for x in params["strategies"])
+    if "prices_file" in given and params.get("prices_file"):
+        wanted["prices_file"] = read_prices(params["prices_file"])
+    differ = []
+    for name in sorted(given - FREE):
+        if name not in recorded:
+            continue
+        mine, theirs = wanted.get(name), recorded[name]
+        if name == "dataset" and mine is not None and Path(str(mine)).resolve() == Path(str(theirs)).resolve():
+            continue
+        if isinstance(theirs, tuple):
+            theirs, mine = ",".join(theirs), ",".join(mine or ())
+        if mine != theirs:
+            flag = "DATASET" if name == "dataset" else "--" + name.replace("_", "-").replace("-file", "s")
+            shown = "auto" if theirs is None and name == "system_tokens" else theirs
+            differ.append(f"{flag} {shown!s} in the run, {mine!s} given")
+    if differ:
+        raise UsageError(f"cannot resume {run}: {'; '.join(differ)} (leave them out: --resume takes the run's own "
+                         "options)")

@@ -7,7 +7,7 @@ import dataclasses
 import click
 
 
-@click.group()
+@click.group(short_help="List strategies and show their sources, parameters and presets.")
 def strategies() -> None:
     """List strategies and show their parameters."""
 
