@@ -74,7 +74,9 @@ def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int
     for label in dict.fromkeys(df["strategy"]):
         whole = df[df["strategy"] == label]
         for m in metrics:
-            sub = whole[whole["transcript_id"].isin(commons[m.name])] if m.common else whole
+            # no transcript where every strategy has it (many strategies acting on few transcripts each):
+            # each strategy's own, its n saying on how many
+            sub = whole[whole["transcript_id"].isin(commons[m.name])] if m.common and commons[m.name] else whole
             labels, ids = cluster_labels(sub, by), sub["transcript_id"].astype(str).to_numpy()
             num = _column(sub, m.num)
             acted = np.ones(len(sub), bool)

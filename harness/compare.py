@@ -65,7 +65,8 @@ METRICS: tuple[Metric, ...] = (
                "strategy can do better at that cost, so the distance to it is the strategy's headroom"),
     Metric("retention", "retention after acting", "retention_after", common=True,
            doc="the share of received facts still in view at each step after the first action, averaged per "
-               "transcript, on the transcripts where every strategy acted"),
+               "transcript, on the transcripts where every strategy acted (each strategy's own when no transcript "
+               "has them all)"),
     Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True,
            doc="1 − input tokens / the input tokens of none (the summarizer's tokens not counted)"),
     Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True,
