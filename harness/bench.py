@@ -264,12 +264,17 @@ def main(argv: Sequence[str] = ()) -> int:
     show(f"peak_rss_mb_{big}", round(peak_rss_mb(big), 1))
     if not quick:
         show("big_transcript", big_transcript())
+    from compbench import bench_report
+
+    # the user's scale: a run of 2,000 transcripts logging its progress, and its report (time and size)
+    bench_report.scale(show, BASE_STRATEGIES, n=200 if quick else 2_000)
+    bench_report.samples(show, list(runnable()))
     show("bench_peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     summary = (f"run {results['run_ratio']}x tokenize (target <= 1.3; real samples "
                f"{results['samples_run_ratio']}x), tune {results['tune_ratio']}x (<= 3), "
                f"naive/ours {naive[-1][1]}x at {naive[-1][0]} turns, scaling exponent {results['scaling_exponent']}, "
                f"memory {results[f'peak_rss_mb_{small}']} -> {results[f'peak_rss_mb_{big}']} MB, "
-               f"workers x{results['workers_speedup']}")
+               f"workers x{results['workers_speedup']}; report of the scale run {results['scale_report']}")
     print(f"summary: {summary}")
     out = ROOT / "out" / "bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ class Metric:
     # a saving against the reference comes only from the transcripts where the strategy acted: those are
     # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
     acted_only: bool = False
+    doc: str = ""  # what it measures, in the glossary, the report and every command's help
 
 
 def _sum(*cols: str) -> str:
@@ -45,21 +46,44 @@ def _sum(*cols: str) -> str:
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("net_savings", "net savings", _sum(*NET_SPENT), "reference_input_tokens", complement=True,
-           acted_only=True),  # compbench.savings.net_saved
-    Metric("needed_recall", "needed-fact recall", "needs_present", "needs"),
-    Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs"),
-    Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs"),
+    Metric("net_savings", "net savings",
+           _sum(*NET_SPENT), "reference_input_tokens", complement=True, acted_only=True,
+           doc="1 − (input tokens + the summarizer's input and output tokens) / the input tokens of none, "
+               "summed over transcripts; its n counts the transcripts where the strategy acted"),
+    Metric("needed_recall", "needed-fact recall", "needs_present", "needs",
+           doc="needs met / needs: a need is a later step where the recorded agent uses a fact it was given "
+               "(by the user or a tool), scored from the strategy's first action; met when the fact is in "
+               "that step's prompt (presence: an upper bound on what a model retains)"),
+    Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs",
+           doc="needs met word for word, as if summaries carried nothing: the low end of recall's range"),
+    Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs",
+           doc="needs met if each summary also carried what an extractive copy of its span carries: the "
+               "high end of recall's range"),
     Metric("oracle_recall", "hindsight oracle's recall at the same cost (a bound, not a strategy)",
-           "oracle_present", "needs"),
-    Metric("retention", "retention after acting", "retention_after", common=True),
-    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True),
-    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True),
+           "oracle_present", "needs",
+           doc="needs a hindsight oracle meets at the strategy's own prompt sizes: it writes out exactly the "
+               "facts the agent is about to need (or keeps the strategy's prompt, if that meets more); no "
+               "strategy can do better at that cost, so the distance to it is the strategy's headroom"),
+    Metric("retention", "retention after acting", "retention_after", common=True,
+           doc="the share of received facts still in view at each step after the first action, averaged per "
+               "transcript, on the transcripts where every strategy acted (each strategy's own when no transcript "
+               "has them all)"),
+    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True,
+           doc="1 − input tokens / the input tokens of none (the summarizer's tokens not counted)"),
+    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True,
+           doc="1 − dollars / the dollars of none, with the simulated prompt cache (cache reads and writes "
+               "at the price model's rates; a compaction breaks the cached prefix)"),
     Metric("cost_savings_nocache", "cost savings without a cache", "cost_usd_nocache", "reference_cost_usd_nocache",
-           complement=True, acted_only=True),
-    Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False),
-    Metric("compactions", "compactions / transcript", "compactions", higher_is_better=False, percent=False),
-    Metric("overflows", "overflows / transcript", "overflows", higher_is_better=False, percent=False),
+           complement=True, acted_only=True,
+           doc="cost savings if nothing were cached: every input token at the full price (the cost range's "
+               "other end)"),
+    Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False,
+           doc="dollars per transcript with the simulated cache, the summarizer's calls included"),
+    Metric("compactions", "compactions / transcript", "compactions", higher_is_better=False, percent=False,
+           doc="successful compactions per transcript"),
+    Metric("overflows", "overflows / transcript", "overflows", higher_is_better=False, percent=False,
+           doc="calls per transcript whose prompt exceeds the window: a real API refuses them, so any "
+               "overflow ranks a strategy below every strategy without one"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 
@@ -74,9 +98,27 @@ REGISTRY: Registry[Metric] = Registry("metric", "compbench.metrics", adopt=_metr
 for _m in METRICS:
     REGISTRY.register(_m.name, _m, "compbench")
 
+# names other commands used before one vocabulary: accepted everywhere, printed as the canonical name
+ALIASES = {"recall": "needed_recall", "retention_at_compaction": "retention", "retention_after": "retention",
+           "net": "net_savings", "token_savings": "savings", "cost_usd": "cost"}
+
+
+def canonical(name: str) -> str:
+    return ALIASES.get(name, name)
+
 
 def metric(name: str) -> Metric:
-    return REGISTRY.get(name)
+    """The metric ``name`` (or an alias of it, see :data:`ALIASES`), a built-in or a plug-in's."""
+    return REGISTRY.get(canonical(name.strip()))
+
+
+def metrics_help() -> str:
+    """Every metric with its meaning, for the commands' help (click keeps a ``\b`` block's lines)."""
+    lines = ["\b", "Metrics:"]
+    lines += [f"  {m.name:<21}{m.title}{' (lower is better)' if not m.higher_is_better else ''}" for m in METRICS]
+    names = [f"{k} (= {v})" for k, v in ALIASES.items()]
+    lines += ["Older names still accepted: " + ", ".join(names[:3]) + ",", "  " + ", ".join(names[3:])]
+    return "\n".join(lines)
 
 
 def load_results(run: str | Path) -> Any:
@@ -148,14 +190,11 @@ def common_transcripts(df: Any, m: Metric) -> set[str]:
 
 def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_000,
               seed: int = 0, by: str = "session") -> dict[str, dict[str, Estimate]]:
-    """strategy label -> metric name -> estimate, strategies in run order."""
-    out: dict[str, dict[str, Estimate]] = {}
-    commons = {m.name: common_transcripts(df, m) for m in metrics if m.common}
-    for label in dict.fromkeys(df["strategy"]):
-        sub = df[df["strategy"] == label]
-        out[str(label)] = {m.name: estimate(sub[sub["transcript_id"].isin(commons[m.name])] if m.common else sub,
-                                            m, resamples, seed, by) for m in metrics}
-    return out
+    """strategy label -> metric name -> estimate, strategies in run order (every figure on shared
+    resamples: see :mod:`compbench.bootstrap`)."""
+    from compbench.bootstrap import batch
+
+    return batch(df, metrics, resamples, seed, by).estimates
 
 
 RANGE = ("recall_verbatim", "needed_recall", "recall_copy")  # the summary carries nothing .. point .. a copy
@@ -229,15 +268,46 @@ def _isnan(x: Any) -> Any:
     return np.isnan(x)
 
 
+def fmt_value(v: float, m: Metric) -> str:
+    """One figure of ``m`` as every table prints it: a percentage to 0.1, dollars to 0.001, counts to 0.01."""
+    if math.isnan(v):
+        return "–"
+    if m.percent:
+        return f"{v:.1%}"
+    return f"{v:,.3f}" if m.name == "cost" else f"{v:,.2f}"
+
+
+def _few(e: Estimate) -> str:
+    """`` (n=3, few)`` under 5 contributing units; `` (n=0)`` when none contributes (a strategy that never
+    acted saves nothing it could be credited for)."""
+    return " (n=0)" if e.units == 0 else f" (n={e.units}, few)" if e.few else ""
+
+
 def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
     if math.isnan(e.value):
         return "–"
-    few = f" (n={e.units}, few)" if e.few else ""
-    def f(v: float) -> str:
-        if m.percent:
-            return f"{v:.1%}"
-        return f"{v:,.3f}" if m.name == "cost" else f"{v:.2f}"
-
+    few = _few(e)
     if not ci or math.isnan(e.lo):
-        return f(e.value) + few
-    return f"{f(e.value)} [{f(e.lo)}, {f(e.hi)}]{few}"
+        return fmt_value(e.value, m) + few
+    return f"{fmt_value(e.value, m)} [{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]{few}"
+
+
+def signed(v: float, decimals: int) -> str:
+    """``+1.2`` / ``-1.2`` / ``0.0``: never ``-0.0`` (a difference that rounds to nothing has no sign)."""
+    text = f"{v:+.{decimals}f}"
+    return text[1:] if float(text) == 0 else text
+
+
+def fmt_diff(d: Estimate, m: Metric) -> str:
+    """A difference in the units of the single-run tables: percentage points for a percentage (``+1.2 pp
+    [-0.3, +2.5]``), dollars or counts otherwise."""
+    if math.isnan(d.value):
+        return "–"
+    decimals = 1 if m.percent else 3 if m.name == "cost" else 2
+    scale = 100 if m.percent else 1
+    unit = " pp" if m.percent else ""
+    few = _few(d)
+    if math.isnan(d.lo):
+        return f"{signed(d.value * scale, decimals)}{unit}{few}"
+    return (f"{signed(d.value * scale, decimals)}{unit} [{signed(d.lo * scale, decimals)}, "
+            f"{signed(d.hi * scale, decimals)}]{few}")

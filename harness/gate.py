@@ -30,14 +30,25 @@ class Check:
     passed: bool
 
     def line(self) -> str:
+        """One line, in the units of ``compare``'s tables: percentages (and percentage points for a drop),
+        with enough digits that the figure printed is on the side of the threshold that decided."""
+        from compbench.compare import REGISTRY, signed
+        from compbench.tune import decisive
+
         status = "PASS" if self.passed else "FAIL"
+        m = REGISTRY.get(self.metric) if self.metric in REGISTRY else None
+        percent = m is not None and m.percent
         if self.kind == "max-drop":
-            return (f"{status} {self.strategy}: {self.metric} change vs baseline {self.value:+.4f} "
-                    f"(lower bound {self.bound:+.4f}) must stay above -{self.threshold:g}")
+            scale, unit = (100, " pp") if percent else (1, "")
+            digits = 2 if percent else 4
+            return (f"{status} {self.strategy}: {self.metric} change vs baseline {signed(self.value * scale, digits)}"
+                    f"{unit} (lower bound {signed(self.bound * scale, digits)}{unit}) must stay above "
+                    f"-{self.threshold * scale:g}{unit}")
         side = "lower" if self.kind == "min" else "upper"
         op = ">=" if self.kind == "min" else "<="
-        return (f"{status} {self.strategy}: {self.metric} = {self.value:.4f} ({side} 95% bound {self.bound:.4f}) "
-                f"{op} {self.threshold:g}")
+        thr = f"{self.threshold:.4g}".rstrip("0").rstrip(".") if not percent else f"{self.threshold * 100:g}%"
+        return (f"{status} {self.strategy}: {self.metric} = {decisive(self.value, self.threshold, percent)} "
+                f"({side} 95% bound {decisive(self.bound, self.threshold, percent)}) {op} {thr}")
 
 
 def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str, float]:
@@ -46,9 +57,9 @@ def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str,
         key, eq, value = item.partition("=")
         if not eq:
             raise UsageError(f"{flag} expects METRIC=VALUE, got {item!r}")
-        metric(key.strip())
+        name = metric(key.strip()).name  # an alias (recall) is stored under the one vocabulary (needed_recall)
         try:
-            out[key.strip()] = float(value)
+            out[name] = float(value)
         except ValueError:
             raise UsageError(f"{flag} {item!r}: {value!r} is not a number") from None
     return out
@@ -67,7 +78,7 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
     table = conf.get(key, {}) if isinstance(conf, dict) else {}
     if not isinstance(table, dict):
         raise UsageError(f"gate config: '{key}' must be a table of METRIC = number")
-    merged = {k: float(v) for k, v in table.items() if metric(k)}
+    merged = {metric(k).name: float(v) for k, v in table.items()}
     merged.update(flags)
     return merged
 

@@ -182,8 +182,11 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     step = 0
     manual_at = config.manual_at  # None once asked (or never asked)
 
+    until_first = bool(getattr(strategy, "until_first", False))
+
     def ask(hook: Callable[[Strategy], Sequence[Action]], phase: Phase, next_index: int) -> None:
-        """One hook round: each stage in turn, its actions applied before the next stage is asked."""
+        """One hook round: each stage in turn, its actions applied before the next stage is asked (a
+        composition that ends a round at its first acting stage stops there)."""
         for k, stage in enumerate(stages):
             view.last_event = own[k]
             actions = hook(stage)
@@ -192,6 +195,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             apply(actions, step, phase, next_index, k)
             if actions:
                 rounds.clear()  # computed on the view before these actions
+            if actions and until_first:
+                break
 
     def ask_manual(next_index: int) -> None:
         """The user's /compact before message ``next_index`` joins (or after the last one)."""

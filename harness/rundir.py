@@ -48,6 +48,20 @@ def _committed(partial: Path) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
 
 
+def recorded(out: Path) -> tuple[RunSpec, str, int]:
+    """What an interrupted run was started with: its spec, its dataset, and how many transcripts it has
+    committed (``run --resume`` takes its options from here; the run's own words if it cannot)."""
+    out = Path(out)
+    partial = _partial(out)
+    if (out / "manifest.json").exists() and not partial.exists():
+        raise UsageError(f"{out} is already complete; nothing to resume")
+    if not (partial / "spec.json").exists():
+        raise UsageError(f"{out}: no interrupted run to resume (no {partial.name}/spec.json)")
+    identity = json.loads((partial / "spec.json").read_text(encoding="utf-8"))
+    done = sum(len(b["ids"]) for b in _committed(partial))
+    return RunSpec.from_manifest(identity["spec"]), str(identity["dataset"]), done
+
+
 def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
     it = iter(transcripts)
     for expected in done:

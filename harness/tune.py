@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.compare import metric
 from compbench.errors import UsageError
+from compbench.ranking import Standing, order
+from compbench.ranking import pareto as pareto  # re-exported: tune's frontier
 from compbench.stats import Estimate
 from compbench.strategies import get
 from compbench.strategies.base import label, parse_value
-
-ALIASES = {"recall": "needed_recall", "retention_at_compaction": "retention"}
 
 
 def _field(strategy: str, key: str) -> tuple[str, str, Any]:
@@ -55,6 +56,9 @@ def grid_specs(strategy: str, grids: Sequence[str], fixed: str = "") -> list[str
         key, eq, raw = g.partition("=")
         if not eq:
             raise UsageError(f"--grid expects NAME=V1,V2,..., got {g!r}")
+        if key.strip() in axes:  # the last would silently win: say so instead
+            raise UsageError(f"--grid {key.strip()} is given twice; give all its values once: "
+                             f"--grid {key.strip()}=V1,V2,...")
         axes[key.strip()] = _values(strategy, key.strip(), raw)
     preset, base = _fixed(fixed)
     combos = itertools.product(*axes.values()) if axes else [()]
@@ -107,26 +111,36 @@ def parse_objective(text: str) -> Objective:
         c = re.fullmatch(r"\s*(\w+)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*", part)
         if not c:
             raise UsageError(f"objective constraint {part!r}: expected METRIC >= V or METRIC <= V")
-        cons.append((ALIASES.get(c.group(1), c.group(1)), c.group(2), float(c.group(3))))
-    return Objective(m.group(1) == "max", ALIASES.get(m.group(2), m.group(2)), tuple(cons))
+        cons.append((metric(c.group(1)).name, c.group(2), float(c.group(3))))
+    return Objective(m.group(1) == "max", metric(m.group(2)).name, tuple(cons))
 
 
-def pareto(points: Mapping[str, tuple[float, float]]) -> list[str]:
-    """Labels not dominated in (x, y), both maximized; sorted by x descending."""
-    pts = {k: v for k, v in points.items() if not any(math.isnan(c) for c in v)}
-    front = [k for k, (x, y) in pts.items()
-             if not any((x2 >= x and y2 >= y) and (x2 > x or y2 > y) for x2, y2 in pts.values())]
-    return sorted(front, key=lambda k: (-pts[k][0], -pts[k][1], k))
+OPS = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
 
 
-def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective) -> str | None:
-    ops = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
-    ok = [s for s, ms in agg.items()
-          if all(not math.isnan(ms[k].value) and ops[op](ms[k].value, v) for k, op, v in obj.constraints)
-          and not math.isnan(ms[obj.metric].value)]
+def satisfies(ms: Mapping[str, Estimate], obj: Objective) -> bool:
+    return all(not math.isnan(ms[k].value) and OPS[op](ms[k].value, v) for k, op, v in obj.constraints)
+
+
+def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective,
+           standing: Mapping[str, Standing] | None = None) -> str | None:
+    """The configuration that best meets ``obj`` by the ranking rule (:mod:`compbench.ranking`): a sound
+    one before a degenerate one before one with calls over the window, then the objective's metric."""
+    ok = [s for s, ms in agg.items() if satisfies(ms, obj) and not math.isnan(ms[obj.metric].value)]
     if not ok:
         return None
-    return sorted(ok, key=lambda s: ((-1 if obj.maximize else 1) * agg[s][obj.metric].value, s))[0]
+    return order(ok, standing or {}, lambda s: agg[s][obj.metric].value, obj.maximize)[0]
+
+
+def decisive(value: float, threshold: float, percent: bool) -> str:
+    """``value`` with enough digits that the printed figure falls on the same side of ``threshold`` as the
+    value itself: 0.8998 against 0.9 prints 89.98%, never 90.0% beside a constraint it fails."""
+    for digits in range(1, 8):
+        text = f"{value:.{digits}%}" if percent else f"{value:,.{digits + 2}f}"
+        shown = float(text.rstrip("%").replace(",", "")) / (100 if percent else 1)
+        if (shown < threshold) == (value < threshold) and (shown > threshold) == (value > threshold):
+            return text
+    return f"{value!r}"
 
 
 def toml_snippet(spec: str) -> str:

@@ -55,7 +55,8 @@ BUILTIN: dict[str, str] = {
     "langchain": "compbench.strategies.langchain",
     "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
     "deepagents": "compbench.strategies.deepagents",
-    "gemini-cli": "compbench.strategies.gemini_cli",
+    "gemini-cli": "compbench.strategies.pipeline",
+    "gemini-cli-compression": "compbench.strategies.gemini_cli",
     "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
     "openai-compaction": "compbench.strategies.openai_compaction",
     "openhands-llm-summarizing": "compbench.strategies.openhands_summarizing",
@@ -65,6 +66,7 @@ BUILTIN: dict[str, str] = {
     "openhands-amortized-forgetting": "compbench.strategies.openhands_condensers",
     "openhands-conversation-window": "compbench.strategies.openhands_condensers",
     "openhands-llm-attention": "compbench.strategies.openhands_condensers",
+    "openhands": "compbench.strategies.pipeline",
     "pipeline": "compbench.strategies.pipeline",
     "cline": "compbench.strategies.cline",
     "cline-condense": "compbench.strategies.cline_condense",
@@ -89,6 +91,7 @@ class StrategyInfo:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
     needs_model: str = ""  # why it cannot run offline (a decision the tool makes with a model); "" if it can
+    composition: str = ""  # a named composition's pipeline items (see strategies/pipeline.py compose)
 
     def defaults(self) -> Any:
         return self.params()
@@ -100,6 +103,8 @@ class StrategyInfo:
 
         if self.configurable_only:
             return frozenset({"stages"})
+        if self.composition:  # a named composition: its own stages, as resolve() configures them
+            return capabilities(resolve(self.name).create())
         return capabilities(self.factory(self.defaults()))
 
 
@@ -109,8 +114,8 @@ _registry = STRATEGIES._items  # the registered strategies by name (tests remove
 
 def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
-             configurable_only: bool = False,
-             needs_model: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+             configurable_only: bool = False, needs_model: str = "",
+             composition: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
     a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
     runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
@@ -122,7 +127,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                               configurable_only, needs_model), factory.__module__)
+                                               configurable_only, needs_model, composition), factory.__module__)
         return factory
 
     return deco
@@ -168,10 +173,10 @@ def resolve(spec: str) -> Configured:
     info = get(name)
     if info.needs_model:
         raise UsageError(info.needs_model)
-    if name == "pipeline":
+    if name == "pipeline" or info.composition:
         from compbench.strategies.pipeline import resolve_pipeline
 
-        return resolve_pipeline(spec, rest)
+        return resolve_pipeline(spec, rest, name)
     overrides: dict[str, str] = {}
     preset = ""
     for item in filter(None, (x.strip() for x in rest.split(","))):

@@ -62,7 +62,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
@@ -104,18 +104,29 @@ SUMMARY_SUFFIX_21 = TRANSCRIPT_LINE + "\n" + CONTINUE.replace("left it off", "le
 class ClaudeCodeParams:
     """Seed defaults; ``autocompact_buffer`` > 0 switches to the window - reserve - buffer threshold."""
 
-    threshold_ratio: float = THRESHOLD_RATIO
-    output_reserve: int = 0
-    autocompact_buffer: int = 0
-    count_trailing: bool = False  # + the rough estimate of the messages after the last call (2.1)
-    autocompact_pct_override: float = 0.0  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0: unset)
-    auto_compact_window: int = 0  # CLAUDE_CODE_AUTO_COMPACT_WINDOW (0: unset)
-    custom_instructions: str = ""
-    max_summary_tokens: int = MAX_SUMMARY_TOKENS
-    compact_prompt: str = COMPACT_PROMPT
-    summary_prefix: str = SUMMARY_PREFIX
-    summary_suffix: str = SUMMARY_SUFFIX  # after an auto compaction
-    manual_suffix: str = ""  # after a /compact
+    threshold_ratio: float = param(
+        THRESHOLD_RATIO,
+        "Compact when the tokens reach this share of the window (the seed's ~95%; used when "
+        "autocompact_buffer is 0).")
+    output_reserve: int = param(
+        0, "Output tokens reserved below the window, at most the model's max output (2.0: 32k, 2.1: 20k).")
+    autocompact_buffer: int = param(
+        0, "Extra tokens kept free: threshold = window - reserve - buffer (13k; 0 uses threshold_ratio).")
+    count_trailing: bool = param(False, "Add Claude Code 2.1's rough estimate of the messages after the last call.")
+    autocompact_pct_override: float = param(
+        0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset).")
+    auto_compact_window: int = param(
+        0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
+    custom_instructions: str = param(
+        "", "Text added to the summary prompt as 'Additional Instructions' (/compact's argument, CLAUDE.md).")
+    max_summary_tokens: int = param(MAX_SUMMARY_TOKENS, "Output budget of the summary request.")
+    compact_prompt: str = param(
+        COMPACT_PROMPT,
+        "The summarization prompt (the seed's is the community one; today's asks for the nine "
+        "sections real summaries show).")
+    summary_prefix: str = param(SUMMARY_PREFIX, "The text before the summary in the new first user message.")
+    summary_suffix: str = param(SUMMARY_SUFFIX, "The text after the summary after an automatic compaction.")
+    manual_suffix: str = param("", "The text after the summary after a /compact.")
 
 
 def _js_len(text: str) -> int:

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
@@ -100,16 +100,26 @@ CURRENT_SUMMARY_PREFIX = SUMMARY_PREFIX.replace("to assist", "to  assist")
 class CodexParams:
     """Defaults are seed 002's; ``auto_compact_token_limit`` None derives it from the window."""
 
-    auto_compact_token_limit: int | None = None
-    per_model_limits: bool = True  # seed 002's table first (off: always window * 90%)
-    effective_window_percent: int = EFFECTIVE_CONTEXT_WINDOW_PERCENT
-    limit_cap_percent: int | None = None  # cap of a set limit in % of the window (None: effective_window_percent)
-    user_message_max_tokens: int = COMPACT_USER_MESSAGE_MAX_TOKENS
-    count_pending_items: bool = False  # current: + approx tokens of items after the last model output
-    reasoning_items: ReasoningRule = "off"  # + earlier turns' encrypted reasoning: "off", "sum" (0.77), "per-item" (today)
-    initial_context_at: ContextAt = "start"  # "last-user": today's mid-turn / pre-turn placement
-    compact_prompt: str = COMPACT_PROMPT
-    summary_prefix: str = SUMMARY_PREFIX
+    auto_compact_token_limit: int | None = param(
+        None, "Compact when a turn's tokens reach this many (None: from the model's window).")
+    per_model_limits: bool = param(
+        True, "Use seed 002's per-model limits first (off: always the window times the effective percent).")
+    effective_window_percent: int = param(
+        EFFECTIVE_CONTEXT_WINDOW_PERCENT, "Share of the window Codex treats as usable, in percent (95).")
+    limit_cap_percent: int | None = param(
+        None, "Cap of a configured limit, in percent of the window (None: the effective percent; today 90).")
+    user_message_max_tokens: int = param(
+        COMPACT_USER_MESSAGE_MAX_TOKENS, "Token budget of the recent user messages kept after a compaction (20k).")
+    count_pending_items: bool = param(
+        False, "Also count the items recorded since the last model output (today's Codex).")
+    reasoning_items: ReasoningRule = param(
+        "off", "Add earlier turns' encrypted reasoning to the count: 'off', 'sum' (0.77) or 'per-item' (today).")
+    initial_context_at: ContextAt = param(
+        "start",
+        "Where the initial context goes in the rebuilt history: 'start' or before the last real "
+        "user message ('last-user', today).")
+    compact_prompt: str = param(COMPACT_PROMPT, "The summarization prompt sent with the history.")
+    summary_prefix: str = param(SUMMARY_PREFIX, "The text that introduces the summary in the rebuilt history.")
 
 
 def approx_token_count(text: str) -> int:

@@ -1,4 +1,4 @@
-"""``gemini-cli``: Gemini CLI's chat compression (google-gemini/gemini-cli).
+"""``gemini-cli-compression``: Gemini CLI's chat compression (google-gemini/gemini-cli).
 
 Read at 5411f113ca (2026-08-21, after v0.49.0-preview.0): ``packages/core/src/context/chatCompressionService.ts``,
 ``core/client.ts`` (``processTurn``, ``tryCompressChat``, ``startChat``), ``core/tokenLimits.ts``,
@@ -117,7 +117,7 @@ LEGACY = {"tool_budget": 0, "prompt": "0.17", "verify": False, "after_failure": 
 class GeminiCli:
     """One replay: ``failed`` is ``hasFailedCompressionAttempt``, ``truncations`` the session's truncation ids."""
 
-    name = "gemini-cli"
+    name = "gemini-cli-compression"
 
     def __init__(self, p: GeminiCliParams) -> None:
         if not 0 < p.preserve_fraction < 1:
@@ -322,7 +322,7 @@ def truncate_lines(text: str, path: str) -> str:
             f"For full output see: {path}\n...{text[-MAX_TRUNCATED_CHARS:]}")
 
 
-@strategy("gemini-cli", params=GeminiCliParams,
+@strategy("gemini-cli-compression", params=GeminiCliParams,
           source="google-gemini/gemini-cli chatCompressionService.ts @ 5411f11 (presets: v0.17, v0.18, v0.26)",
           summary="before a call at 50% of the token limit: old tool outputs truncated, oldest ~70% into a "
                   "verified <state_snapshot> user message + model ack",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import Message, Text, ToolCall, ToolResult, Usage
 
 DEFAULT_COMPACT_THRESHOLD = 200_000  # seed 003
@@ -137,11 +137,19 @@ where we left off without asking clarifying questions."""  # seed 003 §4
 
 @dataclass(frozen=True)
 class GoReplaceParams:
-    threshold: int = DEFAULT_COMPACT_THRESHOLD
-    mode: str = "threshold"  # "threshold" (seed 003: pre-turn, replace) | "remaining" (Crush, everything)
-    large_window: int = LARGE_WINDOW
-    remaining_tokens: int = LARGE_WINDOW_BUFFER
-    remaining_ratio: float = SMALL_WINDOW_RATIO
+    threshold: int = param(
+        DEFAULT_COMPACT_THRESHOLD,
+        "Compact before a turn whose context exceeds this many tokens (seed 003: 200,000).")
+    mode: str = param(
+        "threshold",
+        "'threshold' (seed 003: pre-turn, replace the history) or 'remaining' (Crush: by the tokens "
+        "left in the window).")
+    large_window: int = param(
+        LARGE_WINDOW, "Windows above this size use a fixed buffer, smaller ones a ratio (Crush: 200,000).")
+    remaining_tokens: int = param(
+        LARGE_WINDOW_BUFFER, "Tokens left in a large window below which Crush compacts (20,000).")
+    remaining_ratio: float = param(
+        SMALL_WINDOW_RATIO, "Share of a small window left below which Crush compacts (0.2).")
 
 
 def clean_history(messages: Sequence[Message]) -> list[Message]:

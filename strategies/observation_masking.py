@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.session import Action, Entry, Prune, SessionView
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import ToolResult, Usage
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # SWE-agent LastNObservations
@@ -36,8 +36,10 @@ SWE_AGENT_N = 5  # SWE-agent docs, history_processors: last_n_observations n: 5
 class ObservationMaskingParams:
     """``keep_last_turns`` = M; ``placeholder`` takes ``{lines}``, the masked output's line count."""
 
-    keep_last_turns: int = KEEP_LAST_TURNS
-    placeholder: str = PLACEHOLDER
+    keep_last_turns: int = param(
+        KEEP_LAST_TURNS, "Turns whose tool outputs stay visible (the paper's M = 10); older outputs are masked.")
+    placeholder: str = param(
+        PLACEHOLDER, "What a masked output becomes; {lines} is its line count (SWE-agent's wording).")
 
 
 Target = tuple[str, int, str]

@@ -67,7 +67,7 @@ from compbench.session import (
     SessionView,
     SummaryRequest,
 )
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.strategies.opencode_prompts import (
     ANCHOR_NEW,
     ANCHOR_UPDATE,
@@ -107,19 +107,31 @@ Extra = Mapping[str, Mapping[int, str]]  # prune marks decided in the same befor
 
 @dataclass(frozen=True)
 class OpenCodeParams:
-    auto: bool = True  # seed 001 compaction.auto
-    prune: bool = True  # seed 001 compaction.prune
-    protect: int = PRUNE_PROTECT
-    minimum: int = PRUNE_MINIMUM
-    protected_tools: tuple[str, ...] = PRUNE_PROTECTED_TOOLS
-    output_cap: int = OUTPUT_TOKEN_MAX
-    input_buffer: int = 0  # current: COMPACTION_BUFFER, subtracted from a dedicated input limit
-    at_limit: bool = False  # current: overflow when count >= usable (seed: >)
-    count_cache_write: bool = False  # current: the count includes tokens.cache.write (seed 001: it does not)
-    tail: bool = False  # current: keep a verbatim tail of recent turns after the summary
-    prompt: str = "seed"  # "seed": history + marker + §6.2; "anchored": current serialized head + template
-    continue_message: bool = True  # seed 000 §4.3
-    continue_text: str = CONTINUE_TEXT
+    auto: bool = param(
+        True, "Compact automatically when a step's tokens overflow the usable window (compaction.auto).")
+    prune: bool = param(
+        True, "Hide old tool outputs at each new prompt, past the protected newest ones (compaction.prune).")
+    protect: int = param(PRUNE_PROTECT, "Tokens of the newest tool outputs never pruned (PRUNE_PROTECT).")
+    minimum: int = param(PRUNE_MINIMUM, "Prune only when at least this many tokens can be hidden (PRUNE_MINIMUM).")
+    protected_tools: tuple[str, ...] = param(
+        PRUNE_PROTECTED_TOOLS, "Tools whose outputs are never pruned (e.g. skill).")
+    output_cap: int = param(OUTPUT_TOKEN_MAX, "Cap on the output reserve and the summary budget (OUTPUT_TOKEN_MAX).")
+    input_buffer: int = param(
+        0, "Tokens kept free below a dedicated input limit (today's COMPACTION_BUFFER; 0 in the seed).")
+    at_limit: bool = param(
+        False, "Overflow when the count reaches the usable window (today's >=) rather than exceeds it (seed's >).")
+    count_cache_write: bool = param(
+        False,
+        "Count cache-write tokens in the overflow total (today); the seed counts input + cache "
+        "reads + output.")
+    tail: bool = param(False, "Keep a verbatim tail of recent turns after the summary (today's compaction).")
+    prompt: str = param(
+        "seed",
+        "The summary request: 'seed' (history + marker + the seed's prompt) or 'anchored' (today's "
+        "serialized head + template).")
+    continue_message: bool = param(
+        True, "Add the synthetic 'continue' user message after an automatic compaction (seed 000).")
+    continue_text: str = param(CONTINUE_TEXT, "The text of that continue message.")
 
 
 class OpenCode:

@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from compbench.events import CompactionEvent
 from compbench.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.strategies.pi_summary import (
     CURRENT_PREFIX,
     CURRENT_SUFFIX,
@@ -76,14 +76,23 @@ IMAGE_CHARS = 4_800  # estimateTokens: an image counts as 4,800 characters
 
 @dataclass(frozen=True)
 class PiParams:
-    reserve_tokens: int = RESERVE_TOKENS
-    keep_recent_tokens: int = KEEP_RECENT_TOKENS
-    enabled: bool = True
-    cut_at_assistant: bool = False  # current: user and assistant messages are cut points, moving forward
-    current_format: bool = False  # current: serialized prompt, UPDATE prompt, <summary> message, file lists
-    trigger: Literal["message_end", "agent_end"] = "message_end"  # seed: every assistant message; current: run end
-    overflow_retry: bool = False  # current: a prompt over the provider's limit is compacted and retried
-    custom_instructions: str = ""
+    reserve_tokens: int = param(
+        RESERVE_TOKENS,
+        "Tokens kept free for the reply: compact when the context exceeds window - reserveTokens "
+        "(16,384).")
+    keep_recent_tokens: int = param(
+        KEEP_RECENT_TOKENS, "Tokens of the newest messages kept verbatim after a compaction (20,000).")
+    enabled: bool = param(True, "Automatic compaction on (settings.compaction.enabled).")
+    cut_at_assistant: bool = param(
+        False, "Allow cuts before assistant messages too, moving forward (today's findCutPoint).")
+    current_format: bool = param(
+        False, "Today's serialized prompt, UPDATE prompt for chained summaries, <summary> message and file lists.")
+    trigger: Literal["message_end", "agent_end"] = param(
+        "message_end",
+        "When the threshold is checked: after every assistant message ('message_end', seed) or at a "
+        "run's end and before a prompt ('agent_end', today).")
+    overflow_retry: bool = param(False, "Compact and retry when a prompt exceeds the provider's limit (today).")
+    custom_instructions: str = param("", "Text added to the summary prompt (/compact's argument).")
 
 
 def estimate_tokens(m: Message) -> int:

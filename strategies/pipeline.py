@@ -30,16 +30,19 @@ SEPARATOR = ">"
 @dataclass(frozen=True)
 class PipelineParams:
     stages: tuple[str, ...] = param((), "The stages in order, each a full strategy spec (set with stages=a>b).")
+    until_first: bool = param(False, "Stop a round at the first stage that acted, as OpenHands' condenser "
+                                     "pipeline returns the first condensation (else every stage is asked).")
 
 
 class Pipeline:
     """The stages of one replay; the loop reads ``stages`` and asks each in turn (see loop.stages_of)."""
 
-    def __init__(self, stages: Sequence[Strategy], name: str = NAME) -> None:
+    def __init__(self, stages: Sequence[Strategy], name: str = NAME, until_first: bool = False) -> None:
         if not stages:
             raise UsageError("pipeline needs at least one stage: pipeline:stages=NAME>NAME,...")
         self.stages = tuple(stages)
         self.name = name
+        self.until_first = until_first
 
     # The loop never calls these on a composed strategy; they exist for the Strategy protocol.
     def before_step(self, s: SessionView) -> Sequence[Action]:
@@ -53,7 +56,18 @@ class Pipeline:
           summary="strategies composed in order: each stage acts on the view the previous stages left",
           configurable_only=True)
 def create(p: PipelineParams) -> Pipeline:
-    return Pipeline([resolve(s).create() for s in p.stages])
+    return Pipeline([resolve(s).create() for s in p.stages], until_first=p.until_first)
+
+
+def compose(name: str, stages: str, *, source: str, summary: str) -> None:
+    """Register a named composition: ``name`` resolves to the pipeline ``stages`` (items of a pipeline
+    spec: ``stages=a>b,a.param=v,until_first=true``); a spec can still set any stage's parameters
+    (``name:a.param=v``) and tune sweeps them."""
+
+    def factory(p: PipelineParams) -> Pipeline:
+        return Pipeline([resolve(s).create() for s in p.stages], name, p.until_first)
+
+    strategy(name, params=PipelineParams, source=source, summary=summary, composition=stages)(factory)
 
 
 def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:
@@ -71,10 +85,14 @@ def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:
     return names.index(prefix), rest
 
 
-def resolve_pipeline(spec: str, rest: str) -> Configured:
-    """Parse ``pipeline:stages=a>b,a.k=v,2.k=v`` into its configured stages."""
-    items = [x.strip() for x in rest.split(",") if x.strip()]
+def resolve_pipeline(spec: str, rest: str, name: str = NAME) -> Configured:
+    """Parse ``pipeline:stages=a>b,a.k=v,2.k=v`` into its configured stages; a named composition
+    (``name``) starts from its registered items, which the spec's own override."""
+    info = get(name)
+    given = [x.strip() for x in rest.split(",") if x.strip()]
+    items = [x.strip() for x in info.composition.split(",") if x.strip()] + given
     stages: list[str] = []
+    until_first = False
     per_stage: list[tuple[str, str, str]] = []
     for item in items:
         key, eq, value = item.partition("=")
@@ -82,6 +100,8 @@ def resolve_pipeline(spec: str, rest: str) -> Configured:
             raise UsageError(f"strategy {spec!r}: expected key=value, got {item!r}")
         if key.strip() == "stages":
             stages = [x.strip() for x in value.split(SEPARATOR) if x.strip()]
+        elif key.strip() == "until_first":
+            until_first = value.strip().lower() in ("1", "true", "yes", "on")
         else:
             per_stage.append((key.strip(), value.strip(), item))
     if not stages:
@@ -96,11 +116,26 @@ def resolve_pipeline(spec: str, rest: str) -> Configured:
         k, param_name = stage_key(key, stages)
         overrides[k][param_name] = value
     configured = [resolve(label(s, o.pop("preset", ""), o)) for s, o in zip(stages, overrides, strict=True)]
+    params = PipelineParams(tuple(c.label for c in configured), until_first)
+    if info.composition:  # a named composition's label is its name and what the spec itself set
+        return Configured(info, params, label(name, "", dict(x.split("=", 1) for x in given)))
     canonical = {"stages": SEPARATOR.join(stages)}
+    if until_first:
+        canonical["until_first"] = "true"
     for k, (s, c) in enumerate(zip(stages, configured, strict=True)):
         prefix = s if stages.index(s) == k else str(k + 1)
         for item in filter(None, c.label.partition(":")[2].split(",")):
             key, _, value = item.partition("=")
             canonical[f"{prefix}.{key}"] = value
-    info = get(NAME)
-    return Configured(info, PipelineParams(tuple(c.label for c in configured)), label(NAME, "", canonical))
+    return Configured(info, params, label(NAME, "", canonical))
+
+
+compose("gemini-cli", "stages=gemini-cli-compression>gemini-cli-masking",
+        source="google-gemini/gemini-cli @ 5411f11 core/client.ts processTurn: tryCompressChat, then "
+               "tryMaskToolOutputs, before each call",
+        summary="Gemini CLI as it runs: chat compression, then tool-output masking, before every call")
+compose("openhands", "stages=openhands-conversation-window>openhands-browser-output>openhands-llm-summarizing,"
+        "openhands-browser-output.preset=server,openhands-llm-summarizing.preset=server,until_first=true",
+        source="All-Hands-AI/OpenHands @ 156d068 server/session/session.py: the default condenser pipeline",
+        summary="OpenHands' server default: ConversationWindow, BrowserOutput(2), LLMSummarizing(keep_first 4, "
+                "max_size 120); the first condenser that condenses ends the round")

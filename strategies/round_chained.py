@@ -54,7 +54,7 @@ from typing import Any
 
 from compbench.events import CompactionEvent
 from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit
@@ -126,13 +126,17 @@ Create a summary with these EXACT sections:
 class RoundChainedParams:
     """Seed 004's ``CompactionConfig`` (``DEFAULT_CONFIG``); ``model_context_limit`` None = the simulated window."""
 
-    model_context_limit: int | None = MODEL_CONTEXT_LIMIT
-    system_reserve: int = SYSTEM_RESERVE
-    output_reserve: int = OUTPUT_RESERVE
-    safety_buffer: int = SAFETY_BUFFER
-    threshold_percent: float = THRESHOLD_PERCENT
-    recent_messages_to_keep: int = RECENT_MESSAGES_TO_KEEP
-    max_tokens: int = MAX_TOKENS
+    model_context_limit: int | None = param(
+        MODEL_CONTEXT_LIMIT,
+        "The window the threshold is computed from (seed 004's 128k whatever the model; None: the "
+        "simulated window).")
+    system_reserve: int = param(SYSTEM_RESERVE, "Tokens reserved for the system prompt.")
+    output_reserve: int = param(OUTPUT_RESERVE, "Tokens reserved for the reply.")
+    safety_buffer: int = param(SAFETY_BUFFER, "Extra tokens kept free.")
+    threshold_percent: float = param(THRESHOLD_PERCENT, "Compact at this share of the available tokens (0.8).")
+    recent_messages_to_keep: int = param(
+        RECENT_MESSAGES_TO_KEEP, "Newest messages kept verbatim, with their tool-call pairs (10).")
+    max_tokens: int = param(MAX_TOKENS, "Output budget of the round summary.")
 
 
 # --- JavaScript semantics -----------------------------------------------------------------------------

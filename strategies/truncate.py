@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.session import Action, Compact, Entry, Keep, SessionView
-from compbench.strategies.base import strategy
+from compbench.strategies.base import param, strategy
 from compbench.transcript import ToolResult, Usage
 
 RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, ModelLimits examples)
@@ -28,7 +28,8 @@ RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, Mod
 class TruncateParams:
     """``reserve_output``: room left for the reply, capped at the model's max output."""
 
-    reserve_output: int = RESERVE_OUTPUT
+    reserve_output: int = param(
+        RESERVE_OUTPUT, "Room left for the reply when choosing what to drop, at most the model's max output.")
 
 
 def starts_turn(e: Entry) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,15 @@ def o200k() -> TokenCounter:
 @pytest.fixture(scope="session")
 def chars4() -> TokenCounter:
     return TokenCounter("chars4", message_overhead=0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _throwaway_strategies() -> Iterator[None]:
+    """A test module that registers a throwaway strategy has it for its own tests only: a run of every
+    strategy elsewhere (the demo golden) must not replay it."""
+    from compbench.strategies.base import STRATEGIES, names
+
+    before = set(names())
+    yield
+    for name in set(STRATEGIES._items) - before:
+        STRATEGIES.unregister(name)

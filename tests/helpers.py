@@ -9,7 +9,7 @@ from typing import Any
 
 from compbench.events import CompactionEvent
 from compbench.loop import ReplayConfig, Strategy, Trace, replay
-from compbench.session import Action, Entry, ModelLimits, SessionView
+from compbench.session import Action, Compact, Entry, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.summarizers import Summarizer
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
@@ -138,3 +138,23 @@ def one_line_error(code: int, err: str) -> str:
 
 __all__ = ["Usage", "assistant", "main_cli", "one_line_error", "opencode_db", "run", "system", "tool", "transcript",
            "user", "view_of"]
+
+
+class CutBefore:
+    """A strategy for retention tests: before step ``at``, the view becomes a summary plus the entries
+    ``keep`` (those still in it)."""
+
+    name = "cut"
+
+    def __init__(self, at: int, keep: Sequence[str] = ()) -> None:
+        self.at, self.keep = at, keep
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.step != self.at:
+            return ()
+        req = SummaryRequest("", s.rendered(), s.rendered())
+        kept = [Keep(e.id) for e in s.entries if e.id in self.keep]
+        return [Compact("test", (Insert("user", "Summary: ", with_summary=True, origin="summary"), *kept), req)]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()

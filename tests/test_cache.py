@@ -131,3 +131,21 @@ def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
     c = recorded_cache(t, trace)
     assert c == {"cache_calls": 3, "recorded_cache_read": 9_500, "recorded_input": 15_003,
                  "simulated_cache_read": 2_500, "simulated_input": 15_003}
+
+
+def test_run_takes_the_cache_lifetime(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from compbench.cli import cli
+    from compbench.formats.native import write
+    from compbench.synth import generate
+
+    d = Path(str(tmp_path))
+    write(generate(1, seed=2, turns=6, log_lines=5, code_lines=5), d / "s.jsonl")
+    res = CliRunner().invoke(cli, ["run", str(d / "s.jsonl"), "--strategy", "none", "--context-window", "8000",
+                                   "--cache-ttl", "1h", "--out", str(d / "run"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((d / "run" / "manifest.json").read_text())["spec"]["cache_ttl"] == "1h"

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from compbench import dataset as ds
-from compbench.cli import main
 from compbench.transcript import Message, Text, Transcript, Usage, to_jsonl
+from helpers import main_cli
 
 
 def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str | Path) -> tuple[int, str, str]:
-    """Run the real entry point (``main``, which turns CompbenchError into one line and exit 2)."""
-    monkeypatch.setattr(sys, "argv", ["compbench", "datasets", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+    """``compbench datasets ARGS`` through the real entry point (one line and exit 2 on a user error)."""
+    return main_cli(capsys, monkeypatch, "datasets", *args)
 
 
 def session(id: str) -> Transcript:
@@ -88,13 +80,10 @@ def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pyt
     assert not (tmp_path / "ds").exists()
 
 
-TABLE = [
-    "transcript                               format           msgs  user  asst  tool  calls     tokens   last rec"
-    "    max rec  cmp",
-    "t1                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
-    "t2                                       compbench           2     1     1     0      0         14        100"
-    "        100    0",
+TABLE = [  # columns as wide as their widest cell, two spaces apart
+    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp",
+    "t1          compbench     2     1     1     0      0      14       100      100    0",
+    "t2          compbench     2     1     1     0      0      14       100      100    0",
     "2 transcripts, 28 tokens (chars4)",
 ]
 

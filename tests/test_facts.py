@@ -10,12 +10,11 @@ from compbench.facts.derive import extract, path_anchors
 from compbench.facts.presence import FactIndex, Matcher, PresenceTracker
 from compbench.loop import ReplayConfig, replay
 from compbench.retention import evaluate, shapes
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.session import ModelLimits
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Usage
-from helpers import assistant, run, tool, transcript, user
+from helpers import CutBefore, assistant, run, tool, transcript, user
 
 T = transcript(
     user("u1", "Fix the login bug. Never touch the migrations folder."),
@@ -77,25 +76,6 @@ def test_needs_are_references_not_reintroduced() -> None:
     assert by_text(index.facts)["pytest tests/test_auth.py"].provenance == "agent"  # type: ignore[attr-defined]
 
 
-class DropAllAt:
-    """Before step `at`, replace the whole view by a summary with the given text."""
-
-    name = "drop"
-
-    def __init__(self, at: int, keep: Sequence[str] = ()) -> None:
-        self.at, self.keep = at, keep
-
-    def before_step(self, s: SessionView) -> Sequence[Action]:
-        if s.step != self.at:
-            return ()
-        req = SummaryRequest("", s.rendered(), s.rendered())
-        return [Compact("auto", (Insert("user", "Summary: ", with_summary=True, origin="summary"),
-                                 *(Keep(k) for k in self.keep)), req)]
-
-    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        return ()
-
-
 def measure(strategy: object, summary: str, counter: TokenCounter) -> dict[str, object]:
     index = FactIndex.build(T, extract(T))
     tracker = PresenceTracker(index)
@@ -116,7 +96,7 @@ def test_keeping_everything_scores_one(chars4: TokenCounter) -> None:
 
 def test_dropping_a_fact_loses_exactly_that_fact(chars4: TokenCounter) -> None:
     # the summary keeps the login path (by its tail) and the test id, but not the decision or the command
-    out = measure(DropAllAt(4, keep=("u2",)), "fixed auth/login.py; failing tests/test_auth.py::test_login", chars4)
+    out = measure(CutBefore(4, keep=("u2",)), "fixed auth/login.py; failing tests/test_auth.py::test_login", chars4)
     row, (ev,), index = out["row"], out["events"], out["index"]  # type: ignore[misc]
     ids = {f.text: f.id for f in index.facts}  # type: ignore[attr-defined]
     assert ids["Never touch the migrations folder."] in ev.lost
@@ -126,12 +106,12 @@ def test_dropping_a_fact_loses_exactly_that_fact(chars4: TokenCounter) -> None:
     assert ev.guard_dropped_constraint
     assert row["needed_recall"] == 1.0  # type: ignore[index]
     # a summary that drops the test id: the need at a4 for it is missed
-    out2 = measure(DropAllAt(4, keep=("u2",)), "fixed auth/login.py", chars4)
+    out2 = measure(CutBefore(4, keep=("u2",)), "fixed auth/login.py", chars4)
     assert out2["row"]["needs"] == 1 and out2["row"]["needs_present"] == 0  # type: ignore[index]
 
 
 def test_fabricated_shapes_are_flagged(chars4: TokenCounter) -> None:
-    out = measure(DropAllAt(4), "edited src/auth/login.py and src/auth/session_store.py", chars4)
+    out = measure(CutBefore(4), "edited src/auth/login.py and src/auth/session_store.py", chars4)
     (ev,) = out["events"]  # type: ignore[misc]
     assert ev.fabricated == ("src/auth/session_store.py",) and ev.candidates == 2
     assert shapes("call load_user_profile in utils/db.py") == ["utils/db.py", "load_user_profile"]

@@ -125,19 +125,11 @@ def test_cli_takes_several_folders_and_prints_the_window(transcripts_dir: Path, 
     """`compbench fidelity A B`: the rows of both, each with its window and source; a missing folder is
     one line and exit 2 (through the real entry point)."""
     import json
-    import sys
 
-    from compbench.cli import main
+    from helpers import main_cli
 
     def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["compbench", "fidelity", *args])
-        code = 0
-        try:
-            main()
-        except SystemExit as e:
-            code = int(e.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return main_cli(capsys, monkeypatch, "fidelity", *args)
 
     code, out, _ = run(str(transcripts_dir / "pi"), str(transcripts_dir / "claude-code"), "--format", "json",
                        "--tokenizer", "chars4")

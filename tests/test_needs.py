@@ -3,8 +3,6 @@ is met, and that a strategy which drops what the agent needs loses exactly those
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
 from compbench.facts.boilerplate import boilerplate_keys, scan
@@ -12,33 +10,14 @@ from compbench.facts.derive import extract
 from compbench.facts.presence import FactIndex, NeedHit, PresenceTracker
 from compbench.loop import ReplayConfig, Trace, replay
 from compbench.retention import evaluate
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.session import ModelLimits
 from compbench.strategies import resolve, runnable
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import Transcript, Usage
-from helpers import assistant, system, tool, transcript, user
+from compbench.transcript import Transcript
+from helpers import CutBefore, assistant, system, tool, transcript, user
 
 PATH = "/repo/src/engine/scheduler_core.py"
-
-
-class CutBefore:
-    """Before step ``at``: replace the view by a summary (``text``) plus the entries ``keep``."""
-
-    name = "cut"
-
-    def __init__(self, at: int, keep: Sequence[str] = ()) -> None:
-        self.at, self.keep = at, keep
-
-    def before_step(self, s: SessionView) -> Sequence[Action]:
-        if s.step != self.at:
-            return ()
-        req = SummaryRequest("", s.rendered(), s.rendered())
-        kept = [Keep(e.id) for e in s.entries if e.id in self.keep]
-        return [Compact("test", (Insert("user", "Summary: ", with_summary=True, origin="summary"), *kept), req)]
-
-    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        return ()
 
 
 def hits(t: Transcript, strategy: object, summary: str = "", counter: TokenCounter | None = None,

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from compbench.errors import UsageError
 from compbench.loop import ReplayConfig, replay
-from compbench.session import ModelLimits
+from compbench.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import names, resolve, runnable
+from compbench.strategies.pipeline import Pipeline
 from compbench.summarizers.mock import MockSummarizer
 from compbench.tokens import TokenCounter
-from compbench.transcript import ToolResult
+from compbench.transcript import ToolResult, Usage
 from compbench.tune import grid_specs
 from helpers import assistant, tool, transcript, user
 
@@ -96,3 +98,57 @@ def test_a_pipeline_is_not_taken_for_the_reference_when_its_first_stage_never_ac
     r = pd.read_parquet(tmp_path / "r" / "results.parquet").groupby("strategy")[["compactions", "input_tokens"]].sum()
     assert r.loc["pipeline:stages=none>truncate"].tolist() == r.loc["truncate"].tolist()
     assert r.loc["truncate", "compactions"] > 0
+
+
+class MaskOddSteps:
+    """Masks the newest tool output at odd steps (a stage that acts every other step)."""
+
+    name = "mask-odd"
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        e = s.entries[-1]
+        if s.step % 2 and e.role == "tool" and 0 not in e.pruned:
+            return [Prune(((e.id, 0, "[masked]"),))]
+        return ()
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+class KeepLastTwo:
+    """Compacts to the last two entries whenever there are more (a stage that always wants to act)."""
+
+    name = "keep-two"
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if len(s.entries) <= 2:
+            return ()
+        return [Compact("t", tuple(Keep(e.id) for e in s.entries[-2:]))]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+def test_named_compositions_and_until_first() -> None:
+    g = resolve("gemini-cli")
+    assert g.label == "gemini-cli" and g.params.stages == ("gemini-cli-compression", "gemini-cli-masking")
+    assert [s.name for s in g.create().stages] == ["gemini-cli-compression", "gemini-cli-masking"]  # type: ignore[attr-defined]
+    tuned = resolve("gemini-cli:gemini-cli-compression.preset=0.26")
+    assert tuned.label == "gemini-cli:gemini-cli-compression.preset=0.26"
+    assert tuned.params.stages[0] == "gemini-cli-compression:preset=0.26"
+    o = resolve("openhands")
+    assert o.params.until_first and o.params.stages == ("openhands-conversation-window",
+                                                        "openhands-browser-output:preset=server",
+                                                        "openhands-llm-summarizing:preset=server")
+    assert "gemini-cli" in runnable() and "openhands" in runnable()
+    # until_first: a round ends at the first stage that acted; without it every stage is asked
+    t = session(8)
+    counter = TokenCounter("chars4", 0)
+    config = ReplayConfig(ModelLimits(1_000_000, 500))
+    every = replay(t, Pipeline([MaskOddSteps(), KeepLastTwo()]), MockSummarizer(), config, counter)
+    first = replay(t, Pipeline([MaskOddSteps(), KeepLastTwo()], until_first=True), MockSummarizer(), config,
+                   counter)
+    masked = {p.step for p in first.prunes}
+    assert masked and masked == {p.step for p in every.prunes}
+    assert {c.step for c in every.compactions} >= masked  # asked after the mask, it compacts there too
+    assert not {c.step for c in first.compactions} & masked  # the mask ended those rounds

@@ -85,7 +85,7 @@ def test_tune_sweeps_the_plugin_and_its_block_configures_the_next_run(env: dict[
     tuned = compbench(env, "tune", data, "--strategy", "keep-last", "--grid", "keep=2,4,8", "--objective",
                       "max net_savings s.t. recall >= 0", *REPLAY, "--out", tmp_path / "tune", "--resamples", "200")
     assert tuned.returncode == 0, tuned.stderr
-    best = next(x for x in tuned.stdout.splitlines() if x.startswith("best for")).split(": ", 1)[1]
+    best = next(x for x in tuned.stdout.splitlines() if x.startswith("best for")).split(": ", 1)[1].split(" (")[0]
     block = tuned.stdout[tuned.stdout.index("[tool.compbench.strategy.keep-last]"):].split("\n\n")[0]
     assert best.startswith("keep-last:keep=")
     project = tmp_path / "project"

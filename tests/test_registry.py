@@ -108,3 +108,14 @@ def test_show_explains_each_documented_parameter() -> None:
         assert out.exit_code == 0 and "keep" in out.output and "Tool uses kept, newest first." in out.output
     finally:
         base._registry.pop("test-doc")
+
+
+def test_every_parameter_of_every_strategy_is_explained() -> None:
+    """`strategies show NAME` explains each parameter in a sentence (issue 17)."""
+    import dataclasses
+
+    from compbench.strategies import get
+    from compbench.strategies.base import BUILTIN, param_doc
+
+    undocumented = {n: [f.name for f in dataclasses.fields(get(n).params) if not param_doc(f)] for n in BUILTIN}
+    assert not {n: fs for n, fs in undocumented.items() if fs}

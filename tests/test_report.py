@@ -1,18 +1,23 @@
-"""The HTML report: self-contained, deterministic, escaped; checked in headless Chromium like a person would."""
+"""The HTML report: self-contained, deterministic, escaped; checked in headless Chromium like a person would
+(a deep link to the hostile transcript's compaction, and a screenshot at 1400 px whose leaderboard must show
+its last column)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_run_compare_gate import KeepLast, KeepLastParams
 
 from compbench.redact import redact
 from compbench.reports.html import write_report
+from compbench.reports.pack import unpacked
 from compbench.rundir import write_run
 from compbench.runs import RunSpec
 from compbench.session import ModelLimits
@@ -22,6 +27,7 @@ from compbench.transcript import Message, Text, Transcript
 
 XSS = '<script>alert(1)</script> and "><img src=x onerror=alert(2)>'
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+HOSTILE_ID = '<b>hostile</b>"id'
 
 
 def hostile() -> Transcript:
@@ -29,13 +35,17 @@ def hostile() -> Transcript:
     first = t.messages[1]
     text = f"My key is {SECRET} {XSS}\x00\x07 {first.text}"
     msgs = (t.messages[0], Message(first.id, "user", (Text(text),)), *t.messages[2:])
-    return replace(t, id='<b>hostile</b>"id', messages=msgs)
+    return replace(t, id=HOSTILE_ID, messages=msgs)
+
+
+def _register() -> None:
+    if "test-keep-last" not in base._registry:
+        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    _register()
     root = tmp_path_factory.mktemp("report")
     data = [hostile(), *generate(2, seed=4, turns=24, log_lines=20, code_lines=20)]
     # the extractive summarizer copies the user's text into summaries: the hostile string reaches the report
@@ -45,18 +55,53 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report(root / "run", root / "report.html", redact)
 
 
+def blobs(html: str) -> dict[str, Any]:
+    return {m.group(1): unpacked(m.group(2)) for m in re.finditer(
+        r'<script type="application/octet-stream" id="blob-(\w+)">([^<]*)</script>', html)}
+
+
+def summary(html: str) -> dict[str, Any]:
+    m = re.search(r'<script type="application/json" id="summary-data">([^<]*)</script>', html)
+    assert m
+    data: dict[str, Any] = json.loads(m.group(1))
+    return data
+
+
 def test_self_contained_escaped_and_redacted(report: Path) -> None:
     html = report.read_text()
-    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
-    assert "&lt;b&gt;hostile&lt;/b&gt;" in html and "<b>hostile</b>" not in html
-    assert SECRET not in html and "[REDACTED:openai-key]" in html
+    # transcript text lives only in packed data, inserted by the page as text: never raw markup
+    assert "<script>alert(1)" not in html and "<img src=x" not in html and "<b>hostile</b>" not in html
+    assert SECRET not in html
     assert "\x00" not in html and "\x07" not in html
     assert not re.search(r"""(src|href)=["']?https?://""", html)  # nothing fetched from a network
-    assert html.count("<svg") >= 4 and len(html) < 3_000_000
-    for section in ("Leaderboard", "Savings vs needed-fact recall", "Compactions", "Method and its limits",
-                    "Manifest"):
+    data = blobs(html)
+    assert set(data) == {"rows", "events", "details", "series"}
+    text = json.dumps(data, ensure_ascii=False)
+    assert "<script>alert(1)</script>" in text and "<img src=x onerror=alert(2)>" in text
+    assert "[REDACTED:openai-key]" in text and SECRET not in text and "\x00" not in text
+    assert HOSTILE_ID in data["rows"]["tids"]
+    # ours only: the inline data, four packed blobs, the charting library, the page's script
+    assert html.count("<script") == 7
+    for section in ("Verdict", "Leaderboard", "Savings against recall", "Drill down", "Worst compactions first",
+                    "What each strategy loses", "Glossary", "Method and its limits", "Manifest"):
         assert section in html
+    assert "Apache ECharts 6.1.0" in html and len(html) < 3_000_000
+
+
+def test_verdict_leaderboard_and_glossary(report: Path) -> None:
+    html = report.read_text()
+    s = summary(html)
+    labels = [x["label"] for x in s["strategies"]]
+    assert set(labels) == {"none", "test-keep-last"}
+    # the verdict names a best strategy for the default objectives, or says none meets them, with caveats
+    verdict = html[html.index('id="verdict"'):html.index('id="leaderboard"')]
+    assert "Best for" in verdict and "Caveats" in verdict and "extractive" in verdict
+    # every metric of compare is defined in the glossary
+    from compbench.compare import METRICS
+
+    glossary = html[html.index('id="glossary"'):html.index('id="limits"')]
+    for m in METRICS:
+        assert f"({m.name})" in glossary
 
 
 def test_report_is_deterministic(report: Path, tmp_path: Path) -> None:
@@ -65,32 +110,76 @@ def test_report_is_deterministic(report: Path, tmp_path: Path) -> None:
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--virtual-time-budget=15000"]
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="Chromium is not installed (make test installs Debian's chromium)")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (make test installs Debian's chromium)")
-def test_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
+def dom(page: Path, profile: Path, fragment: str = "", width: int = 1400) -> str:
     assert CHROMIUM
-    profile = tmp_path / "profile"
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},1000",
+                           "--dump-dom", page.as_uri() + fragment],
+                          check=True, capture_output=True, text=True, timeout=120).stdout
+
+
+def layout(text: str) -> dict[str, int]:
+    m = re.search(r'data-layout="([^"]*)"', text)
+    assert m, "the page did not measure its layout"
+    data: dict[str, int] = json.loads(m.group(1).replace("&quot;", '"'))
+    return data
+
+
+@needs_chromium
+def test_drills_down_to_the_facts_lost_and_stays_escaped(report: Path, tmp_path: Path) -> None:
+    html = report.read_text()
+    data = blobs(html)
+    ti = data["rows"]["tids"].index(HOSTILE_ID)
+    si = [x["label"] for x in summary(html)["strategies"]].index("test-keep-last")
+    ev = data["events"]["cols"]
+    pos = next(p for p in map(int, data["details"]) if ev["t"][p] == ti and ev["s"][p] == si)
+    out = dom(report, tmp_path / "p", f"#x=s:{si},t:{ti},c:{pos}")
+    assert 'data-ready="1"' in out
+    assert out.count("<script") == 7  # the transcript's script tag stayed text
+    out = re.sub(r"<script[^>]*>.*?</script>", "", out, flags=re.S)  # the page as drawn, without our scripts
+    # the drill-down shows the transcript, the compaction, its facts lost and its summary, as text
+    assert "Compaction #" in out and "Facts lost (" in out and 'class="summary"' in out
+    assert "&lt;b&gt;hostile&lt;/b&gt;" in out and "<b>hostile</b>" not in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out and "<img" not in out
+    assert "[REDACTED:openai-key]" in out and SECRET not in out
+    # the worst compactions list and the transcripts table are drawn
+    assert 'id="x-table"' in out and "page 1 of" in out
+
+
+@needs_chromium
+def test_leaderboard_fits_1400px_screenshot(report: Path, tmp_path: Path) -> None:
+    """At 1400 px the leaderboard's last column is inside the window and drawn in the screenshot; the same
+    check fails when the table is forced wider (so it can catch a cut-off column)."""
+    from matplotlib.image import imread
+
+    assert CHROMIUM
     shot = tmp_path / "report.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--window-size=1280,2400",
+    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'p'}", "--window-size=1400,1000",
                     f"--screenshot={shot}", report.as_uri()], check=True, capture_output=True, timeout=120)
-    assert shot.exists() and shot.stat().st_size > 20_000
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", report.as_uri()],
-                         check=True, capture_output=True, text=True, timeout=120).stdout
-    assert dom.count("<script") == 1  # ours; the transcript's script tag stayed text
-    assert "<img" not in dom and "&lt;img src=x onerror=alert(2)&gt;" in dom
-    assert re.search(r'<table id="lb" class="sortable">.*test-keep-last.*</table>', dom, re.S)
-    assert dom.count('class="event"') >= 1 and dom.count("<svg") >= 4
+    box = layout(dom(report, tmp_path / "p"))
+    assert box["page"] <= box["viewport"] <= 1400, box  # no horizontal scroll anywhere
+    assert box["table"] <= box["box"] and box["last"] <= box["viewport"], box  # no column cut off
+    pixels = imread(str(shot))
+    assert pixels.shape[1] == 1400 and box["lastBottom"] <= pixels.shape[0], box
+    header = pixels[box["lastTop"]:box["lastBottom"], box["lastLeft"]:box["last"], :3]
+    assert header.size and (header.mean(axis=2) < 0.4).sum() > 20  # the last column's heading is drawn
+    wide = tmp_path / "wide.html"
+    wide.write_text(report.read_text().replace("</style>", "#lb { width: 2200px }</style>", 1))
+    cut = layout(dom(wide, tmp_path / "p"))
+    assert cut["last"] > cut["viewport"] or cut["table"] > cut["box"]
 
 
 def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     from compbench.formats.native import write
     from compbench.transcript import ToolCall, ToolResult
 
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    _register()
     huge = ("line with \x1b[31mANSI\x1b[0m and \x00 NUL \x08 and </pre></details><script>x()</script>\n" * 140_000)[
         :10_000_000]
     assert len(huge) == 10_000_000
@@ -110,5 +199,7 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     html = write_report(tmp_path / "run", tmp_path / "r.html").read_text()
     assert len(html) < 2_000_000  # the 10 MB output is summarized and previewed, never inlined whole
     assert "\x00" not in html and "\x1b" not in html and "\x08" not in html
-    assert html.count("<script") == 1 and "&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;" in html
+    assert html.count("<script") == 7 and "<script>x()" not in html
+    details = json.dumps(blobs(html)["details"])
+    assert "\\u001b" not in details and "\\u0000" not in details and "</pre></details><script>x()" in details
     assert html.rstrip().endswith("</html>")

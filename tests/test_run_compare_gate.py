@@ -98,11 +98,11 @@ def test_compare_one_run_and_two_runs(runs: tuple[Path, Path]) -> None:
     vs = data["test-keep-last:keep=6"]["vs_none"]["net_savings"]
     assert vs["diff"] == pytest.approx(data["test-keep-last:keep=6"]["net_savings"]["value"]) and vs["significant"]
     md = CliRunner().invoke(cli, ["compare", str(a), "--format", "markdown", "--resamples", "500"])
-    assert md.output.startswith("| strategy | acted | net savings |") and "Δ net savings vs none" in md.output
+    assert md.output.startswith("| strategy | acted | group | net savings |") and "Δ net savings vs none" in md.output
     bad = CliRunner().invoke(cli, ["compare", str(a), "--baseline", "nope", "--resamples", "500"])
     assert bad.exit_code != 0 and "not a strategy of this run" in str(bad.exception)
     two = CliRunner().invoke(cli, ["compare", str(a), str(b), "--format", "json", "--resamples", "500"])
-    assert two.exit_code == 0 and json.loads(two.output)["none"]["net_savings"]["diff"] == 0.0
+    assert two.exit_code == 0 and json.loads(two.output)["strategies"]["none"]["net_savings"]["diff"] == 0.0
 
 
 def test_gate_pass_fail_and_baseline_regression(runs: tuple[Path, Path]) -> None:

@@ -77,3 +77,23 @@ def test_cost_hand_computed_cache_scenario() -> None:
     expected = 1500 * 3.75e-6 + 1000 * 0.3e-6 + 150 * 15e-6 + 2000 * 3e-6 + 300 * 15e-6
     assert cost(t, 2000, 300, p) == pytest.approx(expected)
     assert expected == pytest.approx(0.018675)
+
+
+def test_retention_is_compared_where_every_strategy_acted() -> None:
+    import pandas as pd
+
+    from compbench.compare import BY_NAME, aggregate
+
+    def rows(values: dict[str, dict[str, float]]) -> pd.DataFrame:
+        return pd.DataFrame([{"strategy": s, "transcript_id": t, "session": t, "retention_after": v}
+                             for s, per in values.items() for t, v in per.items()])
+
+    m = BY_NAME["retention"]
+    nan = float("nan")
+    # A acted on t1 and t2, B on t2 and t3: both are compared on t2 alone
+    agg = aggregate(rows({"A": {"t1": 0.2, "t2": 0.6, "t3": nan}, "B": {"t1": nan, "t2": 0.4, "t3": 0.9}}), [m], 200)
+    assert (agg["A"]["retention"].value, agg["A"]["retention"].n) == (pytest.approx(0.6), 1)
+    assert (agg["B"]["retention"].value, agg["B"]["retention"].n) == (pytest.approx(0.4), 1)
+    # no transcript where both acted: each on its own, with its n
+    agg = aggregate(rows({"A": {"t1": 0.2, "t2": nan}, "B": {"t1": nan, "t2": 0.9}}), [m], 200)
+    assert agg["A"]["retention"].value == pytest.approx(0.2) and agg["B"]["retention"].value == pytest.approx(0.9)

@@ -1,4 +1,4 @@
-"""gemini-cli: Gemini CLI's chat compression as chatCompressionService.ts @ 5411f11 has it."""
+"""gemini-cli-compression: Gemini CLI's chat compression as chatCompressionService.ts @ 5411f11 has it."""
 
 from __future__ import annotations
 
@@ -235,11 +235,11 @@ def test_manual_compress_ignores_threshold_and_flag(chars4: TokenCounter) -> Non
 
 
 def test_presets_by_version(chars4: TokenCounter) -> None:
-    assert resolve("gemini-cli").params.threshold == 0.5
-    old = resolve("gemini-cli:preset=0.17").params
+    assert resolve("gemini-cli-compression").params.threshold == 0.5
+    old = resolve("gemini-cli-compression:preset=0.17").params
     assert (old.threshold, old.tool_budget, old.prompt, old.verify, old.after_failure, old.new_count) == \
         (0.7, 0, "0.17", False, "stop", "json")
-    assert resolve("gemini-cli:preset=0.18").params.threshold == 0.5
+    assert resolve("gemini-cli-compression:preset=0.18").params.threshold == 0.5
     g = GeminiCli(old)
     v = view_of(chat(), chars4, ModelLimits(1_000, 100))
     assert g.before_step(with_usage(v, 699)) == ()
@@ -250,5 +250,5 @@ def test_presets_by_version(chars4: TokenCounter) -> None:
     assert g.accept(c, "") is None  # no blank check before v0.26
     assert g.accept(c, "s" * 10_000) is not None and g.failed
     assert g.before_step(with_usage(v, 900)) == ()  # 'stop': never again automatically
-    p26 = resolve("gemini-cli:preset=0.26").params
+    p26 = resolve("gemini-cli-compression:preset=0.26").params
     assert (p26.truncation, p26.prompt, p26.after_failure, p26.verify) == ("lines", "0.26", "stop", True)

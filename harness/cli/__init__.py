@@ -43,7 +43,33 @@ class Group(click.Group):
 REPLAYING = ("run", "tune")  # commands whose options compbench.toml's [run] sets (compbench.config)
 
 
-@click.group(cls=Group)
+EPILOG = """\b
+Start here:
+  compbench run --out out/run            replay the bundled samples through every strategy
+  compbench compare out/run              the ranking, each strategy's difference from none, the verdict
+  compbench report out/run --out out/report.html
+
+Every command defaults to the bundled samples; `compbench COMMAND --help` lists its options and examples.
+Exit codes: 0 done, 1 a gate failed, 2 a usage error (one line on stderr).
+"""
+
+
+class WithMetrics(click.Command):
+    """A command whose help ends with every metric it accepts (from compbench.compare, imported only
+    when the help is shown)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from compbench.compare import metrics_help
+
+        base = self.epilog or ""
+        self.epilog = (base.rstrip() + "\n\n" if base else "") + metrics_help()
+        try:
+            super().format_epilog(ctx, formatter)
+        finally:
+            self.epilog = base
+
+
+@click.group(cls=Group, epilog=EPILOG, context_settings={"max_content_width": 120})
 @click.version_option(__version__, prog_name="compbench")
 @click.pass_context
 def cli(ctx: click.Context) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from compbench.cli import WithMetrics
 from compbench.cli.render import table as _table
 
 
@@ -31,14 +32,15 @@ def _acted(df: Any, label: str) -> str:
 
 
 def _diff(d: Any, m: Any) -> str:
-    """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval;
-    ``few`` when it rests on fewer than 5 transcripts or clusters."""
+    """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval in
+    the units of the single-run tables (percentage points for a percentage)."""
+    from compbench.compare import fmt_diff
+
     if math.isnan(d.value):
         return "–"
     better = (d.value > 0) == m.higher_is_better
     mark = "~" if not d.significant else ("-" if better else "+")
-    few = " few" if d.few else ""
-    return f"{mark} {d.value:+.4f} [{d.lo:+.4f}, {d.hi:+.4f}]{few}"
+    return f"{mark} {fmt_diff(d, m)}"
 
 
 def _est_json(e: Any) -> dict[str, Any]:
@@ -50,97 +52,171 @@ def _diff_json(d: Any) -> dict[str, Any]:
 
 
 def _num(v: float) -> float | None:
-    return None if math.isnan(v) else round(v, 6)
+    return None if math.isnan(v) else round(v, 6) + 0.0  # + 0.0: never -0.0
 
 
-@click.command()
+EPILOG = """\b
+Examples:
+  compbench compare out/run                         strategies ranked, with each one's difference from none
+  compbench compare out/run --baseline opencode --metric needed_recall --metric net_savings
+  compbench compare out/a out/b --format markdown   B − A for the configurations both runs have
+  compbench compare out/a out/b --pair codex codex:preset=0.77
+
+Order: a strategy with calls over the window (a real API refuses them) never ranks above one without;
+then degenerate compacting; within each group by --sort.
+"""
+
+
+@click.command(cls=WithMetrics, epilog=EPILOG, short_help="Strategies with 95% CIs; two runs: paired differences.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "fmt", default="table", show_default=True,
               type=click.Choice(["table", "markdown", "json", "csv"]))
-@click.option("--sort", "sort_by", default="net_savings", show_default=True, help="Metric to sort rows by.")
-@click.option("--metric", "metrics", multiple=True, help="Metrics to show (default: the headline set).")
-@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100))
+@click.option("--sort", "sort_by", default="net_savings", show_default=True,
+              help="Metric that orders strategies within each group of the ranking rule (see below).")
+@click.option("--metric", "metrics", multiple=True, help="Metric to show; repeatable (default: all, listed below).")
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
+              help="Bootstrap resamples of the 95% intervals.")
 @click.option("--baseline", help="One run: also print each strategy's paired difference from this strategy "
                                  "(default: none).")
+@click.option("--pair", "pairs", multiple=True, nargs=2, metavar="A_LABEL B_LABEL",
+              help="Two runs: pair these two configurations (labels differ); repeatable. Others pair by exact label.")
 @click.option("--cluster", "by", default="session", show_default=True,
               type=click.Choice(["session", "project", "transcript"]),
               help="The bootstrap's resampling unit: a session (a sub-agent with its parent), a project where "
                    "the log records one, or each transcript alone.")
 def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, ...], resamples: int,
-            baseline: str | None, by: str) -> None:
-    """Compare strategies within RUN (with each one's paired difference from a baseline strategy), or the
-    same strategies across two RUNs (B − A, paired)."""
-    from compbench.compare import METRICS, aggregate, counterpart, load_results, metric, paired
+            baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str) -> None:
+    """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
+    configurations across two RUNs (B − A, paired over the transcripts both have)."""
+    from compbench.bootstrap import batch
+    from compbench.compare import METRICS, load_results, metric, paired
     from compbench.compare import fmt as show
     from compbench.errors import UsageError
-    from compbench.summary import strategy_flags
+    from compbench.ranking import RULE, order, standings
+    from compbench.summary import flag_details
 
-    chosen = [metric(m) for m in metrics] if metrics else list(METRICS)
+    chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     key = metric(sort_by)
     if len(runs) > 2:
         raise UsageError("compare takes one run (strategies) or two runs (A then B)")
     if baseline and len(runs) > 1:
         raise UsageError("--baseline compares strategies within one run; with two runs each is paired with itself")
+    if pairs and len(runs) == 1:
+        raise UsageError("--pair pairs configurations of two runs; with one run use --baseline")
     a = load_results(runs[0])
-    agg = aggregate(a, chosen, resamples, by=by)
-    order = sorted(agg, key=lambda s: -agg[s][key.name].value if not math.isnan(agg[s][key.name].value)
-                   else math.inf) if key in chosen else list(agg)
-    if not key.higher_is_better:
-        order.reverse()
+    details = flag_details(a)
+    standing = standings(a, details)
+    needed = list(dict.fromkeys([*chosen, key, *(metric(n) for n in ("net_savings", "needed_recall", "cost"))]))
+    b_a = batch(a, needed, resamples, by=by)
+    agg = b_a.estimates
+    order_ = order(list(agg), standing, lambda s: agg[s][key.name].value, key.higher_is_better)
     if len(runs) == 1:
         base = baseline or "none"
         if base not in agg:
             raise UsageError(f"--baseline {base!r} is not a strategy of this run (strategies: {', '.join(agg)})")
         ref = a[a["strategy"] == base]
-        diffs = {s: {m.name: paired(a[a["strategy"] == s], ref, m, resamples, by=by) for m in chosen}
-                 for s in order if s != base}
-        flags = strategy_flags(a)
+        diffs = {s: {m.name: b_a.diff(s, base, m.name) or paired(a[a["strategy"] == s], ref, m, resamples, by=by)
+                     for m in chosen} for s in order_ if s != base}
+        flags = {label: [f.text for f in fs] for label, fs in details.items()}
         if fmt == "json":
             def entry(s: str) -> dict[str, Any]:
-                out: dict[str, Any] = {"acted": _acted(a, s), "flags": flags.get(s, [])}
+                out: dict[str, Any] = {"acted": _acted(a, s), "tier": standing[s].tier_name,
+                                       "calls_over_window": standing[s].refused, "flags": flags.get(s, [])}
                 out.update({m.name: _est_json(agg[s][m.name]) for m in chosen})
                 if s in diffs:
                     out[f"vs_{base}"] = {m.name: _diff_json(diffs[s][m.name]) for m in chosen}
                 return out
 
-            click.echo(json.dumps({s: entry(s) for s in order}, indent=2))
+            click.echo(json.dumps({s: entry(s) for s in order_}, indent=2))
             return
-        rows = [[s, _acted(a, s), *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)] for s in order]
-        click.echo(_table(["strategy", "acted", *(m.title for m in chosen)], rows, fmt))
+        rows = [[s, _acted(a, s), standing[s].tier_name, *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)]
+                for s in order_]
+        click.echo(_table(["strategy", "acted", "group", *(m.title for m in chosen)], rows, fmt))
         if diffs and fmt != "csv":
             click.echo("")
             click.echo(_table(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
                               [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
         if fmt == "table":
-            for s in order:
+            from compbench.summary import cache_check, describe_summarizer
+            from compbench.verdict import lines, verdict
+
+            click.echo("")
+            for s in order_:
                 if s in flags:
                     click.echo(f"! {s}: {'; '.join(flags[s])}")
+            click.echo("order: " + RULE.format(metric=key.title))
             click.echo(f"Δ = strategy − {base} over the same transcripts; + worse, - better, ~ not significant "
-                       f"(95% paired bootstrap, resampled by {by}; n = contributing transcripts)")
+                       f"(95% paired bootstrap, resampled by {by}; n = contributing transcripts; pp = percentage "
+                       "points)")
             click.echo(_summarizers(runs))
+            v = verdict(a, b_a, standing, flags, describe_summarizer(_spec(runs[0]).get("summarizer", "?")),
+                        cache=cache_check(a))
+            click.echo("")
+            for line in lines(v):
+                click.echo(line)
         return
     b = load_results(runs[1])
+    matched, only_a, only_b = _pairs(a, b, pairs)
     out: dict[str, Any] = {}
     rows = []
-    for s in order:
-        sub_b = counterpart(b, s)
-        if sub_b.empty:
+    for s in order_:
+        if s not in matched:
             continue
-        cells = [s]
-        out[s] = {}
+        sub_b = b[b["strategy"] == matched[s]]
+        name = s if matched[s] == s else f"{s} → {matched[s]}"
+        cells = [name]
+        out[name] = {}
         for m in chosen:
             d = paired(sub_b, a[a["strategy"] == s], m, resamples, by=by)
             better = (d.value > 0) == m.higher_is_better
             cells.append(_diff(d, m))
-            out[s][m.name] = {"diff": _num(d.value), "lo": _num(d.lo), "hi": _num(d.hi), "significant": d.significant,
-                              "worse": d.significant and not better, "n": d.units}
+            out[name][m.name] = {**_diff_json(d), "worse": d.significant and not better}
         rows.append(cells)
     if not rows:
-        raise UsageError("the two runs have no strategy in common")
+        raise UsageError("the two runs have no configuration in common (labels differ: pair them with "
+                         f"--pair A_LABEL B_LABEL; A has {', '.join(order_)})")
     if fmt == "json":
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps({"strategies": out, "only_in_a": only_a, "only_in_b": only_b}, indent=2))
         return
     click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
+    if fmt == "csv":
+        return
+    for side, labels in (("A", only_a), ("B", only_b)):
+        if labels:
+            click.echo(f"only in {side} ({runs[0] if side == 'A' else runs[1]}), not compared: {', '.join(labels)} "
+                       "(pair two labels with --pair A_LABEL B_LABEL)")
     if fmt == "table":
-        click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap)")
+        click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap; "
+                   "pp = percentage points)")
         click.echo(_summarizers(runs))
+
+
+def _spec(run: str) -> dict[str, Any]:
+    from pathlib import Path
+
+    try:
+        spec: dict[str, Any] = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))["spec"]
+        return spec
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _pairs(a: Any, b: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], list[str], list[str]]:
+    """A label -> B label: each --pair, then every label both runs have, exactly (``codex`` is never
+    ``codex:preset=0.77``); and the labels of each run left unpaired, in run order."""
+    from compbench.errors import UsageError
+
+    la = [str(s) for s in dict.fromkeys(a["strategy"])]
+    lb = [str(s) for s in dict.fromkeys(b["strategy"])]
+    matched: dict[str, str] = {}
+    for left, right in pairs:
+        if left not in la or right not in lb:
+            raise UsageError(f"--pair {left} {right}: expected a label of run A, then one of run B "
+                             f"(A: {', '.join(la)}; B: {', '.join(lb)})")
+        matched[left] = right
+    taken = set(matched.values())
+    for s in la:
+        if s not in matched and s in lb and s not in taken:
+            matched[s] = s
+    used = set(matched.values())
+    return matched, [s for s in la if s not in matched], [s for s in lb if s not in used]

@@ -26,7 +26,7 @@ def _default() -> str:
     return str(default_dataset())
 
 
-@click.group()
+@click.group(short_help="Import, inspect, validate or synthesize transcript datasets.")
 def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
@@ -43,7 +43,7 @@ def by_format(formats: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
 
 
-@datasets.command("import")
+@datasets.command("import", short_help="Import transcript files or folders (any format) into a dataset.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Dataset directory to write (atomically).")
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
@@ -70,23 +70,21 @@ def extras(lines: int, merged: int) -> str:
         if merged else "")
 
 
-# (key, heading, width); the first two are left-aligned text, the rest right-aligned numbers.
+# (key, heading, clip); the first two are text (clipped to that many characters), the rest figures
 TABLE: tuple[tuple[str, str, int], ...] = (
-    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 6), ("n_user", "user", 5),
-    ("n_assistant", "asst", 5), ("n_tool", "tool", 5), ("n_tool_calls", "calls", 6), ("tokens", "tokens", 10),
-    ("recorded_last_input", "last rec", 10), ("recorded_max_input", "max rec", 10), ("n_compactions", "cmp", 4),
+    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
+    ("n_assistant", "asst", 0), ("n_tool", "tool", 0), ("n_tool_calls", "calls", 0), ("tokens", "tokens", 0),
+    ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("n_compactions", "cmp", 0),
 )
 
 
 def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
-    """Fixed-width lines: text columns clipped to their width, numbers with thousands separators."""
-    def line(cells: list[str]) -> str:
-        return " ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                        for i, (c, (_, _, w)) in enumerate(zip(cells, TABLE, strict=True))).rstrip()
+    """Columns as wide as their widest cell (figures never run together, whatever their size): text
+    clipped, figures with thousands separators."""
+    from compbench.textable import table
 
-    out = [line([h for _, h, _ in TABLE])]
-    for r in rows:
-        out.append(line([str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)]))
+    cells = [[str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)] for r in rows]
+    out = table([h for _, h, _ in TABLE], cells, [False, False] + [True] * (len(TABLE) - 2))
     total = sum(r["tokens"] for r in rows)
     out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
     return out
@@ -129,7 +127,7 @@ def format_calibration(cal: Any) -> list[str]:
     return out
 
 
-@datasets.command()
+@datasets.command(short_help="Per transcript: messages, tool calls, tokens, recorded usage; --calibrate.")
 @click.argument("dataset", nargs=-1)
 @click.option("--calibrate", "with_calibration", is_flag=True,
               help="Compare our token counts (every tokenizer; o200k_base also with the model family's correction "
@@ -195,7 +193,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
             click.echo(line)
 
 
-@datasets.command()
+@datasets.command(short_help="Read files as import would, writing nothing; exit 2 on any failure.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
 @click.option("--skip-lines", is_flag=True,
@@ -253,7 +251,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         sys.exit(2)
 
 
-@datasets.command()
+@datasets.command(short_help="Synthetic sessions with planted facts (known ground truth).")
 @click.option("--n", "n", default=100, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
 @click.option("--turns", default=40, show_default=True, type=click.IntRange(min=2))

@@ -10,7 +10,7 @@ import click
 from compbench.cli.options import TOKENIZER
 
 
-@click.command()
+@click.command(short_help="Each strategy against the compactions the real tools recorded.")
 @click.argument("datasets", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
 @TOKENIZER

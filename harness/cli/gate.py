@@ -7,8 +7,20 @@ from pathlib import Path
 
 import click
 
+from compbench.cli import WithMetrics
 
-@click.command()
+EPILOG = """\b
+Examples:
+  compbench gate out/run --min needed_recall=0.85 --min net_savings=0.2
+  compbench gate out/run --strategy opencode --max overflows=0
+  compbench gate out/new --baseline out/main --max-drop needed_recall=0.02
+Thresholds are fractions (0.85 = 85%); also read from [tool.compbench.gate] in pyproject.toml or [gate] in
+compbench.toml (flags win, key by key).
+"""
+
+
+@click.command(cls=WithMetrics, epilog=EPILOG,
+               short_help="CI gate on a run's confidence bounds: exit 0 pass, 1 fail, 2 usage.")
 @click.argument("run", type=click.Path(exists=True, file_okay=False))
 @click.option("--min", "mins", multiple=True, metavar="METRIC=V", help="Lower 95% bound must reach V.")
 @click.option("--max", "maxs", multiple=True, metavar="METRIC=V", help="Upper 95% bound must stay under V.")
@@ -18,7 +30,8 @@ import click
 @click.option("--strategy", "strategies", multiple=True, help="Gate only these strategies (name or label).")
 @click.option("--config", "config_dir", type=click.Path(exists=True, file_okay=False), default=".",
               help="Where to look for compbench.toml / pyproject.toml (default: cwd and parents).")
-@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100))
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
+              help="Bootstrap resamples of the 95% intervals.")
 def gate(run: str, mins: tuple[str, ...], maxs: tuple[str, ...], baseline: str | None, drops: tuple[str, ...],
          strategies: tuple[str, ...], config_dir: str, resamples: int) -> None:
     """Check RUN's retention and savings against thresholds (exit 0 pass, 1 fail, 2 usage)."""

@@ -8,14 +8,21 @@ from typing import Any
 import click
 
 
-@click.command()
+@click.command(short_help="Probe a run's compactions with a real model and a blind judge (optional).",
+               epilog="""\b
+Examples:
+  COMPBENCH_API_KEY=... compbench judge out/run --agent litellm:gpt-4o-mini
+  compbench judge out/run --agent litellm:llama3 --api-base http://localhost:8000/v1
+  compbench judge out/run --agent cache-only:out/cache     answers recorded earlier, offline
+""")
 @click.argument("run", type=click.Path(exists=True, file_okay=False))
 @click.option("--agent", "agent_spec", required=True, help="Model answering probes: litellm:MODEL or cache-only:DIR.")
 @click.option("--judge", "judge_spec", help="Blind judge (and probe writer); default: the --agent model.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm models.")
-@click.option("--api-base")
+@click.option("--api-base", help="Endpoint of an OpenAI-compatible server (a local model needs no key).")
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="Never stored.")
-@click.option("--max-events", default=50, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-events", default=50, show_default=True, type=click.IntRange(min=1),
+              help="Compactions to probe at most.")
 def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | None, api_base: str | None,
           api_key: str | None, max_events: int) -> None:
     """Probe RUN's compactions with a model and compare judged correctness with presence."""
@@ -33,6 +40,8 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
                                                    ("api_key", api_key)) if v}
         return get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec)
 
+    for spec in (agent_spec, judge_spec or agent_spec):
+        _needs_key(spec, api_key, api_base)
     agent = model(agent_spec)
     grader = model(judge_spec) if judge_spec else agent
     rows = judge_run(Path(run), agent, grader, max_events,  # type: ignore[arg-type]
@@ -50,3 +59,27 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
         click.echo(f"{kind:<14}{int(a['probes']):>8}{a['present']:>10.0%}{a['correct']:>10.0%}{a['agreement']:>11.0%}")
     errors = sum(1 for r in rows if r["error"])
     click.echo(f"{len(rows)} probes ({errors} failed calls) written to {Path(run) / 'judged.parquet'}")
+
+
+def _needs_key(spec: str, api_key: str | None, api_base: str | None) -> None:
+    """A litellm model with no key anywhere ends here, in one line, before any call (litellm would print
+    its banners for every failed call). litellm's own banners are switched off for the calls that follow."""
+    from compbench.errors import UsageError
+
+    kind, _, name = spec.partition(":")
+    if kind != "litellm":
+        return
+    from compbench.summarizers.llm import import_litellm
+
+    litellm = import_litellm()
+    litellm.suppress_debug_info = True
+    if api_key or api_base or not name:
+        return
+    try:
+        env = litellm.validate_environment(model=name)
+    except Exception:  # an unknown provider: the call itself will say what is wrong
+        return
+    if isinstance(env, dict) and not env.get("keys_in_environment", True):
+        missing = " or ".join(env.get("missing_keys") or [])
+        raise UsageError(f"no API key for {name}: pass --api-key, set COMPBENCH_API_KEY"
+                         + (f" or {missing}" if missing else "") + " (or --api-base for a local server)")

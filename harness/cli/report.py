@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from compbench.cli import WithMetrics
+
 
 def check_out(out: Path) -> None:
     """The report goes into an existing folder: a typo in --out must not create a tree of folders."""
@@ -18,18 +20,36 @@ def check_out(out: Path) -> None:
         raise UsageError(f"{out} is a directory; --out is the HTML file to write")
 
 
-@click.command()
+EPILOG = """\b
+Examples:
+  compbench report out/run --out out/report.html
+  compbench report out/run --out report.html --redact --objective "max net_savings s.t. needed_recall >= 0.95"
+
+The report opens with a verdict: the best strategy for each objective (by default: highest net savings
+with recall >= 90%, highest recall saving >= 25%, lowest cost with recall >= 90%), the frontier and the
+caveats that apply.
+"""
+
+
+@click.command(cls=WithMetrics, epilog=EPILOG,
+               short_help="Render a run as one self-contained HTML report (opens offline).")
 @click.argument("run", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="HTML file to write (its folder must exist).")
 @click.option("--redact", is_flag=True, help="Mask secret-shaped strings (keys, tokens) found in transcripts.")
-def report(run: str, out: str, redact: bool) -> None:
-    """Render RUN as one HTML file that opens from disk (no network)."""
+@click.option("--objective", "objectives", multiple=True, metavar="'max|min METRIC s.t. ...'",
+              help="An objective of the verdict (as tune --objective); repeatable; replaces the defaults.")
+def report(run: str, out: str, redact: bool, objectives: tuple[str, ...]) -> None:
+    """Render RUN as one HTML file that opens from disk (no network): a verdict, a leaderboard, charts and a
+    drill-down from strategy to transcript to compaction to the facts lost."""
     from compbench.redact import redact as mask
     from compbench.reports.html import write_report
     from compbench.runread import Run, check_run_dir
+    from compbench.tune import parse_objective
 
     check_run_dir(Path(run))
     check_out(Path(out))
     Run.open(run)  # a manifest this compbench reads (an older one upgraded; a newer one refused)
-    path = write_report(run, out, mask if redact else None)
+    for o in objectives:
+        parse_objective(o)  # a typo ends here, before any work
+    path = write_report(run, out, mask if redact else None, objectives=objectives or None)
     click.echo(f"report written to {path}")

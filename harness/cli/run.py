@@ -13,14 +13,29 @@ from compbench.cli.options import (
     REPLAY_NAMES,
     configured,
     execution_options,
+    read_prices,
     replay_options,
     spec_of,
     take,
 )
 from compbench.errors import UsageError
 
+EPILOG = """\b
+Examples:
+  compbench run --out out/run                                   the bundled samples, every strategy
+  compbench run mine --strategy opencode --strategy codex:preset=0.77 --strategy none --out out/run
+  compbench run mine --context-window 128000 --summarizer litellm:gpt-4o-mini --out out/run
+  compbench run --resume out/run                                continue an interrupted run as it was started
 
-@click.command()
+Every replay option may be set in compbench.toml ([run]) or pyproject.toml ([tool.compbench.run]); a flag
+wins over the file, the file over the default.
+
+Progress goes to stderr with the total and the time left, also when stderr is a log file (a line every
+10 s; COMPBENCH_PROGRESS_SECONDS changes it).
+"""
+
+
+@click.command(epilog=EPILOG, short_help="Replay a dataset through strategies into a run directory.")
 @click.argument("dataset", required=False)
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME[:k=v,...]",
               help="Strategy spec; repeatable. Default: all built-in strategies. [strategy.NAME] in compbench.toml "
@@ -30,40 +45,48 @@ from compbench.errors import UsageError
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
-              help="Continue an interrupted run (same options and dataset) in this directory.")
+              help="Continue an interrupted run in this directory, with the options and dataset it was started "
+                   "with (an option given again must match; a differing one is named).")
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
-def run(dataset: str | None, strategies: tuple[str, ...], out: str | None, force: bool, resume_dir: str | None,
-        quiet: bool, **options: Any) -> None:
-    """Replay DATASET (default: the bundled samples) through strategies and write a run directory.
-
-    Every replay option may be set in compbench.toml ([run]) or pyproject.toml ([tool.compbench.run]); a flag
-    wins over the file, the file over the default."""
+@click.pass_context
+def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...], out: str | None, force: bool,
+        resume_dir: str | None, quiet: bool, **options: Any) -> None:
+    """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
     from compbench.dataset import default_dataset, iter_transcripts
-    from compbench.rundir import write_run
+    from compbench.progress import Progress, dataset_total
+    from compbench.rundir import recorded, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
     out = out or resume_dir
     assert out is not None
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
-    path = dataset or str(default_dataset())
-    spec = spec_of(configured(strategies, find()), replay, path)
-    done = [0]
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+    done = 0
+    if resume_dir:
+        spec, path, done = recorded(Path(resume_dir))
+        _check_resume(resume_dir, spec, path, given, ctx.params)
+        api_key = replay["api_key"]
+        if api_key and spec.summarizer.partition(":")[0] in ("litellm", "cache-only"):
+            from dataclasses import replace
 
-    def progress(tid: str) -> None:
-        done[0] += 1
-        if not quiet and sys.stderr.isatty():
-            click.echo(f"\rreplayed {done[0]} transcripts ({tid[:40]})".ljust(70), err=True, nl=False)
+            spec = replace(spec, summarizer_options={**spec.summarizer_options, "api_key": api_key})
+    else:
+        path = dataset or str(default_dataset())
+        spec = spec_of(configured(strategies, find()), replay, path)
+    progress = Progress(sys.stderr, dataset_total(path), done) if not quiet else None
 
     def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
         click.echo(f"warning: {msg}", err=True)
 
-    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), execution["workers"], progress,
-                         force, resume=resume_dir is not None, executor=execution["executor"],
-                         concurrency=execution["concurrency"], ray_address=execution["ray_address"])
-    if not quiet and sys.stderr.isatty():
-        click.echo("", err=True)
+    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), execution["workers"],
+                         progress.tick if progress else None, force, resume=resume_dir is not None,
+                         executor=execution["executor"], concurrency=execution["concurrency"],
+                         ray_address=execution["ray_address"])
+    if progress:
+        progress.close()
     for e in manifest.errors:
         click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
     if not quiet:
@@ -71,3 +94,46 @@ def run(dataset: str | None, strategies: tuple[str, ...], out: str | None, force
 
         click.echo(summary_table(Path(out)))
         click.echo(f"run written to {out}")
+
+
+# options that do not change a run's results: they may differ on --resume
+FREE = {"workers", "executor", "ray_address", "concurrency", "quiet", "force", "resume_dir", "out", "api_key"}
+
+
+def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[str, Any]) -> None:
+    """Every option given again on --resume must be the one the run was started with: the differing ones
+    are named, with the run's value, in one line."""
+    from compbench.strategies import resolve
+
+    limits = spec.limits
+    recorded: dict[str, Any] = {
+        "dataset": path, "strategies": spec.strategies, "summarizer": spec.summarizer, "model": spec.model,
+        "context_window": limits.context_window if limits is not None else None,
+        "max_output": limits.max_output if limits is not None else None, "tokenizer": spec.tokenizer,
+        "message_overhead": spec.message_overhead, "system_tokens": spec.system_tokens,
+        "token_correction": spec.token_correction, "cache_ttl": spec.cache_ttl,
+        "price_model": spec.price_model, "prices_file": spec.prices,
+        "api_base": spec.summarizer_options.get("api_base"), "cache_dir": spec.summarizer_options.get("cache_dir")}
+    wanted = dict(params)
+    if params.get("dataset") is not None:
+        given = given | {"dataset"}
+    if "strategies" in given:
+        wanted["strategies"] = tuple(resolve(x).label for x in params["strategies"])
+    if "prices_file" in given and params.get("prices_file"):
+        wanted["prices_file"] = read_prices(params["prices_file"])
+    differ = []
+    for name in sorted(given - FREE):
+        if name not in recorded:
+            continue
+        mine, theirs = wanted.get(name), recorded[name]
+        if name == "dataset" and mine is not None and Path(str(mine)).resolve() == Path(str(theirs)).resolve():
+            continue
+        if isinstance(theirs, tuple):
+            theirs, mine = ",".join(theirs), ",".join(mine or ())
+        if mine != theirs:
+            flag = "DATASET" if name == "dataset" else "--" + name.replace("_", "-").replace("-file", "s")
+            shown = "auto" if theirs is None and name == "system_tokens" else theirs
+            differ.append(f"{flag} {shown!s} in the run, {mine!s} given")
+    if differ:
+        raise UsageError(f"cannot resume {run}: {'; '.join(differ)} (leave them out: --resume takes the run's own "
+                         "options)")

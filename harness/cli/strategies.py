@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from compbench.strategies import StrategyInfo
 
 
-@click.group()
+@click.group(short_help="List strategies and show their sources, parameters and presets.")
 def strategies() -> None:
     """List strategies and show their parameters."""
 

@@ -1,0 +1,103 @@
+"""The report's figures from a run's results: per strategy (ranked, flagged, with intervals), per fact
+kind, and per strategy × transcript for the drill-down (columns of small integers: they pack tightly)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from compbench.compare import METRICS, Metric, fmt_value
+from compbench.ranking import Standing
+from compbench.stats import Estimate
+
+KINDS = ("artifact", "recall", "decision", "continuation")
+# the leaderboard's figures, in its column order (all of METRICS are in the glossary and the strategy data)
+LEADERBOARD = ("net_savings", "needed_recall", "retention", "cost_savings", "cost", "compactions")
+
+
+SHORT = {"never_acted": "never acted", "partial": "acted on some", "beyond_window": "threshold beyond window",
+         "overflows": "calls over window", "noop": "no-op compactions", "failed": "failed compactions",
+         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows"}
+SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn"}
+
+
+def estimate_json(e: Estimate, m: Metric) -> dict[str, Any]:
+    """A figure as the page shows it: value, interval, and whether it rests on few transcripts."""
+    ci = "" if math.isnan(e.value) or math.isnan(e.lo) else f"[{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]"
+    few = e.few and e.units > 0 and not math.isnan(e.value)
+    return {"v": e.value, "lo": e.lo, "hi": e.hi, "n": e.units, "few": few, "text": fmt_value(e.value, m), "ci": ci}
+
+
+def per_kind(results: Any, label: str) -> dict[str, float]:
+    """Needed-fact recall per fact kind, a ratio of sums like the headline recall."""
+    g = results[results["strategy"] == label]
+    out = {}
+    for k in KINDS:
+        needs, rec = f"needs_{k}", f"needed_recall_{k}"
+        if needs not in g or rec not in g:
+            out[k] = math.nan
+            continue
+        n = g[needs].astype(float)
+        total = float(n.sum())
+        out[k] = float((g[rec].fillna(0).astype(float) * n).sum()) / total if total else math.nan
+    return out
+
+
+def strategies(results: Any, agg: Mapping[str, Mapping[str, Estimate]], ranked: Sequence[str],
+               standing: Mapping[str, Standing], flags: Mapping[str, Sequence[Any]],
+               colors: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One record per strategy label, in ranked order: what the leaderboard, the charts and the drill-down
+    need about it."""
+    out = []
+    for rank, label in enumerate(ranked, 1):
+        g = results[results["strategy"] == label]
+        st = standing[label]
+        needs = int(g["needs"].sum())
+        out.append({
+            "label": label, "name": str(g["name"].iloc[0]), "color": colors[label], "rank": rank,
+            "tier": st.tier, "tier_name": st.tier_name, "refused": st.refused, "calls": st.calls,
+            "acted": st.acted, "transcripts": st.transcripts,
+            "flags": [{"kind": f.kind, "text": f.text, "short": SHORT.get(f.kind, f.kind),
+                       "severity": SEVERITY.get(f.kind, "bad")} for f in flags.get(label, [])],
+            "m": {m.name: estimate_json(agg[label][m.name], m) for m in METRICS},
+            "kinds": per_kind(results, label), "needs": needs,
+            "verbatim": int(g["needs_verbatim"].sum()) / needs if needs else math.nan,
+            "carried": int(g["needs_carried"].sum()) / needs if needs else math.nan,
+            "missed": (needs - int(g["needs_present"].sum())) / needs if needs else math.nan,
+            "peak": int(g["peak_context"].max()) if len(g) else 0,
+        })
+    return out
+
+
+def rows(results: Any, labels: Sequence[str]) -> dict[str, Any]:
+    """Per strategy × transcript, as columns: the transcript list, then indices and small integers
+    (savings and recall in tenths of a percent, -1 where undefined; cost in micro-dollars)."""
+    import numpy as np
+
+    tids = [str(t) for t in dict.fromkeys(results["transcript_id"])]
+    tindex = {t: i for i, t in enumerate(tids)}
+    sindex = {s: i for i, s in enumerate(labels)}
+    first = results.drop_duplicates("transcript_id")
+    source = dict(zip(first["transcript_id"].astype(str), first["source"].astype(str), strict=True))
+    r = results[results["strategy"].isin(sindex)]
+
+    def permille(col: str) -> list[int]:
+        v = r[col].astype(float).to_numpy()
+        out: list[int] = np.where(np.isnan(v), -1, np.round(v * 1000)).astype(int).tolist()
+        return out
+
+    acted = (r["first_action_step"] >= 0).astype(int) if "first_action_step" in r else r["compactions"] * 0
+    return {
+        "tids": tids, "sources": [source[t] for t in tids],
+        "cols": {
+            "s": [sindex[s] for s in r["strategy"]], "t": [tindex[str(t)] for t in r["transcript_id"]],
+            "acted": acted.tolist(), "comp": r["compactions"].astype(int).tolist(),
+            "prunes": r["prunes"].astype(int).tolist(), "ovf": r["overflows"].astype(int).tolist(),
+            "peak": r["peak_context"].astype(int).tolist(), "steps": r["steps"].astype(int).tolist(),
+            "net": permille("net_savings"), "rec": permille("needed_recall"),
+            "needs": r["needs"].astype(int).tolist(),
+            "missed": (r["needs"] - r["needs_present"]).astype(int).tolist(),
+            "cost": np.round(r["cost_usd"].astype(float).to_numpy() * 1e6).astype(int).tolist(),
+            "window": r["window"].astype(int).tolist() if "window" in r else [0] * len(r),
+        }}
