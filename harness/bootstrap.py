@@ -66,7 +66,7 @@ def _rows_key(ids: np.ndarray, labels: np.ndarray) -> bytes:
 def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int = SEED,
           by: str = "session") -> Batch:
     """Estimates of ``metrics`` for every strategy of ``df`` (a run's results), strategies in run order."""
-    from compbench.compare import _column, cluster_labels, common_transcripts
+    from compbench.compare import cluster_labels, column, common_transcripts
 
     out = Batch()
     commons = {m.name: common_transcripts(df, m) for m in metrics if m.common}
@@ -78,7 +78,7 @@ def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int
             # each strategy's own, its n saying on how many
             sub = whole[whole["transcript_id"].isin(commons[m.name])] if m.common and commons[m.name] else whole
             labels, ids = cluster_labels(sub, by), sub["transcript_id"].astype(str).to_numpy()
-            num = _column(sub, m.num)
+            num = column(sub, m.num)
             acted = np.ones(len(sub), bool)
             if m.den is None:
                 keep = ~np.isnan(num)
@@ -86,7 +86,7 @@ def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int
                 counted = np.ones(len(num), bool)
             else:
                 keep = acted
-                den = _column(sub, m.den)
+                den = column(sub, m.den)
                 counted = den != 0
                 if m.acted_only and first_action:
                     acted = sub["first_action_step"].to_numpy() >= 0

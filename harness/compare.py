@@ -128,7 +128,9 @@ def load_results(run: str | Path) -> Any:
     return Run.open(run).results()
 
 
-def _column(df: Any, expr: str) -> Any:
+def column(df: Any, expr: str) -> Any:
+    """A metric's column expression (``a+b``: a sum of result columns) on ``df``; a column an older run lacks
+    is named in the error (the metrics and the bootstrap read results through this one function)."""
     cols = expr.split("+")
     missing = [c for c in cols if c not in df.columns]
     if missing:
@@ -161,13 +163,13 @@ def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str
     to average) and ``clusters`` the clusters they fall in."""
     import numpy as np
 
-    num = _column(df, m.num)
+    num = column(df, m.num)
     labels = cluster_labels(df, by)
     if m.den is None:
         contributing = ~np.isnan(num)
         est = mean_ci(num, resamples=resamples, seed=seed, clusters=labels)
     else:
-        den = _column(df, m.den)
+        den = column(df, m.den)
         contributing = den != 0
         if m.acted_only and "first_action_step" in df.columns:
             contributing = contributing & (df["first_action_step"].to_numpy() >= 0)
@@ -179,7 +181,7 @@ def common_transcripts(df: Any, m: Metric) -> set[str]:
     """Transcripts where every strategy that has ``m`` anywhere has it (see :attr:`Metric.common`)."""
     import numpy as np
 
-    values = df.assign(_v=_column(df, m.num))
+    values = df.assign(_v=column(df, m.num))
     having = values[~np.isnan(values["_v"])]
     strategies = set(having["strategy"])
     if not strategies:
@@ -232,16 +234,16 @@ def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int =
     a, b = a.loc[common].reset_index(), b.loc[common].reset_index()
     labels = cluster_labels(a, by)
     if m.den is None:
-        na, nb = _column(a, m.num), _column(b, m.num)
+        na, nb = column(a, m.num), column(b, m.num)
         keep = ~(_isnan(na) | _isnan(nb))
         if not keep.any():
             return Estimate(math.nan, math.nan, math.nan, 0)
         ones = [1.0] * int(keep.sum())
         est = paired_diff_ci(na[keep], ones, nb[keep], ones, resamples=resamples, seed=seed, clusters=labels[keep])
         return replace(est, n=int(keep.sum()), clusters=len(set(labels[keep])))
-    est = paired_diff_ci(_column(a, m.num), _column(a, m.den), _column(b, m.num), _column(b, m.den),
+    est = paired_diff_ci(column(a, m.num), column(a, m.den), column(b, m.num), column(b, m.den),
                          resamples=resamples, seed=seed, clusters=labels)
-    contributing = (_column(a, m.den) != 0) | (_column(b, m.den) != 0)
+    contributing = (column(a, m.den) != 0) | (column(b, m.den) != 0)
     if m.acted_only and "first_action_step" in a.columns:
         acted = (a["first_action_step"].to_numpy() >= 0) | (b["first_action_step"].to_numpy() >= 0)
         contributing = contributing & acted
