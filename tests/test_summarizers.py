@@ -92,6 +92,25 @@ def test_extractive_summary_fits_budget_and_keeps_priorities() -> None:
     assert summarize_messages(SPAN, 500) == summarize_messages(SPAN, 500)
 
 
+def test_extractive_chain_carries_earlier_items_and_bracketed_paths() -> None:
+    """A chain of compactions: the second summary folds the first section by section, so the first span's
+    files and errors are still listed though the second span never names them; a path with a bracketed
+    component (a Next.js route, a redacted home) is copied as written."""
+    first = summarize_messages(SPAN, 500)
+    later = (user("u3", "Now the route."),
+             assistant("a4", "Reading.", [("c4", "read", {"file_path": "app/[slug]/page.tsx"})]),
+             tool("t4", "c4", "export default function Page() {}  see /home/[USER]/site/lib/db.ts"),
+             assistant("a5", "Done."))
+    second = summarize_messages(later, 500, previous=first)
+    assert "- src/api/views.py" in second and "AssertionError: 404 != 200" in second  # carried from the first
+    assert "- app/[slug]/page.tsx" in second and "home/[USER]/site/lib/db.ts" in second
+    assert second.startswith("## User requests\n- Fix the failing test")  # the task stays first
+    assert "## Previous summary" not in second  # its own summary is merged, not pasted
+    foreign = summarize_messages(later, 500, previous="The user wants X; we tried Y.")
+    assert "## Previous summary\n- The user wants X; we tried Y." in foreign  # another's text is kept whole
+    assert len(summarize_messages(later, 60, previous=first)) <= 60 * CHARS_PER_TOKEN
+
+
 class Fake:
     """A fault-injecting stand-in for litellm.completion: raises the queued errors, then answers."""
 

@@ -25,8 +25,8 @@ DEFAULT_BUDGET_TOKENS = 4_096
 CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose
 MAX_ITEM_CHARS = 300
 MENTION_SCAN_CHARS = 20_000
-MENTIONS_PER_TEXT = 20
-MENTIONS_LISTED = 40  # the newest paths only: a listing of thousands would crowd out everything else
+MENTIONS_PER_TEXT = 60  # a plan or a tree listing names dozens of files: the copy keeps them
+MENTIONS_LISTED = 150  # the newest paths only: a listing of thousands would crowd out everything else
 
 _ERROR_WORD = re.compile(
     r"\b(?:\w*Error|\w*Exception|Traceback|FAILED|FAIL:|fatal:|error:|panic:|command not found)\b")
@@ -141,7 +141,9 @@ def mentioned_paths(text: str) -> list[str]:
         if "://" in tok:
             continue
         tok = tok.split("::", 1)[0].strip(_TOKEN_EDGES)
-        if not _PATH_TOKEN.match(tok):
+        # a bracketed component is part of a path (Next.js routes ``app/[slug]/page.tsx``, a redacted
+        # ``/home/[USER]/...``): the copy keeps the path as the output spells it
+        if not _PATH_TOKEN.match(tok.replace("[", "").replace("]", "") if "[" in tok else tok):
             continue
         p = tok.strip(".-/")
         if len(p) >= 4 and p not in out:
@@ -182,7 +184,7 @@ def facts_of(messages: Sequence[Message], cache: Cache | None = None) -> dict[st
         "requests": requests,
         "modified": modified,
         "read": read,
-        "mentioned": [p for p in _unique(mentioned) if p not in touched],
+        "mentioned": [p for p in _unique(mentioned) if p not in touched and "/" + p not in touched],
         "commands": _unique(commands),
         "errors": _unique(errors),
         "last": [_clip(last_assistant, 600)] if last_assistant else [],
@@ -195,17 +197,22 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
     """A structured summary of ``messages`` no longer than ``budget_tokens * CHARS_PER_TOKEN`` chars."""
     f = facts_of(messages, cache)
     budget = max(0, budget_tokens) * CHARS_PER_TOKEN
-    previous = "\n".join(x for x in (previous, *f["summaries"]) if x) or None
+    # an earlier summary (the strategy's, or one inside the span) is merged section by section when it is
+    # this summarizer's own: what it listed stays listed behind what is new, so a chain of compactions
+    # keeps carrying the old files and errors until the budget, not until a clip halves them each time
+    prev, foreign = _merge_sources([x for x in (previous, *f["summaries"]) if x])
     # (title, items, newest first?) in priority order: what a continuing agent needs most.
+    first = prev.get("User requests", [])[:1] or f["requests"][:1]
+    later = [r for r in f["requests"][::-1] if r not in first]
     sections: list[tuple[str, list[str]]] = [
-        ("User requests", f["requests"][:1] + f["requests"][1:][::-1]),
-        ("Previous summary", [_clip(previous, budget // 2)] if previous else []),
-        ("Files modified", f["modified"]),
-        ("Errors seen", f["errors"][::-1]),
-        ("Last assistant message", f["last"]),
-        ("Files read", f["read"][::-1]),
-        ("Paths mentioned", f["mentioned"][::-1][:MENTIONS_LISTED]),
-        ("Commands run", f["commands"][::-1]),
+        ("User requests", first + _unique(later + prev.get("User requests", [])[1:])),
+        ("Previous summary", [_clip(foreign, budget // 2)] if foreign else []),
+        ("Files modified", _unique(prev.get("Files modified", []) + f["modified"])),
+        ("Errors seen", _unique(f["errors"][::-1] + prev.get("Errors seen", []))),
+        ("Last assistant message", f["last"] or prev.get("Last assistant message", [])),
+        ("Files read", _unique(f["read"][::-1] + prev.get("Files read", []))),
+        ("Paths mentioned", _unique(f["mentioned"][::-1] + prev.get("Paths mentioned", []))[:MENTIONS_LISTED]),
+        ("Commands run", _unique(f["commands"][::-1] + prev.get("Commands run", []))),
     ]
     out: list[str] = []
     used = 0
@@ -231,6 +238,31 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
             out.append(header + "".join(lines))
             used += cost
     return "\n".join(out).rstrip("\n")
+
+
+SECTION_TITLES = ("User requests", "Previous summary", "Files modified", "Errors seen", "Last assistant message",
+                  "Files read", "Paths mentioned", "Commands run")
+
+
+def _merge_sources(texts: Sequence[str]) -> tuple[dict[str, list[str]], str]:
+    """Earlier summaries split into this summarizer's sections (their items, newest summary first) and
+    the text that is not in its format (another summarizer's, a tool's heading), kept whole."""
+    merged: dict[str, list[str]] = {}
+    foreign: list[str] = []
+    for text in reversed(texts):
+        title: str | None = None
+        for line in text.splitlines():
+            if line.startswith("## ") and line[3:].strip() in SECTION_TITLES:
+                title = line[3:].strip()
+            elif title is not None and line.startswith("- "):
+                if title == "Previous summary":
+                    foreign.append(line[2:])
+                else:
+                    merged.setdefault(title, []).append(line[2:])
+            elif line.strip():
+                title = None
+                foreign.append(line)
+    return merged, "\n".join(foreign)
 
 
 class ExtractiveSummarizer:
