@@ -20,7 +20,7 @@ import hashlib
 import importlib.util
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,12 +230,14 @@ class TokenCounter:
     def parts(self, m: Message) -> tuple[int, ...]:
         return tuple(self.part(p) for p in m.parts)
 
-    def reasoning_context(self, m: Message) -> int:
-        """What ``m``'s readable reasoning adds to the context under the correction (0 without one)."""
+    def reasoning_context(self, m: Message, hidden: Container[int] = ()) -> int:
+        """What ``m``'s readable reasoning adds to the context under the correction (0 without one); the
+        parts in ``hidden`` (pruned: cleared thinking) add nothing."""
         c = self.correction
         if c is None or not c.reasoning:
             return 0
-        return sum(scale(self._raw(p), c.reasoning) for p in m.parts if isinstance(p, Reasoning) and not p.encrypted)
+        return sum(scale(self._raw(p), c.reasoning) for j, p in enumerate(m.parts)
+                   if isinstance(p, Reasoning) and not p.encrypted and j not in hidden)
 
     def message(self, m: Message, part_counts: Sequence[int] | None = None) -> int:
         n = self.message_overhead + sum(self.parts(m) if part_counts is None else part_counts)

@@ -224,7 +224,9 @@ def apply_prune(s: ViewState, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         placeholder_tokens = s.counter.count_text(target.name + placeholder if isinstance(target, ToolCall)
                                                   else placeholder)
         new_counts = tuple(placeholder_tokens if j == part else c for j, c in enumerate(e.part_tokens))
-        new_tokens = s.counter.message_overhead + sum(new_counts)
+        # a message's readable thinking stays in context until its own part is pruned (clear_thinking)
+        new_tokens = (s.counter.message_overhead + sum(new_counts)
+                      + s.counter.reasoning_context(e.message, pruned))
         hidden += e.tokens - new_tokens
         s.context += new_tokens - e.tokens
         s.entries[k] = replace(e, pruned=pruned, tokens=new_tokens, part_tokens=new_counts)

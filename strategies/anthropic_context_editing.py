@@ -27,10 +27,12 @@ What the docs say, and how it is modelled:
 - Cache: "Invalidates cached prompt prefixes when content is cleared": a prune marks the first cleared
   position, the loop's cache model re-writes everything after it.
 - ``clear_thinking_20251015`` keeps the thinking of the last ``keep`` assistant turns (``thinking_turns``;
-  0 = ``"all"``); listed first in ``edits`` as the API requires. compbench never counts reasoning as
-  context (an importer's Reasoning part costs 0 input tokens), so clearing it saves nothing here; what it
-  changes in compbench's measure is the cache: "when thinking blocks are cleared, the cache is invalidated
-  at the point where clearing occurs", and the prune of a reasoning part marks that point. The default
+  0 = ``"all"``); listed first in ``edits`` as the API requires. Readable thinking is context only under
+  the Claude token correction (``--token-correction auto`` on a Claude transcript: the fitted rate at
+  which recorded usage shows thinking resent); there clearing it saves that context, without the
+  correction it saves nothing. Either way it changes the cache: "when thinking blocks are cleared, the
+  cache is invalidated at the point where clearing occurs", and the prune of a reasoning part marks that
+  point. The default
   keep is model-specific today (all turns on Opus 4.5+ / Sonnet 4.6+, the last turn on earlier models);
   1 is the original (2025-10) default. A turn is one assistant message here.
 """
