@@ -111,6 +111,18 @@ def test_extractive_chain_carries_earlier_items_and_bracketed_paths() -> None:
     assert len(summarize_messages(later, 60, previous=first)) <= 60 * CHARS_PER_TOKEN
 
 
+def test_extractive_commands_leave_room_for_the_paths_a_plan_names() -> None:
+    """Commands and mentioned paths, the last two sections, share what the budget leaves: a long list of
+    commands does not crowd out every file a plan named."""
+    calls = [(f"c{k}", "bash", {"command": f"python -m pytest tests/test_mod_{k}.py -k case_{k} --maxfail=1"})
+             for k in range(40)]
+    plan = "Plan: " + " ".join(f"src/pkg/module_{k}.py" for k in range(40))
+    span = (user("u1", "Refactor the package."), assistant("a1", plan, calls), assistant("a2", "Done."))
+    text = summarize_messages(span, 400)
+    assert "## Commands run" in text and "## Paths mentioned" in text
+    assert "src/pkg/module_39.py" in text  # the newest path first
+
+
 class Fake:
     """A fault-injecting stand-in for litellm.completion: raises the queued errors, then answers."""
 

@@ -211,22 +211,25 @@ def summarize_messages(messages: Sequence[Message], budget_tokens: int, previous
         ("Errors seen", _unique(f["errors"][::-1] + prev.get("Errors seen", []))),
         ("Last assistant message", f["last"] or prev.get("Last assistant message", [])),
         ("Files read", _unique(f["read"][::-1] + prev.get("Files read", []))),
-        ("Paths mentioned", _unique(f["mentioned"][::-1] + prev.get("Paths mentioned", []))[:MENTIONS_LISTED]),
         ("Commands run", _unique(f["commands"][::-1] + prev.get("Commands run", []))),
+        ("Paths mentioned", _unique(f["mentioned"][::-1] + prev.get("Paths mentioned", []))[:MENTIONS_LISTED]),
     ]
     out: list[str] = []
     used = 0
+    mentions = bool(sections[-1][1])
     for title, items in sections:
         if not items:
             continue
         header = f"## {title}\n"
         if used + len(header) + 3 > budget:
             break
+        # the last two sections share what is left: commands must not crowd out every path a plan named
+        limit = budget if title != "Commands run" or not mentions else used + (budget - used) // 2
         lines: list[str] = []
         cost = len(header)
         for item in items:
             line = f"- {item}\n"
-            room = budget - used - cost
+            room = limit - used - cost
             if len(line) > room:
                 if not lines and room > 24:  # a section's first item is clipped to fit rather than lost
                     lines.append(f"- {item[: room - 4]}…\n")
