@@ -210,6 +210,17 @@ class TokenCounter:
         c._memo = self._memo
         return c
 
+    def remember(self, m: Message) -> None:
+        """Memoize the counts of a message a replay made (a summary): the later summary requests that carry
+        it in their prompt count it from the memo instead of tokenizing it again (aider's recursive
+        summaries carry every earlier one)."""
+        memo = self._memo
+        if memo is None:
+            return
+        for p in m.parts:
+            if not isinstance(p, Media | Reasoning):
+                memo[id(p)] = (p, self.count_raw(part_text(p)))
+
     def _raw(self, p: Part) -> int:
         """The tokenizer's count of a part's text (a reasoning part's too), from the memo when indexed."""
         memo = self._memo

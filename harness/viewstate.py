@@ -140,6 +140,7 @@ class ViewState:
         text = slot.text(summary)
         msg = Message(f"compbench:{seq}:{k}:{slot.origin}", slot.role, (Text(text),),
                       meta={"origin": slot.origin, **slot.meta})
+        self.counter.remember(msg)
         counts = self.counter.parts(msg)
         return Entry(msg, self.counter.message(msg, counts), counts, slot.origin)
 
