@@ -164,6 +164,7 @@ def test_leaderboard_fits_1400px_screenshot(report: Path, tmp_path: Path) -> Non
                     f"--screenshot={shot}", report.as_uri()], check=True, capture_output=True, timeout=120)
     box = layout(dom(report, tmp_path / "p"))
     assert box["page"] <= box["viewport"] <= 1400, box  # no horizontal scroll anywhere
+    assert box["contrast"] >= 4.5, box  # a selected strategy or button is readable (WCAG AA)
     assert box["table"] <= box["box"] and box["last"] <= box["viewport"], box  # no column cut off
     pixels = imread(str(shot))
     assert pixels.shape[1] == 1400 and box["lastBottom"] <= pixels.shape[0], box

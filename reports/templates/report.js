@@ -459,11 +459,32 @@
     host.appendChild(pager(list.length, pages, function (pg) { wstate.page = pg; renderWorst(); }, "compactions"));
   }
 
+  function luminance(css) {
+    var v = (css.match(/[\d.]+/g) || ["0", "0", "0"]).slice(0, 3).map(function (x) {
+      x = Number(x) / 255;
+      return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+  }
+
+  function minContrast() {
+    /* the lowest text/background contrast of a selected control (WCAG's ratio; AA asks 4.5) */
+    var low = 21;
+    document.querySelectorAll(".on").forEach(function (e) {
+      var st = getComputedStyle(e), bg = st.backgroundColor;
+      if (/rgba\(.*,\s*0\)$/.test(bg) || bg === "transparent") return;
+      var a = luminance(st.color), b = luminance(bg);
+      low = Math.min(low, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+    });
+    return Math.round(low * 100) / 100;
+  }
+
   function layoutCheck() {
-    /* measured by the browser test at 1400 px: a cut-off column shows here */
+    /* measured by the browser test at 1400 px: a cut-off column, an unreadable selected control show here */
     var lb = document.getElementById("lb"), heads = lb ? lb.querySelectorAll("thead th") : [];
     var last = heads.length ? heads[heads.length - 1].getBoundingClientRect() : {right: 0};
     document.documentElement.setAttribute("data-layout", JSON.stringify({
+      contrast: minContrast(),
       viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
       table: lb ? lb.scrollWidth : 0, box: lb ? lb.parentElement.clientWidth : 0,
       last: Math.round(last.right), lastTop: Math.round(last.top), lastBottom: Math.round(last.bottom),
