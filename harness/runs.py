@@ -203,18 +203,24 @@ class Replayer:
 
 def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
     """The prompt cache the API recorded on the fully recorded calls (before the tool's first compaction)
-    beside what the ``none`` replay simulates on the same calls: the cache model checked against reality."""
+    beside what the ``none`` replay simulates on the same calls: the cache model checked against reality.
+    The simulation uses the cache of the provider that recorded the calls (the recorded model's), not the
+    run's price model: a Gemini session is checked against Gemini's cache, whatever the run is priced at."""
+    from compbench.cache import message_time, none_reads
+
     limit = min((c.index for c in t.compactions), default=len(t.messages))
     out = {"cache_calls": 0, "recorded_cache_read": 0, "recorded_input": 0, "simulated_cache_read": 0,
            "simulated_input": 0}
     messages = t.messages
-    for st in reference.steps:
+    model = cache_model_for(str(t.meta.get("model") or ""))
+    reads = none_reads([(st.input, message_time(messages[st.message_index].meta)) for st in reference.steps], model)
+    for st, read in zip(reference.steps, reads, strict=True):
         u = messages[st.message_index].usage if st.message_index < limit else None
         if u is not None and u.input > 0:
             out["cache_calls"] += 1
             out["recorded_cache_read"] += u.cache_read
             out["recorded_input"] += u.input
-            out["simulated_cache_read"] += st.cache_read
+            out["simulated_cache_read"] += read
             out["simulated_input"] += st.input
     return out
 

@@ -179,8 +179,7 @@ class ViewState:
         if not self.warm():
             cached = 0
         cache = self.config.cache
-        if cached < cache.min_prefix:
-            cached = 0
+        cached = cache.readable(cached)
         written = total - cached if total >= cache.min_prefix else 0
         self.prev_input = total
         self.prev_len = len(self.entries)
@@ -206,8 +205,7 @@ class ViewState:
             if m.id != e.id:
                 break
             n += 1
-        cached = self.config.system_tokens + self.sums.prefix(n)
-        return cached if cached >= self.config.cache.min_prefix else 0
+        return self.config.cache.readable(self.config.system_tokens + self.sums.prefix(n))
 
 
 

@@ -125,12 +125,28 @@ def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
     for k, (inp, read) in enumerate([(2_500, 0), (5_001, 2_500), (7_502, 7_000)]):
         i = 2 * k + 1
         msgs[i] = replace(msgs[i], usage=Usage(input=inp, output=1, cache_read=read))
-    t = replace(t, messages=tuple(msgs))
+    t = replace(t, messages=tuple(msgs), meta={"model": "claude-sonnet-4-5"})
     trace = replay(t, resolve("none").create(), MockSummarizer(),  # type: ignore[arg-type]
                    ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
     c = recorded_cache(t, trace)
     assert c == {"cache_calls": 3, "recorded_cache_read": 9_500, "recorded_input": 15_003,
                  "simulated_cache_read": 2_500, "simulated_input": 15_003}
+    # the same calls recorded by a Gemini Pro model are checked against Gemini's cache, whatever the run's
+    # price model: no expiry, reads in whole steps of 4,096 (2,500 is under the minimum, 5,001 reads 4,096)
+    gemini = recorded_cache(replace(t, meta={"model": "gemini-3-pro-preview"}), trace)
+    assert gemini["simulated_cache_read"] == 0 + 0 + 4_096
+
+
+def test_reads_come_in_the_providers_steps() -> None:
+    openai, gemini = cache_model_for("gpt-5"), cache_model_for("gemini-3-pro-preview")
+    assert [openai.readable(n) for n in (1_023, 1_024, 1_151, 1_152, 5_000)] == [0, 1_024, 1_024, 1_152, 4_992]
+    assert [gemini.readable(n) for n in (4_095, 4_096, 8_191, 8_192, 12_287)] == [0, 4_096, 4_096, 8_192, 8_192]
+    assert cache_model_for("gemini-2.5-flash").readable(3_000) == 2_048  # Flash: steps of its 1,024 minimum
+    assert ANTHROPIC.readable(5_001) == 5_001 and ANTHROPIC.readable(1_023) == 0  # Anthropic: to the token
+    # in a replay: a growing Gemini Pro session reads whole steps, and writes the rest
+    s = steps(timed([0, 1, 1, 1, 1]), gemini)
+    assert [r for _, r, _ in s] == [0, 0, 4_096, 4_096, 8_192]
+    assert all(w == i - r for i, r, w in s[1:])
 
 
 def test_run_takes_the_cache_lifetime(tmp_path: object) -> None:
