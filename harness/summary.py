@@ -191,7 +191,8 @@ def summary_table(run_dir: Path) -> str:
                      "tokens (see results: window_source, system_tokens_source)")
     hits = cache_check(r)
     if hits:
-        lines.append("prompt cache of none, simulated vs recorded (the same calls): " + "; ".join(
+        lines.append("prompt cache of none, simulated (the recording provider's cache) vs recorded on the same "
+                     "calls: " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
     lines.append("")
     lines.append(f"summaries: {describe_summarizer(run.summarizer)}")

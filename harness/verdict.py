@@ -132,7 +132,8 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
              f"{cache_ttl} time to live) that a compaction breaks; cost savings without a cache give the "
              "range's other end.")
     if cache:
-        costs += " Simulated vs recorded cache hit rate of none on the same calls: " + "; ".join(
+        costs += (" Cache hit rate of none, simulated under the recording provider's cache vs recorded, on the "
+                  "same calls: ") + "; ".join(
             f"{src} {sim:.0%} vs {rec:.0%}" for src, (_, rec, sim) in cache.items()) + "."
     caveats.append(costs)
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
