@@ -29,7 +29,11 @@ completed as ``evidence`` says) that did not compact, and the count that did (pr
 
 Every session ran a 200k window, so a percentage of the window (77.4–77.6% for 2.0, 83.1–83.5% for 2.1)
 fits the logs as well as ``W - reserve - 13,000``; the additive form is the bundle's. A session on a
-1M window would tell them apart (none in ../shared).
+1M window would tell them apart (none in ../shared). **On a 1M window** Claude Code compacts against an
+auto-compact window of its own (the user's CLAUDE_CODE_AUTO_COMPACT_WINDOW / ``autoCompactWindow`` first,
+then a default it may tune server-side): public reports give 400k from 2.1.92 (367k thresholds seen on
+2.1.119) and 500k on 2.1.196, the whole window before 2.1.92. ``current`` uses 400k (``large_window``;
+inferred, not checked on a log of ours); ``large_window=0`` models 2.1.21–2.1.91, 500000 later reports.
 
 **Count**: the last call's usage, input with cache reads and writes + output, as Claude Code logs it.
 2.0.76 compares that alone (known: c7d2069e's preTokens 155,548 = 154,835 + 713 exactly, with a
@@ -69,6 +73,12 @@ THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
 OUTPUT_RESERVE_20 = 32_000  # 2.0.x: min(max output, 32,000) reserved; inferred from 2.0.76's 155,000 trigger
 OUTPUT_RESERVE = 20_000  # 2.1.21+: MAX_OUTPUT_TOKENS_FOR_SUMMARY (2.1 bundle, issue #31806); 167,000 in the logs
 AUTOCOMPACT_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS (bundle, issue #12004: ``nx1 = 13000``)
+CLAUDE_CODE_WINDOW = 200_000  # the window Claude Code runs a model at unless the 1M window is on
+# The auto-compact window on a 1M window (inferred from public reports, none of our logs has one): 2.1.92
+# capped it at 400k (anthropics/claude-code #43989: `/context` shows .../400k; #54056: four 2.1.119
+# compactions at 360,677-366,989 = 400,000 - 20,000 - 13,000 + the messages since the last call); 2.1.196
+# reported 468,102 (#72600: a 500k window); 2.1.91 and earlier used the whole window.
+LARGE_WINDOW = 400_000
 IMAGE_TOKENS = 2_000  # roughTokenCountEstimation of an image or document block (2.1 bundle)
 MAX_SUMMARY_TOKENS = 20_000  # summary budget: Claude Code's compaction call caps output at 20k (same constant)
 COMPACT_PROMPT = """Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions. This summary will be used as context when continuing the conversation, so preserve critical information including:
@@ -117,6 +127,9 @@ class ClaudeCodeParams:
         0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset).")
     auto_compact_window: int = param(
         0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
+    large_window: int = param(
+        0, "The auto-compact window Claude Code itself uses when the model runs a 1M window and no "
+           "CLAUDE_CODE_AUTO_COMPACT_WINDOW is set (0: the whole window; current: 400,000, reported from 2.1.92).")
     custom_instructions: str = param(
         "", "Text added to the summary prompt as 'Additional Instructions' (/compact's argument, CLAUDE.md).")
     max_summary_tokens: int = param(MAX_SUMMARY_TOKENS, "Output budget of the summary request.")
@@ -166,8 +179,10 @@ class ClaudeCode:
 
     def threshold(self, s: SessionView) -> float:
         w = s.limits.context_window
-        if self.p.auto_compact_window > 0:
+        if self.p.auto_compact_window > 0:  # the user's setting comes before Claude Code's own default
             w = min(w, self.p.auto_compact_window)
+        elif self.p.large_window > 0 and w > CLAUDE_CODE_WINDOW:
+            w = min(w, self.p.large_window)
         if self.p.autocompact_buffer <= 0:
             return self.p.threshold_ratio * w
         effective = w - min(s.limits.max_output, self.p.output_reserve)
@@ -226,7 +241,7 @@ V20 = {"output_reserve": OUTPUT_RESERVE_20, "autocompact_buffer": AUTOCOMPACT_BU
        "compact_prompt": STRUCTURED_PROMPT}
 V21 = {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER, "count_trailing": True,
        "compact_prompt": STRUCTURED_PROMPT, "summary_prefix": SUMMARY_PREFIX_21, "summary_suffix": SUMMARY_SUFFIX_21,
-       "manual_suffix": TRANSCRIPT_LINE}
+       "manual_suffix": TRANSCRIPT_LINE, "large_window": LARGE_WINDOW}
 FIRST_21_RULE = (2, 1, 21)  # the changelog's "auto-compact triggering too early" fix
 
 

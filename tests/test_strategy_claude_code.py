@@ -252,3 +252,22 @@ def test_resolve_parses_params() -> None:
     cur = resolve("claude-code:preset=current").create()
     assert isinstance(cur, ClaudeCode) and isinstance(cur.compact(view_of([user("u")], TokenCounter("chars4", 0)),
                                                                    "auto"), Compact)
+
+
+@pytest.mark.parametrize(("spec", "total", "expected"), [
+    ("preset=current", 366_999, False), ("preset=current", 367_000, True), ("preset=current", 367_001, True),
+    # the user's CLAUDE_CODE_AUTO_COMPACT_WINDOW comes first: 600,000 - 20,000 - 13,000
+    ("preset=current,auto_compact_window=600000", 566_999, False),
+    ("preset=current,auto_compact_window=600000", 567_000, True),
+    # 2.1.21-2.1.91 compacted against the whole 1M window; 2.1.196 reported a 500k one
+    ("preset=current,large_window=0", 966_999, False), ("preset=current,large_window=0", 967_000, True),
+    ("preset=current,large_window=500000", 466_999, False), ("preset=current,large_window=500000", 467_000, True),
+    ("preset=2.0", 954_999, False), ("preset=2.0", 955_000, True),
+])
+def test_a_1m_window_compacts_against_claude_codes_own_auto_compact_window(chars4: TokenCounter, spec: str,
+                                                                            total: int, expected: bool) -> None:
+    """On a 1M window today's Claude Code compacts at 400,000 - 20,000 - 13,000 = 367,000 (2.1.92+ as
+    reported); a 200k window is not affected (test_current_trigger_reserves_20k)."""
+    c = resolve(f"claude-code:{spec}").create()
+    assert isinstance(c, ClaudeCode)
+    assert fires(c, total, ModelLimits(1_000_000, 64_000), chars4) is expected
