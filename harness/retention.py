@@ -60,7 +60,7 @@ def shapes(summary: str) -> list[str]:
     return list(seen)
 
 
-def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str], replaced_text: str,
+def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str], seen_text: str,
                      facts: Mapping[str, Fact], index: FactIndex, message_index: int,
                      after_verbatim: frozenset[str] | None = None) -> CompactionFacts:
     lost = tuple(sorted(before - after))
@@ -72,7 +72,7 @@ def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozens
              if f.kind == "artifact" and f.meta.get("modified") and 0 <= f.first_index <= message_index}
     hit = len(mentioned & truth)
     f1 = NAN if not truth and not mentioned else (2 * hit / (len(mentioned) + len(truth)))
-    norm_input = normalize(replaced_text)
+    norm_input = normalize(seen_text)  # a summary's path is fabricated when the summarizer could not have seen it
     cands = shapes(ev.summary) if ev.summary else []
     fabricated = tuple(s for s in cands if normalize(s) not in norm_input)
     dropped = any(facts[f].kind == "decision" for f in lost)
@@ -108,7 +108,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         oc = by_seq.get(ev.seq)
         if oc is None or not ev.ok:
             continue
-        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.replaced_text, facts, index,
+        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.seen_text, facts, index,
                                           step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
     scored = [h for h in tracker.need_hits if h.scored]
     missing = {h.fact for h in scored if not h.present}

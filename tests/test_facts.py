@@ -117,6 +117,41 @@ def test_fabricated_shapes_are_flagged(chars4: TokenCounter) -> None:
     assert shapes("call load_user_profile in utils/db.py") == ["utils/db.py", "load_user_profile"]
 
 
+def test_a_path_from_a_kept_message_is_seen_not_fabricated(chars4: TokenCounter) -> None:
+    """The summarizer saw the whole view, the messages the compaction keeps included (Codex keeps the
+    user's messages verbatim): a path only they name is not fabricated; one nobody named is."""
+    t = transcript(user("u1", "Follow docs/plan.md for this."),
+                   assistant("a0", "Listing.", [("c0", "bash", {"command": "ls"})]), tool("t0", "c0", "README"),
+                   assistant("a1", "Done."))
+    index = FactIndex.build(t, extract(t))
+    tracker = PresenceTracker(index)
+    trace = replay(t, CutBefore(1, keep=("u1",)), MockSummarizer("followed docs/plan.md, wrote src/ghost.py"),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(100_000, 1000)), chars4, None, tracker)
+    _, (ev,), _ = evaluate(t, trace, index, tracker, chars4.index(t).part_tokens)
+    assert ev.fabricated == ("src/ghost.py",) and ev.candidates == 2
+
+
+def test_calibrated_writes_a_fact_as_the_span_spells_it() -> None:
+    """A file named relatively where the span shows it and absolutely in a later message is one fact with
+    the later spelling: the summary writes the anchor the span holds, not a path from the future; a
+    spelling anywhere in the span (a word of it) is kept as it is."""
+    from compbench.facts import Fact
+    from compbench.summarizers.calibrated import _as_spelled, _Words
+    from compbench.transcript import Text
+
+    plan = Text("the plan: edit proj/src/app.rs first")
+    span = [user("u1", "the plan: edit proj/src/app.rs first")]
+    f = Fact("f1", "artifact", "/home/me/proj/src/app.rs", ("/home/me/proj/src/app.rs", "src/app.rs"))
+    assert _as_spelled(f, plan, _Words(span, None)).text == "src/app.rs"
+    assert _as_spelled(f, Text("wrote /home/me/proj/src/app.rs"), _Words(span, None)) is f
+    later = [*span, assistant("a1", "Writing.", [("c1", "write", {"file_path": "/home/me/proj/src/app.rs"})])]
+    assert _as_spelled(f, plan, _Words(later, None)) is f  # the span spells it further on
+    assert _as_spelled(f, plan, _Words(span, "- `/home/me/proj/src/app.rs`")) is f  # its earlier summary does
+    d = Fact("d1", "decision", "Never touch the migrations folder.", ("never touch the migrations folder",))
+    said = Text("never touch the migrations folder, ok?")
+    assert _as_spelled(d, said, _Words(span, None)).text == "never touch the migrations folder"
+
+
 def test_run_helpers_still_work_without_observer(chars4: TokenCounter) -> None:
     assert len(run(T, resolve("none").create(), chars4).steps) == 5
 

@@ -189,10 +189,11 @@ class EventOutcome:
     lost: int = 0
 
     @property
-    def replaced_text(self) -> str:
+    def seen_text(self) -> str:
+        """The text of the whole view before the compaction: all a summarizer could see (a kept message
+        included: Codex keeps the user's messages verbatim and its summary may name what they say)."""
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
-                         "\n".join(part_match_text(p) for p in e.rendered().parts)
-                         for e in self.before_entries if e.id not in self.after_ids)
+                         "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
 
     @property
     def kept_share(self) -> float:

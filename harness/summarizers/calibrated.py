@@ -20,6 +20,7 @@ context (a single request in a test, fidelity's spans) it indexes the span it is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from compbench.context import ReplayContext
@@ -57,12 +58,13 @@ class CalibratedSummarizer:
 
         return self.context.derived("calibrated.recorded", build)
 
-    def _present(self, index: FactIndex, messages: Sequence[Message], previous: str | None) -> list[str]:
-        """Fact ids present in the span, in order of appearance: a recorded part's from the index, any
-        other text (a summary, a pruned part's placeholder, a message the caller built) matched anew."""
+    def _present(self, index: FactIndex, messages: Sequence[Message], previous: str | None) -> dict[str, Part | str]:
+        """Fact ids present in the span, in order of appearance, each with where it was first seen there:
+        a recorded part's from the index, any other text (a summary, a pruned part's placeholder, a message
+        the caller built) matched anew."""
         bound = index is self.context.facts
         positions, parts = self._recorded() if bound else ({}, [])
-        seen: dict[str, None] = {}
+        seen: dict[str, Part | str] = {}
         for m in messages:
             i = positions.get(m.id, -1)
             recorded = parts[i] if i >= 0 else ()
@@ -70,11 +72,11 @@ class CalibratedSummarizer:
                 ids = (index.part_facts[i][j] if j < len(recorded) and recorded[j] is p
                        else index.matcher.facts_in(part_match_text(p)))
                 for f in sorted(ids):
-                    seen.setdefault(f, None)
+                    seen.setdefault(f, p)
         if previous:
             for f in sorted(index.matcher.facts_in(previous)):
-                seen.setdefault(f, None)
-        return list(seen)
+                seen.setdefault(f, previous)
+        return seen
 
     def target_tokens(self, span_tokens: int, budget: int | None) -> int:
         ratio, lo, hi = (float(self.size[k]) for k in ("ratio", "min_tokens", "max_tokens"))
@@ -88,7 +90,9 @@ class CalibratedSummarizer:
             own = Transcript("span", "compbench", tuple(messages))
             index = FactIndex.build(own, extract(own))
         facts = {f.id: f for f in index.facts}
-        kept = [facts[f] for f in self._present(index, messages, request.previous_summary)
+        present = self._present(index, messages, request.previous_summary)
+        words = _Words(messages, request.previous_summary)
+        kept = [_as_spelled(facts[f], where, words) for f, where in present.items()
                 if facts[f].provenance != "system" and not facts[f].boilerplate
                 and draw(facts[f]) < keep_rate(facts[f].kind, facts[f].provenance, self.rates)]
         heading = str(request.meta.get("heading", ""))
@@ -96,6 +100,36 @@ class CalibratedSummarizer:
         target = self.target_tokens(chars_tokens(messages), budget)
         text = compose(kept, messages, target * CHARS_PER_TOKEN, heading)
         return SummaryResult(text)
+
+
+class _Words:
+    """The whitespace-separated words of a span (and the summary it carries), built on first use: a path
+    is a word, so whether the span spells a path somewhere is one set lookup."""
+
+    EDGES = "\"'`()[]{}<>,;:"
+
+    def __init__(self, messages: Sequence[Message], previous: str | None) -> None:
+        self.messages, self.previous = messages, previous
+        self._words: set[str] | None = None
+
+    def __contains__(self, word: object) -> bool:
+        if self._words is None:
+            texts = [part_match_text(p) for m in self.messages for p in m.parts]
+            self._words = {w.strip(self.EDGES) for text in [*texts, self.previous or ""] for w in text.split()}
+        return word in self._words
+
+
+def _as_spelled(f: Fact, where: Part | str, words: _Words) -> Fact:
+    """A fact as the span spells it. Its text is one sighting's (a file named by its absolute path in one
+    message, by a relative one in another are one fact): when neither the text where the span first shows
+    the fact nor (a path) any word of the span holds it, the summary writes the anchor that matched (a
+    path's tail) instead of a spelling the span never showed, which the fabrication check would rightly
+    flag."""
+    text = where if isinstance(where, str) else part_match_text(where)
+    if f.text in text or (f.kind == "artifact" and f.text in words):
+        return f
+    anchor = f.anchors[-1] if f.kind == "artifact" else f.anchors[0]
+    return replace(f, text=anchor)
 
 
 def _line(f: Fact) -> str:
