@@ -244,6 +244,23 @@ def test_calibrated_size_follows_real_summaries_and_the_budget() -> None:
     assert len(text) <= 30 * 4
 
 
+def test_calibrated_reaches_the_real_size_with_a_stand_in_that_carries_no_fact() -> None:
+    """Few facts still make a summary of a real summary's size (its tokens cost context either way); the
+    stand-in lines carry no fact, so what is kept stays exactly what the rates keep."""
+    from compbench.facts.derive import extract
+    from compbench.facts.presence import Matcher
+    from compbench.summarizers.calibrated import FILLER, NARRATIVE
+
+    target = 200 * 4  # min_tokens x chars per token: this span's 5% is below the smallest real summary
+    none = _cal(_rates(), budget=None)
+    every = _cal(_rates(artifact_tool=1, decision_user=1, recall_tool=1), budget=None)
+    for text in (none, every):
+        assert target - len(FILLER) - len(NARRATIVE) <= len(text) <= target
+    assert NARRATIVE in none and none.count(FILLER.strip()) > every.count(FILLER.strip())  # facts first
+    facts = extract(Transcript("t", "compbench", CAL_SPAN))
+    assert Matcher(facts).facts_in(FILLER + NARRATIVE) == set()
+
+
 def test_calibrated_bound_reads_provenance_from_the_whole_transcript() -> None:
     from compbench.facts.derive import extract
     from compbench.facts.presence import FactIndex

@@ -10,7 +10,10 @@ Code, OpenCode and pi logs). Its length follows the real summaries' sizes: a fit
 within the real summaries' 10th–90th percentile sizes, and never over the strategy's budget.
 
 Its text is the kept facts, then an activity log of the span (tool names per turn, which carry no
-fact) standing in for the model's prose. It is deterministic and pure; a heuristic, and reports say so.
+fact) standing in for the model's prose, then, when these are shorter than the size real summaries
+reach, neutral stand-in lines up to that size: a summary's tokens cost context and money whether or not
+they carry facts, so the size must be the real one even where the facts are few. It is deterministic
+and pure; a heuristic, and reports say so.
 
 The run's replay context holds each transcript's fact index (provenance is a property of the whole
 transcript: where a fact first appeared), and it reads provenance from there; with no transcript in its
@@ -36,6 +39,9 @@ HEADER = "(calibrated offline summary: facts kept at the rates real summaries ke
 SECTIONS = (("decision", "Constraints and decisions"), ("continuation", "Pending"),
             ("artifact", "Files"), ("recall", "Details"))
 ACTIVITY = "## Activity (stand-in for the model's narrative: tool names only)"
+NARRATIVE = "## Narrative (stand-in for the rest of the model's prose, to a real summary's size)"
+# a neutral line: no path, identifier, number or decision word a fact could be matched or flagged on
+FILLER = "- (the model's account of this stretch of work, in its own words, goes here; it adds no fact)\n"
 
 
 class CalibratedSummarizer:
@@ -181,6 +187,9 @@ def compose(kept: Sequence[Fact], messages: Sequence[Message], chars: int, headi
                 break
             out.append(line)
             used += len(line)
+    room = chars - used - len(NARRATIVE) - 2
+    if room >= len(FILLER):
+        out.append("\n" + NARRATIVE + "\n" + FILLER * (room // len(FILLER)))
     return "".join(out).rstrip("\n")
 
 
