@@ -109,26 +109,24 @@ class CalibratedSummarizer:
 
 
 class _Words:
-    """The whitespace-separated words of a span (and the summary it carries), built on first use: a path
-    is a word, so whether the span spells a path somewhere is one set lookup."""
-
-    EDGES = "\"'`()[]{}<>,;:"
+    """The text of a span (and the summary it carries), joined on first use: whether the span spells a
+    path somewhere is one substring search (a C loop, cheaper than splitting the span into words)."""
 
     def __init__(self, messages: Sequence[Message], previous: str | None) -> None:
         self.messages, self.previous = messages, previous
-        self._words: set[str] | None = None
+        self._text: str | None = None
 
     def __contains__(self, word: object) -> bool:
-        if self._words is None:
+        if self._text is None:
             texts = [part_match_text(p) for m in self.messages for p in m.parts]
-            self._words = {w.strip(self.EDGES) for text in [*texts, self.previous or ""] for w in text.split()}
-        return word in self._words
+            self._text = "\n".join([*texts, self.previous or ""])
+        return isinstance(word, str) and word in self._text
 
 
 def _as_spelled(f: Fact, where: Part | str, words: _Words) -> Fact:
     """A fact as the span spells it. Its text is one sighting's (a file named by its absolute path in one
     message, by a relative one in another are one fact): when neither the text where the span first shows
-    the fact nor (a path) any word of the span holds it, the summary writes the anchor that matched (a
+    the fact nor (a path) the rest of the span holds it, the summary writes the anchor that matched (a
     path's tail) instead of a spelling the span never showed, which the fabrication check would rightly
     flag."""
     text = where if isinstance(where, str) else part_match_text(where)
