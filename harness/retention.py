@@ -46,7 +46,10 @@ class CompactionFacts:
 
 
 def shapes(summary: str) -> list[str]:
-    """Path- and identifier-shaped strings stated in a summary (deduplicated, in order)."""
+    """Path- and identifier-shaped strings stated in a summary (deduplicated, in order). A line repeated
+    (a summary's stand-in lines, a list carried twice) states nothing new: each line is scanned once."""
+    if "\n" in summary:
+        summary = "\n".join(dict.fromkeys(summary.splitlines()))
     seen: dict[str, None] = {}
     spans: list[tuple[int, int]] = []
     for m in PATH_SHAPE.finditer(summary):
