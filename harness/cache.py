@@ -56,6 +56,10 @@ class CacheModel:
         return (f"{self.provider}: writes at {self.write_premium:g}x input, {ttl}, "
                 f"prefixes under {self.min_prefix:,} tokens not cached{steps}")
 
+    def alive(self, last_use: float | None, now: float | None) -> bool:
+        """An entry last used at ``last_use`` still serves a call at ``now`` (unknown times: assumed alive)."""
+        return self.ttl_s is None or now is None or last_use is None or now - last_use <= self.ttl_s
+
     def readable(self, prefix: int) -> int:
         """The tokens a call reads from a cached ``prefix``: none under the minimum, else whole steps."""
         if prefix < self.min_prefix or prefix <= 0:
@@ -109,8 +113,7 @@ def none_reads(inputs: Sequence[tuple[int, float | None]], model: CacheModel) ->
     out: list[int] = []
     prev_input, prev_time = -1, None
     for total, now in inputs:
-        warm = model.ttl_s is None or now is None or prev_time is None or now - prev_time <= model.ttl_s
-        out.append(model.readable(prev_input) if prev_input >= 0 and warm else 0)
+        out.append(model.readable(prev_input) if prev_input >= 0 and model.alive(prev_time, now) else 0)
         prev_input = total
         if now is not None:
             prev_time = now

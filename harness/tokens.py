@@ -211,15 +211,16 @@ class TokenCounter:
         return c
 
     def remember(self, m: Message) -> None:
-        """Memoize the counts of a message a replay made (a summary): the later summary requests that carry
-        it in their prompt count it from the memo instead of tokenizing it again (aider's recursive
-        summaries carry every earlier one)."""
+        """Memoize the tokenizer counts of ``m``'s parts (a recorded message when its transcript is indexed,
+        a summary the replay made): whatever counts a part again later (a summary request carrying it, a
+        second correction) reads the memo instead of tokenizing it again."""
         memo = self._memo
         if memo is None:
             return
+        reasoning = self.correction is not None and self.correction.reasoning > 0
         for p in m.parts:
-            if not isinstance(p, Media | Reasoning):
-                memo[id(p)] = (p, self.count_raw(part_text(p)))
+            if not isinstance(p, Media | Reasoning) or (reasoning and isinstance(p, Reasoning) and not p.encrypted):
+                memo[id(p)] = (p, self._raw(p))
 
     def _raw(self, p: Part) -> int:
         """The tokenizer's count of a part's text (a reasoning part's too), from the memo when indexed."""
@@ -255,14 +256,8 @@ class TokenCounter:
         return n if self.correction is None else n + self.reasoning_context(m)
 
     def index(self, t: Transcript) -> TranscriptTokens:
-        memo = self._memo
-        if memo is not None:
-            reasoning = self.correction is not None and self.correction.reasoning > 0
-            for m in t.messages:
-                for p in m.parts:
-                    if not isinstance(p, Media | Reasoning) or (reasoning and isinstance(p, Reasoning)
-                                                                and not p.encrypted):
-                        memo[id(p)] = (p, self._raw(p))
+        for m in t.messages:
+            self.remember(m)
         parts = tuple(self.parts(m) for m in t.messages)
         return TranscriptTokens(self.tokenizer, parts,
                                 tuple(self.message(m, c) for m, c in zip(t.messages, parts, strict=True)))

@@ -190,8 +190,7 @@ class ViewState:
 
     def warm(self) -> bool:
         """The previous call's cache entry is still alive now (unknown times: assumed alive)."""
-        ttl = self.config.cache.ttl_s
-        return ttl is None or self.now is None or self.prev_time is None or self.now - self.prev_time <= ttl
+        return self.config.cache.alive(self.prev_time, self.now)
 
     def shared_prefix(self, req: SummaryRequest) -> int:
         """Tokens of a summary request the session's cache serves: a request under the session's own
