@@ -237,23 +237,28 @@ def test_the_inspect_rows_are_the_run_counts(real: list[Any]) -> None:
     assert (row.raw_median, row.median_error) == agent_errors(real)["pi"]
 
 
+class PruneA1Part:
+    """Prunes part ``part`` of assistant message a1 of :func:`thinking_session` once (empty placeholder)."""
+
+    name = "prune-a1-part"
+
+    def __init__(self, part: int) -> None:
+        self.part = part
+
+    def before_step(self, s: Any) -> list[Any]:
+        from compbench.session import Prune
+
+        e = next((e for e in s.entries if e.id == "a1"), None)
+        return [Prune((("a1", self.part, ""),), "prune")] if e is not None and self.part not in e.pruned else []
+
+    def after_step(self, s: Any, u: Any) -> list[Any]:
+        return []
+
+
 def test_clearing_a_thinking_block_saves_its_context_under_the_correction() -> None:
     """A prune recounts the message from its parts: the thinking the correction put in the context goes."""
-    from compbench.session import Prune, SessionView
-    from compbench.transcript import Usage as U
-
-    class ClearThinking:
-        name = "clear-thinking"
-
-        def before_step(self, s: SessionView) -> list[Prune]:
-            e = next((e for e in s.entries if e.id == "a1"), None)
-            return [Prune((("a1", 0, ""),), "clear thinking")] if e is not None and 0 not in e.pruned else []
-
-        def after_step(self, s: SessionView, u: U) -> list[Prune]:
-            return []
-
     counter = TokenCounter("chars4", correction=Correction("claude", 1250, 2000))
-    trace = run(thinking_session(), ClearThinking(), counter)  # type: ignore[arg-type]
+    trace = run(thinking_session(), PruneA1Part(0), counter)  # type: ignore[arg-type]
     (prune,) = trace.prunes
     assert prune.tokens_hidden == 20  # the thinking's context (10 x 2.0); the empty placeholder costs nothing
     assert trace.steps[1].input == 10 + (31 - 20) + 18
@@ -262,21 +267,8 @@ def test_clearing_a_thinking_block_saves_its_context_under_the_correction() -> N
 def test_pruning_another_part_of_a_thinking_message_keeps_its_thinking() -> None:
     """Only clear_thinking (a prune of the reasoning part) removes the thinking's context: a prune of the
     same message's tool call leaves it (it used to be dropped with any prune of the message)."""
-    from compbench.session import Prune, SessionView
-    from compbench.transcript import Usage as U
-
-    class ClearCall:
-        name = "clear-call"
-
-        def before_step(self, s: SessionView) -> list[Prune]:
-            e = next((e for e in s.entries if e.id == "a1"), None)
-            return [Prune((("a1", 3, ""),), "clear call")] if e is not None and 3 not in e.pruned else []
-
-        def after_step(self, s: SessionView, u: U) -> list[Prune]:
-            return []
-
     counter = TokenCounter("chars4", correction=Correction("claude", 1250, 2000))
-    trace = run(thinking_session(), ClearCall(), counter)  # type: ignore[arg-type]
+    trace = run(thinking_session(), PruneA1Part(3), counter)  # type: ignore[arg-type]
     (prune,) = trace.prunes
     # the call's "read{}" costs 2 x 1.25 = 3 (rounded half up) and its placeholder "read" 1 x 1.25 = 1
     assert prune.tokens_hidden == 2  # not 2 + the thinking's 20
