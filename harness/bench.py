@@ -1,4 +1,5 @@
-"""``make bench``: speed and memory of replays, as ratios against a reference measured in the same run.
+"""``compbench.bench`` — ``make bench``: speed and memory of replays, as ratios against a reference measured in the same
+run.
 
 The reference is the physical limit of a replay: tokenizing every message of the dataset once. Every
 other figure is divided by a time measured here, on this machine, in this process, so the ratios
@@ -38,24 +39,24 @@ def _timed(fn: Callable[[], Any], repeat: int = 1) -> float:
 
 
 def _write_dataset(path: Path, transcripts: Sequence[Any]) -> None:
-    from compbench.formats.native import write
+    from compbench.data.formats.native import write
 
     write(transcripts, path)
 
 
 def tokenize_once(transcripts: Sequence[Any]) -> float:
-    from compbench.tokens import TokenCounter
+    from compbench.measure.tokens import TokenCounter
 
     counter = TokenCounter(TOKENIZER)
     return _timed(lambda: [counter.index(t) for t in transcripts], repeat=3)
 
 
 def run_time(dataset: Path, strategies: Sequence[str], workers: int = 1, repeat: int = 1) -> float:
-    from compbench.facts.boilerplate import scan
-    from compbench.formats import read_all
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
+    from compbench.data.formats import read_all
+    from compbench.measure.facts.boilerplate import scan
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store.rundir import write_run
 
     def once() -> None:  # the dataset scan for boilerplate is part of a run's cost
         spec = RunSpec(strategies=tuple(strategies), limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER,
@@ -69,8 +70,8 @@ def run_time(dataset: Path, strategies: Sequence[str], workers: int = 1, repeat:
 def samples_ratio() -> tuple[int, int, float, float]:
     """The run ratio on the bundled real transcripts: real messages are larger than synthetic ones, so
     the tokenizer's share of a run is larger. Returns (transcripts, tokens, tokenize seconds, run seconds)."""
-    from compbench.dataset import iter_transcripts
-    from compbench.tokens import TokenCounter
+    from compbench.data.dataset import iter_transcripts
+    from compbench.measure.tokens import TokenCounter
 
     samples = ROOT / "datasets" / "samples"
     data = list(iter_transcripts(samples))
@@ -84,11 +85,11 @@ def samples_ratio() -> tuple[int, int, float, float]:
 
 def naive_vs_ours(transcript: Any) -> tuple[float, float]:
     """Seconds for a replay that re-counts the whole context every step vs our incremental replay."""
-    from compbench.loop import ReplayConfig, replay
-    from compbench.session import ModelLimits
+    from compbench.measure.tokens import TokenCounter
+    from compbench.replay.loop import ReplayConfig, replay
+    from compbench.replay.session import ModelLimits
     from compbench.strategies import resolve
     from compbench.summarizers.extractive import ExtractiveSummarizer
-    from compbench.tokens import TokenCounter
 
     counter = TokenCounter(TOKENIZER)
 
@@ -108,10 +109,10 @@ def naive_vs_ours(transcript: Any) -> tuple[float, float]:
 
 def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
     """Replay time (all strategies, tokenization included) against transcript size in tokens."""
-    from compbench.runs import Replayer, RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import session
-    from compbench.tokens import TokenCounter
+    from compbench.data.synth import session
+    from compbench.measure.tokens import TokenCounter
+    from compbench.replay.runs import Replayer, RunSpec
+    from compbench.replay.session import ModelLimits
 
     counter = TokenCounter(TOKENIZER)
     r = Replayer(RunSpec(strategies=BASE_STRATEGIES, limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
@@ -134,10 +135,10 @@ def fitted_exponent(points: Sequence[tuple[int, float]]) -> float:
 MEMORY_CHILD = """
 import sys, tempfile
 from pathlib import Path
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.synth import generate
+from compbench.store.rundir import write_run
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
+from compbench.data.synth import generate
 n = int(sys.argv[1])
 spec = RunSpec(strategies=("none", "opencode", "truncate"), limits=ModelLimits(4_000, 1_000), tokenizer="chars4")
 with tempfile.TemporaryDirectory() as d:
@@ -150,12 +151,12 @@ print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.st
 BIG_CHILD = """
 import sys, tempfile, time
 from pathlib import Path
-from compbench.formats.native import write
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.dataset import iter_transcripts
-from compbench.synth import session
+from compbench.data.formats.native import write
+from compbench.store.rundir import write_run
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
+from compbench.data.dataset import iter_transcripts
+from compbench.data.synth import session
 with tempfile.TemporaryDirectory() as d:
     f = Path(d) / "big.jsonl"
     write([session(0, 0, turns=20000, log_lines=420, code_lines=440)], f)
@@ -186,7 +187,7 @@ def profile(n: int = 120) -> int:
     than import time (which ``run_s`` includes once)."""
     from pyinstrument import Profiler
 
-    from compbench.synth import generate
+    from compbench.data.synth import generate
 
     data = list(generate(n, seed=1, turns=60))
     out = ROOT / "out"
@@ -207,9 +208,9 @@ def profile(n: int = 120) -> int:
 
 
 def main(argv: Sequence[str] = ()) -> int:
+    from compbench.data.synth import generate
+    from compbench.decide.tune import grid_specs
     from compbench.strategies import runnable
-    from compbench.synth import generate
-    from compbench.tune import grid_specs
 
     if "--profile" in argv:
         return profile()
@@ -250,7 +251,7 @@ def main(argv: Sequence[str] = ()) -> int:
         show("workers_speedup", round(workers1 / workers2, 2))
     naive = []
     for turns in (20, 80, 320):
-        from compbench.synth import session
+        from compbench.data.synth import session
 
         t = session(5, turns, turns=turns)
         a, b = naive_vs_ours(t)

@@ -1,8 +1,7 @@
-"""``make bench``, the user's scale: a run of 2,000 synthetic transcripts × 9 strategies through the CLI
-with its progress in a log (not a terminal), then its HTML report, timed and weighed; and the report of
-the bundled samples. Targets (issue 18): progress with a total and the time left in the log, a report
-built in under a minute and under 20 MB.
-"""
+"""``compbench.bench_report`` — ``make bench``, the user's scale: a run of 2,000 synthetic transcripts × 9 strategies
+through the CLI with its progress in a log (not a terminal), then its HTML report, timed and weighed; and the report
+of the bundled samples. Targets (issue 18): progress with a total and the time left in the log, a report built in
+under a minute and under 20 MB."""
 
 from __future__ import annotations
 
@@ -60,7 +59,7 @@ def scale(show: Callable[[str, Any], None], strategies: Sequence[str], n: int = 
 
 def samples(show: Callable[[str, Any], None], strategies: Sequence[str]) -> None:
     """The report of the bundled samples through every strategy."""
-    from compbench.dataset import default_dataset
+    from compbench.data.dataset import default_dataset
 
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)

@@ -1,4 +1,5 @@
-"""One configuration, one precedence: a flag > ``compbench.toml`` / ``[tool.compbench]`` > the defaults.
+"""``compbench.config`` — One configuration, one precedence: a flag > ``compbench.toml`` / ``[tool.compbench]`` > the
+defaults.
 
 The configuration file is the first ``compbench.toml`` (its tables at the top level) or ``pyproject.toml``
 with a ``[tool.compbench]`` table, in the current directory or above it. Its tables:
@@ -9,7 +10,7 @@ with a ``[tool.compbench]`` table, in the current directory or above it. Its tab
 - ``[strategy.NAME]``: parameters of strategy ``NAME`` (and ``preset``), applied wherever it is replayed
   (``--strategy NAME``, a run of every strategy, a tune sweep); a parameter in the spec wins, key by key.
   ``compbench tune`` prints its best configuration as such a block, ready to paste.
-- ``[gate]``: the thresholds of ``compbench gate`` (see :mod:`compbench.gate`).
+- ``[gate]``: the thresholds of ``compbench gate`` (see :mod:`compbench.decide.gate`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def find(start: Path | None = None) -> Config:
 
 def apply_to_spec(config: Config, spec: str) -> str:
     """``spec`` with the configured parameters of its strategy beneath its own (the spec wins, key by key)."""
-    from compbench.strategies.base import label
+    from compbench.sdk.registry import label
 
     name, _, rest = spec.strip().partition(":")
     preset, values = config.strategy(name)

@@ -1,4 +1,5 @@
-"""``make demo``: replay the bundled samples through every strategy, print the table, write the report.
+"""``compbench.demo`` — ``make demo``: replay the bundled samples through every strategy, print the table, write the
+report.
 
 Everything offline: the calibrated summarizer, tiktoken files from litellm's package, the sample
 dataset in ``datasets/samples``. The simulated window is 32k tokens so that the short real
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from compbench.errors import CompbenchError
 
 if TYPE_CHECKING:
-    from compbench.runs import RunSpec
+    from compbench.replay.runs import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = 32_000
@@ -24,10 +25,10 @@ MAX_OUTPUT = 4_096
 def demo_spec(dataset: Path) -> RunSpec:
     """The demo's run: every runnable strategy over ``dataset`` at a 32k window, calibrated summarizer (also
     what tests/golden/demo_figures.json pins)."""
-    from compbench.facts.boilerplate import scan_dataset
-    from compbench.facts.sources import gold_file_for
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
+    from compbench.measure.facts.boilerplate import scan_dataset
+    from compbench.measure.facts.sources import gold_file_for
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
     from compbench.strategies import runnable
 
     gold = gold_file_for(dataset)
@@ -36,9 +37,9 @@ def demo_spec(dataset: Path) -> RunSpec:
 
 
 def main() -> int:
-    from compbench.dataset import default_dataset, iter_transcripts
-    from compbench.rundir import write_run
-    from compbench.summary import summary_table
+    from compbench.data.dataset import default_dataset, iter_transcripts
+    from compbench.decide.summary import summary_table
+    from compbench.store.rundir import write_run
 
     dataset = default_dataset()
     run_dir = ROOT / "out" / "demo" / "run"

@@ -1,4 +1,5 @@
-"""The errors compbench raises for user mistakes; the CLI turns each into one line and exit code 2."""
+"""``compbench.errors`` — The errors compbench raises for user mistakes; the CLI turns each into one line and exit code
+2."""
 
 from __future__ import annotations
 

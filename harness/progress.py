@@ -1,4 +1,4 @@
-"""Progress of a long run, with the total and the time left, on a terminal and in a log alike.
+"""``compbench.progress`` — Progress of a long run, with the total and the time left, on a terminal and in a log alike.
 
 On a terminal one line is rewritten in place; anywhere else (a CI log, ``2> run.log``, a pipe) a line is
 written every :data:`LOG_SECONDS` seconds and at the end, so a run of 2,000 transcripts is never minutes of
@@ -83,7 +83,7 @@ class Progress:
 def dataset_total(path: str) -> int | None:
     """The number of transcripts, when it is cheap to know: a dataset's manifest records it; raw files would
     have to be imported to be counted."""
-    from compbench.dataset import is_dataset, read_meta
+    from compbench.data.dataset import is_dataset, read_meta
 
     if is_dataset(path):
         n = read_meta(path).get("n_transcripts")

@@ -1,4 +1,5 @@
-"""A pytest plug-in (entry point ``pytest11``): assert a run's retention inside your own test suite.
+"""``compbench.pytest_plugin`` — A pytest plug-in (entry point ``pytest11``): assert a run's retention inside your own
+test suite.
 
     def test_compaction_keeps_what_the_agent_needs(compbench_gate):
         compbench_gate("runs/nightly", min={"needed_recall": 0.85, "net_savings": 0.3})
@@ -27,8 +28,8 @@ def compbench_gate() -> Callable[..., list[Any]]:
     def check(run: str | Path, *, min: Mapping[str, float] | None = None, max: Mapping[str, float] | None = None,
               baseline: str | Path | None = None, max_drop: Mapping[str, float] | None = None,
               strategy: tuple[str, ...] | str = (), resamples: int = 10_000) -> list[Any]:
-        from compbench.compare import metric
-        from compbench.gate import run_gate
+        from compbench.decide.compare import metric
+        from compbench.decide.gate import run_gate
 
         for name in (*(min or {}), *(max or {}), *(max_drop or {})):
             metric(name)

@@ -1,4 +1,5 @@
-"""One small registry for every kind of plug-in: strategies, formats (importers), summarizers, executors, metrics.
+"""``compbench.registry`` — One small registry for every kind of plug-in: strategies, formats (importers), summarizers,
+executors, metrics.
 
 A registry maps names to objects of one kind. Built-ins are named with the module that provides them,
 imported on first lookup (so ``compbench --help`` imports none of them); third-party packages add their own

@@ -1,5 +1,5 @@
-"""Plain-text tables whose columns are as wide as their widest cell: figures never run together (a fixed
-width of 13 for ``1,000,000,000`` left no space before it), and two spaces always separate columns."""
+"""``compbench.textable`` — Plain-text tables whose columns are as wide as their widest cell: figures never run together
+(a fixed width of 13 for ``1,000,000,000`` left no space before it), and two spaces always separate columns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A strategy's colour is a property of its name, the same in every report and chart.
+"""``compbench.reports.colors`` — A strategy's colour is a property of its name, the same in every report and chart.
 
 Colours assigned by position (the first strategy blue, the second red...) changed whenever a run had
 other strategies. Here every known strategy has its own colour from a palette of distinguishable hues

@@ -1,5 +1,6 @@
-"""The report's figures from a run's results: per strategy (ranked, flagged, with intervals), per fact
-kind, and per strategy × transcript for the drill-down (columns of small integers: they pack tightly)."""
+"""``compbench.reports.data`` — The report's figures from a run's results: per strategy (ranked, flagged, with
+intervals), per fact kind, and per strategy × transcript for the drill-down (columns of small integers: they pack
+tightly)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compbench.compare import METRICS, Metric, fmt_value
-from compbench.ranking import Standing
-from compbench.stats import Estimate
+from compbench.decide.compare import METRICS, Metric, fmt_value
+from compbench.decide.ranking import Standing
+from compbench.decide.stats import Estimate
 
 KINDS = ("artifact", "recall", "decision", "continuation")
 # the leaderboard's figures, in its column order (all of METRICS are in the glossary and the strategy data)

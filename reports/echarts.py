@@ -1,4 +1,4 @@
-"""Apache ECharts, the report's charting library, embedded in every report (no network).
+"""``compbench.reports.echarts`` — Apache ECharts, the report's charting library, embedded in every report (no network).
 
 The build is vendored in ``reports/vendor`` (see its README: version, source, licences, how to
 update); its checksum is verified before it goes into a report, so a report never carries a file

@@ -1,5 +1,5 @@
-"""Compactions for the report, worst first: an index of every one (figures only) and the full detail —
-summary, facts lost, what it replaced — of the worst, each strategy's worst in turn.
+"""``compbench.reports.events`` — Compactions for the report, worst first: an index of every one (figures only) and the
+full detail — summary, facts lost, what it replaced — of the worst, each strategy's worst in turn.
 
 Worst means most facts lost, then the lowest retention, then the most guard flags (a dropped user
 constraint, a fabricated path, a summary larger than its input); a failed compaction comes first among
@@ -60,7 +60,7 @@ def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, An
     # np.lexsort: the last key is the primary one
     flagged = (guards & 1) + (guards >> 1 & 1) + (guards >> 2 & 1)
     order = np.lexsort((rows, -flagged, np.where(np.isnan(retention), 2.0, retention), ok, -lost))
-    from compbench.loop import NOOP
+    from compbench.replay.loop import NOOP
 
     # a no-op compaction (it would have replaced nothing) was not applied: it is flagged, not listed
     applied = col("error", "") != NOOP
@@ -175,9 +175,9 @@ def previews(dataset: str, transcripts: set[str], wanted_ids: dict[str, set[str]
              redact: Callable[[str], str]) -> dict[tuple[str, str], str]:
     """Previews of the replaced messages, when the run's dataset is still readable: a dataset directory
     decodes only the wanted transcripts; raw files are streamed as ``run`` read them."""
-    from compbench.dataset import is_dataset, iter_transcripts
+    from compbench.data.dataset import is_dataset, iter_transcripts
     from compbench.errors import CompbenchError
-    from compbench.facts.presence import part_match_text
+    from compbench.measure.facts.presence import part_match_text
 
     out: dict[tuple[str, str], str] = {}
     if not transcripts or not dataset or not Path(dataset).exists():
@@ -206,8 +206,8 @@ def _from_dataset(path: Path, transcripts: set[str], add: Callable[[Any], None])
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from compbench.dataset import DATA_FILE
-    from compbench.transcript import from_json
+    from compbench.data.dataset import DATA_FILE
+    from compbench.data.transcript import from_json
 
     f = pq.ParquetFile(path / DATA_FILE)
     want = pa.array(sorted(transcripts))

@@ -1,5 +1,5 @@
-"""The fidelity table (``compbench fidelity --out RUN``) as a reader takes it in: real against ours, side
-by side, in ten columns; every one of the 28 raw fields stays one click away, under each row."""
+"""``compbench.reports.fidelity`` — The fidelity table (``compbench fidelity --out RUN``) as a reader takes it in: real
+against ours, side by side, in ten columns; every one of the 28 raw fields stays one click away, under each row."""
 
 from __future__ import annotations
 

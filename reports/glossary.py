@@ -1,10 +1,10 @@
-"""Every figure and word the report shows, defined once (the metrics' definitions come from
-:data:`compbench.compare.METRICS`, the same text the commands' help prints)."""
+"""``compbench.reports.glossary`` — Every figure and word the report shows, defined once (the metrics' definitions come
+from :data:`compbench.decide.compare.METRICS`, the same text the commands' help prints)."""
 
 from __future__ import annotations
 
-from compbench.compare import METRICS
-from compbench.ranking import TIERS
+from compbench.decide.compare import METRICS
+from compbench.decide.ranking import TIERS
 
 TERMS: tuple[tuple[str, str], ...] = (
     ("acted", "transcripts on which the strategy changed the model's view at least once (a compaction or a "

@@ -1,7 +1,8 @@
-"""``compbench report``: one self-contained HTML file per run (no CDN, no network, opens from disk).
+"""``compbench.reports.html`` — ``compbench report``: one self-contained HTML file per run (no CDN, no network, opens
+from disk).
 
 It opens with a verdict (which strategy wins for which objective, the frontier, the caveats), then a
-leaderboard ranked by one rule (:mod:`compbench.ranking`: calls over the window count against a strategy
+leaderboard ranked by one rule (:mod:`compbench.decide.ranking`: calls over the window count against a strategy
 everywhere), interactive charts (Apache ECharts, embedded: :mod:`compbench.reports.vendor`), a drill-down
 from strategy to transcript to compaction to the facts lost, the worst compactions first, what each
 strategy loses, the fidelity table, a glossary, the method's limits and the manifest.
@@ -21,11 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compbench.compare import BY_NAME, METRICS, fmt, load_results, orderings
+from compbench.decide.compare import BY_NAME, METRICS, fmt, load_results, orderings
+from compbench.decide.summary import cache_check, describe_summarizer, flag_details
 from compbench.reports import data, events, fidelity, glossary, series
 from compbench.reports.colors import colors
 from compbench.reports.pack import inline_json, packed
-from compbench.summary import cache_check, describe_summarizer, flag_details
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -39,10 +40,10 @@ def _sanitize(redact_secrets: Callable[[str], str]) -> Callable[[str], str]:
 
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
                   objectives: Sequence[str] | None = None) -> dict[str, Any]:
-    from compbench.bootstrap import batch
-    from compbench.models import prices_for
-    from compbench.ranking import order, standings
-    from compbench.verdict import DEFAULT_OBJECTIVES, verdict
+    from compbench.decide.bootstrap import batch
+    from compbench.decide.ranking import order, standings
+    from compbench.decide.verdict import DEFAULT_OBJECTIVES, verdict
+    from compbench.measure.models import prices_for
 
     redact = _sanitize(redact_secrets)
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))

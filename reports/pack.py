@@ -1,4 +1,5 @@
-"""How data travels inside the report: small JSON inline, large JSON deflated and base64-encoded.
+"""``compbench.reports.pack`` — How data travels inside the report: small JSON inline, large JSON deflated and
+base64-encoded.
 
 A report of 10,000 transcripts × 20 configurations holds hundreds of thousands of rows; as plain JSON
 they would weigh tens of megabytes and be parsed before the page shows anything. Deflated (zlib,

@@ -1,4 +1,5 @@
-"""Context over steps for the transcripts a reader is most likely to open, within a budget of points.
+"""``compbench.reports.series`` — Context over steps for the transcripts a reader is most likely to open, within a
+budget of points.
 
 The steps table holds one row per model call per configuration (20 million rows for 10,000 transcripts
 × 20 configurations × 100 calls): the report cannot carry it all. It carries the series of the

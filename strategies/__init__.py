@@ -1,11 +1,12 @@
-"""Compaction strategies, one module each, registered by name (see :mod:`compbench.strategies.base`).
+"""``compbench.strategies`` — Compaction strategies, one module each, registered by name (see
+:mod:`compbench.sdk.registry`).
 
 Writing one? Read :mod:`compbench.sdk`: the view, the actions, the protocols and the decorator in one place.
 """
 
 from __future__ import annotations
 
-from compbench.strategies.base import (
+from compbench.sdk.registry import (
     STRATEGIES,
     Configured,
     StrategyInfo,

@@ -1,4 +1,5 @@
-"""``aider``: aider's chat-history summary (a small token budget, the head summarized by the weak model).
+"""``compbench.strategies.aider`` — ``aider``: aider's chat-history summary (a small token budget, the head summarized
+by the weak model).
 
 Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``ChatSummary``),
 ``aider/models.py`` (``max_chat_history_tokens``), ``aider/prompts.py`` (``summarize``,
@@ -35,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.sdk import CompactionEvent
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Message, Text, ToolCall, ToolResult, Usage
 
 SUMMARIZE = """*Briefly* summarize this partial conversation about programming.
 Include less detail about older parts and more detail about the most recent messages.

@@ -1,5 +1,5 @@
-"""``anthropic-compaction``: the Messages API's server-side compaction at a token threshold,
-``compact_20260112`` (beta ``compact-2026-01-12``).
+"""``compbench.strategies.anthropic_compaction`` — ``anthropic-compaction``: the Messages API's server-side compaction
+at a token threshold, ``compact_20260112`` (beta ``compact-2026-01-12``).
 
 Source: the Claude API docs page "Compaction at a token threshold"
 (platform.claude.com/docs/en/build-with-claude/compaction-threshold, as fetched 2026-09-22), and the SDK
@@ -37,10 +37,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Message, Text, Usage
+from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 
 TRIGGER = 150_000  # docs: trigger default {"type": "input_tokens", "value": 150000}
 MIN_TRIGGER = 50_000  # docs: "value must be at least 50,000 tokens"

@@ -1,5 +1,6 @@
-"""``anthropic-context-editing``: the Messages API's server-side context editing (beta
-``context-management-2025-06-27``): ``clear_tool_uses_20250919`` and ``clear_thinking_20251015``.
+"""``compbench.strategies.anthropic_context_editing`` — ``anthropic-context-editing``: the Messages API's server-side
+context editing (beta ``context-management-2025-06-27``): ``clear_tool_uses_20250919`` and
+``clear_thinking_20251015``.
 
 Source: the Claude API docs page "Context editing"
 (platform.claude.com/docs/en/build-with-claude/context-editing), read as mirrored on 2026-09 (the
@@ -43,10 +44,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from compbench.data.transcript import Part, Reasoning, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Prune, SessionView
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Part, Reasoning, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 CLEAR_THINKING = "clear_thinking_20251015"

@@ -1,4 +1,5 @@
-"""compbench messages as an Anthropic-format tool sees them: alternating user / assistant messages.
+"""``compbench.strategies.api_groups`` — compbench messages as an Anthropic-format tool sees them: alternating user /
+assistant messages.
 
 Cline and Roo Code keep their history in Anthropic's format, where one user message carries every tool
 result of the previous assistant message and one assistant message carries its text and all its tool
@@ -13,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from compbench.session import Entry
-from compbench.transcript import Part, Text, ToolResult
+from compbench.data.transcript import Part, Text, ToolResult
+from compbench.replay.session import Entry
 
 Side = Literal["user", "assistant"]
 

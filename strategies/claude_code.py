@@ -1,4 +1,5 @@
-"""``claude-code``: Claude Code's auto-compact (seed 002 + real sessions of CLI 2.0.60–2.1.49).
+"""``compbench.strategies.claude_code`` — ``claude-code``: Claude Code's auto-compact (seed 002 + real sessions of CLI
+2.0.60–2.1.49).
 
 Seed 002: ``/compact [instructions]`` or automatically at ~95% of the window; the whole history is
 summarized and the session continues from the summary alone. Custom instructions are appended as
@@ -65,9 +66,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 
 THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
 OUTPUT_RESERVE_20 = 32_000  # 2.0.x: min(max output, 32,000) reserved; inferred from 2.0.76's 155,000 trigger

@@ -1,4 +1,5 @@
-"""``cline``: Cline's legacy context management (duplicate file reads rewritten, then truncation).
+"""``compbench.strategies.cline`` — ``cline``: Cline's legacy context management (duplicate file reads rewritten, then
+truncation).
 
 Source: cline/cline at 9ee618111d58 (the parent of 791d238996), read in full:
 ``src/core/context/context-management/ContextManager.ts`` (``getNewContextMessagesAndMetadata``,
@@ -29,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Entry, Keep, Prune, SessionView
+from compbench.data.transcript import Text, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Keep, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
-from compbench.strategies.base import param, strategy
 from compbench.strategies.cline_context import (
     CONTEXT_TRUNCATION_NOTICE,
     MIN_PERCENT_SAVED,
@@ -41,7 +43,6 @@ from compbench.strategies.cline_context import (
     percent_saved,
     rewrites,
 )
-from compbench.transcript import Text, ToolResult, Usage
 
 Target = tuple[str, int, str]
 

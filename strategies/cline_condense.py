@@ -1,4 +1,5 @@
-"""``cline-condense``: Cline's auto-condense, the main model summarizing through its ``summarize_task`` tool.
+"""``compbench.strategies.cline_condense`` — ``cline-condense``: Cline's auto-condense, the main model summarizing
+through its ``summarize_task`` tool.
 
 Source: cline/cline at 9ee618111d58 (parent of 791d238996): ``src/core/task/index.ts`` (the
 ``useAutoCondense`` branch before each request), ``ContextManager.ts`` (``shouldCompactContextWindow``,
@@ -27,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from compbench.data.transcript import Message, Text, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, Slot, SummaryRequest
 from compbench.sdk import CompactionEvent
-from compbench.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
-from compbench.strategies.base import param, strategy
 from compbench.strategies.cline import ClineState, first_text_mark, usage_total
 from compbench.strategies.cline_context import (
     CONTEXT_TRUNCATION_NOTICE,
@@ -40,7 +42,6 @@ from compbench.strategies.cline_context import (
     max_allowed_size,
 )
 from compbench.strategies.cline_prompts import CONTINUATION_AFTER, CONTINUATION_BEFORE, summarize_task
-from compbench.transcript import Message, Text, Usage
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Cline's legacy ContextManager, the parts both ``cline`` and ``cline-condense`` use.
+"""``compbench.strategies.cline_context`` — Cline's legacy ContextManager, the parts both ``cline`` and
+``cline-condense`` use.
 
 Read from cline/cline at 9ee618111d58 (the parent of 791d238996, "Move vscode to apps", the last commit
 with these files under ``src/``; the copies under ``apps/vscode/src`` are identical up to the SDK
@@ -29,9 +30,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Entry
+from compbench.data.transcript import Media, Text, ToolCall, ToolResult
+from compbench.replay.session import Entry
 from compbench.strategies.api_groups import block_text, group_parts
-from compbench.transcript import Media, Text, ToolCall, ToolResult
 
 DUPLICATE_FILE_READ_NOTICE = ("[[NOTE] This file read has been removed to save space in the context window. "
                               "Refer to the latest file read for the most up to date version of this file.]")

@@ -1,7 +1,7 @@
-"""Cline's auto-condense prompts, verbatim from cline/cline 9ee618111d58 ``src/core/prompts/contextManagement.ts``
-(``summarizeTask``, ``continuationPrompt``) and ``responses.ts``; the template holds ``{cwd}``,
-``{multi_root_hint}`` and the three focus-chain blocks (``focusChainSettings.enabled``, true by default in
-``src/shared/FocusChainSettings.ts``)."""
+"""``compbench.strategies.cline_prompts`` — Cline's auto-condense prompts, verbatim from cline/cline 9ee618111d58
+``src/core/prompts/contextManagement.ts`` (``summarizeTask``, ``continuationPrompt``) and ``responses.ts``; the
+template holds ``{cwd}``, ``{multi_root_hint}`` and the three focus-chain blocks (``focusChainSettings.enabled``,
+true by default in ``src/shared/FocusChainSettings.ts``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``cline-sdk``: the Cline SDK's agentic compaction (the default of today's Cline CLI).
+"""``compbench.strategies.cline_sdk`` — ``cline-sdk``: the Cline SDK's agentic compaction (the default of today's Cline
+CLI).
 
 Source: cline/cline at 21cb8d2525bc, ``sdk/packages/core/src/extensions/context/compaction.ts``
 (``createContextCompactionPrepareTurn``: before every model request), ``compaction-shared.ts``
@@ -36,10 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 CHARS_PER_TOKEN = 3  # shared/src/llms/tokens.ts
 CONTEXT_WINDOW_INPUT_RATIO = 0.9  # compaction-shared.ts

@@ -1,4 +1,4 @@
-"""``codex``: Codex CLI's compaction (seed 002 + openai/codex ``codex-rs/core``).
+"""``compbench.strategies.codex`` — ``codex``: Codex CLI's compaction (seed 002 + openai/codex ``codex-rs/core``).
 
 Read in openai/codex: ``compact.rs`` at 0100b103 (``run_compact_task_inner``, ``collect_user_messages``,
 ``build_compacted_history_with_limit``), ``truncate.rs`` of the same era (``TruncationPolicy::Tokens``),
@@ -60,9 +60,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
 APPROX_BYTES_PER_TOKEN = 4  # truncate.rs

@@ -1,5 +1,5 @@
-"""``deepagents``: Deep Agents' summarization as ``create_deep_agent`` sets it up (deepagents 0.7.32 on
-PyPI, langchain-ai/deepagents ``libs/deepagents/deepagents/middleware/summarization.py`` and
+"""``compbench.strategies.deepagents`` — ``deepagents``: Deep Agents' summarization as ``create_deep_agent`` sets it up
+(deepagents 0.7.32 on PyPI, langchain-ai/deepagents ``libs/deepagents/deepagents/middleware/summarization.py`` and
 ``graph.py``): ``create_summarization_middleware(model, backend)`` around LangChain's middleware.
 
 - Defaults (``compute_summarization_defaults``): a model whose profile has ``max_input_tokens`` (compbench's
@@ -32,13 +32,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from compbench.data.transcript import ToolCall
 from compbench.errors import UsageError
-from compbench.session import Action, Prune, SessionView
-from compbench.strategies.base import param, strategy
+from compbench.replay.session import Action, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import LangChainSummarization, parse_clauses, system_head
 from compbench.strategies.langchain_messages import ANTHROPIC_CHARS_PER_TOKEN, LCMessage
 from compbench.strategies.langchain_prompts import DEEPAGENTS_SUMMARY_PROMPT
-from compbench.transcript import ToolCall
 
 PROFILE_TRIGGER = "fraction:0.85"  # compute_summarization_defaults, model with a profile
 PROFILE_KEEP = "fraction:0.1"

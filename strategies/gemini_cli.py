@@ -1,4 +1,5 @@
-"""``gemini-cli-compression``: Gemini CLI's chat compression (google-gemini/gemini-cli).
+"""``compbench.strategies.gemini_cli`` — ``gemini-cli-compression``: Gemini CLI's chat compression
+(google-gemini/gemini-cli).
 
 Read at 5411f113ca (2026-08-21, after v0.49.0-preview.0): ``packages/core/src/context/chatCompressionService.ts``,
 ``core/client.ts`` (``processTurn``, ``tryCompressChat``, ``startChat``), ``core/tokenLimits.ts``,
@@ -47,8 +48,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from compbench.data.transcript import Message, Text, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.session import (
+from compbench.replay.session import (
     PREVIOUS_ANSWER,
     Action,
     Compact,
@@ -60,8 +62,8 @@ from compbench.session import (
     Slot,
     SummaryRequest,
 )
+from compbench.sdk.registry import param, strategy
 from compbench.strategies import gemini_cli_prompts as prompts
-from compbench.strategies.base import param, strategy
 from compbench.strategies.gemini_cli_history import (
     EMPTY_CONTENT,
     PROJECT_TEMP_DIR,
@@ -79,7 +81,6 @@ from compbench.strategies.gemini_cli_history import (
     safe_name,
     stringify,
 )
-from compbench.transcript import Message, Text, ToolResult, Usage
 
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5  # chatCompressionService.ts @ 5411f11 (0.7 in v0.17, c7b5dcd made it 0.5)
 COMPRESSION_PRESERVE_THRESHOLD = 0.3  # chatCompressionService.ts @ 5411f11

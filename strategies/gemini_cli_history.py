@@ -1,4 +1,5 @@
-"""Gemini CLI's view of a chat history, shared by its compression and its tool-output masking.
+"""``compbench.strategies.gemini_cli_history`` — Gemini CLI's view of a chat history, shared by its compression and its
+tool-output masking.
 
 Both mechanisms work on ``Content`` objects (``{role, parts}``) and count tokens with Gemini CLI's own
 estimator, so both are reproduced here as the tool has them (google-gemini/gemini-cli @ 5411f11):
@@ -27,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compbench.session import Entry
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.replay.session import Entry
 
 ASCII_TOKENS_PER_CHAR = 0.25  # tokenCalculation.ts: 1 / DEFAULT_CHARS_PER_TOKEN (4)
 NON_ASCII_TOKENS_PER_CHAR = 1.5  # tokenCalculation.ts NON_ASCII_TOKENS_PER_CHAR

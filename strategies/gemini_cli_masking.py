@@ -1,4 +1,5 @@
-"""``gemini-cli-masking``: Gemini CLI's tool-output masking (google-gemini/gemini-cli).
+"""``compbench.strategies.gemini_cli_masking`` — ``gemini-cli-masking``: Gemini CLI's tool-output masking
+(google-gemini/gemini-cli).
 
 Read at 5411f113ca (2026-08-21): ``packages/core/src/context/toolOutputMaskingService.ts``, ``core/client.ts``
 (``processTurn`` → ``tryMaskToolOutputs(getHistory())`` after ``tryCompressChat``, unconditionally at this
@@ -31,8 +32,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.session import Action, Entry, Prune, SessionView
-from compbench.strategies.base import param, strategy
+from compbench.data.transcript import ToolResult, Usage
+from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.gemini_cli_history import (
     PROJECT_TEMP_DIR,
     SESSION_ID,
@@ -42,7 +44,6 @@ from compbench.strategies.gemini_cli_history import (
     response_of,
     safe_name,
 )
-from compbench.transcript import ToolResult, Usage
 
 DEFAULT_TOOL_PROTECTION_THRESHOLD = 50_000  # toolOutputMaskingService.ts @ 5411f11
 DEFAULT_MIN_PRUNABLE_TOKENS_THRESHOLD = 30_000  # toolOutputMaskingService.ts @ 5411f11

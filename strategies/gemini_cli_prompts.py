@@ -1,4 +1,5 @@
-"""Gemini CLI's chat-compression texts, verbatim, by version (``google-gemini/gemini-cli``).
+"""``compbench.strategies.gemini_cli_prompts`` — Gemini CLI's chat-compression texts, verbatim, by version
+(``google-gemini/gemini-cli``).
 
 Kept apart from :mod:`compbench.strategies.gemini_cli`, which decides when and what to compress: these are
 texts sent to a model or shown to it, pinned by tests as they are. Template literals were copied with

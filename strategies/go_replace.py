@@ -1,4 +1,5 @@
-"""``go-replace``: a Go agent's full replacement (seed 003); ``preset=current`` follows Crush.
+"""``compbench.strategies.go_replace`` — ``go-replace``: a Go agent's full replacement (seed 003); ``preset=current``
+follows Crush.
 
 Seed 003: before each turn, ``ContextTokens >= threshold`` (200,000; 0 disables) where ContextTokens is
 the last call's prompt + completion tokens. The history is cleaned (every tool call gets a result —
@@ -25,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Message, Text, ToolCall, ToolResult, Usage
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 
 DEFAULT_COMPACT_THRESHOLD = 200_000  # seed 003
 LARGE_WINDOW = 200_000  # Crush agent.go largeContextWindowThreshold

@@ -1,4 +1,5 @@
-"""``goose``: Goose's auto-compaction (the whole conversation summarized; the last user text re-added).
+"""``compbench.strategies.goose`` — ``goose``: Goose's auto-compaction (the whole conversation summarized; the last user
+text re-added).
 
 Sources: block/goose ``crates/goose/src/context_mgmt/mod.rs`` at 331a842972378d64 (``compact_messages``,
 ``check_if_compaction_needed``, ``do_compact``, ``filter_tool_responses``,
@@ -34,10 +35,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 DEFAULT_COMPACTION_THRESHOLD = 0.8  # context_mgmt/mod.rs
 REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)  # do_compact

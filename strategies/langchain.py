@@ -1,5 +1,5 @@
-"""``langchain``: LangChain's ``SummarizationMiddleware`` (langchain 1.5.0 on PyPI, the release of
-langchain-ai/langchain ``libs/langchain_v1``; ``langchain/agents/middleware/summarization.py``).
+"""``compbench.strategies.langchain`` — ``langchain``: LangChain's ``SummarizationMiddleware`` (langchain 1.5.0 on PyPI,
+the release of langchain-ai/langchain ``libs/langchain_v1``; ``langchain/agents/middleware/summarization.py``).
 
 Before every model call (``before_model``) the state's messages are counted with the model-tuned
 ``count_tokens_approximately`` (chars / 4, or / 3.3 for an Anthropic chat model, ceil per message,
@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain_messages import (
     ANTHROPIC_CHARS_PER_TOKEN,
     CHARS_PER_TOKEN,
@@ -44,7 +45,6 @@ from compbench.strategies.langchain_messages import (
     trim_last,
 )
 from compbench.strategies.langchain_prompts import DEFAULT_SUMMARY_PROMPT
-from compbench.transcript import Message, Text, Usage
 
 MESSAGES_TO_KEEP = 20  # summarization.py: _DEFAULT_MESSAGES_TO_KEEP
 TRIM_TOKEN_LIMIT = 4000  # summarization.py: _DEFAULT_TRIM_TOKEN_LIMIT

@@ -1,6 +1,7 @@
-"""``langchain-clear-tool-uses``: LangChain's ``ContextEditingMiddleware`` with its default edit,
-``ClearToolUsesEdit`` (langchain 1.5.0 on PyPI, ``langchain/agents/middleware/context_editing.py``),
-which "mirrors Anthropic's context editing" with the same defaults.
+"""``compbench.strategies.langchain_clear_tool_uses`` — ``langchain-clear-tool-uses``: LangChain's
+``ContextEditingMiddleware`` with its default edit, ``ClearToolUsesEdit`` (langchain 1.5.0 on PyPI,
+``langchain/agents/middleware/context_editing.py``), which "mirrors Anthropic's context editing" with the same
+defaults.
 
 Before every model call (``wrap_model_call``) the middleware deep-copies the request's messages (the
 state is never edited, so every call starts again from the full history), counts them with
@@ -21,9 +22,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from compbench.data.transcript import ToolCall, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Prune, SessionView
-from compbench.strategies.base import param, strategy
+from compbench.replay.session import Action, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import system_head
 from compbench.strategies.langchain_messages import (
     CHARS_PER_TOKEN,
@@ -32,7 +34,6 @@ from compbench.strategies.langchain_messages import (
     entry_messages,
     message_chars,
 )
-from compbench.transcript import ToolCall, Usage
 
 TRIGGER = 100_000  # ClearToolUsesEdit.trigger
 KEEP = 3  # ClearToolUsesEdit.keep

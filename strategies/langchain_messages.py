@@ -1,7 +1,7 @@
-"""LangChain's view of a conversation, for the ``langchain``, ``langchain-clear-tool-uses`` and
-``deepagents`` strategies: messages as LangChain builds them, ``count_tokens_approximately``,
-``trim_messages(strategy="last")`` and ``get_buffer_string(format="xml")``, as langchain-core 1.8.2
-(PyPI; ``langchain_core/messages/utils.py``) implements them.
+"""``compbench.strategies.langchain_messages`` — LangChain's view of a conversation, for the ``langchain``,
+``langchain-clear-tool-uses`` and ``deepagents`` strategies: messages as LangChain builds them,
+``count_tokens_approximately``, ``trim_messages(strategy="last")`` and ``get_buffer_string(format="xml")``, as
+langchain-core 1.8.2 (PyPI; ``langchain_core/messages/utils.py``) implements them.
 
 A compbench message maps to LangChain messages the way an OpenAI-style chat model returns them: a user
 message is a ``HumanMessage``, a system message a ``SystemMessage``, an assistant message one ``AIMessage``
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from compbench.session import Entry
-from compbench.transcript import Media, Message, Part, Text, ToolCall, ToolResult
+from compbench.data.transcript import Media, Message, Part, Text, ToolCall, ToolResult
+from compbench.replay.session import Entry
 
 LC_TYPES = {"user": "human", "assistant": "ai", "system": "system", "tool": "tool"}
 OPENAI_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}

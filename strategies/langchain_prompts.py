@@ -1,4 +1,5 @@
-"""Prompt texts of the LangChain-family strategies, verbatim from their sources.
+"""``compbench.strategies.langchain_prompts`` — Prompt texts of the LangChain-family strategies, verbatim from their
+sources.
 
 ``DEFAULT_SUMMARY_PROMPT``: langchain 1.5.0 (PyPI), ``langchain/agents/middleware/summarization.py``.
 ``DEEPAGENTS_SUMMARY_PROMPT``: deepagents 0.7.32 (PyPI), ``deepagents/middleware/summarization.py``: the

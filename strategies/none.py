@@ -1,13 +1,14 @@
-"""``none``: never compacts. The reference every saving and every overflow is measured against."""
+"""``compbench.strategies.none`` — ``none``: never compacts. The reference every saving and every overflow is measured
+against."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, SessionView
-from compbench.strategies.base import strategy
-from compbench.transcript import Usage
+from compbench.data.transcript import Usage
+from compbench.replay.session import Action, SessionView
+from compbench.sdk.registry import strategy
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""``observation-masking``: keep the tool outputs of the last M turns, mask older ones, never summarize.
+"""``compbench.strategies.observation_masking`` — ``observation-masking``: keep the tool outputs of the last M turns,
+mask older ones, never summarize.
 
 The baseline of JetBrains' "The Complexity Trap: Simple Observation Masking Is as Efficient as LLM
 Summarization for Agent Context Management" (Lindenbauer et al., 2025), which keeps the observations of
@@ -23,9 +24,9 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Entry, Prune, SessionView
-from compbench.strategies.base import param, strategy
-from compbench.transcript import ToolResult, Usage
+from compbench.data.transcript import ToolResult, Usage
+from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # SWE-agent LastNObservations
 KEEP_LAST_TURNS = 10  # The Complexity Trap (2025): observations of the last M = 10 turns kept

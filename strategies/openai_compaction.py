@@ -1,4 +1,5 @@
-"""``openai-compaction``: the OpenAI Responses API's server-side compaction, its summary opaque.
+"""``compbench.strategies.openai_compaction`` — ``openai-compaction``: the OpenAI Responses API's server-side
+compaction, its summary opaque.
 
 Sources: OpenAI's compaction guide (developers.openai.com/api/docs/guides/compaction): with
 ``context_management: [{type: "compaction", compact_threshold: N}]`` on ``POST /responses``, "when the
@@ -36,11 +37,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
+from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.codex import CURRENT_COMPACT_PROMPT
-from compbench.transcript import Message, Text, Usage
 
 COMPRESSION_RATIO = 0.015  # ../shared/real-compactions/codex: median item estimate / tokens compacted (1.48%)
 AUTO_COMPACT_PERCENT = 90  # codex openai_model_info.rs: auto_compact_token_limit = window * 9 / 10

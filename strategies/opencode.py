@@ -1,4 +1,4 @@
-"""``opencode``: OpenCode's compaction (seeds 000 + 001; 001 is the precise one).
+"""``compbench.strategies.opencode`` — ``opencode``: OpenCode's compaction (seeds 000 + 001; 001 is the precise one).
 
 Seed preset, step by step:
 
@@ -56,7 +56,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compbench.session import (
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.measure.tokens import chars4_round
+from compbench.replay.session import (
     Action,
     Compact,
     Entry,
@@ -67,7 +69,7 @@ from compbench.session import (
     SessionView,
     SummaryRequest,
 )
-from compbench.strategies.base import param, strategy
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.opencode_prompts import (
     ANCHOR_NEW,
     ANCHOR_UPDATE,
@@ -87,8 +89,6 @@ from compbench.strategies.opencode_prune import (
     Outputs,
     walk,
 )
-from compbench.tokens import chars4_round
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 __all__ = ["PLACEHOLDER", "OpenCode", "OpenCodeParams"]
 

@@ -1,4 +1,5 @@
-"""OpenCode's compaction texts: the seed's (000 §6, 001) and today's (``preset=current``), verbatim.
+"""``compbench.strategies.opencode_prompts`` — OpenCode's compaction texts: the seed's (000 §6, 001) and today's
+(``preset=current``), verbatim.
 
 Kept apart from :mod:`compbench.strategies.opencode`, which decides when and what to compact, because
 these are texts sent to a model, pinned by tests as they are."""

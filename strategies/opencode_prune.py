@@ -1,4 +1,5 @@
-"""OpenCode's tool-output prune (seed 001 ``SessionCompaction.prune``), over a compbench view.
+"""``compbench.strategies.opencode_prune`` — OpenCode's tool-output prune (seed 001 ``SessionCompaction.prune``), over a
+compbench view.
 
 Kept apart from :mod:`compbench.strategies.opencode` because it is a self-contained algorithm with its
 own constants, and because tests pin it on hand-built views without any compaction machinery.
@@ -14,9 +15,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from compbench.session import Entry, Prune
-from compbench.tokens import chars4_round
-from compbench.transcript import Message, ToolResult
+from compbench.data.transcript import Message, ToolResult
+from compbench.measure.tokens import chars4_round
+from compbench.replay.session import Entry, Prune
 
 PRUNE_MINIMUM = 20_000  # seed 001: don't prune unless at least 20K tokens are saved
 PRUNE_PROTECT = 40_000  # seed 001: the newest 40K tokens of tool output stay

@@ -1,4 +1,5 @@
-"""OpenHands' condensers that forget or mask events without a model (All-Hands-AI/OpenHands @ 156d068).
+"""``compbench.strategies.openhands_condensers`` — OpenHands' condensers that forget or mask events without a model
+(All-Hands-AI/OpenHands @ 156d068).
 
 Read: ``openhands/memory/condenser/impl/{recent_events,amortized_forgetting,conversation_window,
 observation_masking,browser_output,llm_attention,pipeline}_condenser.py``, ``core/config/condenser_config.py``
@@ -28,9 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Compact, Prune, SessionView
-from compbench.strategies.base import param, strategy
+from compbench.replay.session import Action, Compact, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.openhands_events import (
     BROWSER_MASK,
     MASKED,
@@ -43,7 +45,6 @@ from compbench.strategies.openhands_events import (
     overflowing,
     rebuild,
 )
-from compbench.transcript import Reasoning, Text, ToolCall, ToolResult, Usage
 
 SOURCE = "All-Hands-AI/OpenHands openhands/memory/condenser/impl @ 156d068"
 BROWSER_TOOLS = ("browser", "web_read", "WebFetch", "webfetch", "web_fetch")  # OpenHands' own + other agents'

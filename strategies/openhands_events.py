@@ -1,4 +1,5 @@
-"""OpenHands counts and cuts *events*, not messages: the mapping every ``openhands-*`` strategy shares.
+"""``compbench.strategies.openhands_events`` — OpenHands counts and cuts *events*, not messages: the mapping every
+``openhands-*`` strategy shares.
 
 Read in All-Hands-AI/OpenHands @ 156d068 (2025-11-28): ``openhands/memory/view.py``,
 ``memory/conversation_memory.py``, ``memory/memory.py``, ``controller/agent_controller.py``; and in
@@ -35,8 +36,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compbench.session import Entry, Insert, Keep, SessionView, Slot
-from compbench.transcript import Reasoning, Text, ToolCall, ToolResult
+from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult
+from compbench.replay.session import Entry, Insert, Keep, SessionView, Slot
 
 MASKED = "<MASKED>"  # observation_masking_condenser.py
 BROWSER_MASK = "Visited URL {url}\nContent omitted"  # browser_output_condenser.py

@@ -1,4 +1,5 @@
-"""OpenHands' summarizing prompts, verbatim (kept apart from the condenser, pinned by tests as they are)."""
+"""``compbench.strategies.openhands_prompts`` — OpenHands' summarizing prompts, verbatim (kept apart from the condenser,
+pinned by tests as they are)."""
 
 # All-Hands-AI/OpenHands openhands/memory/condenser/impl/llm_summarizing_condenser.py @ 156d068 (get_condensation)
 PROMPT_V0 = """You are maintaining a context-aware state summary for an interactive agent.

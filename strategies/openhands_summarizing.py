@@ -1,4 +1,5 @@
-"""``openhands-llm-summarizing``: OpenHands' rolling summary of forgotten events (V0, and the V1 SDK as presets).
+"""``compbench.strategies.openhands_summarizing`` — ``openhands-llm-summarizing``: OpenHands' rolling summary of
+forgotten events (V0, and the V1 SDK as presets).
 
 V0, All-Hands-AI/OpenHands @ 156d068: ``openhands/memory/condenser/impl/llm_summarizing_condenser.py``,
 ``core/config/condenser_config.py`` (``LLMSummarizingCondenserConfig``: ``keep_first`` 1, ``max_size`` 100,
@@ -35,10 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from compbench.data.transcript import Message, Role, Text, Usage
 from compbench.errors import UsageError
-from compbench.session import Action, Compact, SessionView, SummaryRequest
+from compbench.replay.session import Action, Compact, SessionView, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
-from compbench.strategies.base import param, strategy
 from compbench.strategies.openhands_events import (
     NO_SUMMARY,
     Event,
@@ -49,7 +51,6 @@ from compbench.strategies.openhands_events import (
     str_v1,
     truncate_content,
 )
-from compbench.transcript import Message, Role, Text, Usage
 
 MAX_SIZE_V0 = 100  # condenser_config.py LLMSummarizingCondenserConfig.max_size
 KEEP_FIRST_V0 = 1  # condenser_config.py LLMSummarizingCondenserConfig.keep_first

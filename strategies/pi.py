@@ -1,6 +1,7 @@
-"""``pi``: the pi coding agent's compaction (seed 002, "Our Implementation Plan"; ``preset=current``:
-pi-mono at commit 83378aad, 2026-03-15: ``packages/coding-agent/src/core/compaction/compaction.ts`` and
-``core/agent-session.ts``). The summary requests' texts are in :mod:`compbench.strategies.pi_summary`.
+"""``compbench.strategies.pi`` — ``pi``: the pi coding agent's compaction (seed 002, "Our Implementation Plan";
+``preset=current``: pi-mono at commit 83378aad, 2026-03-15:
+``packages/coding-agent/src/core/compaction/compaction.ts`` and ``core/agent-session.ts``). The summary requests'
+texts are in :mod:`compbench.strategies.pi_summary`.
 
 Seed: after every assistant message (``message_end``), ``contextTokens > contextWindow − reserveTokens``
 (16,384) with contextTokens = the last usage's input + output + cacheRead + cacheWrite; keep the recent
@@ -45,9 +46,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compbench.events import CompactionEvent
-from compbench.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.events import CompactionEvent
+from compbench.replay.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.pi_summary import (
     CURRENT_PREFIX,
     CURRENT_SUFFIX,
@@ -65,7 +67,6 @@ from compbench.strategies.pi_summary import (
     serialize,
     stringify,
 )
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 
 RESERVE_TOKENS = 16_384  # seed 002 / compaction.ts DEFAULT_COMPACTION_SETTINGS
 KEEP_RECENT_TOKENS = 20_000  # seed 002 / compaction.ts DEFAULT_COMPACTION_SETTINGS

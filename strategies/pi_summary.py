@@ -1,6 +1,6 @@
-"""pi's summary requests: the prompts, ``serializeConversation`` and the file lists (pi-mono
-``packages/coding-agent/src/core/compaction/{compaction,utils}.ts`` and ``messages.ts`` at commit 83378aad;
-the seed's prompt and prefix from seed 002). Kept apart from :mod:`compbench.strategies.pi`, which decides
+"""``compbench.strategies.pi_summary`` — pi's summary requests: the prompts, ``serializeConversation`` and the file
+lists (pi-mono ``packages/coding-agent/src/core/compaction/{compaction,utils}.ts`` and ``messages.ts`` at commit
+83378aad; the seed's prompt and prefix from seed 002). Kept apart from :mod:`compbench.strategies.pi`, which decides
 when and where to cut, because this is text to send, pinned verbatim by tests."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 
 SEED_PREFIX = ("Another language model worked on this task and produced a summary. Use this to continue the work "
                "without duplicating effort:\n\n")  # seed 002 "Summary Injection"

@@ -1,4 +1,5 @@
-"""``pipeline``: strategies composed in order (mask → prune → summarize), as OpenHands chains condensers.
+"""``compbench.strategies.pipeline`` — ``pipeline``: strategies composed in order (mask → prune → summarize), as
+OpenHands chains condensers.
 
 A spec names the stages and sets any stage's parameters with the stage's name (or its 1-based
 position) as a prefix::
@@ -17,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compbench.data.transcript import Usage
 from compbench.errors import UsageError
+from compbench.replay.session import Action, SessionView
 from compbench.sdk import Strategy
-from compbench.session import Action, SessionView
-from compbench.strategies.base import Configured, get, label, param, resolve, strategy
-from compbench.transcript import Usage
+from compbench.sdk.registry import Configured, get, label, param, resolve, strategy
 
 NAME = "pipeline"
 SEPARATOR = ">"

@@ -1,4 +1,5 @@
-"""``roo-code``: Roo Code's context management (condense to a fresh start; sliding window as the fallback).
+"""``compbench.strategies.roo_code`` — ``roo-code``: Roo Code's context management (condense to a fresh start; sliding
+window as the fallback).
 
 Source: RooCodeInc/Roo-Code at cb836567180a, read in full: ``src/core/context-management/index.ts``
 (``manageContext``, ``truncateConversation``, ``TOKEN_BUFFER_PERCENTAGE``), ``src/core/condense/index.ts``
@@ -35,9 +36,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end, side
-from compbench.strategies.base import param, strategy
 from compbench.strategies.roo_code_prompts import (
     ACTIVE_WORKFLOWS,
     CONDENSE,
@@ -46,7 +48,6 @@ from compbench.strategies.roo_code_prompts import (
     SUMMARY_PROMPT,
     TRUNCATION_MARKER,
 )
-from compbench.transcript import Message, Text, ToolCall, ToolResult, Usage
 
 TOKEN_BUFFER_PERCENTAGE = 0.1  # context-management/index.ts
 ANTHROPIC_DEFAULT_MAX_TOKENS = 8_192  # packages/types/src/providers/anthropic.ts

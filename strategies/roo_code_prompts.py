@@ -1,7 +1,7 @@
-"""Roo Code's condense prompts, verbatim from RooCodeInc/Roo-Code at cb836567180a: the system prompt
-(``SUMMARY_PROMPT``, ``src/core/condense/index.ts``) and the default instruction sent as the last user
-message (``supportPrompt.default.CONDENSE``, ``src/shared/support-prompt.ts``; its odd tab indentation is
-Roo Code's own)."""
+"""``compbench.strategies.roo_code_prompts`` — Roo Code's condense prompts, verbatim from RooCodeInc/Roo-Code at
+cb836567180a: the system prompt (``SUMMARY_PROMPT``, ``src/core/condense/index.ts``) and the default instruction
+sent as the last user message (``supportPrompt.default.CONDENSE``, ``src/shared/support-prompt.ts``; its odd tab
+indentation is Roo Code's own)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``round-chained``: seed 004's TypeScript compaction layer (Vercel AI SDK ``prepareStep``).
+"""``compbench.strategies.round_chained`` — ``round-chained``: seed 004's TypeScript compaction layer (Vercel AI SDK
+``prepareStep``).
 
 To the letter in its functions (estimator, threshold, selection, prompts, chaining, failure), except for
 the life of the compacted view. The messages ``prepareStep`` returns are what that one step sends (AI SDK
@@ -52,10 +53,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compbench.events import CompactionEvent
-from compbench.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.events import CompactionEvent
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk.registry import param, strategy
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit
 SYSTEM_RESERVE = 2_000  # seed 004 DEFAULT_CONFIG.systemReserve

@@ -1,4 +1,5 @@
-"""``swe-agent``: SWE-agent's ``LastNObservations`` history processor, in full (polling, tags, first kept).
+"""``compbench.strategies.swe_agent`` — ``swe-agent``: SWE-agent's ``LastNObservations`` history processor, in full
+(polling, tags, first kept).
 
 Source: SWE-agent/SWE-agent at 3ea751c087f3, ``sweagent/agent/history_processors.py``
 (``LastNObservations._get_omit_indices`` and ``__call__``, ``CacheControlHistoryProcessor``) and
@@ -32,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Entry, Prune, SessionView
-from compbench.strategies.base import param, strategy
-from compbench.transcript import Media, Text, ToolResult, Usage
+from compbench.data.transcript import Media, Text, ToolResult, Usage
+from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # LastNObservations.__call__
 IMAGES = " ({images} images omitted)"  # LastNObservations.__call__

@@ -1,4 +1,5 @@
-"""``truncate``: drop the oldest whole turns until the next call fits. The simplest baseline: no summary.
+"""``compbench.strategies.truncate`` — ``truncate``: drop the oldest whole turns until the next call fits. The simplest
+baseline: no summary.
 
 Before each step: the call needs ``view tokens + system overhead + reserve`` where ``reserve =
 min(limits.max_output, reserve_output)``; if that exceeds the input limit, the oldest turns are dropped,
@@ -17,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.session import Action, Compact, Entry, Keep, SessionView
-from compbench.strategies.base import param, strategy
-from compbench.transcript import ToolResult, Usage
+from compbench.data.transcript import ToolResult, Usage
+from compbench.replay.session import Action, Compact, Entry, Keep, SessionView
+from compbench.sdk.registry import param, strategy
 
 RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, ModelLimits examples)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compbench.tokens import TokenCounter
+from compbench.measure.tokens import TokenCounter
 
 pytest_plugins = ["pytester"]
 
@@ -46,7 +46,7 @@ def chars4() -> TokenCounter:
 def _throwaway_strategies() -> Iterator[None]:
     """A test module that registers a throwaway strategy has it for its own tests only: a run of every
     strategy elsewhere (the demo golden) must not replay it."""
-    from compbench.strategies.base import STRATEGIES, names
+    from compbench.sdk.registry import STRATEGIES, names
 
     before = set(names())
     yield

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compbench.events import CompactionEvent
-from compbench.loop import ReplayConfig, Strategy, Trace, replay
-from compbench.session import Action, Compact, Entry, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.events import CompactionEvent
+from compbench.replay.loop import ReplayConfig, Strategy, Trace, replay
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.summarizers import Summarizer
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript, Usage
 
 
 def user(id: str, text: str = "") -> Message:

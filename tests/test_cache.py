@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from compbench.cache import CacheModel, cache_model_for, message_time
-from compbench.loop import ReplayConfig, replay
-from compbench.metrics import cost, cost_without_cache, totals
-from compbench.models import Prices, prices_with_cache
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.measure.cache import CacheModel, cache_model_for, message_time
+from compbench.measure.metrics import cost, cost_without_cache, totals
+from compbench.measure.models import Prices, prices_with_cache
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Transcript, Usage
 
 BIG = "word " * 2_000  # 2,500 tokens (chars/4)
 ANTHROPIC = CacheModel("anthropic", 1.25, 300.0, 1_024)
@@ -118,7 +118,7 @@ def test_cost_range_and_write_premium() -> None:
 def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
     from dataclasses import replace
 
-    from compbench.runs import recorded_cache
+    from compbench.replay.runs import recorded_cache
 
     t = timed([0, 10, 400])  # the third call comes 400 s later: cold in the simulation
     msgs = list(t.messages)
@@ -156,8 +156,8 @@ def test_run_takes_the_cache_lifetime(tmp_path: object) -> None:
     from click.testing import CliRunner
 
     from compbench.cli import cli
-    from compbench.formats.native import write
-    from compbench.synth import generate
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
 
     d = Path(str(tmp_path))
     write(generate(1, seed=2, turns=6, log_lines=5, code_lines=5), d / "s.jsonl")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compbench import dataset as ds
-from compbench.transcript import Message, Text, Transcript, Usage, to_jsonl
+from compbench.data import dataset as ds
+from compbench.data.transcript import Message, Text, Transcript, Usage, to_jsonl
 from helpers import main_cli
 
 
@@ -135,7 +135,7 @@ def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys
     code, stdout, err = run(capsys, monkeypatch, "inspect")
     assert (code, stdout) == (2, "")
     assert err == (f"error: the bundled sample dataset is missing at {missing}; build it with "
-                   "`python -m compbench.samples` or give a dataset, file or directory\n")
+                   "`python -m compbench.data.samples` or give a dataset, file or directory\n")
     code, _, err = run(capsys, monkeypatch, "validate")
     assert code == 2 and err.startswith(f"error: the bundled sample dataset is missing at {missing}")
 
@@ -185,7 +185,7 @@ def test_validate_and_import_agree_on_what_only_shows_across_files(
 def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     for mod in ("pi", "opencode", "mini_swe_agent", "swe_agent", "claude_code"):
-        pytest.importorskip(f"compbench.formats.{mod}")
+        pytest.importorskip(f"compbench.data.formats.{mod}")
     dirs = [transcripts_dir / d for d in ("claude-code", "mini-swe-agent", "opencode", "pi", "swe-agent")]
     code, stdout, _ = run(capsys, monkeypatch, "validate", *dirs)
     assert code == 0 and stdout.splitlines()[-1] == ("14 valid, 0 invalid; 14 transcripts (claude-code 3, "
@@ -196,7 +196,7 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
                                 "398,787", "167,988", "184,915", "2"]
     assert "o200k_base    pi                      1    171    30,122        4.6%     18.8%" in lines
     # pi ran Claude: its counts corrected (by the shipped correction), the error falls below the goal's 3%
-    from compbench.correction import family_correction
+    from compbench.measure.correction import family_correction
 
     label = family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
     row = next(x for x in lines if x.startswith(f"pi              claude   {label}"))

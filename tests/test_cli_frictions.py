@@ -16,10 +16,11 @@ from click.testing import CliRunner
 from test_run_compare_gate import KeepLast, KeepLastParams
 
 from compbench.cli import cli
+from compbench.data.synth import generate
+from compbench.data.transcript import Transcript
 from compbench.errors import UsageError
-from compbench.strategies import base, strategy
-from compbench.synth import generate
-from compbench.transcript import Transcript
+from compbench.sdk import registry as base
+from compbench.strategies import strategy
 
 CLI = [sys.executable, "-c", "from compbench.cli import main; main()"]
 
@@ -39,9 +40,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store.rundir import write_run
 
     _register()
     root = tmp_path_factory.mktemp("runs")
@@ -88,8 +89,8 @@ def test_run_logs_progress_when_stderr_is_a_file(dataset: Path, tmp_path: Path) 
 def _interrupted(dataset: Path, out: Path) -> None:
     """A run started from the CLI's spec and stopped after its first committed batch."""
     from compbench.cli.options import spec_of
-    from compbench.dataset import iter_transcripts
-    from compbench.rundir import write_run
+    from compbench.data.dataset import iter_transcripts
+    from compbench.store.rundir import write_run
 
     replay = {"summarizer": "calibrated", "model": None, "context_window": 3000, "max_output": None,
               "tokenizer": "chars4", "message_overhead": 4, "token_correction": "auto", "system_tokens": None,
@@ -144,8 +145,8 @@ def test_compare_two_runs_pairs_exact_labels_and_lists_the_rest(runs: tuple[Path
 
 
 def test_differences_are_percentage_points_and_never_negative_zero(runs: tuple[Path, Path]) -> None:
-    from compbench.compare import BY_NAME, fmt_diff, signed
-    from compbench.stats import Estimate
+    from compbench.decide.compare import BY_NAME, fmt_diff, signed
+    from compbench.decide.stats import Estimate
 
     assert signed(-0.00001, 1) == "0.0" and signed(-0.04, 1) == "0.0" and signed(0.06, 1) == "+0.1"
     assert fmt_diff(Estimate(0.0123, 0.01, 0.015, 50), BY_NAME["needed_recall"]) == "+1.2 pp [+1.0, +1.5]"
@@ -160,9 +161,9 @@ def test_differences_are_percentage_points_and_never_negative_zero(runs: tuple[P
 # --- one metric vocabulary -----------------------------------------------------------------------------
 
 def test_one_metric_vocabulary_with_the_old_names_as_aliases(runs: tuple[Path, Path]) -> None:
-    from compbench.compare import metric
-    from compbench.gate import parse_thresholds
-    from compbench.tune import parse_objective
+    from compbench.decide.compare import metric
+    from compbench.decide.gate import parse_thresholds
+    from compbench.decide.tune import parse_objective
 
     a, _ = runs
     assert metric("recall").name == "needed_recall" and metric("retention_at_compaction").name == "retention"
@@ -180,7 +181,7 @@ def test_one_metric_vocabulary_with_the_old_names_as_aliases(runs: tuple[Path, P
 # --- tune ----------------------------------------------------------------------------------------------
 
 def test_tune_prints_enough_digits_to_decide() -> None:
-    from compbench.tune import decisive
+    from compbench.decide.tune import decisive
 
     assert decisive(0.8998, 0.9, True) == "89.98%"  # never 90.0% beside a constraint it fails
     assert decisive(0.90004, 0.9, True) == "90.004%"
@@ -188,7 +189,7 @@ def test_tune_prints_enough_digits_to_decide() -> None:
 
 
 def test_a_repeated_grid_key_is_an_error() -> None:
-    from compbench.tune import grid_specs
+    from compbench.decide.tune import grid_specs
 
     _register()
     with pytest.raises(UsageError, match="--grid keep is given twice"):
@@ -196,7 +197,7 @@ def test_a_repeated_grid_key_is_an_error() -> None:
 
 
 def test_a_grid_whose_configurations_are_identical_is_flagged() -> None:
-    from compbench.summary import flag_details, identical_configurations
+    from compbench.decide.summary import flag_details, identical_configurations
 
     rows = [{"transcript_id": t, "strategy": s, "name": "x", "steps": 10, "compactions": 1, "prunes": 0,
              "pruned_parts": 0, "overflows": 0, "input_tokens": 100, "output_tokens": 5, "summarizer_input_tokens": 0,
@@ -210,7 +211,7 @@ def test_a_grid_whose_configurations_are_identical_is_flagged() -> None:
 # --- rankings: calls over the window count against a strategy everywhere ------------------------------
 
 def test_overflows_rank_below_and_degenerate_is_flagged() -> None:
-    from compbench.ranking import frontier, order, standings
+    from compbench.decide.ranking import frontier, order, standings
 
     def row(t: str, s: str, overflows: int, compactions: int, acted: int) -> dict[str, object]:
         return {"transcript_id": t, "strategy": s, "name": s, "steps": 10, "compactions": compactions, "prunes": 0,
@@ -226,7 +227,7 @@ def test_overflows_rank_below_and_degenerate_is_flagged() -> None:
     assert order(score, st, score.__getitem__) == ["lossy", "every", "never"]  # ...and rank below
     points = {"lossy": (0.3, 0.7), "never": (0.0, 1.0), "every": (0.9, 0.5)}
     assert frontier(points, st) == ["lossy"]
-    from compbench.summary import flag_details
+    from compbench.decide.summary import flag_details
 
     kinds = {s: [f.kind for f in fs] for s, fs in flag_details(df).items()}
     assert kinds["never"] == ["never_acted", "beyond_window"] and kinds["every"] == ["degenerate"]
@@ -246,7 +247,7 @@ def test_columns_never_run_together_above_a_billion() -> None:
 
 def test_help_is_complete_lists_metrics_and_examples() -> None:
     from compbench.cli.tune import tune
-    from compbench.compare import METRICS
+    from compbench.decide.compare import METRICS
 
     top = CliRunner().invoke(cli, ["--help"]).output
     assert "..." not in top.split("Commands:")[1] and "Start here" in top
@@ -269,8 +270,8 @@ def test_judge_without_an_api_key_is_one_line_and_exit_2(runs: tuple[Path, Path]
 
 
 def test_calibrated_overhead_is_what_system_tokens_auto_uses() -> None:
-    from compbench.calibrate import Calibration, CalibrationRow
     from compbench.cli.datasets import format_calibration
+    from compbench.measure.calibrate import Calibration, CalibrationRow
 
     text = "\n".join(format_calibration(Calibration([CalibrationRow("o200k_base", "pi", 10, 30_122.0, 0.01, 0.02, 1)])))
     assert "--system-tokens auto" in text and "30,122" in text

@@ -8,16 +8,16 @@ from dataclasses import replace
 
 import pandas as pd
 
-from compbench.loop import NOOP, ReplayConfig, replay
-from compbench.metrics import result_row
-from compbench.models import Prices
-from compbench.runs import RunSpec, replay_conditions
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.decide.summary import strategy_flags
+from compbench.measure.metrics import result_row
+from compbench.measure.models import Prices
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import NOOP, ReplayConfig, replay
+from compbench.replay.runs import RunSpec, replay_conditions
+from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
-from compbench.summary import strategy_flags
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Transcript, Usage
 
 PRICES = Prices(3e-6, 15e-6, 0.3e-6, 3.75e-6)
 

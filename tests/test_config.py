@@ -15,8 +15,8 @@ from compbench.errors import UsageError
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    from compbench.formats.native import write
-    from compbench.synth import generate
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
 
     d = tmp_path / "data"
     d.mkdir()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from compbench.data.transcript import from_json, to_json
+from compbench.measure.tokens import TokenCounter
 from compbench.strategies import resolve
-from compbench.tokens import TokenCounter
-from compbench.transcript import from_json, to_json
 from helpers import assistant, run, tool, transcript, user
 
 

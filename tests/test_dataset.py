@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compbench import dataset as ds
-from compbench.calibrate import CalibrationRow, calibrate, p90, pairs
-from compbench.errors import TranscriptError, UsageError
-from compbench.tokens import TokenCounter
-from compbench.transcript import (
+from compbench.data import dataset as ds
+from compbench.data.transcript import (
     Media,
     Message,
     Reasoning,
@@ -22,6 +19,9 @@ from compbench.transcript import (
     to_json,
     to_jsonl,
 )
+from compbench.errors import TranscriptError, UsageError
+from compbench.measure.calibrate import CalibrationRow, calibrate, p90, pairs
+from compbench.measure.tokens import TokenCounter
 from helpers import assistant, tool, user
 
 
@@ -234,15 +234,15 @@ def test_import_stays_light() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, compbench.dataset, compbench.calibrate, compbench.cli.datasets;"
+    code = ("import sys, compbench.data.dataset, compbench.measure.calibrate, compbench.cli.datasets;"
             "print(sorted(m for m in ('pandas', 'pyarrow', 'datasets', 'litellm') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_real_pi_and_opencode_rows(tmp_path: Path, transcripts_dir: Path) -> None:
-    pytest.importorskip("compbench.formats.pi")
-    pytest.importorskip("compbench.formats.opencode")
+    pytest.importorskip("compbench.data.formats.pi")
+    pytest.importorskip("compbench.data.formats.opencode")
     report = ds.write_dataset(tmp_path / "ds", [transcripts_dir / "pi", transcripts_dir / "opencode"])
     assert report.formats == {"opencode": 2, "pi": 1}
     rows = {r["source"] + ":" + r["id"][:12]: r for r in ds.load_summary(tmp_path / "ds").to_dict("records")}
@@ -322,7 +322,7 @@ def test_p90_is_nearest_rank() -> None:
 
 
 def test_calibration_on_real_pi(transcripts_dir: Path) -> None:
-    pytest.importorskip("compbench.formats.pi")
+    pytest.importorskip("compbench.data.formats.pi")
     rows = calibrate(ds.iter_transcripts(transcripts_dir / "pi"), ["o200k_base", "chars4"]).rows
     assert [(r.tokenizer, r.source, r.calls, r.overhead) for r in rows] == [
         ("o200k_base", "pi", 171, 30_122.0), ("chars4", "pi", 171, 31_235.0)]

@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from compbench.dataset import default_dataset, iter_transcripts
+from compbench.data.dataset import default_dataset, iter_transcripts
 from compbench.demo import demo_spec
-from compbench.rundir import write_run
-from compbench.runread import Run
+from compbench.store.rundir import write_run
+from compbench.store.runread import Run
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "demo_figures.json"
 SUMS = ("compactions", "failed_compactions", "noop_compactions", "prunes", "pruned_parts", "overflows",

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from compbench.models import effective_limits
-from compbench.session import ModelLimits
-from compbench.transcript import Message, Text, Transcript, Usage
+from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.measure.models import effective_limits
+from compbench.replay.session import ModelLimits
 
 
 def session(source: str, model: str = "", peak: int = 1_000, msg_model: str = "", **meta: Any) -> Transcript:

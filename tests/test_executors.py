@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.synth import generate
+from compbench.data.synth import generate
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
+from compbench.store.rundir import write_run
 
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
 SPEC = RunSpec(strategies=("none",), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")

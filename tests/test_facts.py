@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from compbench.facts import normalize
-from compbench.facts.derive import extract, path_anchors
-from compbench.facts.presence import FactIndex, Matcher, PresenceTracker
-from compbench.loop import ReplayConfig, replay
-from compbench.retention import evaluate, shapes
-from compbench.session import ModelLimits
+from compbench.measure.facts import normalize
+from compbench.measure.facts.derive import extract, path_anchors
+from compbench.measure.facts.presence import FactIndex, Matcher, PresenceTracker
+from compbench.measure.retention import evaluate, shapes
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import ModelLimits
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
 from helpers import CutBefore, assistant, run, tool, transcript, user
 
 T = transcript(
@@ -135,9 +135,9 @@ def test_calibrated_writes_a_fact_as_the_span_spells_it() -> None:
     """A file named relatively where the span shows it and absolutely in a later message is one fact with
     the later spelling: the summary writes the anchor the span holds, not a path from the future; a
     spelling anywhere in the span (a word of it) is kept as it is."""
-    from compbench.facts import Fact
+    from compbench.data.transcript import Text
+    from compbench.measure.facts import Fact
     from compbench.summarizers.calibrated import _as_spelled, _Words
-    from compbench.transcript import Text
 
     plan = Text("the plan: edit proj/src/app.rs first")
     span = [user("u1", "the plan: edit proj/src/app.rs first")]
@@ -179,11 +179,11 @@ class BruteForce(PresenceTracker):
 
 
 def test_incremental_retention_counters_equal_a_recount() -> None:
-    from compbench.context import ReplayContext
-    from compbench.facts.sources import facts_for
+    from compbench.data.synth import generate
+    from compbench.measure.facts.sources import facts_for
+    from compbench.replay.context import ReplayContext
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import copy_text
-    from compbench.synth import generate
 
     counter = TokenCounter("chars4", 0)
     for t in generate(3, seed=12, turns=40, log_lines=40, code_lines=40):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compbench.fidelity import fidelity, segment
-from compbench.formats import read_all
+from compbench.data.formats import read_all
+from compbench.validation.fidelity import fidelity, segment
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_calibrated_keeps_what_real_summaries_keep(transcripts_dir: Path) -> Non
     keeps far more (it copies the anchors)."""
     import statistics
 
-    from compbench.formats import read_all
+    from compbench.data.formats import read_all
     from compbench.summarizers.calibration import kept_by_summarizers
 
     shared = transcripts_dir.parent

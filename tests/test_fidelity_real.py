@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import compbench.evidence as evidence
-from compbench.fidelity import Row, fidelity, segment
-from compbench.formats import read_all
-from compbench.transcript import Reasoning
+import compbench.validation.evidence as evidence
+from compbench.data.formats import read_all
+from compbench.data.transcript import Reasoning
+from compbench.validation.fidelity import Row, fidelity, segment
 
 MATCHED = {  # (transcript, n, preset): (real step, our step)
     ("f585e6e9", 1, "current"): (115, 115), ("f585e6e9", 2, "current"): (46, 46),

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from compbench.data.formats import read
+from compbench.data.formats.claude_code import read as read_cc
+from compbench.data.formats.detect import detect
+from compbench.data.formats.native import read as read_native
+from compbench.data.transcript import Media, Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import read
-from compbench.formats.claude_code import read as read_cc
-from compbench.formats.detect import detect
-from compbench.formats.native import read as read_native
-from compbench.transcript import Media, Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 F97 = "M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl"
 FC7 = "M-Claude__c7d2069e-c561-4759-8adf-b0745be78c29.jsonl"

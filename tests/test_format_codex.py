@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from compbench.data.formats import read
+from compbench.data.formats.codex import read as read_codex
+from compbench.data.formats.detect import detect
+from compbench.data.formats.native import read as read_native
+from compbench.data.transcript import Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import read
-from compbench.formats.codex import read as read_codex
-from compbench.formats.detect import detect
-from compbench.formats.native import read as read_native
-from compbench.transcript import Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 A = "TravelBlogs__rollout-2025-12-20T18-34-53-019b3cd4-2000-7553-b475-7027684d1f18.jsonl"  # cli 0.72.0
 B = "TravelBlogs__rollout-2025-12-29T21-39-00-019b6bd5-ed54-7b23-873a-2177ca046ce3.jsonl"  # cli 0.77.0

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from compbench.data.formats import read
+from compbench.data.formats.detect import detect
+from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult
 from compbench.errors import TranscriptError
-from compbench.formats import read
-from compbench.formats.detect import detect
-from compbench.transcript import Reasoning, Text, ToolCall, ToolResult
 
 SID = "77777777-7777-4777-8777-777777777777"
 EVENTS = Path(__file__).resolve().parent / "data" / "shapes" / "copilot" / SID / "events.jsonl"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.formats import openai_chat as oa
+from compbench.data.formats.detect import detect, head_of
+from compbench.data.formats.native import read as read_native
+from compbench.data.transcript import Media, Reasoning, Text, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import openai_chat as oa
-from compbench.formats.detect import detect, head_of
-from compbench.formats.native import read as read_native
-from compbench.transcript import Media, Reasoning, Text, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 DATA = Path(__file__).parent / "data" / "openai"
 JSONL = DATA / "conversations.jsonl"

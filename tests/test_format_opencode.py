@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from compbench.data.formats import FORMATS, module
+from compbench.data.formats import read as read_any
+from compbench.data.formats.detect import head_of
+from compbench.data.formats.native import read as read_native
+from compbench.data.formats.opencode import COMPACTION_PROMPT, INTERRUPTED, read, sniff
+from compbench.data.transcript import Media, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import FORMATS, module
-from compbench.formats import read as read_any
-from compbench.formats.detect import head_of
-from compbench.formats.native import read as read_native
-from compbench.formats.opencode import COMPACTION_PROMPT, INTERRUPTED, read, sniff
-from compbench.transcript import Media, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 SAILOR = "opencode/dark-factory__session__curious-sailor__ses_39b7f9e89ffe7J0WzLzYrUt4eW.json"
 MEADOW = "opencode/dark-factory__session__kind-meadow__ses_39b9a333bffeVNXMK6bSZru9Uq.json"

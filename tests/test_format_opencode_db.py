@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.formats import iter_files, read, read_all
+from compbench.data.formats.detect import detect
+from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
-from compbench.formats import iter_files, read, read_all
-from compbench.formats.detect import detect
-from compbench.transcript import Transcript
 from helpers import opencode_db
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.formats import FORMATS, module
+from compbench.data.formats.detect import head_of
+from compbench.data.formats.native import read as read_native
+from compbench.data.formats.pi import BRANCH_SUMMARY_PREFIX, read, sniff
+from compbench.data.transcript import Media, Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import FORMATS, module
-from compbench.formats.detect import head_of
-from compbench.formats.native import read as read_native
-from compbench.formats.pi import BRANCH_SUMMARY_PREFIX, read, sniff
-from compbench.transcript import Media, Reasoning, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 REAL = "pi/pi-mono__before-compaction.jsonl"
 CURRENT = Path(__file__).parent / "data" / "pi-current.jsonl"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.formats import FORMATS, module
+from compbench.data.formats import mini_swe_agent as mini
+from compbench.data.formats import swe_agent as swe
+from compbench.data.formats.detect import detect, head_of
+from compbench.data.formats.native import read as read_native
+from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import FORMATS, module
-from compbench.formats import mini_swe_agent as mini
-from compbench.formats import swe_agent as swe
-from compbench.formats.detect import detect, head_of
-from compbench.formats.native import read as read_native
-from compbench.transcript import Reasoning, Text, ToolCall, ToolResult, Transcript, Usage, to_jsonl
 
 SWE = "swe-agent"
 MINI = "mini-swe-agent"

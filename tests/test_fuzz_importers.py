@@ -18,8 +18,8 @@ from conftest import TRANSCRIPTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compbench.data.formats import FORMATS, read
 from compbench.errors import TranscriptError
-from compbench.formats import FORMATS, read
 
 EXAMPLES = int(os.environ.get("COMPBENCH_FUZZ_EXAMPLES", "25"))
 MAX_RECORDS = 40  # a seed's first records: enough structure, fast to mutate
@@ -137,7 +137,7 @@ def _check(path: Path, fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "compbench"] + ["compbench"])
 def test_importer_survives_mutations(fmt: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from compbench.formats import module
+    from compbench.data.formats import module
 
     try:
         module(fmt)
@@ -189,7 +189,7 @@ def _db_input(path: Path, doc: Any, data: st.DataObject) -> Path:
 
 
 def _native_seed() -> list[tuple[str, Any]]:
-    from compbench.synth import session
-    from compbench.transcript import to_records
+    from compbench.data.synth import session
+    from compbench.data.transcript import to_records
 
     return [("jsonl", list(to_records(session(0, 0, turns=6))))]

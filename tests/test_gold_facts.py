@@ -3,7 +3,7 @@
 The facts were written by reading each transcript; this test only checks them mechanically against the
 transcripts: every anchor occurs (normalized) in some message part, each fact has a first message, the
 counts by kind are the ones annotated, and enough of them are *needed* later (an assistant message
-mentions them after they were established, see :mod:`compbench.facts.presence`).
+mentions them after they were established, see :mod:`compbench.measure.facts.presence`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from compbench.facts import Fact, normalize
-from compbench.facts.presence import FactIndex, part_match_text
-from compbench.facts.sources import load_gold
-from compbench.formats import FORMATS, read
-from compbench.transcript import Transcript
+from compbench.data.formats import FORMATS, read
+from compbench.data.transcript import Transcript
+from compbench.measure.facts import Fact, normalize
+from compbench.measure.facts.presence import FactIndex, part_match_text
+from compbench.measure.facts.sources import load_gold
 
 GOLD = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "gold_facts.jsonl"
 # Needs are received facts the agent uses again after a gap: in 97b0ffde most gold facts are commands and

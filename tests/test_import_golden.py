@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import SHARED
 
-from compbench.formats import iter_files, read
-from compbench.transcript import to_json
+from compbench.data.formats import iter_files, read
+from compbench.data.transcript import to_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "real_imports.json"
 FOLDERS = ("transcripts", "real-compactions")

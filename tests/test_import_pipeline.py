@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from compbench import dataset as ds
-from compbench.importing import Imported, Merged, Note, collect
+from compbench.data import dataset as ds
+from compbench.data.importing import Imported, Merged, Note, collect
 from helpers import main_cli, one_line_error, opencode_db
 
 SHAPES = Path(__file__).resolve().parent / "data" / "shapes"

@@ -7,10 +7,10 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 from typing import Any
 
-from compbench.facts import Fact
-from compbench.judge import DIMENSIONS, agreement, choose_probes, head_and_tail, judge_event, judge_run
+from compbench.data.transcript import Message, Text
+from compbench.measure.facts import Fact
+from compbench.measure.judge import DIMENSIONS, agreement, choose_probes, head_and_tail, judge_event, judge_run
 from compbench.summarizers.llm import LLMSummarizer
-from compbench.transcript import Message, Text
 
 FACTS = [Fact("r-1", "recall", "KeyError: 'user'", ("keyerror: 'user'",), 2),
          Fact("d-1", "decision", "Never touch the migrations", ("never touch the migrations",), 0)]
@@ -95,17 +95,17 @@ def test_probes_come_from_the_facts_needed_after_the_event() -> None:
 def test_judge_run_end_to_end_offline(tmp_path: Path) -> None:
     """A real run on synthetic sessions, judged through the litellm path with a fake model and a cache
     folder, then again from that cache alone (cache-only): the same rows, no model call."""
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import generate
+    from compbench.data.synth import generate
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store.rundir import write_run
 
     data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
     spec = RunSpec(strategies=("claude-code",), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
     run = tmp_path / "run"
     write_run(run, spec, "synth", data)
     (tmp_path / "data").mkdir()
-    from compbench.formats.native import write
+    from compbench.data.formats.native import write
 
     write(data, tmp_path / "data" / "synth.jsonl")
     manifest = json.loads((run / "manifest.json").read_text())
@@ -127,12 +127,12 @@ def test_judge_replays_the_run_with_the_run_s_summaries(tmp_path: Path, monkeypa
     run does, so the compactions it probes are the run's, summary for summary."""
     import pandas as pd
 
-    from compbench import loop
-    from compbench.formats.native import write
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import generate
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
+    from compbench.replay import loop
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store.rundir import write_run
 
     data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
     (tmp_path / "data").mkdir()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.formats import read
+from compbench.data.formats.detect import detect
+from compbench.data.formats.native import read as read_native
+from compbench.data.transcript import ToolCall, ToolResult, to_jsonl
 from compbench.errors import TranscriptError
-from compbench.formats import read
-from compbench.formats.detect import detect
-from compbench.formats.native import read as read_native
-from compbench.transcript import ToolCall, ToolResult, to_jsonl
 
 CC = {  # file: (user, assistant, tool, calls, results, compactions (index, trigger, preTokens))
     "M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl": (11, 62, 58, 58, 58, [(124, "manual", 31_469)]),

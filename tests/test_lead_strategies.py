@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, Prune
+from compbench.data.transcript import Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.opencode import PLACEHOLDER, OpenCode, OpenCodeParams
 from compbench.strategies.round_chained import (
@@ -15,8 +17,6 @@ from compbench.strategies.round_chained import (
     select,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 # --- pi: seed 002's worked examples run through the strategy itself in tests/test_strategy_pi.py ----------
@@ -97,7 +97,7 @@ def huge_session(turns: int) -> list:  # type: ignore[type-arg]
     for k in range(1, turns + 1):
         names = ["skill" if k == 2 else "bash", "bash", "bash"]
         out += [user(f"u{k}"), assistant(f"a{k}", calls=[(f"c{k}{j}", names[j], {}) for j in range(3)])]
-        from compbench.transcript import Message, ToolResult
+        from compbench.data.transcript import Message, ToolResult
 
         out.append(Message(f"t{k}", "tool", tuple(ToolResult(f"c{k}{j}", names[j], "x" * 30_000,
                                                              is_error=(k == 1 and j == 2)) for j in range(3))))

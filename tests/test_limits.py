@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import TRANSCRIPTS
 
+from compbench.data.formats import read
 from compbench.errors import TranscriptError
-from compbench.formats import read
 
 
 def test_oversized_single_transcript_file_names_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compbench.loop import ReplayConfig, replay
-from compbench.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
+from compbench.data.transcript import Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Usage
 from helpers import assistant, run, system, tool, transcript, user
 
 
@@ -99,7 +99,7 @@ def ceil_div(a: int, b: int) -> int:
 def test_prefix_sums_match_brute_force() -> None:
     import random
 
-    from compbench.viewstate import PrefixSums
+    from compbench.replay.viewstate import PrefixSums
 
     rng = random.Random(5)
     values: list[int] = []
@@ -126,7 +126,7 @@ def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: T
     """``manual_at`` asks the strategy's /compact before that message joins the view (or after the last
     one); strategies without a /compact are left alone. OpenCode's manual compaction adds no
     "Continue" message (``auto: false``)."""
-    from compbench.session import ModelLimits
+    from compbench.replay.session import ModelLimits
     from compbench.strategies import resolve
 
     t = transcript(system(), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3"))
@@ -160,7 +160,7 @@ def test_a_failed_compaction_applies_its_fallback(chars4: TokenCounter) -> None:
 
 def test_after_compaction_is_asked_right_after_each_compaction(chars4: TokenCounter) -> None:
     """CompactionFollowup: aider's next summary level is applied before anything else happens."""
-    from compbench.loop import CompactionEvent
+    from compbench.replay.loop import CompactionEvent
 
     class Deeper(Scripted):
         def __init__(self) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compbench.loop import ReplayConfig, replay
-from compbench.session import (
+from compbench.data.transcript import Message, Text, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import (
     PREVIOUS_ANSWER,
     Action,
     Compact,
@@ -20,8 +22,6 @@ from compbench.session import (
 )
 from compbench.summarizers import SummaryResult
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Usage
 from helpers import assistant, run, system, tool, transcript, user
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compbench.dataset import default_dataset
+from compbench.data.dataset import default_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +30,7 @@ def test_a_wheel_ships_the_samples_and_finds_them(tmp_path: Path) -> None:
         z.extractall(site)
     assert (site / "compbench" / "samples_data" / "data.parquet").is_file()
     assert not (site / "datasets").exists()
-    code = ("import compbench.dataset as d; p = d.default_dataset(); print(p); "
+    code = ("import compbench.data.dataset as d; p = d.default_dataset(); print(p); "
             "from compbench.cli import main; import sys; sys.argv = ['compbench', 'datasets', 'inspect']; main()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(site)})

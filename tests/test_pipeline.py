@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.transcript import ToolResult, Usage
+from compbench.decide.tune import grid_specs
 from compbench.errors import UsageError
-from compbench.loop import ReplayConfig, replay
-from compbench.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import names, resolve, runnable
 from compbench.strategies.pipeline import Pipeline
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import ToolResult, Usage
-from compbench.tune import grid_specs
 from helpers import assistant, tool, transcript, user
 
 BULK = "line\n" * 600  # ~750 tokens (chars/4) per output
@@ -88,9 +88,9 @@ def test_a_pipeline_is_not_taken_for_the_reference_when_its_first_stage_never_ac
     which never acts, was asked)."""
     import pandas as pd
 
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.synth import generate
+    from compbench.data.synth import generate
+    from compbench.replay.runs import RunSpec
+    from compbench.store.rundir import write_run
 
     spec = RunSpec(strategies=("pipeline:stages=none>truncate", "truncate"), limits=ModelLimits(6_000, 1_000),
                    tokenizer="chars4")

@@ -37,8 +37,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from compbench.formats.native import write
-    from compbench.synth import generate
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
 
     d = tmp_path_factory.mktemp("data")
     write(list(generate(3, seed=11, turns=30, log_lines=30, code_lines=30)), d / "synth.jsonl")

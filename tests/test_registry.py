@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from compbench.errors import UsageError
-from compbench.strategies import base, get, names, resolve, strategy
+from compbench.sdk import registry as base
+from compbench.strategies import get, names, resolve, strategy
 
 
 def test_unknown_name_suggests_the_closest() -> None:
@@ -94,7 +95,7 @@ def test_show_explains_each_documented_parameter() -> None:
     from click.testing import CliRunner
 
     from compbench.cli import cli
-    from compbench.strategies.base import param, param_doc
+    from compbench.sdk.registry import param, param_doc
 
     @dataclasses.dataclass(frozen=True)
     class P:
@@ -114,8 +115,8 @@ def test_every_parameter_of_every_strategy_is_explained() -> None:
     """`strategies show NAME` explains each parameter in a sentence (issue 17)."""
     import dataclasses
 
+    from compbench.sdk.registry import BUILTIN, param_doc
     from compbench.strategies import get
-    from compbench.strategies.base import BUILTIN, param_doc
 
     undocumented = {n: [f.name for f in dataclasses.fields(get(n).params) if not param_doc(f)] for n in BUILTIN}
     assert not {n: fs for n, fs in undocumented.items() if fs}

@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 from test_run_compare_gate import KeepLast, KeepLastParams
 
-from compbench.redact import redact
+from compbench.data.redact import redact
+from compbench.data.synth import generate
+from compbench.data.transcript import Message, Text, Transcript
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
 from compbench.reports.html import write_report
 from compbench.reports.pack import unpacked
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.strategies import base, strategy
-from compbench.synth import generate
-from compbench.transcript import Message, Text, Transcript
+from compbench.sdk import registry as base
+from compbench.store.rundir import write_run
+from compbench.strategies import strategy
 
 XSS = '<script>alert(1)</script> and "><img src=x onerror=alert(2)>'
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -97,7 +98,7 @@ def test_verdict_leaderboard_and_glossary(report: Path) -> None:
     verdict = html[html.index('id="verdict"'):html.index('id="leaderboard"')]
     assert "Best for" in verdict and "Caveats" in verdict and "extractive" in verdict
     # every metric of compare is defined in the glossary
-    from compbench.compare import METRICS
+    from compbench.decide.compare import METRICS
 
     glossary = html[html.index('id="glossary"'):html.index('id="limits"')]
     for m in METRICS:
@@ -177,8 +178,8 @@ def test_leaderboard_fits_1400px_screenshot(report: Path, tmp_path: Path) -> Non
 
 
 def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
-    from compbench.formats.native import write
-    from compbench.transcript import ToolCall, ToolResult
+    from compbench.data.formats.native import write
+    from compbench.data.transcript import ToolCall, ToolResult
 
     _register()
     huge = ("line with \x1b[31mANSI\x1b[0m and \x00 NUL \x08 and </pre></details><script>x()</script>\n" * 140_000)[
@@ -194,7 +195,7 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     write([Transcript("big", "compbench", msgs)], data)
     spec = RunSpec(strategies=("none", "test-keep-last:keep=2,trigger=1000"), limits=ModelLimits(100_000, 1_000),
                    tokenizer="chars4")
-    from compbench.dataset import iter_transcripts
+    from compbench.data.dataset import iter_transcripts
 
     write_run(tmp_path / "run", spec, str(data), iter_transcripts(data))
     html = write_report(tmp_path / "run", tmp_path / "r.html").read_text()

@@ -15,10 +15,10 @@ import pytest
 SCRIPT = textwrap.dedent('''
     import sys
     from pathlib import Path
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import generate
+    from compbench.store.rundir import write_run
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.data.synth import generate
 
     out, resume, workers = Path(sys.argv[1]), sys.argv[2] == "resume", int(sys.argv[3])
     spec = RunSpec(strategies=("none",), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
@@ -71,11 +71,11 @@ def test_workers_give_identical_tables(reference: Path, tmp_path: Path) -> None:
 
 
 def test_resume_refuses_a_changed_spec(tmp_path: Path) -> None:
+    from compbench.data.synth import generate
     from compbench.errors import UsageError
-    from compbench.rundir import write_run
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import generate
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store.rundir import write_run
 
     (tmp_path / "r.partial").mkdir()
     (tmp_path / "r.partial" / "spec.json").write_text('{"spec": {}}')
@@ -91,10 +91,10 @@ def test_finished_tables_are_cut_into_fixed_row_groups(tmp_path: Path, monkeypat
     the footer stays small on long runs and a different batch split cannot change the file's bytes."""
     import pyarrow.parquet as pq
 
-    from compbench import rundir
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
-    from compbench.synth import generate
+    from compbench.data.synth import generate
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
+    from compbench.store import rundir
 
     spec = RunSpec(strategies=("none", "truncate"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
     monkeypatch.setattr(rundir, "ROW_GROUP_ROWS", 7)

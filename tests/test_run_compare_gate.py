@@ -12,12 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from compbench.cli import cli
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
-from compbench.strategies import base, strategy
-from compbench.synth import generate
-from compbench.transcript import Usage
+from compbench.data.synth import generate
+from compbench.data.transcript import Usage
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.sdk import registry as base
+from compbench.store.rundir import write_run
+from compbench.strategies import strategy
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,8 @@ def test_gate_bad_usage_is_exit_2(runs: tuple[Path, Path]) -> None:
 
 
 def test_tune_helpers_grid_random_pareto_objective() -> None:
-    from compbench.stats import Estimate
-    from compbench.tune import choose, grid_specs, pareto, parse_objective, random_specs
+    from compbench.decide.stats import Estimate
+    from compbench.decide.tune import choose, grid_specs, pareto, parse_objective, random_specs
 
     if "test-keep-last" not in base._registry:
         strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
@@ -173,7 +174,7 @@ def test_price_file_overrides_the_table_and_compression_is_recorded(tmp_path: Pa
     import subprocess
     import sys
 
-    from compbench.formats.native import write
+    from compbench.data.formats.native import write
 
     data = tmp_path / "d.jsonl"
     write(generate(2, seed=3, turns=24, log_lines=20, code_lines=20), data)

@@ -18,14 +18,14 @@ import pytest
 from click.testing import CliRunner
 
 from compbench.cli import cli, main
+from compbench.data.synth import generate
 from compbench.errors import UsageError
-from compbench.manifest import FORMAT_VERSION, Manifest, upgrade
-from compbench.rundir import write_run
-from compbench.runread import Run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.synth import generate
-from compbench.tables import TABLES, conform, names, schema
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
+from compbench.store.manifest import FORMAT_VERSION, Manifest, upgrade
+from compbench.store.rundir import write_run
+from compbench.store.runread import Run
+from compbench.store.tables import TABLES, conform, names, schema
 
 V1 = Path(__file__).resolve().parent / "data" / "runs" / "v1"
 
@@ -41,7 +41,7 @@ def test_a_version_1_run_still_loads_and_is_read_as_this_version() -> None:
 
 
 def test_every_reader_takes_the_version_1_run(tmp_path: Path) -> None:
-    from compbench.summary import summary_table
+    from compbench.decide.summary import summary_table
 
     assert "claude-code" in summary_table(V1)
     out = CliRunner().invoke(cli, ["compare", str(V1), "--resamples", "200"])

@@ -6,11 +6,11 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 from typing import Any
 
+from compbench.data.synth import generate
+from compbench.replay.runs import RunSpec
+from compbench.replay.session import ModelLimits
 from compbench.reports.html import write_report
-from compbench.rundir import write_run
-from compbench.runs import RunSpec
-from compbench.session import ModelLimits
-from compbench.synth import generate
+from compbench.store.rundir import write_run
 
 KEY = "sk-proj-PLANTEDKEY0123456789abcdefghijklmnop"
 

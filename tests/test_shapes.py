@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from conftest import TRANSCRIPTS
 
+from compbench.data.formats import read
+from compbench.data.formats.detect import HEAD_BYTES, detect
 from compbench.errors import TranscriptError
-from compbench.formats import read
-from compbench.formats.detect import HEAD_BYTES, detect
 
 SHAPES = Path(__file__).resolve().parent / "data" / "shapes"
 BIG = "x" * (HEAD_BYTES + 10_000)  # larger than the sniffing window

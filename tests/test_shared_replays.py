@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from compbench import loop, runs
-from compbench.dataset import iter_transcripts
-from compbench.rundir import write_run
-from compbench.runs import TABLES, RunSpec
-from compbench.session import ModelLimits
-from compbench.synth import generate
-from compbench.tune import grid_specs
+from compbench.data.dataset import iter_transcripts
+from compbench.data.synth import generate
+from compbench.decide.tune import grid_specs
+from compbench.replay import loop, runs
+from compbench.replay.runs import TABLES, RunSpec
+from compbench.replay.session import ModelLimits
+from compbench.store.rundir import write_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

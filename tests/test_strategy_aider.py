@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Message, Text, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.aider import OK, SUMMARIZE, SUMMARY_PREFIX, Aider, AiderParams
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

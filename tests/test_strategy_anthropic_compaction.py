@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.transcript import Message, Text
 from compbench.errors import UsageError
-from compbench.session import Compact, Insert, Keep
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep
 from compbench.strategies import resolve
 from compbench.strategies.anthropic_compaction import (
     DEFAULT_PROMPT,
@@ -15,8 +17,6 @@ from compbench.strategies.anthropic_compaction import (
     AnthropicCompactionParams,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from compbench.errors import UsageError
-from compbench.session import Entry, ModelLimits, Prune
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Entry, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.anthropic_context_editing import (
     AnthropicContextEditing,
     AnthropicContextEditingParams,
 )
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

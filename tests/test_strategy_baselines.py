@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Compact, Keep, ModelLimits, Prune
+from compbench.data.transcript import Message, ToolResult
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Keep, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.observation_masking import ObservationMasking, ObservationMaskingParams
 from compbench.strategies.truncate import Truncate, TruncateParams
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, ToolResult
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 # --- observation-masking ------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.data.transcript import Media, Message, Text, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.claude_code import (
     COMPACT_PROMPT,
@@ -26,8 +28,6 @@ from compbench.strategies.claude_code import (
     version_preset,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Media, Message, Text, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 REAL = "M-Claude__c7d2069e-c561-4759-8adf-b0745be78c29.jsonl"

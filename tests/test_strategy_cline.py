@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from compbench.session import Compact, Keep, ModelLimits, Prune, SessionView
+from compbench.data.transcript import Message, Text, ToolResult, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline import Cline, ClineParams
 from compbench.strategies.cline_context import (
@@ -17,8 +19,6 @@ from compbench.strategies.cline_context import (
     max_allowed_size,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, ToolResult, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 NOTE = DUPLICATE_FILE_READ_NOTICE

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.data.transcript import Message, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline_condense import ClineCondense, ClineCondenseParams
 from compbench.strategies.cline_context import CONTEXT_TRUNCATION_NOTICE, DUPLICATE_FILE_READ_NOTICE
 from compbench.strategies.cline_prompts import CONTINUATION_AFTER, CONTINUATION_BEFORE, summarize_task
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 
@@ -114,7 +114,7 @@ def test_no_condense_right_after_one(chars4: TokenCounter) -> None:
 
 
 def test_first_pair_rewritten_right_after_a_good_summary_once(chars4: TokenCounter) -> None:
-    from compbench.loop import CompactionEvent
+    from compbench.replay.loop import CompactionEvent
 
     def event(ok: bool) -> CompactionEvent:
         reason = "cline: auto-condense (summarize_task)"

@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline_sdk import (
     SUMMARY_PREFIX,
@@ -18,8 +20,6 @@ from compbench.strategies.cline_sdk import (
     serialize,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.data.transcript import Message, Text, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.codex import (
     COMPACT_PROMPT,
@@ -23,8 +25,6 @@ from compbench.strategies.codex import (
     truncate_text,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 
@@ -166,7 +166,7 @@ def test_interruption_marker_and_a_recorded_summary_are_not_user_messages(chars4
 
 
 def test_tool_result_only_and_multimodal_user_messages(chars4: TokenCounter) -> None:
-    from compbench.transcript import ToolResult
+    from compbench.data.transcript import ToolResult
 
     mixed = Message("m", "user", (Text("see"), ToolResult("c", "bash", "big output")))
     only_result = Message("r", "user", (ToolResult("c2", "bash", "output"),))
@@ -324,7 +324,7 @@ def test_resolve_parses_params() -> None:
 
 
 def reasoning(id: str, blob_len: int) -> Message:
-    from compbench.transcript import Reasoning
+    from compbench.data.transcript import Reasoning
 
     return Message(id, "assistant", (Reasoning("A" * blob_len, encrypted=True), Text(f"done {id}")))
 

@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.data.transcript import Message
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.deepagents import DeepAgents, DeepAgentsParams
 from compbench.strategies.langchain_messages import buffer_string_xml
 from compbench.strategies.langchain_prompts import DEEPAGENTS_SUMMARY_PROMPT, DEFAULT_SUMMARY_PROMPT
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 BIG = ModelLimits(10_000_000, 100)

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from compbench.session import PREVIOUS_ANSWER, Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.data.transcript import Message, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import PREVIOUS_ANSWER, Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import gemini_cli_prompts as P
 from compbench.strategies import resolve
 from compbench.strategies.gemini_cli import GeminiCli, GeminiCliParams, find_split, truncate_chars, truncate_lines
 from compbench.strategies.gemini_cli_history import contents, estimate, estimate_text
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 LIMIT = 1_000  # token_limit: the trigger is 0.5 x 1,000 = 500 prompt tokens

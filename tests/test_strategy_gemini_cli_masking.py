@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from compbench.session import Prune
+from compbench.data.transcript import Message
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Prune
 from compbench.strategies import resolve
 from compbench.strategies.gemini_cli_history import random_suffix
 from compbench.strategies.gemini_cli_masking import GeminiCliMasking, GeminiCliMaskingParams, shell_preview
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

@@ -3,7 +3,9 @@ boundaries, history cleaning, the summarizer request, the new history, replays a
 
 from __future__ import annotations
 
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.data.transcript import Message, ToolResult, Transcript, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.go_replace import (
     COMPACTION_PROMPT,
@@ -14,8 +16,6 @@ from compbench.strategies.go_replace import (
     remaining_threshold,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, ToolResult, Transcript, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 # --- seed 003 --------------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolResult, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.goose import (
     CONVERSATION_CONTINUATION_TEXT,
@@ -18,8 +20,6 @@ from compbench.strategies.goose import (
     format_message,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Media, Message, Reasoning, Text, ToolResult, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

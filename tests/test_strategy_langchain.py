@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.transcript import Message, Usage
 from compbench.errors import UsageError
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.langchain import LangChainParams, LangChainSummarization
 from compbench.strategies.langchain_messages import (
@@ -19,8 +21,6 @@ from compbench.strategies.langchain_messages import (
 )
 from compbench.strategies.langchain_prompts import DEFAULT_SUMMARY_PROMPT
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 # --- pinned on langchain-core 1.8.2 (the values it returned for the same LangChain messages) -------------

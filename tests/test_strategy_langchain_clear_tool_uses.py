@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.transcript import Message
 from compbench.errors import UsageError
-from compbench.session import Prune, SessionView
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.langchain_clear_tool_uses import LangChainClearToolUses, LangChainClearToolUsesParams
 from compbench.strategies.langchain_messages import count_tokens_approximately, lc_messages
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Insert, Keep, ModelLimits
+from compbench.data.transcript import Message
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.openai_compaction import COMPRESSION_RATIO, OpenAICompaction, OpenAICompactionParams
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Transcript, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.opencode import OpenCode, OpenCodeParams, serialize
 from compbench.strategies.opencode_prompts import CONTINUE_TEXT_CURRENT, SUMMARY_TEMPLATE
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Transcript, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 PH = "[Old tool result content cleared]"
@@ -269,7 +269,7 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
     """The seed compacts right before the step after the first step whose cache read + output passes
     usable (40,000 - min(8,000, 32,000) = 32,000), measured independently on the uncompacted replay. The
     big tool output before step 10 is a cache write at step 10, so it is counted one call later."""
-    from compbench.formats import read
+    from compbench.data.formats import read
 
     (t,) = read(transcripts_dir / "opencode" / SAILOR)
     counter = chars4

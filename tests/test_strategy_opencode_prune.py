@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import pytest
 
-from compbench.session import Compact, Entry, Prune, SessionView
+from compbench.data.transcript import Message, Text, ToolResult, Transcript, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Entry, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.opencode import OpenCode, OpenCodeParams
 from compbench.strategies.opencode_prune import select
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, ToolResult, Transcript, Usage
 from helpers import assistant, run, tool, transcript, user, view_of
 
 PH = "[Old tool result content cleared]"
@@ -143,8 +143,8 @@ def test_prune_stops_the_whole_walk_at_an_already_pruned_output(chars4: TokenCou
 
 def _seed_001_prune(entries: list[Entry], protect: int, minimum: int) -> Prune | None:
     """Seed 001's ``prune`` transcribed line by line: the reference ``walk`` + ``choose`` must equal."""
-    from compbench.tokens import chars4_round
-    from compbench.transcript import ToolResult
+    from compbench.data.transcript import ToolResult
+    from compbench.measure.tokens import chars4_round
 
     total = pruned = turns = 0
     targets = []

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from compbench.data.transcript import Message
 from compbench.errors import UsageError
-from compbench.session import Compact, Keep, ModelLimits, Prune
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Keep, ModelLimits, Prune
 from compbench.strategies import get, resolve, runnable
 from compbench.strategies.openhands_condensers import (
     AmortizedForgetting,
@@ -22,8 +24,6 @@ from compbench.strategies.openhands_condensers import (
     RecentEvents,
     RecentEventsParams,
 )
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message
 from helpers import assistant, main_cli, one_line_error, run, system, tool, transcript, user, view_of
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.transcript import Message, Reasoning
 from compbench.errors import UsageError
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import openhands_prompts as P
 from compbench.strategies import resolve
 from compbench.strategies.openhands_events import EventState
 from compbench.strategies.openhands_summarizing import LLMSummarizing, LLMSummarizingParams, manipulation_indices
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Reasoning
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 SUMMARY = Insert("user", with_summary=True, origin="summary", meta={"openhands": "condensation"})

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from compbench.loop import ReplayConfig, Trace, replay
-from compbench.session import Compact, Insert, Keep, ModelLimits
+from compbench.data.transcript import Message, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, Trace, replay
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.pi import Pi, PiParams, estimate_tokens, seed_cut
 from compbench.strategies.pi_summary import SEED_PREFIX, SEED_PROMPT, serialize
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 RESERVE = 16_384

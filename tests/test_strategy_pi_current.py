@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.strategies.pi import Pi, current_cut
 from compbench.strategies.pi_summary import (
@@ -22,8 +24,6 @@ from compbench.strategies.pi_summary import (
 )
 from compbench.summarizers import SummaryResult
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Text, Transcript, Usage
 from helpers import applied, assistant, run, system, tool, transcript, user, view_of
 
 RESERVE = 16_384

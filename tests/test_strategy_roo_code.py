@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Message, ToolResult, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.roo_code import RooCode, RooCodeParams
 from compbench.strategies.roo_code_prompts import CONDENSE, SUMMARY_PROMPT
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, ToolResult, Usage
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 HEADING = "## Conversation Summary\n"

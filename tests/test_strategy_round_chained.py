@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compbench.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.data.transcript import Message, Reasoning, Text
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.round_chained import (
     SYSTEM_PROMPT,
@@ -25,8 +27,6 @@ from compbench.strategies.round_chained import (
     select,
 )
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Message, Reasoning, Text
 from helpers import applied, assistant, run, system, tool, transcript, user, view_of
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_de18f529e65eee2b.txt"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.session import Prune
+from compbench.data.transcript import Media, Message, Text, ToolResult
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.session import Prune
 from compbench.strategies import resolve
 from compbench.strategies.swe_agent import SweAgent, SweAgentParams
 from compbench.summarizers.mock import MockSummarizer
-from compbench.tokens import TokenCounter
-from compbench.transcript import Media, Message, Text, ToolResult
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
 

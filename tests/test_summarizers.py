@@ -12,15 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compbench.context import ReplayContext
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
 from compbench.errors import CompbenchError
-from compbench.session import SummaryRequest
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import SummaryRequest
 from compbench.summarizers import get
 from compbench.summarizers.calibrated import HEADER, CalibratedSummarizer
 from compbench.summarizers.calibration import TABLE, draw, fit_paths
 from compbench.summarizers.extractive import CHARS_PER_TOKEN, error_lines, facts_of, summarize_messages
 from compbench.summarizers.llm import LLMSummarizer
-from compbench.transcript import Message, Text, ToolCall, ToolResult, Transcript
 from helpers import assistant, tool, user
 
 SPAN = (
@@ -65,8 +65,8 @@ def test_error_lines_match_the_line_regex_it_replaces(text: str, limit: int) -> 
 
 def test_extractive_reads_each_message_once_across_overlapping_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nine strategies summarize overlapping spans: a copy sharing the parts reuses the extraction."""
+    from compbench.data.transcript import Message
     from compbench.summarizers import extractive
-    from compbench.transcript import Message
 
     cache: extractive.Cache = {}  # the run's replay context holds one per transcript
     first = facts_of(SPAN, cache)
@@ -226,7 +226,7 @@ def test_calibrated_keeps_exactly_the_facts_its_rates_keep() -> None:
 
 
 def test_calibrated_draws_are_fixed_per_fact_and_follow_the_rate() -> None:
-    from compbench.facts import Fact
+    from compbench.measure.facts import Fact
 
     facts = [Fact(f"f{i}", "artifact", f"p{i}", (f"dir/file_{i}.py",)) for i in range(4_000)]
     kept = sum(draw(f) < 0.3 for f in facts) / len(facts)
@@ -247,8 +247,8 @@ def test_calibrated_size_follows_real_summaries_and_the_budget() -> None:
 def test_calibrated_reaches_the_real_size_with_a_stand_in_that_carries_no_fact() -> None:
     """Few facts still make a summary of a real summary's size (its tokens cost context either way); the
     stand-in lines carry no fact, so what is kept stays exactly what the rates keep."""
-    from compbench.facts.derive import extract
-    from compbench.facts.presence import Matcher
+    from compbench.measure.facts.derive import extract
+    from compbench.measure.facts.presence import Matcher
     from compbench.summarizers.calibrated import FILLER, NARRATIVE
 
     target = 200 * 4  # min_tokens x chars per token: this span's 5% is below the smallest real summary
@@ -262,8 +262,8 @@ def test_calibrated_reaches_the_real_size_with_a_stand_in_that_carries_no_fact()
 
 
 def test_calibrated_bound_reads_provenance_from_the_whole_transcript() -> None:
-    from compbench.facts.derive import extract
-    from compbench.facts.presence import FactIndex
+    from compbench.measure.facts.derive import extract
+    from compbench.measure.facts.presence import FactIndex
 
     # bound, the span starts after the path was revealed: its provenance is still the tool's
     t = Transcript("cal", "compbench", CAL_SPAN)

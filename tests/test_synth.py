@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compbench.facts.presence import FactIndex, PresenceTracker
-from compbench.facts.sources import facts_for
-from compbench.loop import ReplayConfig, replay
-from compbench.retention import evaluate
-from compbench.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.data.synth import generate, session
+from compbench.data.transcript import Usage, to_jsonl
+from compbench.measure.facts.presence import FactIndex, PresenceTracker
+from compbench.measure.facts.sources import facts_for
+from compbench.measure.retention import evaluate
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
-from compbench.synth import generate, session
-from compbench.tokens import TokenCounter
-from compbench.transcript import Usage, to_jsonl
 
 
 def test_same_seed_same_sessions_and_planted_kinds() -> None:

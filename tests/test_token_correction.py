@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from compbench import correction
-from compbench.calibrate import calibrate, overhead_for, pairs
-from compbench.correction import (
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, Transcript, Usage
+from compbench.errors import UsageError
+from compbench.measure import correction
+from compbench.measure.calibrate import calibrate, overhead_for, pairs
+from compbench.measure.correction import (
     check_mode,
     correction_for,
     family_correction,
@@ -20,10 +22,8 @@ from compbench.correction import (
     overhead_default,
     recorded_model,
 )
-from compbench.errors import UsageError
+from compbench.measure.tokens import Correction, TokenCounter, scale
 from compbench.strategies import resolve
-from compbench.tokens import Correction, TokenCounter, scale
-from compbench.transcript import Media, Message, Reasoning, Text, ToolCall, Transcript, Usage
 from helpers import main_cli, one_line_error, run, tool, user
 
 CLAUDE = "claude-opus-4-5-20251101"
@@ -132,8 +132,8 @@ def test_overhead_for_own_usage_then_agent_default_then_zero() -> None:
 
 
 def test_the_manifest_says_which_correction_a_run_applied() -> None:
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
 
     spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000))
     m = spec.manifest()
@@ -147,8 +147,8 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
 
 
 def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None:
-    from compbench.runs import Replayer, RunSpec
-    from compbench.session import ModelLimits
+    from compbench.replay.runs import Replayer, RunSpec
+    from compbench.replay.session import ModelLimits
 
     def first_inputs(t: Transcript, mode: str) -> list[int]:
         spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock",
@@ -179,14 +179,14 @@ def test_run_rejects_an_unknown_correction(tmp_path: Path, capsys: pytest.Captur
 
 @pytest.fixture(scope="module")
 def real(transcripts_dir: Path, real_compactions_dir: Path) -> list[Any]:
-    from compbench.token_fit import read
+    from compbench.measure.token_fit import read
 
     return list(read([str(transcripts_dir), str(real_compactions_dir)]))
 
 
 def test_the_shipped_corrections_are_fresh(real: list[Any]) -> None:
-    """The data file is what the regeneration command fits today (see compbench.token_fit)."""
-    from compbench.token_fit import fit_sessions
+    """The data file is what the regeneration command fits today (see compbench.measure.token_fit)."""
+    from compbench.measure.token_fit import fit_sessions
 
     assert fit_sessions(real) == json.loads(correction.DATA.read_text(encoding="utf-8")), (
         f"stale: run {correction.REGENERATE}")
@@ -198,7 +198,7 @@ def agent_errors(real: list[Any]) -> dict[str, tuple[float, float]]:
     hold the tokenizer's counts, so this is the run's counter arithmetic without a second tokenizer pass."""
     import statistics
 
-    from compbench.calibrate import errors, own_overhead
+    from compbench.measure.calibrate import errors, own_overhead
 
     raw: dict[str, list[float]] = {}
     fixed: dict[str, list[float]] = {}
@@ -246,7 +246,7 @@ class PruneA1Part:
         self.part = part
 
     def before_step(self, s: Any) -> list[Any]:
-        from compbench.session import Prune
+        from compbench.replay.session import Prune
 
         e = next((e for e in s.entries if e.id == "a1"), None)
         return [Prune((("a1", self.part, ""),), "prune")] if e is not None and self.part not in e.pruned else []

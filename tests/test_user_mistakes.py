@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compbench import dataset as ds
-from compbench.transcript import Message, Text, Transcript, Usage, to_jsonl
+from compbench.data import dataset as ds
+from compbench.data.transcript import Message, Text, Transcript, Usage, to_jsonl
 from helpers import main_cli as cli
 from helpers import one_line_error
 

@@ -1,4 +1,4 @@
-"""The ``compbench`` command. Every user error ends as one line on stderr and exit code 2."""
+"""``compbench.cli`` — The ``compbench`` command. Every user error ends as one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -55,11 +55,11 @@ Exit codes: 0 done, 1 a gate failed, 2 a usage error (one line on stderr).
 
 
 class WithMetrics(click.Command):
-    """A command whose help ends with every metric it accepts (from compbench.compare, imported only
+    """A command whose help ends with every metric it accepts (from compbench.decide.compare, imported only
     when the help is shown)."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from compbench.compare import metrics_help
+        from compbench.decide.compare import metrics_help
 
         base = self.epilog or ""
         self.epilog = (base.rstrip() + "\n\n" if base else "") + metrics_help()

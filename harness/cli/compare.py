@@ -1,4 +1,5 @@
-"""``compbench compare``: strategies as rows with 95% CIs; two runs side by side with significance."""
+"""``compbench.cli.compare`` — ``compbench compare``: strategies as rows with 95% CIs; two runs side by side with
+significance."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from compbench.cli.render import table as _table
 
 def _summarizers(runs: tuple[str, ...]) -> str:
     """Which summarizer wrote each run's summaries, in words: recall depends on it."""
-    from compbench.runread import Run
-    from compbench.summary import describe_summarizer
+    from compbench.decide.summary import describe_summarizer
+    from compbench.store.runread import Run
 
     out = []
     for name, run in zip("AB" if len(runs) > 1 else " ", runs, strict=False):
@@ -34,7 +35,7 @@ def _acted(df: Any, label: str) -> str:
 def _diff(d: Any, m: Any) -> str:
     """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval in
     the units of the single-run tables (percentage points for a percentage)."""
-    from compbench.compare import fmt_diff
+    from compbench.decide.compare import fmt_diff
 
     if math.isnan(d.value):
         return "–"
@@ -88,12 +89,12 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
             baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str) -> None:
     """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
     configurations across two RUNs (B − A, paired over the transcripts both have)."""
-    from compbench.bootstrap import batch
-    from compbench.compare import METRICS, load_results, metric, paired
-    from compbench.compare import fmt as show
+    from compbench.decide.bootstrap import batch
+    from compbench.decide.compare import METRICS, load_results, metric, paired
+    from compbench.decide.compare import fmt as show
+    from compbench.decide.ranking import RULE, order, standings
+    from compbench.decide.summary import flag_details
     from compbench.errors import UsageError
-    from compbench.ranking import RULE, order, standings
-    from compbench.summary import flag_details
 
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     key = metric(sort_by)
@@ -137,8 +138,8 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
             click.echo(_table(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
                               [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
         if fmt == "table":
-            from compbench.summary import cache_check, describe_summarizer
-            from compbench.verdict import lines, verdict
+            from compbench.decide.summary import cache_check, describe_summarizer
+            from compbench.decide.verdict import lines, verdict
 
             click.echo("")
             for s in order_:

@@ -1,4 +1,4 @@
-"""``compbench datasets import|inspect|validate|synth``.
+"""``compbench.cli.datasets`` — ``compbench datasets import|inspect|validate|synth``.
 
 Heavy libraries load inside the commands, so ``compbench --help`` stays fast. User errors are raised as
 :class:`~compbench.errors.CompbenchError` (``compbench.cli.main`` prints one line, exit code 2).
@@ -14,14 +14,14 @@ from typing import Any
 import click
 
 from compbench.cli.options import Registered
-from compbench.formats import FORMATS, IMPORTERS
+from compbench.data.formats import FORMATS, IMPORTERS
 
-# a built-in or a plug-in's importer (the compbench.formats entry points); an unknown name gets a did-you-mean
+# a built-in or a plug-in's importer (the compbench.data.formats entry points); an unknown name gets a did-you-mean
 FORMAT_CHOICE = Registered(IMPORTERS.get, "|".join(FORMATS) + "|...")
 
 
 def _default() -> str:
-    from compbench.dataset import default_dataset
+    from compbench.data.dataset import default_dataset
 
     return str(default_dataset())
 
@@ -52,7 +52,7 @@ def by_format(formats: dict[str, int]) -> str:
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
 def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool) -> None:
     """Import files or directories (any mix of formats) into a parquet dataset."""
-    from compbench.dataset import write_dataset
+    from compbench.data.dataset import write_dataset
 
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
@@ -142,9 +142,9 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
     """
     from collections.abc import Iterator
 
-    from compbench.dataset import iter_transcripts, summary_row
-    from compbench.tokens import TOKENIZERS, TokenCounter
-    from compbench.transcript import Transcript
+    from compbench.data.dataset import iter_transcripts, summary_row
+    from compbench.data.transcript import Transcript
+    from compbench.measure.tokens import TOKENIZERS, TokenCounter
 
     counter = TokenCounter(tokenizer)
     rows: list[dict[str, Any]] = []
@@ -164,7 +164,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 
     cal: Any = None
     if with_calibration:
-        from compbench.calibrate import calibrate
+        from compbench.measure.calibrate import calibrate
 
         cal = calibrate(tap(), TOKENIZERS)
     else:
@@ -201,8 +201,8 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
     then the transcripts by format; exit 2 if any file failed."""
+    from compbench.data.importing import Imported, Merged, Note, collect
     from compbench.errors import UsageError
-    from compbench.importing import Imported, Merged, Note, collect
 
     if not paths and not Path(_default()).exists():
         raise UsageError(f"the bundled sample dataset is missing at {_default()}; give files or folders")
@@ -258,8 +258,8 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
 @click.option("--out", required=True, type=click.Path(), help="Dataset directory (or a .jsonl file) to write.")
 def synth(n: int, seed: int, turns: int, out: str) -> None:
     """Generate synthetic sessions with planted facts (deterministic for a seed)."""
-    from compbench.formats.native import write
-    from compbench.synth import generate
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
 
     o = Path(out)
     if o.suffix == ".jsonl":
@@ -267,7 +267,7 @@ def synth(n: int, seed: int, turns: int, out: str) -> None:
     else:
         import tempfile
 
-        from compbench.dataset import write_dataset
+        from compbench.data.dataset import write_dataset
 
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "synth.jsonl"

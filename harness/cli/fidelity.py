@@ -1,4 +1,4 @@
-"""``compbench fidelity``: strategies against the compactions the real tools recorded."""
+"""``compbench.cli.fidelity`` — ``compbench fidelity``: strategies against the compactions the real tools recorded."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     import itertools
 
     from compbench.cli.render import table
-    from compbench.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
-    from compbench.fidelity import COLUMNS, as_json, kept_note
-    from compbench.fidelity import fidelity as compute
+    from compbench.validation.fidelity import COLUMNS, as_json, kept_note
+    from compbench.validation.fidelity import fidelity as compute
 
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)

@@ -1,4 +1,4 @@
-"""``compbench gate``: exit 0 when every threshold holds, 1 when one fails, 2 on bad usage."""
+"""``compbench.cli.gate`` — ``compbench gate``: exit 0 when every threshold holds, 1 when one fails, 2 on bad usage."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ Examples:
   compbench gate out/run --min needed_recall=0.85 --min net_savings=0.2
   compbench gate out/run --strategy opencode --max overflows=0
   compbench gate out/new --baseline out/main --max-drop needed_recall=0.02
-Thresholds are fractions (0.85 = 85%); also read from [tool.compbench.gate] in pyproject.toml or [gate] in
+Thresholds are fractions (0.85 = 85%); also read from [tool.compbench.decide.gate] in pyproject.toml or [gate] in
 compbench.toml (flags win, key by key).
 """
 
@@ -35,7 +35,7 @@ compbench.toml (flags win, key by key).
 def gate(run: str, mins: tuple[str, ...], maxs: tuple[str, ...], baseline: str | None, drops: tuple[str, ...],
          strategies: tuple[str, ...], config_dir: str, resamples: int) -> None:
     """Check RUN's retention and savings against thresholds (exit 0 pass, 1 fail, 2 usage)."""
-    from compbench.gate import config_file, merge_thresholds, parse_thresholds, run_gate
+    from compbench.decide.gate import config_file, merge_thresholds, parse_thresholds, run_gate
 
     conf = config_file(Path(config_dir).resolve())
     checks = run_gate(run, merge_thresholds(parse_thresholds(mins, "--min"), conf, "min"),

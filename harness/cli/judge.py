@@ -1,4 +1,4 @@
-"""``compbench judge``: the optional judged track on a finished run (Factory-style probes)."""
+"""``compbench.cli.judge`` — ``compbench judge``: the optional judged track on a finished run (Factory-style probes)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
     import pyarrow.parquet as pq
 
     from compbench.errors import UsageError
-    from compbench.judge import agreement, judge_run
+    from compbench.measure.judge import agreement, judge_run
     from compbench.summarizers import get
 
     def model(spec: str) -> object:

@@ -1,10 +1,10 @@
-"""The option sets every command that replays shares (``run``, ``tune``; ``fidelity``'s tokenizer): declared
-once, so a replay option means the same thing, has the same default and the same help everywhere, and a
-configuration file (``[run]``, :mod:`compbench.config`) sets it for all of them.
+"""``compbench.cli.options`` — The option sets every command that replays shares (``run``, ``tune``; ``fidelity``'s
+tokenizer): declared once, so a replay option means the same thing, has the same default and the same help
+everywhere, and a configuration file (``[run]``, :mod:`compbench.config`) sets it for all of them.
 
 :func:`replay_options` adds what determines a run's numbers (summarizer, window, tokenizer, overhead,
 prices, cache); :func:`execution_options` how it is executed (workers, executor). :func:`spec_of` turns
-their values into the :class:`~compbench.runs.RunSpec` both commands write.
+their values into the :class:`~compbench.replay.runs.RunSpec` both commands write.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from compbench.errors import UsageError
 
 if TYPE_CHECKING:
     from compbench.config import Config
-    from compbench.runs import RunSpec
-    from compbench.session import ModelLimits
+    from compbench.replay.runs import RunSpec
+    from compbench.replay.session import ModelLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars4", "chars4-round")
@@ -61,7 +61,7 @@ class Registered(click.ParamType):  # type: ignore[type-arg]
         return str(value)
 
 def _executor(name: str) -> object:
-    from compbench.executors import EXECUTORS
+    from compbench.replay.executors import EXECUTORS
 
     return EXECUTORS.get(name)
 
@@ -108,7 +108,7 @@ EXECUTION: tuple[Callable[[F], F], ...] = (
     click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
                  help="Replay transcripts in N local processes (or N Ray CPUs)."),
     click.option("--executor", default="local", show_default=True, type=Registered(_executor, "local|threads|ray|..."),
-                 help="local | threads | ray | a plug-in's (the compbench.executors entry points)."),
+                 help="local | threads | ray | a plug-in's (the compbench.replay.executors entry points)."),
     click.option("--ray-address", help="Ray cluster address (with --executor ray); default: a local instance."),
     click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
                  help="Transcripts in flight at once in threads: bounded concurrency for litellm summarizers."),
@@ -136,8 +136,8 @@ def take(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 def limits_option(model: str | None, context_window: int | None, max_output: int | None) -> ModelLimits | None:
     """Fixed limits for every transcript (from --model / --context-window), or None: each its own."""
-    from compbench.models import limits_for
-    from compbench.session import ModelLimits
+    from compbench.measure.models import limits_for
+    from compbench.replay.session import ModelLimits
 
     if model:
         base = limits_for(model)
@@ -171,11 +171,11 @@ def read_prices(path: str) -> dict[str, float]:
 def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str) -> RunSpec:
     """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset``: its gold facts and
     boilerplate templates found beside it, an API key kept out of anything written."""
-    from compbench.correction import check_mode
-    from compbench.facts.boilerplate import scan_dataset
-    from compbench.facts.sources import gold_file_for
-    from compbench.models import lookup
-    from compbench.runs import DEFAULT_PRICE_MODEL, RunSpec
+    from compbench.measure.correction import check_mode
+    from compbench.measure.facts.boilerplate import scan_dataset
+    from compbench.measure.facts.sources import gold_file_for
+    from compbench.measure.models import lookup
+    from compbench.replay.runs import DEFAULT_PRICE_MODEL, RunSpec
     from compbench.summarizers import info
 
     r = dict(replay)

@@ -1,4 +1,4 @@
-"""Tables for people and machines: aligned text, Markdown or CSV (compare, fidelity)."""
+"""``compbench.cli.render`` — Tables for people and machines: aligned text, Markdown or CSV (compare, fidelity)."""
 
 from __future__ import annotations
 

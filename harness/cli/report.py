@@ -1,4 +1,4 @@
-"""``compbench report``: the self-contained HTML report of a run."""
+"""``compbench.cli.report`` — ``compbench report``: the self-contained HTML report of a run."""
 
 from __future__ import annotations
 
@@ -41,10 +41,10 @@ caveats that apply.
 def report(run: str, out: str, redact: bool, objectives: tuple[str, ...]) -> None:
     """Render RUN as one HTML file that opens from disk (no network): a verdict, a leaderboard, charts and a
     drill-down from strategy to transcript to compaction to the facts lost."""
-    from compbench.redact import redact as mask
+    from compbench.data.redact import redact as mask
+    from compbench.decide.tune import parse_objective
     from compbench.reports.html import write_report
-    from compbench.runread import Run, check_run_dir
-    from compbench.tune import parse_objective
+    from compbench.store.runread import Run, check_run_dir
 
     check_run_dir(Path(run))
     check_out(Path(out))

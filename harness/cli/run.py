@@ -1,4 +1,4 @@
-"""``compbench run``: replay a dataset through strategies and write a run directory."""
+"""``compbench.cli.run`` — ``compbench run``: replay a dataset through strategies and write a run directory."""
 
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         resume_dir: str | None, quiet: bool, **options: Any) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
-    from compbench.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset, iter_transcripts
     from compbench.progress import Progress, dataset_total
-    from compbench.rundir import recorded, write_run
+    from compbench.store.rundir import recorded, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
@@ -90,7 +90,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     for e in manifest.errors:
         click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
     if not quiet:
-        from compbench.summary import summary_table
+        from compbench.decide.summary import summary_table
 
         click.echo(summary_table(Path(out)))
         click.echo(f"run written to {out}")

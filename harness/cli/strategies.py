@@ -1,4 +1,5 @@
-"""``compbench strategies list|show``: what each strategy is, where it comes from, its parameters."""
+"""``compbench.cli.strategies`` — ``compbench strategies list|show``: what each strategy is, where it comes from, its
+parameters."""
 
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ def _capabilities(info: StrategyInfo) -> list[str]:
 @click.argument("name")
 def show(name: str) -> None:
     """NAME's source, parameters with defaults, and presets."""
+    from compbench.sdk.registry import param_doc
     from compbench.strategies import get
-    from compbench.strategies.base import param_doc
 
     info = get(name)
     click.echo(f"{info.name}: {info.summary}\nsource: {info.source}")

@@ -1,4 +1,5 @@
-"""``compbench tune``: sweep a strategy's parameters, print the Pareto frontier and the best config."""
+"""``compbench.cli.tune`` — ``compbench tune``: sweep a strategy's parameters, print the Pareto frontier and the best
+config."""
 
 from __future__ import annotations
 
@@ -55,14 +56,22 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     Replays as `run` does, with the same options (and their [run] defaults from compbench.toml). The best
     configuration is printed as a [tool.compbench.strategy.NAME] block: pasted into pyproject.toml, it
     makes `--strategy NAME` mean that configuration."""
-    from compbench.compare import aggregate, load_results, metric
     from compbench.config import find
-    from compbench.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset, iter_transcripts
+    from compbench.decide.compare import aggregate, load_results, metric
+    from compbench.decide.ranking import frontier, standings
+    from compbench.decide.summary import flag_details, identical_configurations
+    from compbench.decide.tune import (
+        choose,
+        decisive,
+        grid_specs,
+        parse_objective,
+        random_specs,
+        satisfies,
+        toml_snippet,
+    )
     from compbench.errors import UsageError
-    from compbench.ranking import frontier, standings
-    from compbench.rundir import write_run
-    from compbench.summary import flag_details, identical_configurations
-    from compbench.tune import choose, decisive, grid_specs, parse_objective, random_specs, satisfies, toml_snippet
+    from compbench.store.rundir import write_run
 
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
     preset, base = find().strategy(strategy_name)  # [strategy.NAME]: beneath --set, key by key

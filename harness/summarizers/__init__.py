@@ -1,4 +1,4 @@
-"""Summarizer backends: ``summarize(request) -> SummaryResult``.
+"""``compbench.summarizers`` — Summarizer backends: ``summarize(request) -> SummaryResult``.
 
 Backends (``calibrated``, ``extractive``, ``litellm:MODEL``, ``cache-only:DIR``, ``mock``) are looked up by spec
 string with :func:`get`; their modules import lazily so litellm loads only when a litellm summarizer is
@@ -10,7 +10,7 @@ Each backend registers with ``@summarizer(name, deterministic=..., usage=...)`` 
 entry-point group. What a run needs to know about one is declared there, not guessed from its attributes:
 ``deterministic`` (the same request on the same transcript always gets the same summary, so a tuning
 grid's replays may share a trajectory), and the factory is handed the run's
-:class:`~compbench.context.ReplayContext`, which holds the transcript being replayed and its fact index
+:class:`~compbench.replay.context.ReplayContext`, which holds the transcript being replayed and its fact index
 and forgets every per-transcript cache when the transcript is done.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from compbench.context import ReplayContext
 from compbench.registry import Registry
-from compbench.session import SummaryRequest
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import SummaryRequest
 
 ENTRY_POINT_GROUP = "compbench.summarizers"
 BACKENDS: dict[str, str] = {

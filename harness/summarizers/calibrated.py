@@ -1,4 +1,5 @@
-"""``calibrated``: the offline default summarizer, calibrated on the summaries real tools wrote.
+"""``compbench.summarizers.calibrated`` — ``calibrated``: the offline default summarizer, calibrated on the summaries
+real tools wrote.
 
 A summary's worth, as retention measures it, is which task facts it carries. The ``extractive``
 summarizer copies the very paths, commands and error lines the fact extractor looks for, so it carries
@@ -26,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compbench.context import ReplayContext
-from compbench.facts import Fact, normalize
-from compbench.facts.derive import extract
-from compbench.facts.presence import FactIndex, part_match_text
-from compbench.session import SummaryRequest
+from compbench.data.transcript import Message, Part, Text, ToolCall, Transcript
+from compbench.measure.facts import Fact, normalize
+from compbench.measure.facts.derive import extract
+from compbench.measure.facts.presence import FactIndex, part_match_text
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
 from compbench.summarizers.calibration import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate, table
-from compbench.transcript import Message, Part, Text, ToolCall, Transcript
 
 HEADER = "(calibrated offline summary: facts kept at the rates real summaries kept them)"
 SECTIONS = (("decision", "Constraints and decisions"), ("continuation", "Pending"),

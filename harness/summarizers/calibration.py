@@ -1,4 +1,5 @@
-"""What real summaries keep: keep-rates and sizes fitted on the compactions real tools recorded.
+"""``compbench.summarizers.calibration`` — What real summaries keep: keep-rates and sizes fitted on the compactions real
+tools recorded.
 
 Claude Code, OpenCode and pi write their own summary into the session log. For each such compaction
 the *span* is what the tool summarized: the context it had right before (after an earlier compaction:
@@ -26,10 +27,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compbench.facts import KINDS, Fact
-from compbench.facts.derive import extract
-from compbench.facts.presence import FactIndex, fact_key, part_match_text
-from compbench.transcript import Message, Transcript
+from compbench.data.transcript import Message, Transcript
+from compbench.measure.facts import KINDS, Fact
+from compbench.measure.facts.derive import extract
+from compbench.measure.facts.presence import FactIndex, fact_key, part_match_text
 
 TABLE = Path(__file__).with_name("calibration.json")
 PROVENANCES = ("user", "tool", "agent")  # system facts are boilerplate: never a summary's job
@@ -61,7 +62,7 @@ def chars_tokens(messages: Iterable[Message]) -> int:
 
 def span_of(t: Transcript, n: int) -> list[Message]:
     """The messages the tool summarized at its n-th compaction (see the module docstring)."""
-    from compbench.fidelity import segment
+    from compbench.validation.fidelity import segment
 
     seg, _ = segment(t, n)
     rc = seg.compactions[0]
@@ -115,8 +116,8 @@ class Kept:
 def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
                         loo_rates: Mapping[str, Any] | None = None) -> list[Kept]:
     """For every real compaction of ``t`` with a readable summary: what each summarizer keeps of its span."""
-    from compbench.context import ReplayContext
-    from compbench.session import SummaryRequest
+    from compbench.replay.context import ReplayContext
+    from compbench.replay.session import SummaryRequest
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import ExtractiveSummarizer
 
@@ -185,7 +186,7 @@ def _quantile(xs: Sequence[int], q: float) -> int:
 
 
 def fit_paths(paths: Sequence[str]) -> dict[str, Any]:
-    from compbench.formats import read_all
+    from compbench.data.formats import read_all
 
     obs = [o for t in sorted(read_all(list(paths)), key=lambda t: t.id) for o in observations(t)]
     return fit(obs)

@@ -1,4 +1,5 @@
-"""``extractive``: an offline, deterministic summarizer that *copies*: a heuristic, and reports say so.
+"""``compbench.summarizers.extractive`` — ``extractive``: an offline, deterministic summarizer that *copies*: a
+heuristic, and reports say so.
 
 It reads the span being summarized (``SummaryRequest.source``) and writes a structured summary of
 what an agent most often needs later: the user's requests, the earlier summary it folds (whole, not
@@ -15,11 +16,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-from compbench.context import ReplayContext
-from compbench.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
-from compbench.session import Compact, SummaryRequest
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult
+from compbench.measure.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import Compact, SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
-from compbench.transcript import Message, Text, ToolCall, ToolResult
 
 DEFAULT_BUDGET_TOKENS = 4_096
 CHARS_PER_TOKEN = 3  # conservative: code and paths tokenize denser than prose

@@ -1,4 +1,5 @@
-"""``litellm:MODEL`` and ``cache-only:DIR``: real-model summaries with an on-disk response cache.
+"""``compbench.summarizers.llm`` — ``litellm:MODEL`` and ``cache-only:DIR``: real-model summaries with an on-disk
+response cache.
 
 Every response is cached under a hash of the whole request (model, system prompt, messages, budget,
 temperature), so a rerun costs nothing and gives the same result; ``cache-only`` answers from that
@@ -19,11 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compbench.context import ReplayContext
+from compbench.data.transcript import Media, Message, Text, ToolCall, ToolResult
 from compbench.errors import CompbenchError, UsageError
-from compbench.session import SummaryRequest
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
-from compbench.transcript import Media, Message, Text, ToolCall, ToolResult
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("COMPBENCH_CACHE", Path.home() / ".cache" / "compbench" / "llm"))
 DEFAULT_RETRIES = 4

@@ -1,4 +1,5 @@
-"""A deterministic summarizer for tests: echoes a fixed text or a digest of what it was given.
+"""``compbench.summarizers.mock`` — A deterministic summarizer for tests: echoes a fixed text or a digest of what it was
+given.
 
 It goes through the same result accounting as the real backends (tokens filled in by the loop).
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compbench.context import ReplayContext
-from compbench.session import SummaryRequest
+from compbench.replay.context import ReplayContext
+from compbench.replay.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
 
 

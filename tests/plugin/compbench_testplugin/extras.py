@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compbench.compare import Metric
-from compbench.executors import Job, run_local
-from compbench.runs import Outcome
-from compbench.transcript import Transcript
+from compbench.data.transcript import Transcript
+from compbench.decide.compare import Metric
+from compbench.replay.executors import Job, run_local
+from compbench.replay.runs import Outcome
 
 SUMMARIZER_SHARE = Metric("summarizer_share", "summarizer input per input token", "summarizer_input_tokens",
                           "input_tokens", higher_is_better=False)

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from compbench.data.transcript import Message, Text, Transcript
 from compbench.errors import TranscriptError
-from compbench.transcript import Message, Text, Transcript
 
 NAME = "linelog"
 

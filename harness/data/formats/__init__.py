@@ -1,0 +1,210 @@
+"""``compbench.data.formats`` — Importers: one module per native transcript format, chosen by content, never by file
+name alone.
+
+Each format module defines ``NAME``, ``sniff(head, record) -> bool`` (``head``: the file's first 64 KiB
+as text; ``record``: one JSON record of the file, parsed, or None), optionally ``sniff_document(doc) ->
+bool`` for a whole JSON document, and ``read(path) -> Iterator[Transcript]`` raising
+:class:`~compbench.errors.TranscriptError` for anything it cannot read (see ``detect.py`` for how the
+records are chosen); ``MULTI_TRANSCRIPT = True`` when one file holds many transcripts. Modules are
+imported lazily, in detection order: specific formats first, the generic OpenAI chat format last.
+
+Other packages add an importer through the ``compbench.formats`` entry-point group (``name = "pkg.module"``,
+a module as above): it is tried after the built-in specific formats, before the generic one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from compbench.data.transcript import Transcript
+from compbench.errors import TranscriptError, UsageError
+from compbench.registry import Registry
+
+# name -> module, in detection order
+FORMATS: dict[str, str] = {
+    "compbench": "compbench.data.formats.native",
+    "claude-code": "compbench.data.formats.claude_code",
+    "codex": "compbench.data.formats.codex",
+    "opencode": "compbench.data.formats.opencode",
+    "opencode-db": "compbench.data.formats.opencode_db",
+    "pi": "compbench.data.formats.pi",
+    "copilot": "compbench.data.formats.copilot",
+    "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
+    "swe-agent": "compbench.data.formats.swe_agent",
+    "openai": "compbench.data.formats.openai_chat",
+}
+
+GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
+ENTRY_POINT_GROUP = "compbench.formats"
+# Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
+
+
+def _importer(name: str, obj: object) -> Any:
+    """A loaded module (or object) is an importer when it can sniff and read."""
+    return obj if callable(getattr(obj, "sniff", None)) and callable(getattr(obj, "read", None)) else None
+
+
+IMPORTERS: Registry[Any] = Registry("format", ENTRY_POINT_GROUP, FORMATS, adopt=_importer)
+
+
+def detection_order() -> list[str]:
+    """The formats in the order they are tried: built-in specific ones, plug-ins, the generic one."""
+    plugins = IMPORTERS.plugins()
+    return [n for n in FORMATS if n != GENERIC] + plugins + [GENERIC]
+
+
+def is_multi(name: str) -> bool:
+    """Does a file of this format hold many transcripts?"""
+    return name in MULTI_TRANSCRIPT or bool(getattr(module(name), "MULTI_TRANSCRIPT", False))
+LIMIT_ENV = "COMPBENCH_MAX_TRANSCRIPT_MB"
+DEFAULT_MAX_TRANSCRIPT_MB = 1024  # measured: a 200 MB transcript imports and replays in ~785 MB peak RSS
+
+
+def max_transcript_bytes() -> int:
+    import os
+
+    raw = os.environ.get(LIMIT_ENV, "")
+    try:
+        return int(float(raw) * 2**20) if raw else DEFAULT_MAX_TRANSCRIPT_MB * 2**20
+    except ValueError:
+        raise TranscriptError(LIMIT_ENV, None, f"a number of MiB, got {raw!r}") from None
+
+
+# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only
+# OpenCode's store (``opencode.db``, also ``opencode-<channel>.db``) is picked up, not its -wal/-shm.
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+
+
+def _is_store(name: str) -> bool:
+    return name.startswith("opencode") and name.endswith(".db")
+
+
+def _walked(name: str) -> bool:
+    return name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name)
+
+
+def module(name: str) -> ModuleType:
+    """The importer of format ``name`` (imported now; a plug-in's entry point loaded now)."""
+    try:
+        found: ModuleType = IMPORTERS.get(name)
+    except UsageError:
+        raise TranscriptError(name, None, f"a known format ({', '.join(IMPORTERS.names())})") from None
+    return found
+
+
+# Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
+# what the folder is). Every other file in or below such a folder is the tool's, not a transcript, and is
+# never opened (OpenCode keeps credentials in auth.json beside its database).
+_OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n),
+             "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
+_COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
+            "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+
+
+def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
+    names: dict[Path, set[str]] = {}
+    for f in files:
+        names.setdefault(f.parent, set()).add(f.name)
+    out: dict[Path, tuple[Callable[[str], bool], str]] = {}
+    for d, found in names.items():
+        if any(_is_store(n) for n in found):
+            out[d] = _OPENCODE
+        elif {"events.jsonl", "workspace.yaml"} <= found:
+            out[d] = _COPILOT
+    return out
+
+
+def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None) -> Iterator[Path]:
+    """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
+
+    A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
+    legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
+    session folder through its ``events.jsonl``; ``note`` is told how many files were passed over.
+    """
+    for p in map(Path, paths):
+        if p.is_dir():
+            files = [f for f in sorted(p.rglob("*")) if f.is_file()
+                     and not any(part.startswith(".") for part in f.relative_to(p).parts)]
+            folders = _tool_folders(files)
+            passed: dict[Path, int] = {}
+            for f in files:
+                home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
+                if home is None:
+                    if _walked(f.name):
+                        yield f
+                elif f.parent == home and folders[home][0](f.name):
+                    if _walked(f.name):
+                        yield f
+                else:
+                    passed[home] = passed.get(home, 0) + 1
+            for d, n in sorted(passed.items()):
+                if note is not None:
+                    note(f"{d}: " + folders[d][1].format(n=f"{n} other file{'s' * (n != 1)}"))
+        elif p.exists():
+            yield p
+        else:
+            raise TranscriptError(p, None, "an existing file or directory")
+
+
+def read(path: str | Path, fmt: str | None = None,
+         skipped: list[TranscriptError] | None = None) -> Iterator[Transcript]:
+    """Read every transcript in one file, detecting its format unless ``fmt`` names it.
+
+    ``skipped``: collect broken lines there and go on (``--on-error skip-lines``) instead of failing on
+    the first; the transcript of a one-transcript file also lists them (``meta["skipped_lines"]``, warnings).
+
+    Importers raise TranscriptError themselves, with the line; anything else escaping one is an importer
+    bug, turned here into a TranscriptError marked ``internal`` so the user still gets one clear line
+    (and the fuzz tests, which reject ``internal`` errors, catch the bug).
+    """
+    from compbench.data.formats.detect import detect
+    from compbench.data.formats.jsonio import SKIPPED_LINES, forget
+
+    p = Path(path)
+    try:
+        name = fmt or detect(p)
+        limit = max_transcript_bytes()
+        multi = is_multi(name)
+        if not multi and p.stat().st_size > limit:
+            raise TranscriptError(p, None, f"a transcript under {limit // 2**20} MiB, the limit that keeps a "
+                                           f"replay's memory bounded (file is {p.stat().st_size // 2**20} MiB; "
+                                           f"raise {LIMIT_ENV} to allow it: a replay needs about 4x the file "
+                                           "size in memory)")
+        transcripts = module(name).read(p)
+        lines: list[TranscriptError] = []
+        while True:
+            token = SKIPPED_LINES.set(lines if skipped is not None else None)  # only while the importer runs
+            try:
+                t = next(transcripts, None)
+            except TranscriptError:
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, UnicodeError) as e:
+                err = TranscriptError(p, None, f"a readable {name} transcript (the importer failed: "
+                                               f"{type(e).__name__}: {e})")
+                err.internal = True
+                raise err from e
+            finally:
+                SKIPPED_LINES.reset(token)
+            if t is None:
+                break
+            if lines and skipped is not None:
+                if not multi:
+                    t = replace(t, meta={**t.meta, "skipped_lines": [e.line for e in lines]},
+                                warnings=(*t.warnings, *(f"skipped line {e.line}: {e.expected}" for e in lines)))
+                skipped.extend(lines)
+                lines.clear()
+            yield t
+        if skipped is not None:
+            skipped.extend(lines)
+    finally:
+        forget()
+
+
+def read_all(paths: Iterable[str | Path], fmt: str | None = None) -> Iterator[Transcript]:
+    for f in iter_files(paths):
+        yield from read(f, fmt)

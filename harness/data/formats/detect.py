@@ -1,0 +1,139 @@
+"""``compbench.data.formats.detect`` — Content sniffing: which importer reads this file, decided by structure, never by
+key order or size.
+
+* **JSON lines.** Each format's ``sniff(head, record)`` looks at a parsed record. The first record decides
+  for most formats; when it is claimed by none (an administrative record a format writes first, such as
+  Claude Code's ``queue-operation`` or ``file-history-snapshot``, or a broken first line), the records
+  after it are tried, up to :data:`SNIFF_RECORDS` records or :data:`SNIFF_BYTES` bytes.
+* **JSON documents** (pretty-printed, or arrays): the whole document is parsed, once (the importer gets
+  the same parse, see :func:`~compbench.data.formats.jsonio.load_json`), and each format's ``sniff_document``
+  (or ``sniff`` with the document as the record) looks at its keys wherever they are: a first field larger
+  than any window cannot hide them.
+* **Anything else** (a binary store): ``sniff(head, None)`` on the first 64 KiB.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from compbench.data.formats.jsonio import MAX_JSON_DOCUMENT_BYTES, forget, load_json
+from compbench.errors import TranscriptError
+
+HEAD_BYTES = 64 * 1024
+SNIFF_RECORDS = 64  # records a JSONL sniff may look past: Claude Code writes a few bookkeeping records first
+SNIFF_BYTES = 16 * 2**20
+
+
+def head_of(path: Path) -> tuple[str, dict[str, Any] | None]:
+    """The file's first 64 KiB as text and its first line parsed as a JSON object (None if not one).
+
+    The first line is read whole, however long: a record larger than the head is still a record.
+    """
+    with path.open("rb") as f:
+        raw = f.read(HEAD_BYTES)
+        if not raw.strip():
+            raise TranscriptError(path, None, "a transcript (file is empty)")
+        line = b""
+        if raw.lstrip()[:1] in (b"{", b"["):  # JSON: the first line, whole (a binary store has no lines)
+            f.seek(0)
+            while not line.strip():
+                line = f.readline(MAX_JSON_DOCUMENT_BYTES)
+                if not line:
+                    break
+    first: dict[str, Any] | None = None
+    try:
+        obj = json.loads(line) if line else None
+        if isinstance(obj, dict):
+            first = obj
+    except (ValueError, RecursionError):
+        first = None
+    return raw.decode("utf-8", errors="replace"), first
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON-object lines after the first, bounded; lines that do not parse are passed over."""
+    budget = SNIFF_BYTES
+    n = 0
+    with path.open("rb") as f:
+        f.readline(MAX_JSON_DOCUMENT_BYTES)
+        for raw in f:
+            budget -= len(raw)
+            if budget < 0 or n >= SNIFF_RECORDS:
+                return
+            if not raw.strip():
+                continue
+            n += 1
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict):
+                yield obj
+
+
+def _claim(head: str, record: dict[str, Any] | None) -> str | None:
+    from compbench.data.formats import detection_order, module
+
+    for name in detection_order():
+        try:
+            mod = module(name)
+        except ModuleNotFoundError:  # an importer that is not installed cannot claim the file
+            continue
+        if mod.sniff(head, record):
+            return name
+    return None
+
+
+def _claim_document(head: str, doc: Any) -> str | None:
+    from compbench.data.formats import detection_order, module
+
+    for name in detection_order():
+        try:
+            mod = module(name)
+        except ModuleNotFoundError:
+            continue
+        by_doc = getattr(mod, "sniff_document", None)
+        if by_doc is not None:
+            if by_doc(doc):
+                return name
+        elif isinstance(doc, dict) and mod.sniff(head, doc):
+            return name
+    return None
+
+
+def _is_document_start(head: str, first: dict[str, Any] | None) -> bool:
+    """A first line that is not a whole object, opening a JSON value: a document over several lines."""
+    return first is None and head.lstrip().startswith(("{", "["))
+
+
+def detect(path: Path) -> str:
+    """The name of the format that recognizes ``path``; a TranscriptError if none does."""
+    from compbench.data.formats import detection_order
+
+    head, first = head_of(path)
+    name: str | None = None
+    jsonl, document = first is not None, False
+    if jsonl:
+        name = _claim(head, first)
+    elif _is_document_start(head, first):
+        try:
+            doc = load_json(path, keep=True)
+            document = True
+        except TranscriptError:
+            jsonl = True  # not one valid document: JSON lines whose first line is broken, perhaps
+        if document:
+            name = _claim_document(head, doc)
+    if name is None and jsonl:  # the records after the first: structure before any textual evidence
+        name = next((n for n in map(lambda r: _claim(head, r), _records(path)) if n is not None), None)
+    if name is None and not document:
+        name = _claim(head, None)  # byte-level formats (a database), and head evidence when nothing parsed
+    if name is not None:
+        return name
+    forget()
+    if not head.lstrip().startswith(("{", "[")):
+        raise TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
+    raise TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
+                                   "(if you know the format, pass --format NAME)")

@@ -1,0 +1,316 @@
+"""``compbench.decide.compare`` — Aggregate a run's results per strategy with 95% CIs, and compare runs or strategies
+(paired).
+
+Every headline metric is a ratio of sums over transcripts (or a per-transcript mean), bootstrapped over
+transcripts by :mod:`compbench.decide.stats`. Used by ``compare``, ``gate``, ``tune`` and the HTML report.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from compbench.decide.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
+from compbench.errors import UsageError
+from compbench.measure.savings import NET_SPENT
+from compbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A headline metric: Σ num / Σ den over transcripts (1 − that when ``complement``), or a mean.
+
+    ``common``: a per-transcript mean compared only on the transcripts where every strategy that has the
+    figure anywhere has it (retention exists only where a strategy acted: averaging each strategy over its
+    own subset would compare different transcripts)."""
+
+    name: str
+    title: str
+    num: str
+    den: str | None = None
+    complement: bool = False
+    higher_is_better: bool = True
+    percent: bool = True
+    common: bool = False
+    # a saving against the reference comes only from the transcripts where the strategy acted: those are
+    # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
+    acted_only: bool = False
+    doc: str = ""  # what it measures, in the glossary, the report and every command's help
+
+
+def _sum(*cols: str) -> str:
+    return "+".join(cols)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("net_savings", "net savings",
+           _sum(*NET_SPENT), "reference_input_tokens", complement=True, acted_only=True,
+           doc="1 − (input tokens + the summarizer's input and output tokens) / the input tokens of none, "
+               "summed over transcripts; its n counts the transcripts where the strategy acted"),
+    Metric("needed_recall", "needed-fact recall", "needs_present", "needs",
+           doc="needs met / needs: a need is a later step where the recorded agent uses a fact it was given "
+               "(by the user or a tool), scored from the strategy's first action; met when the fact is in "
+               "that step's prompt (presence: an upper bound on what a model retains)"),
+    Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs",
+           doc="needs met word for word, as if summaries carried nothing: the low end of recall's range"),
+    Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs",
+           doc="needs met if each summary also carried what an extractive copy of its span carries: the "
+               "high end of recall's range"),
+    Metric("oracle_recall", "hindsight oracle's recall at the same cost (a bound, not a strategy)",
+           "oracle_present", "needs",
+           doc="needs a hindsight oracle meets at the strategy's own prompt sizes: it writes out exactly the "
+               "facts the agent is about to need (or keeps the strategy's prompt, if that meets more); no "
+               "strategy can do better at that cost, so the distance to it is the strategy's headroom"),
+    Metric("retention", "retention after acting", "retention_after", common=True,
+           doc="the share of received facts still in view at each step after the first action, averaged per "
+               "transcript, on the transcripts where every strategy acted (each strategy's own when no transcript "
+               "has them all)"),
+    Metric("savings", "token savings", "input_tokens", "reference_input_tokens", complement=True, acted_only=True,
+           doc="1 − input tokens / the input tokens of none (the summarizer's tokens not counted)"),
+    Metric("cost_savings", "cost savings", "cost_usd", "reference_cost_usd", complement=True, acted_only=True,
+           doc="1 − dollars / the dollars of none, with the simulated prompt cache (cache reads and writes "
+               "at the price model's rates; a compaction breaks the cached prefix)"),
+    Metric("cost_savings_nocache", "cost savings without a cache", "cost_usd_nocache", "reference_cost_usd_nocache",
+           complement=True, acted_only=True,
+           doc="cost savings if nothing were cached: every input token at the full price (the cost range's "
+               "other end)"),
+    Metric("cost", "cost $ / transcript", "cost_usd", higher_is_better=False, percent=False,
+           doc="dollars per transcript with the simulated cache, the summarizer's calls included"),
+    Metric("compactions", "compactions / transcript", "compactions", higher_is_better=False, percent=False,
+           doc="successful compactions per transcript"),
+    Metric("overflows", "overflows / transcript", "overflows", higher_is_better=False, percent=False,
+           doc="calls per transcript whose prompt exceeds the window: a real API refuses them, so any "
+               "overflow ranks a strategy below every strategy without one"),
+)
+BY_NAME = {m.name: m for m in METRICS}
+
+
+def _metric(name: str, obj: object) -> Metric | None:
+    return obj if isinstance(obj, Metric) else None
+
+
+# every metric by name: the built-ins, then plug-ins' (a Metric object named by a ``compbench.metrics``
+# entry point, or a module that registers some), usable wherever a metric is named (compare, gate, tune)
+REGISTRY: Registry[Metric] = Registry("metric", "compbench.metrics", adopt=_metric)
+for _m in METRICS:
+    REGISTRY.register(_m.name, _m, "compbench")
+
+# names other commands used before one vocabulary: accepted everywhere, printed as the canonical name
+ALIASES = {"recall": "needed_recall", "retention_at_compaction": "retention", "retention_after": "retention",
+           "net": "net_savings", "token_savings": "savings", "cost_usd": "cost"}
+
+
+def canonical(name: str) -> str:
+    return ALIASES.get(name, name)
+
+
+def metric(name: str) -> Metric:
+    """The metric ``name`` (or an alias of it, see :data:`ALIASES`), a built-in or a plug-in's."""
+    return REGISTRY.get(canonical(name.strip()))
+
+
+def metrics_help() -> str:
+    """Every metric with its meaning, for the commands' help (click keeps a ``\b`` block's lines)."""
+    lines = ["\b", "Metrics:"]
+    lines += [f"  {m.name:<21}{m.title}{' (lower is better)' if not m.higher_is_better else ''}" for m in METRICS]
+    names = [f"{k} (= {v})" for k, v in ALIASES.items()]
+    lines += ["Older names still accepted: " + ", ".join(names[:3]) + ",", "  " + ", ".join(names[3:])]
+    return "\n".join(lines)
+
+
+def load_results(run: str | Path) -> Any:
+    """The ``results`` table of a finished run (:class:`compbench.store.runread.Run`)."""
+    from compbench.store.runread import Run
+
+    return Run.open(run).results()
+
+
+def column(df: Any, expr: str) -> Any:
+    """A metric's column expression (``a+b``: a sum of result columns) on ``df``; a column an older run lacks
+    is named in the error (the metrics and the bootstrap read results through this one function)."""
+    cols = expr.split("+")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise UsageError(f"results lack column(s) {', '.join(missing)}; rerun with this compbench version")
+    out = df[cols[0]].astype(float)
+    for c in cols[1:]:
+        out = out + df[c].astype(float)
+    return out.to_numpy()
+
+
+CLUSTERS = ("session", "project", "transcript")  # the resampling unit of the bootstrap
+
+
+def cluster_labels(df: Any, by: str = "session") -> Any:
+    """Per row, the unit it is resampled with: its session (a sub-agent with its parent), its project
+    where the log records one (else its session), or the transcript itself. Runs written before these
+    columns existed fall back to the transcript."""
+    if by == "transcript" or "session" not in df.columns:
+        return df["transcript_id"].astype(str).to_numpy()
+    session = df["session"].astype(str)
+    if by == "project":
+        project = df["project"].astype(str)
+        return project.where(project != "", "session:" + session).to_numpy()
+    return session.to_numpy()
+
+
+def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str = "session") -> Estimate:
+    """The metric over the rows of ``df`` (one strategy's transcripts) with its 95% CI, resampling
+    clusters (``by``); ``n`` counts the transcripts that contribute (a non-zero denominator, or a value
+    to average) and ``clusters`` the clusters they fall in."""
+    import numpy as np
+
+    num = column(df, m.num)
+    labels = cluster_labels(df, by)
+    if m.den is None:
+        contributing = ~np.isnan(num)
+        est = mean_ci(num, resamples=resamples, seed=seed, clusters=labels)
+    else:
+        den = column(df, m.den)
+        contributing = den != 0
+        if m.acted_only and "first_action_step" in df.columns:
+            contributing = contributing & (df["first_action_step"].to_numpy() >= 0)
+        est = ratio_ci(num, den, resamples=resamples, seed=seed, complement=m.complement, clusters=labels)
+    return replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
+
+
+def common_transcripts(df: Any, m: Metric) -> set[str]:
+    """Transcripts where every strategy that has ``m`` anywhere has it (see :attr:`Metric.common`)."""
+    import numpy as np
+
+    values = df.assign(_v=column(df, m.num))
+    having = values[~np.isnan(values["_v"])]
+    strategies = set(having["strategy"])
+    if not strategies:
+        return set()
+    per = having.groupby("transcript_id")["strategy"].nunique()
+    return {str(t) for t, k in per.items() if k == len(strategies)}
+
+
+def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_000,
+              seed: int = 0, by: str = "session") -> dict[str, dict[str, Estimate]]:
+    """strategy label -> metric name -> estimate, strategies in run order (every figure on shared
+    resamples: see :mod:`compbench.decide.bootstrap`)."""
+    from compbench.decide.bootstrap import batch
+
+    return batch(df, metrics, resamples, seed, by).estimates
+
+
+RANGE = ("recall_verbatim", "needed_recall", "recall_copy")  # the summary carries nothing .. point .. a copy
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """Two strategies adjacent in recall order: does the better one stay better whatever the summary
+    carries (at the range's both ends and at the point), or does the order depend on the summarizer?"""
+
+    above: str
+    below: str
+    robust: bool
+
+
+def orderings(agg: dict[str, dict[str, Estimate]]) -> list[Ordering]:
+    """Adjacent pairs of the strategies with a recall, best first. Recall is linear in what the summaries
+    carry, so an order that holds at both ends of the range holds everywhere between."""
+    have = [s for s, e in agg.items() if all(k in e and not math.isnan(e[k].value) for k in RANGE)]
+    ranked = sorted(have, key=lambda s: (-agg[s]["needed_recall"].value, s))
+    out = []
+    for a, b in itertools.pairwise(ranked):
+        robust = all(agg[a][k].value > agg[b][k].value for k in RANGE)
+        out.append(Ordering(a, b, robust))
+    return out
+
+
+def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str = "session") -> Estimate:
+    """Metric(a) − metric(b) over the transcripts both have, resampled together (by cluster)."""
+    a = df_a.set_index("transcript_id")
+    b = df_b.set_index("transcript_id")
+    common = [t for t in a.index if t in b.index]
+    if not common:
+        raise UsageError("the two sides share no transcript; a paired comparison needs the same dataset")
+    a, b = a.loc[common].reset_index(), b.loc[common].reset_index()
+    labels = cluster_labels(a, by)
+    if m.den is None:
+        na, nb = column(a, m.num), column(b, m.num)
+        keep = ~(_isnan(na) | _isnan(nb))
+        if not keep.any():
+            return Estimate(math.nan, math.nan, math.nan, 0)
+        ones = [1.0] * int(keep.sum())
+        est = paired_diff_ci(na[keep], ones, nb[keep], ones, resamples=resamples, seed=seed, clusters=labels[keep])
+        return replace(est, n=int(keep.sum()), clusters=len(set(labels[keep])))
+    est = paired_diff_ci(column(a, m.num), column(a, m.den), column(b, m.num), column(b, m.den),
+                         resamples=resamples, seed=seed, clusters=labels)
+    contributing = (column(a, m.den) != 0) | (column(b, m.den) != 0)
+    if m.acted_only and "first_action_step" in a.columns:
+        acted = (a["first_action_step"].to_numpy() >= 0) | (b["first_action_step"].to_numpy() >= 0)
+        contributing = contributing & acted
+    est = replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
+    if m.complement:  # (1 - x) - (1 - y) = y - x
+        return replace(est, value=-est.value, lo=-est.hi, hi=-est.lo)
+    return est
+
+
+def counterpart(df: Any, label: str) -> Any:
+    """The rows of ``label`` in another run: the same label, else the only label of the same strategy
+    name (a tuned configuration compared with the baseline's), else empty."""
+    same = df[df["strategy"] == label]
+    if not same.empty:
+        return same
+    name = label.split(":")[0]
+    labels = [s for s in dict.fromkeys(df["strategy"]) if str(s).split(":")[0] == name]
+    return df[df["strategy"] == labels[0]] if len(labels) == 1 else same
+
+
+def _isnan(x: Any) -> Any:
+    import numpy as np
+
+    return np.isnan(x)
+
+
+def fmt_value(v: float, m: Metric) -> str:
+    """One figure of ``m`` as every table prints it: a percentage to 0.1, dollars to 0.001, counts to 0.01."""
+    if math.isnan(v):
+        return "–"
+    if m.percent:
+        return f"{v:.1%}"
+    return f"{v:,.3f}" if m.name == "cost" else f"{v:,.2f}"
+
+
+def _few(e: Estimate) -> str:
+    """`` (n=3, few)`` under 5 contributing units; `` (n=0)`` when none contributes (a strategy that never
+    acted saves nothing it could be credited for)."""
+    return " (n=0)" if e.units == 0 else f" (n={e.units}, few)" if e.few else ""
+
+
+def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
+    if math.isnan(e.value):
+        return "–"
+    few = _few(e)
+    if not ci or math.isnan(e.lo):
+        return fmt_value(e.value, m) + few
+    return f"{fmt_value(e.value, m)} [{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]{few}"
+
+
+def signed(v: float, decimals: int) -> str:
+    """``+1.2`` / ``-1.2`` / ``0.0``: never ``-0.0`` (a difference that rounds to nothing has no sign)."""
+    text = f"{v:+.{decimals}f}"
+    return text[1:] if float(text) == 0 else text
+
+
+def fmt_diff(d: Estimate, m: Metric) -> str:
+    """A difference in the units of the single-run tables: percentage points for a percentage (``+1.2 pp
+    [-0.3, +2.5]``), dollars or counts otherwise."""
+    if math.isnan(d.value):
+        return "–"
+    decimals = 1 if m.percent else 3 if m.name == "cost" else 2
+    scale = 100 if m.percent else 1
+    unit = " pp" if m.percent else ""
+    few = _few(d)
+    if math.isnan(d.lo):
+        return f"{signed(d.value * scale, decimals)}{unit}{few}"
+    return (f"{signed(d.value * scale, decimals)}{unit} [{signed(d.lo * scale, decimals)}, "
+            f"{signed(d.hi * scale, decimals)}]{few}")

@@ -1,0 +1,203 @@
+"""``compbench.decide.summary`` — A plain-text table of a run's results per strategy: what `run` and
+`make demo` print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SUMMARIZERS = {
+    "calibrated": "calibrated: an offline heuristic that keeps facts at the rates real tools' summaries kept them",
+    "extractive": "extractive: an offline heuristic that copies the span's paths, commands and errors (optimistic)",
+    "mock": "mock: content-free summaries (they carry nothing)",
+}
+
+
+def describe_summarizer(spec: str) -> str:
+    """What produced a run's summaries, in words every table and report prints beside recall."""
+    kind = spec.partition(":")[0]
+    if kind == "litellm":
+        return f"{spec}: a real model"
+    if kind == "cache-only":
+        return f"{spec}: a real model's recorded answers"
+    return SUMMARIZERS.get(kind, spec)
+
+
+DEGENERATE_SHARE = 0.5  # compacting on at least half of the calls: the strategy cannot keep anything
+# the columns two configurations must agree on, transcript by transcript, to behave identically
+SAME_BEHAVIOUR = ("steps", "compactions", "prunes", "pruned_parts", "overflows", "input_tokens", "output_tokens",
+                  "summarizer_input_tokens", "summarizer_output_tokens", "needs_present", "cost_usd")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something that makes a strategy's figures misleading: ``kind`` for code (rankings), ``text`` for people."""
+
+    kind: str  # never_acted | partial | beyond_window | overflows | noop | failed | degenerate | identical |
+    #            reference_overflows
+    text: str
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' * (n != 1)}"
+
+
+def flag_details(results: Any) -> dict[str, list[Flag]]:
+    """Per strategy label, what makes its figures misleading (see :func:`strategy_flags`)."""
+    import numpy as np
+
+    identical = {label: group[0] for group in identical_configurations(results) for label in group[1:]}
+    out: dict[str, list[Flag]] = {}
+    for label, g in results.groupby("strategy", sort=False):
+        flags: list[Flag] = []
+        n = len(g)
+        is_reference = str(g["name"].iloc[0]) == "none"
+        acted_rows = g["first_action_step"] >= 0 if "first_action_step" in g else g["compactions"] < 0
+        acted = int(acted_rows.sum())
+        if not is_reference:
+            if acted == 0:
+                flags.append(Flag("never_acted", f"never acted on any of {_plural(n, 'transcript')}"))
+            elif acted < n:
+                flags.append(Flag("partial", f"acted on {acted:,}/{n:,} transcripts"))
+        before = g["overflows_before_action"].to_numpy() if "overflows_before_action" in g else np.zeros(n)
+        if int(before.sum()) and not is_reference:
+            k = int((before > 0).sum())
+            idle = int(((before > 0) & ~acted_rows.to_numpy()).sum())
+            flags.append(Flag("beyond_window", f"threshold beyond the window (inferred from behaviour): "
+                                               f"{_plural(int(before.sum()), 'call')} over the window before it "
+                                               f"first acted, on {_plural(k, 'transcript')}"
+                                               + (f" ({idle:,} where it never acted)" if idle else "")
+                                               + ": a real API refuses them"))
+        after = int(g["overflows"].sum()) - (0 if is_reference else int(before.sum()))
+        if after > 0 and not is_reference:
+            k = int(((g["overflows"].to_numpy() - before) > 0).sum())
+            flags.append(Flag("overflows", f"{_plural(after, 'call')} over the window after it acted, on "
+                                           f"{_plural(k, 'transcript')}: a real API refuses them"))
+        noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
+        if noop:
+            flags.append(Flag("noop", f"{noop:,} compactions that would have replaced nothing (not applied, "
+                                      "not charged)"))
+        failed = int(g["failed_compactions"].sum())
+        if failed:
+            flags.append(Flag("failed", f"{failed:,} failed compactions"))
+        steps = int(g["steps"].sum())
+        if steps and int(g["compactions"].sum()) >= DEGENERATE_SHARE * steps:
+            flags.append(Flag("degenerate", f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls: "
+                                            "degenerate (reserves at or above the window?)"))
+        if str(label) in identical:
+            flags.append(Flag("identical", f"behaves exactly as {identical[str(label)]} on every transcript "
+                                           "(the parameters that differ change nothing here)"))
+        if "reference_overflows" in g and is_reference:
+            refused, calls = int(g["reference_overflows"].sum()), int(g["reference_steps"].sum())
+            if refused:
+                flags.append(Flag("reference_overflows",
+                                  f"{refused:,} of its {calls:,} calls ({refused / calls:.0%}) exceed the window: "
+                                  "savings are measured against calls a real API would have refused"))
+        if flags:
+            out[str(label)] = flags
+    return out
+
+
+def strategy_flags(results: Any) -> dict[str, list[str]]:
+    """What makes a strategy's figures misleading, per strategy label, in words: it never acted, its
+    threshold lies beyond the window (inferred: calls over the window before it first acted — a real API
+    refuses them), it overflowed after acting, its compactions replaced nothing or failed, it compacts on
+    most calls, it behaves exactly as another configuration. The reference's own overflows are flagged
+    under ``none``."""
+    return {label: [f.text for f in fs] for label, fs in flag_details(results).items()}
+
+
+def identical_configurations(results: Any) -> list[list[str]]:
+    """Groups (of two or more) of configurations of one strategy that behave identically on every
+    transcript: a tuning grid whose parameters change nothing on the dataset shows here."""
+    import pandas as pd
+
+    cols = [c for c in SAME_BEHAVIOUR if c in results.columns]
+    groups: dict[tuple[str, bytes], list[str]] = {}
+    for label, g in results.groupby("strategy", sort=False):
+        rows = g.sort_values("transcript_id")[["transcript_id", *cols]]
+        key = pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes()
+        groups.setdefault((str(g["name"].iloc[0]), key), []).append(str(label))
+    return [labels for labels in groups.values() if len(labels) > 1]
+
+
+def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
+    """Per agent with recorded cache reads: calls, recorded and simulated hit rate of ``none``."""
+    if "recorded_cache_read" not in results:
+        return {}
+    per = results.drop_duplicates("transcript_id").groupby("source")[
+        ["cache_calls", "recorded_cache_read", "recorded_input", "simulated_cache_read", "simulated_input"]].sum()
+    return {str(src): (int(row["cache_calls"]), row["recorded_cache_read"] / row["recorded_input"],
+                       row["simulated_cache_read"] / row["simulated_input"])
+            for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
+
+
+def _pct(num: float, den: float) -> str:
+    return f"{num / den:.1%}" if den else "–"
+
+
+def summary_table(run_dir: Path) -> str:
+    """Per strategy: transcripts it acted on, compactions, prunes, overflows, savings, net savings,
+    needed-fact recall with its range (summaries carry nothing .. they also carry what an extractive copy
+    of their span carries), cost.
+
+    Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
+    from compbench.decide.ranking import RULE
+    from compbench.measure.savings import net_saved
+    from compbench.store.runread import Run
+
+    run = Run.open(run_dir)
+    r = run.results()
+    if r.empty:
+        return "(no results)"
+    r = r.assign(acted=(r["first_action_step"] >= 0).astype(int)) if "first_action_step" in r else r.assign(acted=0)
+    g = r.groupby("strategy", sort=False).agg(
+        transcripts=("transcript_id", "count"), acted=("acted", "sum"), compactions=("compactions", "sum"),
+        failed=("failed_compactions", "sum"), prunes=("prunes", "sum"), overflows=("overflows", "sum"),
+        input=("input_tokens", "sum"), summarizer=("summarizer_input_tokens", "sum"),
+        summarizer_out=("summarizer_output_tokens", "sum"), peak=("peak_context", "max"),
+        cost=("cost_usd", "sum"), needs=("needs", "sum"), present=("needs_present", "sum"),
+        verbatim=("needs_verbatim", "sum"), upper=("needs_upper", "sum"), reference=("reference_input_tokens", "sum"))
+    from compbench.decide.ranking import order, standings
+    from compbench.textable import table
+
+    details = flag_details(r)
+    standing = standings(r, details)
+    rows = []
+    nets: dict[str, float] = {}
+    for name, row in g.iterrows():
+        ref = float(row["reference"])
+        nets[str(name)] = net_saved(row["input"] + row["summarizer"] + row["summarizer_out"], ref) if ref else 0.0
+        span = f"{_pct(row['verbatim'], row['needs'])}–{_pct(row['upper'], row['needs'])}" if row["needs"] else "–"
+        rows.append([str(name), standing[str(name)].tier_name, f"{int(row['acted']):,}/{int(row['transcripts']):,}",
+                     f"{int(row['compactions']):,}", f"{int(row['prunes']):,}", f"{int(row['overflows']):,}",
+                     f"{int(row['input']):,}", _pct(ref - row["input"], ref),
+                     f"{nets[str(name)]:.1%}" if ref else "–",
+                     _pct(row["present"], row["needs"]), span, f"{int(row['peak']):,}", f"{row['cost']:,.2f}"])
+    ranked = order([x[0] for x in rows], standing, lambda s: nets[s])
+    rows.sort(key=lambda x: ranked.index(x[0]))
+    lines = table(["strategy", "group", "acted", "compactions", "prunes", "over window", "input tok", "savings",
+                   "net", "recall", "range", "peak", "cost $"], rows,
+                  [False, False, *([True] * 8), False, True, True])
+    lines.append("order: " + RULE.format(metric="net savings"))
+    if details:
+        lines.append("")
+        lines += [f"! {label}: {'; '.join(f.text for f in details[label])}" for label in ranked if label in details]
+    windows = r.drop_duplicates("transcript_id")
+    if "window" in windows:
+        counts = windows["window"].value_counts().sort_index()
+        sizes = ", ".join(f"{int(str(w)):,} ({k})" for w, k in counts.items())
+        lines.append(f"windows: {sizes} transcripts; overhead: median {int(windows['system_tokens'].median()):,} "
+                     "tokens (see results: window_source, system_tokens_source)")
+    hits = cache_check(r)
+    if hits:
+        lines.append("prompt cache of none, simulated (the recording provider's cache) vs recorded on the same "
+                     "calls: " + "; ".join(
+            f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
+    lines.append("")
+    lines.append(f"summaries: {describe_summarizer(run.summarizer)}")
+    lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "
+                 "first action; range: summaries carry nothing .. also what an extractive copy carries")
+    return "\n".join(lines)
+

@@ -1,0 +1,223 @@
+"""``compbench.measure.facts.derive`` — Derived facts: deterministic extractors over a transcript.
+
+- artifact: file paths from tool-call arguments (and ``*** Update File:`` patch headers), split into
+  modified (written by an edit/write/patch tool) and only read;
+- recall: exception lines from tool output, failing test ids (on FAILED/ERROR lines), the commands the agent ran, URLs;
+- decision: imperative user sentences (must, never, always, don't, do not, use X instead of Y);
+- continuation: open plan items (``- [ ]`` checkboxes, todo-tool entries not completed).
+
+Anchors are normalized (see :func:`compbench.measure.facts.normalize`). A path fact also matches on its last
+two components (``api/views.py`` for ``/home/u/proj/src/api/views.py``): summaries shorten absolute
+paths, and two components are specific enough in practice — that is the documented fuzzy threshold.
+
+Anchors must be *specific*: a bare word (``pytest``, an exception class with no message) matches any
+mention, so it makes no fact. An exception becomes a fact only with its message (``KeyError: 'user'``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from compbench.data.transcript import Message, ToolCall, ToolResult, Transcript
+from compbench.measure.facts import Fact, Kind, fact_id, normalize
+
+# Tool names (lower-cased) whose path argument is written, across the agents compbench imports.
+WRITE_TOOLS = frozenset({
+    "edit", "write", "multiedit", "str_replace", "str_replace_editor", "create", "apply_patch", "patch",
+    "write_file", "edit_file", "notebookedit", "replace", "insert", "create_file",
+})
+PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path", "target_file")
+COMMAND_KEYS = ("command", "cmd", "script")
+TODO_TOOLS = frozenset({"todowrite", "todo_write", "update_plan", "todo"})
+PATH_TAIL_COMPONENTS = 2
+MAX_ANCHOR_CHARS = 80
+
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+EXCEPTION_LINE = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b(?::[ \t]*([^\n]{0,60}))?")
+TEST_ID = re.compile(r"(?<![\w/.-])([\w./-]+\.py::[\w\[\]:.,-]+)")
+FAILING_LINE = re.compile(r"^.*\b(?:FAILED|FAIL|ERROR)\b.*$", re.M)  # failing test ids, not every PASSED one
+URL = re.compile(r"https?://[^\s\"'<>)\]}`]+")
+DECISION = re.compile(
+    r"\b(must not|must|never|always|don't|do not|should not|shouldn't|make sure|instead of|rather than)\b",
+    re.I)
+# A path- or file-name-shaped string in prose or output (summaries' fabrications, paths a listing names)
+PATH_SHAPE = re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|md|json|"
+                        r"ya?ml|toml|c|h|cpp|hpp|sh|sql|html|css|txt|cfg|ini|lock)\b")
+CHECKBOX = re.compile(r"^\s*[-*] \[ \] (.{4,120})$", re.M)
+# A file path inside a shell command (agents that only have a shell: SWE-agent, mini-swe-agent, Codex):
+# a token with a known source-file extension, or a slash path of three or more components (so that a sed
+# expression like ``s/a/b`` is not one). Only the command's first line: a heredoc's body is file content.
+FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|kts|scala|swift|rb|php|cs|c|h|cc|cpp|hpp|m|mm|"
+                   "lua|ex|exs|erl|hs|ml|clj|dart|r|jl|zig|sh|bash|zsh|ps1|sql|proto|graphql|md|rst|txt|json|"
+                   "jsonl|ya?ml|toml|ini|cfg|conf|lock|xml|html|css|scss|vue|svelte|gradle|tf|env|csv|ipynb")
+COMMAND_PATH = re.compile(
+    r"(?:(?<=^)|(?<=[\s'\"=(:<>|;&]))"
+    r"(?P<path>(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:" + FILE_EXTENSIONS + r")"
+    r"|(?:~|\.{1,2})?/?[\w.@+-]+/[\w.@+-]+/[\w.@+/-]+)(?=$|[\s'\";|&)<>:,])")
+WRITING_COMMAND = re.compile(r"^\s*(?:sed\s+-i|touch|tee|create|mkdir|cp|mv|rm)\b|\s(?:sed\s+-i|tee)\s")
+SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def call_args(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = json.loads(call.args) if call.args else {}
+    except (json.JSONDecodeError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def call_paths(call: ToolCall) -> tuple[list[str], bool]:
+    """The file paths a tool call touches and whether it writes them."""
+    args = call_args(call)
+    paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
+    patched = [p.strip() for v in args.values() if isinstance(v, str) for p in PATCH_FILE.findall(v)]
+    if not patched and "*** " in call.args:  # raw (non-JSON) apply_patch input
+        patched = [p.strip() for p in PATCH_FILE.findall(call.args)]
+    return paths + patched, call.name.lower() in WRITE_TOOLS or bool(patched)
+
+
+def command_paths(command: str) -> list[tuple[str, bool]]:
+    """The file paths a shell command names (first line only) and whether it writes each: a redirect
+    target, or any path of a writing command (``sed -i``, ``touch``, ``tee``, SWE-agent's ``create``)."""
+    line = command.split("\n", 1)[0]
+    if "." not in line and "/" not in line:
+        return []
+    writes = bool(WRITING_COMMAND.search(line))
+    out: list[tuple[str, bool]] = []
+    for m in COMMAND_PATH.finditer(line):
+        path = m.group("path")
+        if "://" in line[max(0, m.start() - 8):m.end()]:
+            continue  # part of a URL
+        redirected = line[:m.start()].rstrip().endswith(">")
+        out.append((path, writes or redirected))
+    return out
+
+
+def call_commands(call: ToolCall) -> list[str]:
+    args = call_args(call)
+    out: list[str] = []
+    for k in COMMAND_KEYS:
+        v = args.get(k)
+        if isinstance(v, list):
+            v = " ".join(x for x in v if isinstance(x, str))
+        if isinstance(v, str) and v.strip():
+            out.append(v.strip())
+    return out
+
+
+def error_lines(text: str) -> list[str]:
+    """``Type: message`` for each exception mentioned with a message in a tool output (a bare class name
+    is no fact: it would match every later mention of the class)."""
+    if "Error" not in text and "Exception" not in text:  # cheap C check before the regex scan
+        return []
+    return [f"{m.group(1)}: {msg}" for m in EXCEPTION_LINE.finditer(text)
+            if m.group(2) and len(msg := m.group(2).strip()) >= 3]
+
+
+_PLAIN_WORD = re.compile(r"[a-z-]+")
+
+
+def specific(anchor: str) -> bool:
+    """An anchor precise enough to stand for one fact: at least 4 characters and not one plain word."""
+    return len(anchor) >= 4 and not _PLAIN_WORD.fullmatch(anchor)
+
+
+def path_anchors(path: str) -> tuple[str, ...]:
+    p = normalize(path).rstrip("/")
+    parts = [x for x in p.split("/") if x and x != "."]
+    tail = "/".join(parts[-PATH_TAIL_COMPONENTS:])
+    return (p,) if tail == p or len(parts) <= PATH_TAIL_COMPONENTS else (p, tail)
+
+
+def _clip_anchor(text: str) -> str:
+    return normalize(text)[:MAX_ANCHOR_CHARS].strip()
+
+
+def _decisions(text: str) -> Iterator[tuple[str, str]]:
+    """(sentence, anchor) for each imperative sentence; the anchor is the clause from the keyword on, up
+    to six words, without the sentence's closing punctuation (a restatement goes on where it stopped)."""
+    for s in SENTENCE.findall(text):
+        m = DECISION.search(s)
+        if not m:
+            continue
+        words = s[m.start():].split()
+        if len(words) < 3:
+            continue
+        yield " ".join(s.split())[:200], _clip_anchor(" ".join(words[:6])).rstrip(".!?,;:")
+
+
+def _todos(call: ToolCall) -> Iterator[str]:
+    args = call_args(call)
+    items = args.get("todos") or args.get("plan") or []
+    if isinstance(items, list):
+        for it in items:
+            if isinstance(it, dict):
+                text = it.get("content") or it.get("step") or it.get("text")
+                status = str(it.get("status", "")).lower()
+                if isinstance(text, str) and text.strip() and status not in ("completed", "done", "cancelled"):
+                    yield text.strip()
+
+
+def extract(t: Transcript) -> list[Fact]:
+    """Every derived fact of ``t``, deduplicated by (kind, first anchor), in order of appearance."""
+    found: dict[tuple[str, str], Fact] = {}
+
+    def add(kind: Kind, text: str, anchors: tuple[str, ...], i: int, **meta: Any) -> None:
+        anchors = tuple(a for a in anchors if specific(a))
+        if not anchors:
+            return
+        # one file named several ways (absolute, relative, from another folder) is one fact: paths are keyed
+        # by their tail, the last PATH_TAIL_COMPONENTS components
+        key = (kind, anchors[-1] if kind == "artifact" else anchors[0])
+        if key in found:
+            if meta.get("modified") and not found[key].meta.get("modified"):
+                old = found[key]
+                found[key] = Fact(old.id, old.kind, old.text, old.anchors, old.first_index, "derived",
+                                  {**old.meta, "modified": True})
+            return
+        found[key] = Fact(fact_id(kind, anchors[0]), kind, text, anchors, i, "derived", meta)
+
+    for i, m in enumerate(t.messages):
+        if m.meta.get("compaction"):
+            continue
+        _extract_message(m, i, add)
+    return list(found.values())
+
+
+def _extract_message(m: Message, i: int, add: Any) -> None:
+    if m.role == "user":
+        for sentence, anchor in _decisions(m.text):
+            add("decision", sentence, (anchor,), i)
+    text = m.text
+    if "[ ]" in text:
+        for item in CHECKBOX.findall(text):
+            add("continuation", item.strip(), (_clip_anchor(item),), i)
+    for p in m.parts:
+        if isinstance(p, ToolCall):
+            paths, modified = call_paths(p)
+            for path in paths:
+                add("artifact", path, path_anchors(path), i, modified=modified)
+            for cmd in call_commands(p):
+                first = cmd.splitlines()[0]
+                add("recall", first[:200], (_clip_anchor(first),), i, what="command")
+                for path, writes in command_paths(cmd):
+                    add("artifact", path, path_anchors(path), i, modified=writes)
+            if p.name.lower() in TODO_TOOLS:
+                for item in _todos(p):
+                    add("continuation", item, (_clip_anchor(item),), i)
+        elif isinstance(p, ToolResult):
+            out = p.output[:200_000]
+            for line in error_lines(out)[:5]:
+                add("recall", line, (_clip_anchor(line),), i, what="error")
+            failing = FAILING_LINE.findall(out)[:20] if "FAIL" in out or "ERROR" in out else []
+            for line in failing:
+                for tid in TEST_ID.findall(line):
+                    add("recall", tid, (_clip_anchor(tid),), i, what="test")
+            for url in (URL.findall(out)[:5] if "http" in out else ()):
+                add("recall", url, (_clip_anchor(url),), i, what="url")
+    if m.role == "user":
+        for url in URL.findall(m.text)[:5]:
+            add("recall", url, (_clip_anchor(url),), i, what="url")

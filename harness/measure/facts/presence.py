@@ -1,0 +1,363 @@
+"""``compbench.measure.facts.presence`` — Fact presence, tracked incrementally as the view changes, and the retention
+figures it yields.
+
+Every part of a transcript is matched against the facts' anchors once (:class:`FactIndex`); the
+:class:`PresenceTracker` then follows the replay loop (it is a loop ``Observer``) and keeps, per fact,
+how many visible parts contain it — verbatim (recorded messages, and text a strategy re-inserts word for
+word) apart from *carried* (a summary). A step costs O(1) plus the facts of the messages it adds; only
+inserted messages (summaries) are matched on the fly.
+
+Provenance: a fact's first appearance decides it (a tool output: ``tool``; a user message: ``user``; the
+model's text or call arguments: ``agent``; the system prompt: ``system``, which is boilerplate).
+
+Needs: a fact is *needed* at step j when the recorded assistant message j mentions it (text or tool-call
+arguments), the fact is task knowledge the agent *received* (user or tool provenance, not boilerplate),
+it first appeared before j, and neither the previous step's message nor any message since mentions it,
+so the agent had to rely on older context (a path it used one step ago is still at hand). A need is met
+when the fact is in the prompt of step j, which holds the messages before j only; the agent's own
+restatements count, since they come after the fact's source.
+Needs are scored from the moment the strategy first hid anything (before that the view is the whole
+history and nothing can be missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, cast
+
+from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
+from compbench.measure.facts import Fact, Provenance, normalize
+from compbench.measure.facts.derive import call_args
+from compbench.replay.session import Action, Compact, Entry
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def part_match_text(p: Part) -> str:
+    """The text of a part as matching sees it: tool-call arguments decoded (no JSON escapes)."""
+    if isinstance(p, Text):
+        return p.text
+    if isinstance(p, ToolCall):
+        args = call_args(p)
+        return p.name + " " + (" ".join(_strings(args)) if args else p.args)
+    if isinstance(p, ToolResult):
+        return p.output
+    return ""
+
+
+class Matcher:
+    """All anchors against one normalized text: a substring test per anchor, done by ``str.__contains__``
+    in C. Faster here than one big regex alternation, which Python tries at every position, and it finds
+    overlapping anchors and anchors that prefix one another without special cases."""
+
+    def __init__(self, facts: Sequence[Fact]) -> None:
+        by_anchor: dict[str, set[str]] = {}
+        for f in facts:
+            for a in f.anchors:
+                by_anchor.setdefault(a, set()).add(f.id)
+        self.items = tuple((a, frozenset(ids)) for a, ids in sorted(by_anchor.items()))
+
+    def facts_in(self, text: str) -> frozenset[str]:
+        if not self.items or not text:
+            return frozenset()
+        norm = normalize(text)
+        out: set[str] = set()
+        for anchor, ids in self.items:
+            if anchor in norm:
+                out |= ids
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class FactIndex:
+    """Per message, per part, the ids of the facts it contains; plus the needs of each step."""
+
+    facts: tuple[Fact, ...]
+    matcher: Matcher
+    part_facts: tuple[tuple[frozenset[str], ...], ...]
+    needs: dict[int, tuple[str, ...]]  # assistant message index -> fact ids needed there
+    # per message, the fact ids of all its parts with multiplicity: what an unpruned entry adds in one loop
+    message_facts: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def build(cls, t: Transcript, facts: Sequence[Fact], boilerplate: Collection[str] = ()) -> FactIndex:
+        """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent."""
+        matcher = Matcher(facts)
+        part_facts = tuple(tuple(matcher.facts_in(part_match_text(p)) for p in m.parts) for m in t.messages)
+        first: dict[str, tuple[int, Provenance]] = {}
+        for i, (m, parts) in enumerate(zip(t.messages, part_facts, strict=True)):
+            if m.meta.get("compaction"):
+                continue
+            for p, ids in zip(m.parts, parts, strict=True):
+                for fid in ids:
+                    if fid not in first:
+                        first[fid] = (i, provenance_of(m.role, p))
+        fixed = tuple(_placed(f, first.get(f.id), boilerplate) for f in facts)
+        received = {f.id for f in fixed if f.received}
+        flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
+        firsts = {f.id: f.first_index for f in fixed}
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received), flat)
+
+
+def fact_key(f: Fact) -> str:
+    """What makes two transcripts' facts the same fact (boilerplate detection): kind and first anchor."""
+    return f"{f.kind}:{f.anchors[0]}"
+
+
+def provenance_of(role: str, part: Part) -> Provenance:
+    """Where a part's text came from: environment output, the user, the system prompt or the model."""
+    if isinstance(part, ToolResult) or role == "tool":
+        return "tool"
+    if role == "system":
+        return "system"
+    return "user" if role == "user" else "agent"
+
+
+def _placed(f: Fact, first: tuple[int, Provenance] | None, boilerplate: Collection[str]) -> Fact:
+    """``f`` with its first appearance, provenance (an explicit one, as gold facts may give, is kept) and
+    boilerplate flag."""
+    index, prov = first if first is not None else (f.first_index, f.provenance)
+    prov = cast(Provenance, f.meta.get("provenance", prov))
+    bp = prov == "system" or fact_key(f) in boilerplate
+    if (index, prov, bp) == (f.first_index, f.provenance, f.boilerplate):
+        return f
+    return replace(f, first_index=index, provenance=prov, boilerplate=bp)
+
+
+def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[str]]],
+           first: dict[str, int], received: Collection[str]) -> dict[int, tuple[str, ...]]:
+    needs: dict[int, tuple[str, ...]] = {}
+    fresh: set[str] = set()  # facts in the previous step's message and in every message since
+    for i, m in enumerate(messages):
+        if m.meta.get("compaction"):
+            continue
+        ids = set().union(*part_facts[i]) if part_facts[i] else set()
+        if m.role == "assistant":
+            needed = sorted(f for f in ids if f in received and first.get(f, i) < i and f not in fresh)
+            if needed:
+                needs[i] = tuple(needed)
+            fresh = ids
+        else:
+            fresh |= ids
+    return needs
+
+
+class NeedHit(NamedTuple):
+    """One need at one step: was the fact in the prompt verbatim, carried by a summary only, or carried
+    only by the copy-upper-bound summary of the same span; ``scored``: the strategy had already acted."""
+
+    step: int
+    fact: str
+    verbatim: bool
+    carried: bool
+    copied: bool
+    scored: bool
+
+    @property
+    def present(self) -> bool:
+        return self.verbatim or self.carried
+
+
+@dataclass
+class EventOutcome:
+    """Facts present around one compaction or prune; the replaced text is built only when asked for.
+
+    ``after`` is what the view holds after the event (verbatim or in a summary); ``after_verbatim`` the
+    verbatim part; ``after_copy`` what it would hold had every summary also carried what an extractive copy
+    of its span carries (the optimistic end). A prune (masking hides outputs at every step) is kept as
+    counts only: how many facts were present before and how many of them it hid for good."""
+
+    seq: int
+    before: frozenset[str]
+    kind: str = "compaction"
+    before_entries: list[Entry] = field(default_factory=list)
+    inserted_text: dict[str, str] = field(default_factory=dict)
+    after: frozenset[str] = frozenset()
+    after_verbatim: frozenset[str] = frozenset()
+    after_copy: frozenset[str] = frozenset()
+    after_ids: frozenset[str] = frozenset()
+    present_before: int = 0
+    lost: int = 0
+
+    @property
+    def seen_text(self) -> str:
+        """The text of the whole view before the compaction: all a summarizer could see (a kept message
+        included: Codex keeps the user's messages verbatim and its summary may name what they say)."""
+        return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
+                         "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
+
+    @property
+    def kept_share(self) -> float:
+        if self.kind == "prune":
+            return (self.present_before - self.lost) / self.present_before if self.present_before else float("nan")
+        return len(self.before & self.after) / len(self.before) if self.before else float("nan")
+
+
+@dataclass
+class PresenceTracker:
+    """A loop Observer counting, per fact, the visible parts that contain it.
+
+    ``counts``: verbatim parts (recorded messages, and inserted text that is not a summary: a re-inserted
+    user message, a marker); ``carried``: summaries; ``copied``: summaries had they also carried what the
+    extractive summarizer copies from the same request (``copy`` writes that text; None when the run's
+    summarizer is the extractive one) and what the summaries they fold carried so. The copy never changes
+    the trajectory: it is a counterfactual on presence only, the optimistic end of the summary's part."""
+
+    index: FactIndex
+    copy: Callable[[Compact], str] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    carried: dict[str, int] = field(default_factory=dict)
+    copied: dict[str, int] = field(default_factory=dict)
+    inserted: dict[str, frozenset[str]] = field(default_factory=dict)
+    inserted_copy: dict[str, frozenset[str]] = field(default_factory=dict)
+    inserted_text: dict[str, str] = field(default_factory=dict)
+    need_hits: list[NeedHit] = field(default_factory=list)
+    events: list[EventOutcome] = field(default_factory=list)
+    # per step after the first action: received facts established so far that are present (all, verbatim,
+    # with the copy upper bound), as shares
+    step_ratios: list[tuple[float, float, float]] = field(default_factory=list)
+    compacted: bool = False
+    acted: bool = False  # something was hidden: needs from here on are scored
+    _pending_copy: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        # received facts in order of appearance; the first `_next` are established (appeared before the
+        # current step). The counters follow presence incrementally: a step costs no pass over the facts.
+        self._order = sorted((f for f in self.index.facts if f.received and f.first_index >= 0),
+                             key=lambda f: (f.first_index, f.id))
+        self._next = 0
+        self._established: set[str] = set()
+        self._n_present = self._n_verbatim = self._n_upper = 0  # among established received facts
+        self._n_any = 0  # facts present at all (any fact), and those an event in progress hid for good
+        self._lost = 0
+
+    def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
+        if e.index < 0:
+            return (self.inserted[e.id],)
+        return (ids for j, ids in enumerate(self.index.part_facts[e.index]) if j not in e.pruned)
+
+    def _flip(self, f: str, which: int, on: bool) -> None:
+        """``f``'s count in counts/carried/copied (``which`` 0/1/2) went from 0 to positive (``on``) or back:
+        update the counters. Flips are rare (a fact's first and last visible part), increments are not."""
+        now = [self.counts.get(f, 0) > 0, self.carried.get(f, 0) > 0, self.copied.get(f, 0) > 0]
+        was = list(now)
+        was[which] = not on
+        present_was, present_now = was[0] or was[1], now[0] or now[1]
+        if present_was != present_now:
+            self._n_any += 1 if present_now else -1
+            if not present_now:
+                self._lost += 1
+        if f in self._established:
+            if present_was != present_now:
+                self._n_present += 1 if present_now else -1
+            if which == 0:
+                self._n_verbatim += 1 if on else -1
+            if (present_was or was[2]) != (present_now or now[2]):
+                self._n_upper += 1 if present_now or now[2] else -1
+
+    def _bump(self, which: int, ids: Iterable[str], k: int) -> None:
+        d = (self.counts, self.carried, self.copied)[which]
+        for f in ids:
+            old = d.get(f, 0)
+            d[f] = old + k
+            if (old > 0) != (old + k > 0):
+                self._flip(f, which, old + k > 0)
+
+    def added(self, e: Entry) -> None:
+        if e.index >= 0:
+            if not e.pruned and self.index.message_facts:  # the common case, in one loop
+                counts = self.counts
+                for f in self.index.message_facts[e.index]:
+                    old = counts.get(f, 0)
+                    counts[f] = old + 1
+                    if not old:
+                        self._flip(f, 0, True)
+                return
+            for ids in self._facts_of(e):
+                self._bump(0, ids, 1)
+            return
+        if e.id not in self.inserted:
+            text = e.message.text
+            self.inserted[e.id] = found = self.index.matcher.facts_in(text)
+            self.inserted_text[e.id] = text
+            if e.origin == "summary":
+                self.inserted_copy[e.id] = found | self._pending_copy
+        ids = self.inserted[e.id]
+        if e.origin == "summary":
+            self._bump(1, ids, 1)
+            self._bump(2, self.inserted_copy[e.id], 1)
+        else:
+            self._bump(0, ids, 1)
+
+    def removed(self, e: Entry) -> None:
+        self.acted = True
+        if e.index < 0 and e.origin == "summary":
+            self._bump(1, self.inserted[e.id], -1)
+            copy = self.inserted_copy[e.id]
+            self._bump(2, copy, -1)
+            self._pending_copy |= copy  # a copy folding this summary carries what its copy carried
+            return
+        for ids in self._facts_of(e):
+            self._bump(0, ids, -1)
+
+    def part_hidden(self, e: Entry, part: int) -> None:
+        if e.index >= 0:
+            self.acted = True
+            self._bump(0, self.index.part_facts[e.index][part], -1)
+
+    def present(self) -> frozenset[str]:
+        return frozenset(f for d in (self.counts, self.carried) for f, n in d.items() if n > 0)
+
+    def verbatim(self) -> frozenset[str]:
+        return frozenset(f for f, n in self.counts.items() if n > 0)
+
+    def with_copy(self) -> frozenset[str]:
+        return frozenset(f for d in (self.counts, self.copied) for f, n in d.items() if n > 0)
+
+    def step(self, step: int, message_index: int) -> None:
+        counts, carried, copied = self.counts, self.carried, self.copied
+        for f in self.index.needs.get(message_index, ()):
+            self.need_hits.append(NeedHit(step, f, counts.get(f, 0) > 0, carried.get(f, 0) > 0,
+                                          copied.get(f, 0) > 0, self.acted))
+        order = self._order
+        while self._next < len(order) and order[self._next].first_index < message_index:
+            fid = order[self._next].id
+            self._established.add(fid)
+            v, c, u = counts.get(fid, 0) > 0, carried.get(fid, 0) > 0, copied.get(fid, 0) > 0
+            self._n_present += v or c
+            self._n_verbatim += v
+            self._n_upper += v or c or u
+            self._next += 1
+        if self.acted and self._next:
+            n = self._next
+            self.step_ratios.append((self._n_present / n, self._n_verbatim / n, self._n_upper / n))
+
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
+        if not isinstance(act, Compact):  # a prune: counts only (masking prunes at every step)
+            if not done:
+                self._lost = 0
+                self.events.append(EventOutcome(seq, frozenset(), "prune", present_before=self._n_any))
+            else:
+                self.events[-1].lost = self._lost
+            return
+        if not done:  # a C-level list copy: the text of what was replaced is built only if needed
+            self._pending_copy = set()
+            if self.copy is not None and (act.request or act.summary_text):
+                self._pending_copy = set(self.index.matcher.facts_in(self.copy(act)))
+            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
+        else:
+            ev = self.events[-1]
+            ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()
+            ev.after_ids = frozenset(e.id for e in entries)
+            self.compacted = True
+            self._pending_copy = set()

@@ -1,0 +1,105 @@
+"""``compbench.measure.metrics`` — Per-replay metrics: what a strategy spent and saved on one transcript, against the
+``none`` reference.
+
+Pure functions over a :class:`~compbench.replay.loop.Trace`; the run writer turns them into table rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from compbench.measure.models import Prices
+from compbench.measure.savings import net_saved, saved
+from compbench.replay.loop import NOOP, Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    steps: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    peak: int
+    overflows: int
+
+
+def totals(t: Trace) -> Totals:
+    s = t.steps
+    return Totals(
+        steps=len(s),
+        input=sum(x.input for x in s),
+        output=sum(x.output for x in s),
+        cache_read=sum(x.cache_read for x in s),
+        cache_write=sum(x.cache_write for x in s),
+        peak=max((x.input for x in s), default=0),
+        overflows=sum(1 for x in s if x.overflow),
+    )
+
+
+def cost(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices, summarizer_cached: int = 0) -> float:
+    """Dollars, cache-aware: each call's cached prefix at the cache-read price, what it writes to the cache
+    at the cache-write price (the input price times the provider's write premium, see
+    :func:`compbench.measure.models.prices_with_cache`), anything else at the input price. A summary request pays
+    the cache-read price for the part the session's cache serves (see the loop)."""
+    uncached = t.input - t.cache_read - t.cache_write
+    return (uncached * p.input + t.cache_read * p.cache_read + t.cache_write * p.cache_write
+            + t.output * p.output + summarizer_cached * p.cache_read
+            + (summarizer_input - summarizer_cached) * p.input + summarizer_output * p.output)
+
+
+def cost_without_cache(t: Totals, summarizer_input: int, summarizer_output: int, p: Prices) -> float:
+    """Dollars if nothing were cached: the other end of the cost range (every input token at full price)."""
+    return (t.input + summarizer_input) * p.input + (t.output + summarizer_output) * p.output
+
+
+def _overflows_before_action(trace: Trace) -> int:
+    """Calls a real API would have refused before the strategy first changed the view (all of them if it
+    never did): a strategy that cannot act in time overflows here."""
+    first = min([c.step for c in trace.compactions if c.ok and c.replaced_ids]
+                + [p.step for p in trace.prunes if p.parts], default=None)
+    return sum(1 for x in trace.steps if x.overflow and (first is None or x.step < first))
+
+
+def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]:
+    """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay."""
+    t, ref = totals(trace), totals(reference)
+    summ_in = sum(c.summarizer_input for c in trace.compactions)
+    summ_out = sum(c.summarizer_output for c in trace.compactions)
+    summ_cached = sum(c.summarizer_cached for c in trace.compactions)
+    dollars = cost(t, summ_in, summ_out, prices, summ_cached)
+    ref_dollars = cost(ref, 0, 0, prices)
+    plain = cost_without_cache(t, summ_in, summ_out, prices)
+    ref_plain = cost_without_cache(ref, 0, 0, prices)
+    return {
+        "steps": t.steps,
+        "compactions": sum(1 for c in trace.compactions if c.ok),
+        "failed_compactions": sum(1 for c in trace.compactions if not c.ok and c.error != NOOP),
+        "noop_compactions": sum(1 for c in trace.compactions if c.error == NOOP),
+        "prunes": sum(1 for p in trace.prunes if p.parts),
+        "pruned_parts": sum(len(p.parts) for p in trace.prunes),
+        "overflows": t.overflows,
+        "input_tokens": t.input,
+        "output_tokens": t.output,
+        "cache_read_tokens": t.cache_read,
+        "cache_write_tokens": t.cache_write,
+        "summarizer_input_tokens": summ_in,
+        "summarizer_output_tokens": summ_out,
+        "peak_context": t.peak,
+        "mean_context": t.input / t.steps if t.steps else 0.0,
+        "savings": saved(t.input, ref.input),
+        "net_savings": net_saved(t.input + summ_in + summ_out, ref.input),
+        "peak_ratio": t.peak / ref.peak if ref.peak else 0.0,
+        "summarizer_cached_tokens": summ_cached,
+        "cost_usd": dollars,
+        "cost_savings": saved(dollars, ref_dollars),
+        "cost_usd_nocache": plain,
+        "cost_savings_nocache": saved(plain, ref_plain),
+        "reference_input_tokens": ref.input,
+        "reference_cost_usd": ref_dollars,
+        "reference_cost_usd_nocache": ref_plain,
+        "reference_steps": ref.steps,
+        "reference_overflows": ref.overflows,
+        "overflows_before_action": _overflows_before_action(trace),
+    }

@@ -1,0 +1,209 @@
+"""``compbench.measure.models`` — Model windows and prices from litellm's bundled model table, read as JSON without
+importing litellm.
+
+``import litellm`` costs about two seconds and would fetch a remote price map; the table ships inside
+the package as ``model_prices_and_context_window_backup.json`` and is all compbench needs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compbench.data.transcript import Transcript
+from compbench.errors import UsageError
+from compbench.measure.cache import CacheModel
+from compbench.replay.session import ModelLimits
+
+
+@functools.cache
+def model_table() -> dict[str, dict[str, Any]]:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("litellm is not installed; its bundled model table gives model windows")
+    path = Path(next(iter(spec.submodule_search_locations))) / "model_prices_and_context_window_backup.json"
+    table: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    table.pop("sample_spec", None)
+    return table
+
+
+def lookup(model: str) -> tuple[str, dict[str, Any]]:
+    """The table entry for ``model``: exact name, then without a provider prefix, then dated variants."""
+    table = model_table()
+    candidates = [model, model.split("/", 1)[-1]]
+    for c in candidates:
+        if c in table:
+            return c, table[c]
+    for c in candidates:
+        dated = sorted(k for k in table if k.startswith(c + "-") or k.endswith("/" + c))
+        if dated:
+            return dated[0], table[dated[0]]
+    raise UsageError(f"model {model!r} is not in litellm's model table; give --context-window and --max-output")
+
+
+def limits_for(model: str) -> ModelLimits:
+    """Window, output limit and (where the table has a distinct one) input limit of ``model``."""
+    _, entry = lookup(model)
+    max_input = entry.get("max_input_tokens")
+    max_output = entry.get("max_output_tokens") or entry.get("max_tokens") or 4096
+    window = max_input + max_output if max_input and entry.get("mode") == "responses" else (
+        max_input or entry.get("max_tokens") or 0)
+    if not window:
+        raise UsageError(f"model {model!r} has no context window in litellm's table; give --context-window")
+    distinct_input = int(max_input) if max_input and entry.get("mode") == "responses" else None
+    return ModelLimits(context_window=int(window), max_output=int(max_output), max_input=distinct_input)
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Dollars per token."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+def prices_for(model: str) -> Prices:
+    _, e = lookup(model)
+    inp = float(e.get("input_cost_per_token") or 0.0)
+    return Prices(
+        input=inp,
+        output=float(e.get("output_cost_per_token") or 0.0),
+        cache_read=float(e.get("cache_read_input_token_cost") or inp),
+        cache_write=float(e.get("cache_creation_input_token_cost") or inp),
+    )
+
+
+def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
+    """The table's prices with cache writes at the provider's premium (Anthropic: 1.25x input for the
+    5-minute cache, 2x for the 1-hour one; OpenAI and Gemini: no premium)."""
+    return Prices(p.input, p.output, p.cache_read, p.input * cache.write_premium)
+
+
+# --- the window a tool actually ran a transcript with ----------------------------------------------------
+
+CLAUDE_CODE_WINDOW = 200_000  # Claude Code's window for every model unless the 1M window is on (its default)
+CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (claude-opus-4-6[1m], sonnet[1m])
+ONE_M_SUFFIX = "[1m]"
+CODEX_EFFECTIVE_PERCENT = 95  # Codex records model_context_window = context_window * 95 / 100 (model_family.rs)
+CODEX_GPT5_WINDOW = 272_000  # Codex's catalog (codex-rs/core/models.json): context_window of the GPT-5 family
+# Unknown models, by family: (name prefix, window, max output, what the figure is). Never a table entry the
+# tool does not use; each figure is the family's standard window at its provider.
+FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
+    ("claude", 200_000, 32_000, "Anthropic's standard 200k"),
+    ("gpt-5", 272_000, 128_000, "the GPT-5 family's 272k input"),
+    ("o3", 200_000, 100_000, "OpenAI o-series 200k"),
+    ("o4", 200_000, 100_000, "OpenAI o-series 200k"),
+    ("gpt-4.1", 1_047_576, 32_768, "GPT-4.1's 1,047,576"),
+    ("gpt-4o", 128_000, 16_384, "GPT-4o's 128k"),
+    ("gemini", 1_048_576, 65_536, "Gemini's 1,048,576"),
+)
+GENERIC_WINDOW = (128_000, 8_192)  # neither the model nor its family is known
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveLimits:
+    """The limits a tool really ran a transcript with, and a sentence saying where they come from (the
+    recorded model, the tool's default for it, evidence in the transcript, or a family fallback)."""
+
+    limits: ModelLimits
+    source: str
+
+
+def _family(model: str) -> tuple[ModelLimits, str] | None:
+    name = model.lower().split("/")[-1]
+    for prefix, window, out, what in FAMILY_DEFAULTS:
+        if name.startswith(prefix):
+            return ModelLimits(window, out), f"{prefix} family default: {what}"
+    return None
+
+
+def _table(model: str) -> ModelLimits | None:
+    try:
+        return limits_for(model) if model else None
+    except UsageError:  # not in the table, or litellm (the table's carrier) not installed
+        return None
+
+
+def _fallback(model: str) -> tuple[ModelLimits, str]:
+    fam = _family(model)
+    if fam is not None:
+        return fam[0], f"unknown model {model!r}, {fam[1]}"
+    window, out = GENERIC_WINDOW
+    return ModelLimits(window, out), f"unknown model {model or '(none recorded)'!r} and family: {window:,} assumed"
+
+
+def _models(t: Transcript) -> list[str]:
+    """Every model name the transcript records: its own, then each message's."""
+    names = [str(t.meta.get("model") or "")]
+    names += [str(m.meta["model"]) for m in t.messages if isinstance(m.meta.get("model"), str)]
+    return [n for n in dict.fromkeys(names) if n and n != "<synthetic>"]
+
+
+def _k(n: int) -> str:
+    return f"{n / 1_000_000:g}M" if n >= 1_000_000 else f"{n / 1000:,.0f}k"
+
+
+def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
+    """Claude Code runs every model at 200k unless the 1M window is on: a "[1m]" suffix says so, and so
+    does a recorded input larger than 200k. litellm lists Opus 4.6/4.7 and Sonnet 4.6 at 1M: not used."""
+    names = _models(t)
+    suffixed = next((n for n in names if n.lower().endswith(ONE_M_SUFFIX)), "")
+    model = (suffixed or (names[0] if names else ""))
+    base = model[: -len(ONE_M_SUFFIX)] if suffixed else model
+    table = _table(base)
+    out = table.max_output if table else (_family(base) or _fallback(base))[0].max_output
+    if suffixed:
+        return EffectiveLimits(ModelLimits(CLAUDE_1M_WINDOW, out), f"{suffixed}: [1m] suffix, the 1M window")
+    if peak > CLAUDE_CODE_WINDOW:
+        return EffectiveLimits(ModelLimits(CLAUDE_1M_WINDOW, out), f"recorded model {base or 'unknown'}; input "
+                               f"{_k(peak)} > 200k: 1M window inferred")
+    note = f", not litellm's {_k(table.context_window)}" if table and table.context_window != CLAUDE_CODE_WINDOW else ""
+    what = f"recorded model {base}" if base else "no model recorded"
+    return EffectiveLimits(ModelLimits(CLAUDE_CODE_WINDOW, out), f"{what}, Claude Code default 200k{note}")
+
+
+def _codex(t: Transcript, peak: int) -> EffectiveLimits:
+    """Codex records its effective window (``model_context_window``, 95% of the model's) in every token
+    count: the model's window is read back from it. Without it, Codex's catalog value for the family."""
+    model = str(t.meta.get("model") or "")
+    table = _table(model)
+    out = table.max_output if table else (_family(model) or _fallback(model))[0].max_output
+    recorded = t.meta.get("model_context_window")
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        window = -(-recorded * 100 // CODEX_EFFECTIVE_PERCENT)
+        return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {recorded:,} = "
+                               f"{CODEX_EFFECTIVE_PERCENT}% of {window:,}")
+    if model.lower().startswith(("gpt-5", "codex")):
+        return EffectiveLimits(ModelLimits(CODEX_GPT5_WINDOW, out), f"recorded model {model}, Codex's "
+                               f"catalog {_k(CODEX_GPT5_WINDOW)}")
+    return _generic(t, peak, model)
+
+
+def _generic(t: Transcript, peak: int, model: str | None = None) -> EffectiveLimits:
+    model = str(t.meta.get("model") or "") if model is None else model
+    table = _table(model)
+    if table is not None:
+        limits, source = table, f"recorded model {model}, litellm's table ({t.source}'s own registry not read)"
+    else:
+        limits, source = _fallback(model)
+    if peak > limits.input_limit:
+        source += f"; recorded input {_k(peak)} exceeds it"
+    return EffectiveLimits(limits, source)
+
+
+def effective_limits(t: Transcript) -> EffectiveLimits:
+    """The window ``t``'s tool used: the recorded model, the tool's default for it and the evidence in the
+    transcript (a [1m] suffix, a recorded effective window, an input larger than the default window);
+    an unknown model falls back by family, saying so. Offline: litellm's bundled table, read as JSON."""
+    peak = max((m.usage.input for m in t.messages if m.usage is not None), default=0)
+    if t.source == "claude-code":
+        return _claude_code(t, peak)
+    if t.source == "codex":
+        return _codex(t, peak)
+    return _generic(t, peak)

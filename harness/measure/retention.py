@@ -1,0 +1,198 @@
+"""``compbench.measure.retention`` — Retention metrics of one replay: needed-fact recall, retention at compaction,
+summary guards.
+
+Inputs are the trace, the transcript's :class:`~compbench.measure.facts.presence.FactIndex` and the
+:class:`~compbench.measure.facts.presence.PresenceTracker` that followed the replay. Outputs are the retention
+columns of the ``results`` row, per-compaction figures, and per-fact rows for the ``facts`` table.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compbench.data.transcript import Transcript
+from compbench.measure.facts import KINDS, Fact, normalize
+from compbench.measure.facts.derive import PATH_SHAPE
+from compbench.measure.facts.presence import EventOutcome, FactIndex, NeedHit, PresenceTracker
+from compbench.replay.loop import CompactionEvent, Trace
+
+NAN = math.nan
+# Path- or identifier-shaped strings a summary states; a fabricated one appears nowhere in its input.
+IDENT_SHAPE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,}\b|\b[a-z]+(?:[A-Z][a-z0-9]+){1,}\b")
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else NAN
+
+
+@dataclass(frozen=True)
+class CompactionFacts:
+    """One compaction's fact outcome: ``retention`` = kept of what was present before; ``verbatim`` the
+    part kept word for word (the strategy), ``carried`` the part only its summary holds (the summarizer)."""
+
+    seq: int
+    retention: float
+    lost: tuple[str, ...]
+    artifact_f1: float
+    fabricated: tuple[str, ...]
+    candidates: int
+    guard_larger: bool
+    guard_dropped_constraint: bool
+    verbatim: float = NAN
+    carried: float = NAN
+
+
+def shapes(summary: str) -> list[str]:
+    """Path- and identifier-shaped strings stated in a summary (deduplicated, in order). A line repeated
+    (a summary's stand-in lines, a list carried twice) states nothing new: each line is scanned once."""
+    if "\n" in summary:
+        summary = "\n".join(dict.fromkeys(summary.splitlines()))
+    seen: dict[str, None] = {}
+    spans: list[tuple[int, int]] = []
+    for m in PATH_SHAPE.finditer(summary):
+        spans.append(m.span())
+        if len(s := m.group(0).strip(".-/")) >= 4:
+            seen.setdefault(s, None)
+    for m in IDENT_SHAPE.finditer(summary):
+        inside = any(a <= m.start() < b for a, b in spans)  # part of a path already counted
+        if not inside and len(s := m.group(0)) >= 4:
+            seen.setdefault(s, None)
+    return list(seen)
+
+
+def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str], seen_text: str,
+                     facts: Mapping[str, Fact], index: FactIndex, message_index: int,
+                     after_verbatim: frozenset[str] | None = None) -> CompactionFacts:
+    lost = tuple(sorted(before - after))
+    retention = (len(before) - len(lost)) / len(before) if before else NAN
+    kept_verbatim = len(before & after_verbatim) if after_verbatim is not None else None
+    verbatim = kept_verbatim / len(before) if before and kept_verbatim is not None else NAN
+    mentioned = {f for f in index.matcher.facts_in(ev.summary) if facts[f].kind == "artifact"}
+    truth = {f.id for f in facts.values()
+             if f.kind == "artifact" and f.meta.get("modified") and 0 <= f.first_index <= message_index}
+    hit = len(mentioned & truth)
+    f1 = NAN if not truth and not mentioned else (2 * hit / (len(mentioned) + len(truth)))
+    norm_input = normalize(seen_text)  # a summary's path is fabricated when the summarizer could not have seen it
+    cands = shapes(ev.summary) if ev.summary else []
+    fabricated = tuple(s for s in cands if normalize(s) not in norm_input)
+    dropped = any(facts[f].kind == "decision" for f in lost)
+    return CompactionFacts(ev.seq, retention, lost, f1, fabricated, len(cands),
+                           ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped,
+                           verbatim, retention - verbatim)
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else NAN
+
+
+def _event_share(events: Sequence[EventOutcome], kind: str) -> float:
+    """Mean over events of one kind of the share of facts present before that are still present after."""
+    return _mean([x for e in events if e.kind == kind and not math.isnan(x := e.kept_share)])
+
+
+def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTracker,
+             part_tokens: Sequence[Sequence[int]], system_tokens: int = 0
+             ) -> tuple[dict[str, Any], list[CompactionFacts], list[dict[str, Any]]]:
+    """Results columns, per-compaction fact outcomes, and per-fact rows of one replay.
+
+    Needs are scored from the strategy's first action (``scored``); each is met verbatim, carried by a
+    summary only, or missed; the copy upper bound also counts needs an extractive copy of the summarized
+    span would have carried. ``needed_recall_lo`` (the summary carries nothing) and ``needed_recall_hi``
+    (it carries what a copy carries) bound what any summarizer could do on this trajectory.
+    """
+    facts = {f.id: f for f in index.facts}
+    by_seq = {e.seq: e for e in tracker.events}
+    step_msg = {s.step: s.message_index for s in trace.steps}
+    per_event = []
+    for ev in trace.compactions:
+        oc = by_seq.get(ev.seq)
+        if oc is None or not ev.ok:
+            continue
+        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.seen_text, facts, index,
+                                          step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
+    scored = [h for h in tracker.need_hits if h.scored]
+    missing = {h.fact for h in scored if not h.present}
+    events = tracker.events
+    row: dict[str, Any] = {
+        "oracle_present": oracle_present(trace, scored, facts, system_tokens),
+        "facts": len(facts),
+        "facts_received": sum(1 for f in facts.values() if f.received),
+        "facts_boilerplate": sum(1 for f in facts.values() if f.boilerplate),
+        "facts_agent": sum(1 for f in facts.values() if f.provenance == "agent"),
+        "needs_all": len(tracker.need_hits),
+        "needs": len(scored),
+        "needs_present": sum(1 for h in scored if h.present),
+        "needs_verbatim": sum(1 for h in scored if h.verbatim),
+        "needs_carried": sum(1 for h in scored if h.carried and not h.verbatim),
+        "needs_upper": sum(1 for h in scored if h.verbatim or h.copied or h.carried),
+        "needed_recall": _mean([1.0 if h.present else 0.0 for h in scored]),
+        "needed_recall_lo": _mean([1.0 if h.verbatim else 0.0 for h in scored]),
+        "needed_recall_hi": _mean([1.0 if h.verbatim or h.copied or h.carried else 0.0 for h in scored]),
+        "first_action_step": _first_action(trace),
+        "refetch_debt_tokens": sum(sum(part_tokens[facts[f].first_index]) for f in missing
+                                   if facts[f].first_index >= 0),
+        "retention_at_compaction": _mean([c.retention for c in per_event if not math.isnan(c.retention)]),
+        "retention_at_prune": _event_share(events, "prune"),
+        "retention_after": _mean([r[0] for r in tracker.step_ratios]),
+        "retention_after_lo": _mean([r[1] for r in tracker.step_ratios]),
+        "retention_after_hi": _mean([r[2] for r in tracker.step_ratios]),
+        "artifact_f1": _mean([c.artifact_f1 for c in per_event if not math.isnan(c.artifact_f1)]),
+        "fabrication_rate": (sum(len(c.fabricated) for c in per_event) / total
+                             if (total := sum(c.candidates for c in per_event)) else NAN),
+        "guard_summary_larger": sum(c.guard_larger for c in per_event),
+        "guard_dropped_constraint": sum(c.guard_dropped_constraint for c in per_event),
+        "guard_fabricated": sum(bool(c.fabricated) for c in per_event),
+    }
+    for kind in KINDS:
+        hits = [h for h in scored if facts[h.fact].kind == kind]
+        row[f"needs_{kind}"] = len(hits)
+        row[f"needed_recall_{kind}"] = _mean([1.0 if h.present else 0.0 for h in hits])
+    lost_at: dict[str, int] = {}
+    for c in per_event:
+        for f in c.lost:
+            lost_at.setdefault(f, c.seq)
+    need_count: dict[str, list[bool]] = {}
+    for h in scored:
+        need_count.setdefault(h.fact, []).append(h.present)
+    fact_rows = [{"fact_id": f.id, "kind": f.kind, "text": f.text, "source": f.source,
+                  "provenance": f.provenance, "boilerplate": f.boilerplate,
+                  "first_index": f.first_index, "modified": bool(f.meta.get("modified", False)),
+                  "needs": len(need_count.get(f.id, [])), "needs_present": sum(need_count.get(f.id, [])),
+                  "lost_at_seq": lost_at.get(f.id, -1)} for f in index.facts]
+    return row, per_event, fact_rows
+
+
+ORACLE_CHARS_PER_TOKEN = 4  # the cost of a needed fact written out, for the hindsight oracle
+
+
+def oracle_present(trace: Trace, hits: Sequence[NeedHit], facts: Mapping[str, Fact], system_tokens: int) -> int:
+    """Needs a hindsight oracle meets at this strategy's own cost: at every scored step, a prompt of the
+    strategy's size holding exactly the facts the recorded agent is about to need, written out (cheapest
+    first) — or the strategy's own prompt, should that meet more. Not a strategy anyone can run (it
+    knows the future), but no strategy meets more needs at that cost: recall's distance to it is a
+    strategy's headroom."""
+    by_step: dict[int, list[NeedHit]] = {}
+    for h in hits:
+        by_step.setdefault(h.step, []).append(h)
+    met = 0
+    for k, here in by_step.items():
+        room = trace.steps[k].input - system_tokens
+        written = 0
+        for cost in sorted(len(facts[h.fact].text) // ORACLE_CHARS_PER_TOKEN + 1 for h in here):
+            if cost > room:
+                break
+            room -= cost
+            written += 1
+        met += max(written, sum(1 for h in here if h.present))
+    return met
+
+
+def _first_action(trace: Trace) -> int:
+    """The step of the first compaction that replaced something or prune that hid something (-1: none)."""
+    steps = [c.step for c in trace.compactions if c.ok and c.replaced_ids]
+    steps += [p.step for p in trace.prunes if p.parts]
+    return min(steps, default=-1)

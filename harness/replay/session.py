@@ -1,0 +1,242 @@
+"""``compbench.replay.session`` — The session a strategy acts on: the model-visible view and the actions that change it.
+
+The log is append-only: recorded messages are never edited or deleted. What the model sees is a
+*view*, a list of :class:`Entry` values referring to recorded messages (with pruned parts hidden
+behind placeholders) or to messages a strategy inserted (summaries, markers). Strategies read the view
+through :class:`SessionView` and answer with :data:`Action` values; only the loop applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from compbench.data.transcript import Message, Part, Role, Text, ToolCall, ToolResult, Usage
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.context import IdentityMemo, ReplayContext, RoundCache
+from compbench.replay.events import Event
+
+Origin: TypeAlias = Literal["recorded", "summary", "marker", "synthetic"]
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelLimits:
+    """The simulated model's window. ``max_input`` is set when a model has a dedicated input limit."""
+
+    context_window: int
+    max_output: int
+    max_input: int | None = None
+
+    @property
+    def input_limit(self) -> int:
+        """The largest prompt the API accepts: the dedicated input limit, else the whole window."""
+        return self.max_input if self.max_input else self.context_window
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One message in the model-visible view.
+
+    ``message`` is the stored message, never altered; ``pruned`` maps part indices to the
+    placeholder the model sees instead (a tool output's text, or a tool call's new arguments: a
+    cleared or truncated input keeps its call); ``tokens`` counts the message as the model sees it.
+    ``index`` is the message's position in the transcript (-1 for inserted messages).
+    """
+
+    message: Message
+    tokens: int
+    part_tokens: tuple[int, ...]
+    origin: Origin = "recorded"
+    index: int = -1
+    pruned: Mapping[int, str] = field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        return hash((self.message.id, self.index))
+
+    @property
+    def id(self) -> str:
+        return self.message.id
+
+    @property
+    def role(self) -> Role:
+        return self.message.role
+
+    def rendered(self) -> Message:
+        """The message as the model sees it: pruned tool outputs replaced by their placeholders."""
+        if not self.pruned:
+            return self.message
+        parts: list[Part] = []
+        for i, p in enumerate(self.message.parts):
+            if i in self.pruned:
+                if isinstance(p, ToolResult):
+                    parts.append(replace(p, output=self.pruned[i]))
+                elif isinstance(p, ToolCall):
+                    parts.append(replace(p, args=self.pruned[i]))
+                else:
+                    parts.append(Text(self.pruned[i]))
+            else:
+                parts.append(p)
+        return replace(self.message, parts=tuple(parts))
+
+
+# --- actions -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """What a strategy asks a summarizer for.
+
+    ``system`` and ``prompt`` are exactly what a real model would be sent (the strategy's prompts);
+    ``source`` is the span being summarized as the model saw it, which offline summarizers read;
+    ``max_output_tokens`` is the budget (None: the model's own output limit).
+    """
+
+    system: str
+    prompt: tuple[Message, ...]
+    source: tuple[Message, ...]
+    max_output_tokens: int | None = None
+    previous_summary: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Keep the view entry with this message id, verbatim (with its prune marks)."""
+
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    """Insert a new message: ``before + summary + after`` when ``with_summary``, else ``before``."""
+
+    role: Role
+    before: str = ""
+    after: str = ""
+    with_summary: bool = False
+    origin: Origin = "synthetic"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def text(self, summary: str) -> str:
+        return self.before + summary + self.after if self.with_summary else self.before
+
+
+Slot: TypeAlias = Keep | Insert
+
+
+PREVIOUS_ANSWER = "previous_answer"  # Message.meta key: the loop puts the answer so far in this message
+
+
+@dataclass(frozen=True, slots=True)
+class Followup:
+    """A further summary request whose answer is appended after ``joiner`` (pi's split-turn prefix), or,
+    with ``replaces``, sent after the answer so far and taking its place (Gemini CLI's verification turn:
+    a blank answer keeps the earlier one). The loop writes the answer so far into every prompt message
+    whose ``meta`` has :data:`PREVIOUS_ANSWER` before sending the request."""
+
+    request: SummaryRequest
+    joiner: str = ""
+    replaces: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Compact:
+    """Replace the view by ``new_view``; entries not kept are hidden (they stay in the log).
+
+    ``request`` None means no summary is needed (truncation), or that ``summary_text`` stands in for
+    one (pi's "No prior history."). ``followups`` are asked too and joined after it, as one summary;
+    the tool sends them in parallel, so the latency is the slowest one's (a ``replaces`` follow-up waits
+    for the answer it checks: latencies add up). When a summary request fails, ``on_failure`` decides:
+    ``"unchanged"`` leaves the view as it was (seed 004, Codex after its retries), ``"apply"`` applies
+    the new view with an empty summary; ``fallback`` is applied in its stead when the summary request
+    fails, as the tool's own failure path (Roo Code's sliding window after a failed condense, aider's
+    emptied history after a failed summary). ``prune`` marks parts of kept entries with placeholders as
+    part of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply
+    only when the new view does. A strategy with an ``accept`` method
+    (:class:`compbench.replay.loop.CompactionCheck`) may still reject the compaction once its summary is known.
+    """
+
+    reason: str
+    new_view: tuple[Slot, ...]
+    request: SummaryRequest | None = None
+    on_failure: Literal["unchanged", "apply"] = "unchanged"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    followups: tuple[Followup, ...] = ()
+    summary_text: str = ""
+    prune: tuple[tuple[str, int, str], ...] = ()
+    fallback: Compact | Prune | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prune:
+    """Hide tool outputs: each target is ``(message id, part index, placeholder)``; on a tool call the
+    placeholder replaces its arguments (the call itself stays)."""
+
+    targets: tuple[tuple[str, int, str], ...]
+    reason: str = "prune"
+
+
+Action: TypeAlias = Compact | Prune
+
+
+# --- the strategy's read-only window onto the session -----------------------------------------------
+
+
+class SessionView:
+    """What a strategy may look at: the current view, the limits, the counter, the step.
+
+    The entries are the loop's live list, typed read-only; a strategy must not mutate it and must not
+    look at recorded messages that have not happened yet (it cannot: they are not here).
+
+    ``revision`` counts the changes actions made to the view (an applied compaction, a prune that hid
+    something): while it is unchanged the view has only grown by recorded messages appended at its end, so
+    incremental state kept since may be extended rather than rebuilt. ``last_event`` is the event of this
+    strategy's own last action (``ok``: applied with its summary; ``applied``: the view changed), or None
+    before it first acts: what a strategy asked for and whether it happened, without counting.
+    """
+
+    def __init__(self, entries: Sequence[Entry], limits: ModelLimits, counter: TokenCounter,
+                 system_tokens: int = 0, context: ReplayContext | None = None,
+                 round_cache: RoundCache | None = None) -> None:
+        self._entries = entries
+        self.limits = limits
+        self.counter = counter
+        self.system_tokens = system_tokens
+        self.step = 0
+        self.context_tokens = 0
+        self.last_usage: Usage | None = None
+        self.compactions = 0
+        self.revision = 0
+        self.last_event: Event | None = None
+        self.meta: Mapping[str, Any] = {}
+        self.context = context if context is not None else ReplayContext()
+        self._round = round_cache if round_cache is not None else RoundCache()
+
+    @property
+    def entries(self) -> Sequence[Entry]:
+        return self._entries
+
+    def count(self, text: str) -> int:
+        return self.counter.count_text(text)
+
+    def rendered(self, start: int = 0, stop: int | None = None) -> tuple[Message, ...]:
+        """The view's messages as the model sees them (placeholders applied)."""
+        return tuple(e.rendered() for e in self._entries[start:stop])
+
+    def position(self, message_id: str) -> int:
+        for i in range(len(self._entries) - 1, -1, -1):
+            if self._entries[i].id == message_id:
+                return i
+        raise KeyError(message_id)
+
+    def per_round(self, key: Hashable, compute: Callable[[], V]) -> V:
+        """``compute()`` on the view as it is now, shared with the configurations asked the same question
+        (a tuning grid's shadows): ``key`` must name everything the value depends on besides the view."""
+        return self._round.get(key, compute)
+
+    def memo(self, name: str) -> IdentityMemo[Any, Any]:
+        """A per-object memo (keyed by a recorded message or part) shared by every replay of this transcript
+        in the run, forgotten when the transcript is done (:class:`compbench.replay.context.ReplayContext`)."""
+        return self.context.memo(name)

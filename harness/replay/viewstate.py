@@ -1,0 +1,321 @@
+"""``compbench.replay.viewstate`` — The loop's mutable state of one replay, and how an action changes it.
+
+:class:`ViewState` holds the view (the entries the next call sends), its token sum and the prompt-cache
+bookkeeping; :func:`apply_compact` and :func:`apply_prune` apply a strategy's actions to it and return the
+events the trace records. :mod:`compbench.replay.loop` drives them step by step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from compbench.data.transcript import Message, Text, ToolCall
+from compbench.measure.cache import NO_CACHE_MODEL, CacheModel
+from compbench.measure.tokens import TokenCounter
+from compbench.replay.context import ReplayContext, RoundCache
+from compbench.replay.events import CompactionEvent, Phase, PruneEvent
+from compbench.replay.session import (
+    PREVIOUS_ANSWER,
+    Action,
+    Compact,
+    Entry,
+    Followup,
+    Insert,
+    Keep,
+    ModelLimits,
+    Prune,
+    SessionView,
+    SummaryRequest,
+)
+from compbench.summarizers import Summarizer, SummaryResult
+
+NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
+_CLEAN = 1 << 62  # "no position changed since the previous call"
+
+
+class Observer(Protocol):
+    """Follows the view incrementally (fact presence): told of every change, never asked anything."""
+
+    def added(self, e: Entry) -> None: ...
+
+    def removed(self, e: Entry) -> None: ...
+
+    def part_hidden(self, e: Entry, part: int) -> None: ...
+
+    def step(self, step: int, message_index: int) -> None: ...
+
+    def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayConfig:
+    """``recorded_usage``: while the view is still the recorded context (nothing compacted or pruned
+    yet), strategies are shown the usage the real API recorded for the step instead of the computed one,
+    so a fidelity check compares trigger logic rather than tokenizer error. ``manual_at``: before message
+``manual_at`` joins, the strategy's ``manual`` compaction runs (if it has one), as a user's /compact."""
+
+    limits: ModelLimits
+    system_tokens: int = 0
+    recorded_usage: bool = False
+    manual_at: int | None = None  # the message index where the user asks for a compaction (/compact)
+    cache: CacheModel = NO_CACHE_MODEL  # the provider's prompt cache (expiry, minimum prefix)
+
+
+class PrefixSums:
+    """A Fenwick tree over the view's entry tokens: append, update one entry and sum a prefix in
+    O(log n), so the cached prefix after a prune is not recomputed by summing the whole view."""
+
+    def __init__(self) -> None:
+        self.tree: list[int] = [0]
+
+    def reset(self, values: Sequence[int]) -> None:
+        self.tree = [0]
+        for v in values:
+            self.append(v)
+
+    def append(self, value: int) -> None:
+        i = len(self.tree)
+        self.tree.append(0)
+        # the new node covers (i - lowbit(i), i]: its value plus the nodes it absorbs
+        total, j, low = value, i - 1, i - (i & -i)
+        while j > low:
+            total += self.tree[j]
+            j -= j & -j
+        self.tree[i] = total
+
+    def add(self, pos: int, delta: int) -> None:
+        i = pos + 1
+        while i < len(self.tree):
+            self.tree[i] += delta
+            i += i & -i
+
+    def prefix(self, n: int) -> int:
+        total, i = 0, n
+        while i > 0:
+            total += self.tree[i]
+            i -= i & -i
+        return total
+
+
+class ViewState:
+    """The loop's mutable state: the view, its token sum, and the cache bookkeeping."""
+
+    def __init__(self, config: ReplayConfig, counter: TokenCounter, observer: Observer | None = None,
+                 context: ReplayContext | None = None, rounds: RoundCache | None = None) -> None:
+        self.observer = observer
+        self.config = config
+        self.counter = counter
+        self.entries: list[Entry] = []
+        self.context = 0  # sum of entry tokens
+        self.view = SessionView(self.entries, config.limits, counter, config.system_tokens, context, rounds)
+        self.prev_len = 0  # entries sent in the previous call (-1: no call yet)
+        self.prev_input = -1
+        self.prev_time: float | None = None  # the recorded time of the previous call
+        self.now: float | None = None  # the recorded time of the message being replayed
+        self.dirty = _CLEAN  # lowest position changed since the previous call
+        self.epochs: list[tuple[str, ...]] = [()]
+        self.epoch_starts: list[int] = [0]
+        self.sums = PrefixSums()
+        self.positions: dict[str, int] = {}  # message id -> view position
+
+    # view changes
+    def append(self, e: Entry) -> None:
+        self.positions[e.id] = len(self.entries)
+        self.entries.append(e)
+        self.sums.append(e.tokens)
+        self.context += e.tokens
+        if self.observer:
+            self.observer.added(e)
+
+    def input_tokens(self) -> int:
+        return self.context + self.config.system_tokens
+
+    def new_epoch(self, next_index: int) -> None:
+        self.epochs.append(tuple(e.id for e in self.entries))
+        self.epoch_starts.append(next_index)
+
+    def insert_entry(self, slot: Insert, summary: str, seq: int, k: int) -> Entry:
+        text = slot.text(summary)
+        msg = Message(f"compbench:{seq}:{k}:{slot.origin}", slot.role, (Text(text),),
+                      meta={"origin": slot.origin, **slot.meta})
+        self.counter.remember(msg)
+        counts = self.counter.parts(msg)
+        return Entry(msg, self.counter.message(msg, counts), counts, slot.origin)
+
+    def replace_view(self, new: list[Entry]) -> None:
+        old = self.entries
+        first_diff = 0
+        while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:
+            first_diff += 1
+        self.dirty = min(self.dirty, first_diff)
+        if self.observer:
+            kept = {id(e) for e in new}
+            before = {id(e) for e in old}
+            for e in old:
+                if id(e) not in kept:
+                    self.observer.removed(e)
+            for e in new:
+                if id(e) not in before:
+                    self.observer.added(e)
+        old[:] = new
+        self.context = sum(e.tokens for e in new)
+        self.sums.reset([e.tokens for e in new])
+        self.positions = {e.id: k for k, e in enumerate(new)}
+
+    def call(self) -> tuple[int, int, int]:
+        """A model call on the current view: its input tokens, the cached prefix it reads and what it
+        writes to the cache. The prefix is the longest unchanged since the previous call, unless the
+        provider's cache went cold (a recorded gap longer than its lifetime) or it is shorter than the
+        provider caches (see compbench.measure.cache)."""
+        total = self.input_tokens()
+        if self.prev_input < 0:
+            cached = 0
+        elif self.dirty >= self.prev_len:
+            cached = self.prev_input
+        else:
+            cached = self.config.system_tokens + self.sums.prefix(self.dirty)
+        if not self.warm():
+            cached = 0
+        cache = self.config.cache
+        cached = cache.readable(cached)
+        written = total - cached if total >= cache.min_prefix else 0
+        self.prev_input = total
+        self.prev_len = len(self.entries)
+        self.dirty = _CLEAN
+        if self.now is not None:
+            self.prev_time = self.now
+        return total, cached, written
+
+    def warm(self) -> bool:
+        """The previous call's cache entry is still alive now (unknown times: assumed alive)."""
+        return self.config.cache.alive(self.prev_time, self.now)
+
+    def shared_prefix(self, req: SummaryRequest) -> int:
+        """Tokens of a summary request the session's cache serves: a request under the session's own
+        system prompt (``system`` empty) whose prompt starts with the view as the previous call sent it
+        reads that prefix; one with its own system prompt reads nothing."""
+        if req.system or self.prev_input < 0 or not self.warm():
+            return 0
+        limit = min(self.prev_len, self.dirty, len(self.entries))
+        n = 0
+        for m, e in zip(req.prompt, self.entries[:limit], strict=False):
+            if m.id != e.id:
+                break
+            n += 1
+        return self.config.cache.readable(self.config.system_tokens + self.sums.prefix(n))
+
+
+
+def apply_prune(s: ViewState, a: Prune, seq: int, step: int, phase: Phase) -> PruneEvent:
+    positions = s.positions
+    hidden = 0
+    marked: list[tuple[str, int]] = []
+    for msg_id, part, placeholder in a.targets:
+        k = positions[msg_id]
+        e = s.entries[k]
+        if part in e.pruned:
+            continue
+        pruned = {**e.pruned, part: placeholder}
+        target = e.message.parts[part]
+        placeholder_tokens = s.counter.count_text(target.name + placeholder if isinstance(target, ToolCall)
+                                                  else placeholder)
+        new_counts = tuple(placeholder_tokens if j == part else c for j, c in enumerate(e.part_tokens))
+        # a message's readable thinking stays in context until its own part is pruned (clear_thinking)
+        new_tokens = (s.counter.message_overhead + sum(new_counts)
+                      + s.counter.reasoning_context(e.message, pruned))
+        hidden += e.tokens - new_tokens
+        s.context += new_tokens - e.tokens
+        s.entries[k] = replace(e, pruned=pruned, tokens=new_tokens, part_tokens=new_counts)
+        s.sums.add(k, new_tokens - e.tokens)
+        if s.observer:
+            s.observer.part_hidden(s.entries[k], part)
+        s.dirty = min(s.dirty, k)
+        marked.append((msg_id, part))
+    return PruneEvent(seq, step, phase, a.reason, tuple(marked), hidden)
+
+
+def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, step: int,
+                   phase: Phase, check: Callable[[Compact, str], str | None] | None = None) -> CompactionEvent:
+    before = s.input_tokens()
+    by_id = {e.id: e for e in s.entries}
+    kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
+    kept = set(kept_ids)
+    replaced = [e for e in s.entries if e.id not in kept]
+    if not replaced:  # nothing to replace: no request is sent, nothing changes, nothing is charged
+        return CompactionEvent(seq=seq, step=step, phase=phase, reason=a.reason, ok=False, tokens_before=before,
+                               tokens_after=before, replaced_ids=(), kept_ids=kept_ids, replaced_tokens=0,
+                               summary="", summary_tokens=0, summarizer_input=0, summarizer_output=0,
+                               error=NOOP, attempts=0, summary_budget=_budget(a), meta=a.meta)
+    result = SummaryResult(a.summary_text, 0, 0, attempts=0)
+    shared = 0
+    if a.request is not None:
+        result = _with_usage(summarizer.summarize(a.request), a.request, s.counter)
+        shared = min(s.shared_prefix(a.request), result.input_tokens or 0)
+    for f in a.followups:
+        if result.error is not None:
+            break
+        result = _followup(summarizer, f, result, s.counter)
+    ok = result.error is None
+    error = result.error
+    if ok and check is not None and a.request is not None:
+        error = check(a, result.text)
+        ok = error is None
+    summary = result.text if ok else ""
+    applied = ok or (a.on_failure == "apply" and result.error is not None)
+    if applied:
+        new: list[Entry] = []
+        for k, slot in enumerate(a.new_view):
+            new.append(by_id[slot.id] if isinstance(slot, Keep) else s.insert_entry(slot, summary, seq, k))
+        s.replace_view(new)
+        if a.prune:
+            apply_prune(s, Prune(a.prune), seq, step, phase)
+    return CompactionEvent(
+        seq=seq, step=step, phase=phase, reason=a.reason, ok=ok, tokens_before=before,
+        tokens_after=s.input_tokens(), replaced_ids=tuple(e.id for e in replaced), kept_ids=kept_ids,
+        replaced_tokens=sum(e.tokens for e in replaced), summary=summary,
+        summary_tokens=s.counter.count_text(summary) if summary else 0,
+        summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
+        error=error, attempts=result.attempts, latency_ms=result.latency_ms,
+        summary_budget=_budget(a), meta=a.meta, summarizer_cached=shared, applied=applied,
+    )
+
+
+def _followup(summarizer: Summarizer, f: Followup, so_far: SummaryResult, counter: TokenCounter) -> SummaryResult:
+    """Ask a follow-up request and fold its answer into the summary so far (joined, or replacing it)."""
+    request = f.request
+    if any(m.meta.get(PREVIOUS_ANSWER) for m in request.prompt):
+        request = replace(request, prompt=tuple(
+            replace(m, parts=(Text(so_far.text),)) if m.meta.get(PREVIOUS_ANSWER) else m for m in request.prompt))
+    more = _with_usage(summarizer.summarize(request), request, counter)
+    if f.replaces:
+        text = more.text if more.text.strip() else so_far.text
+        latency = so_far.latency_ms + more.latency_ms  # sent after the answer it checks
+    else:
+        text = so_far.text + f.joiner + more.text
+        latency = max(so_far.latency_ms, more.latency_ms)  # sent together
+    return SummaryResult(text, (so_far.input_tokens or 0) + (more.input_tokens or 0),
+                         (so_far.output_tokens or 0) + (more.output_tokens or 0), more.error,
+                         so_far.attempts + more.attempts, latency)
+
+
+def _budget(a: Compact) -> int | None:
+    """The most tokens the summary requests may produce together (None: one of them is unbounded)."""
+    requests = ([a.request] if a.request else []) + [f.request for f in a.followups]
+    budgets = [r.max_output_tokens for r in requests]
+    if not requests or None in budgets:
+        return None
+    return sum(b for b in budgets if b is not None)
+
+
+def _with_usage(r: SummaryResult, req: SummaryRequest, counter: TokenCounter) -> SummaryResult:
+    """Fill in token counts a backend did not report, counting the request as a real API would."""
+    inp = r.input_tokens
+    if inp is None:
+        inp = counter.count_text(req.system) + counter.message_overhead * bool(req.system) + sum(
+            counter.message(m) for m in req.prompt)
+    out = r.output_tokens
+    if out is None:
+        out = counter.count_text(r.text)
+    return replace(r, input_tokens=inp, output_tokens=out)

@@ -1,0 +1,105 @@
+"""``compbench.sdk`` — The strategy SDK: everything a strategy author needs, in one module.
+
+A strategy decides what the model sees. It is a small object, one per replay (so it may keep private
+state), whose parameters are a frozen dataclass with its source's defaults. The loop shows it the session
+through a read-only :class:`SessionView` and it answers with actions; it never edits a message::
+
+    from collections.abc import Sequence
+    from dataclasses import dataclass
+    from compbench.sdk import Action, Compact, Insert, Keep, SessionView, SummaryRequest, Usage, param, strategy
+
+    @dataclass(frozen=True)
+    class KeepLastParams:
+        keep: int = param(6, "Messages kept verbatim, newest first.")
+        trigger: int = param(30_000, "Context tokens at which it compacts.")
+
+    class KeepLast:
+        name = "keep-last"
+
+        def __init__(self, p: KeepLastParams) -> None:
+            self.p = p
+
+        def before_step(self, s: SessionView) -> Sequence[Action]:   # before a model call (pre-turn trigger)
+            if s.context_tokens < self.p.trigger or len(s.entries) <= self.p.keep:
+                return ()
+            cut = len(s.entries) - self.p.keep
+            request = SummaryRequest("Summarize.", s.rendered(), s.rendered(0, cut), 500)
+            return (Compact("over trigger", (Insert("user", "Summary: ", with_summary=True, origin="summary"),
+                                             *(Keep(e.id) for e in s.entries[cut:])), request),)
+
+        def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:  # after it (post-step trigger)
+            return ()
+
+    @strategy("keep-last", params=KeepLastParams, source="my tool 1.2", summary="summarize all but the last 6")
+    def keep_last(p: KeepLastParams) -> KeepLast:
+        return KeepLast(p)
+
+Another package registers it through the entry point group ``compbench.strategies`` (pyproject:
+``[project.entry-points."compbench.strategies"] keep-last = "mypkg.keep_last"``); ``compbench strategies
+list|show``, ``run --strategy keep-last:keep=4`` and ``tune --strategy keep-last --grid keep=4,8`` then
+know it. ``param(default, doc)`` documents a parameter for ``strategies show``; ``presets={...}`` names
+sets of values (``keep-last:preset=NAME``).
+
+**The view** (:class:`SessionView`): ``entries`` (each an :class:`Entry`: ``message``, ``tokens``,
+``origin``, ``pruned`` parts), ``limits`` (:class:`ModelLimits`), ``context_tokens`` (the next call's
+input), ``last_usage``, ``step``, ``counter``; ``revision`` (view changes made by actions: unchanged means
+the view only grew at its end, so incremental state may be extended) and ``last_event`` (the
+:class:`CompactionEvent` / :class:`PruneEvent` of this strategy's own last action: was it applied?);
+``per_round(key, compute)`` and ``memo(name)`` share work with the other replays of the transcript
+(a tuning grid's configurations), through the run's replay context.
+
+**Actions**: :class:`Compact` (a new view of :class:`Keep` and :class:`Insert` slots, a
+:class:`SummaryRequest` and :class:`Followup` requests, a failure path), :class:`Prune` (hide parts
+behind placeholders). Only the loop applies them.
+
+**Optional capabilities**, each a method (the class declares it by having it; :func:`capabilities`
+reads them, for the loop and for ``strategies show``):
+
+- ``manual`` (:class:`ManualCompaction`): the tool's user-issued ``/compact``;
+- ``accept`` (:class:`CompactionCheck`): looks at a summary before using it;
+- ``after_compaction`` (:class:`CompactionFollowup`): acts on what its compaction produced;
+- ``stages`` (:class:`Composed`): composed strategies asked stage by stage (``pipeline``).
+"""
+
+from __future__ import annotations
+
+from compbench.data.transcript import Media, Message, Part, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.replay.context import IdentityMemo, ReplayContext
+from compbench.replay.events import CompactionEvent, Event, Phase, PruneEvent
+from compbench.replay.session import (
+    PREVIOUS_ANSWER,
+    Action,
+    Compact,
+    Entry,
+    Followup,
+    Insert,
+    Keep,
+    ModelLimits,
+    Origin,
+    Prune,
+    SessionView,
+    Slot,
+    SummaryRequest,
+)
+from compbench.sdk.protocols import (
+    CAPABILITIES,
+    Capability,
+    CompactionCheck,
+    CompactionFollowup,
+    Composed,
+    ManualCompaction,
+    Strategy,
+    capabilities,
+    optional,
+    stages_of,
+)
+from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
+
+__all__ = [
+    "CAPABILITIES", "PREVIOUS_ANSWER", "Action", "Capability", "Compact", "CompactionCheck", "CompactionEvent",
+    "CompactionFollowup", "Composed", "Configured", "Entry", "Event", "Followup", "IdentityMemo", "Insert", "Keep",
+    "ManualCompaction", "Media", "Message", "ModelLimits", "Origin", "Part", "Phase", "Prune", "PruneEvent",
+    "Reasoning", "ReplayContext", "SessionView", "Slot", "Strategy", "StrategyInfo", "SummaryRequest", "Text",
+    "ToolCall", "ToolResult", "Usage", "capabilities", "configure", "optional", "param", "resolve", "stages_of",
+    "strategy",
+]

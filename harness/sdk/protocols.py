@@ -1,0 +1,89 @@
+"""``compbench.sdk.protocols`` — The strategy protocols of :mod:`compbench.sdk`: what a strategy is, and its optional
+capabilities.
+
+Kept apart from the facade so that :mod:`compbench.sdk.registry` can name them without importing the
+facade (which re-exports the registry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from compbench.data.transcript import Usage
+from compbench.replay.events import CompactionEvent
+from compbench.replay.session import Action, Compact, SessionView
+
+
+class Strategy(Protocol):
+    """A compaction strategy; one instance per replay, so it may keep small private state."""
+
+    name: str
+
+    def before_step(self, s: SessionView) -> Sequence[Action]: ...
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]: ...
+
+
+class ManualCompaction(Protocol):
+    """A strategy whose tool has a user-issued compaction (``/compact``): what it does when asked now
+    (fidelity runs it where a recorded ``/compact`` happened)."""
+
+    def manual(self, s: SessionView) -> Compact | None: ...
+
+
+class CompactionCheck(Protocol):
+    """A strategy whose tool looks at the summary before using it (Gemini CLI rejects a compression that
+    would grow the context): ``accept`` returns None to apply the compaction, or the reason it is
+    rejected (the view stays as it was; the event records the reason as its error).
+
+    Called once a compaction's summary requests succeeded. It may update the strategy's own state (a flag
+    that stops later attempts), and must depend only on its arguments and that state."""
+
+    def accept(self, a: Compact, summary: str) -> str | None: ...
+
+
+class CompactionFollowup(Protocol):
+    """A strategy whose next move depends on what a compaction produced (aider summarizes again, one level
+    deeper, when the summary and the kept tail still exceed its budget): asked right after each of its
+    compactions is applied, before anything else happens; what it returns is applied next."""
+
+    def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]: ...
+
+
+class Composed(Protocol):
+    """Strategies composed in order (mask → prune → summarize): the loop asks each stage in turn, on the view
+    the previous stages' actions left; the composed object's own hooks are never called."""
+
+    stages: Sequence[Strategy]
+
+
+Capability = Literal["manual", "accept", "after_compaction", "stages"]
+CAPABILITIES: Mapping[Capability, str] = {
+    "manual": "/compact: a compaction the user asks for",
+    "accept": "checks a summary before using it (may reject the compaction)",
+    "after_compaction": "acts again on what its own compaction produced",
+    "stages": "composed of strategies asked in turn",
+}
+
+
+def capabilities(strategy: object) -> frozenset[Capability]:
+    """The optional capabilities ``strategy`` has (see the module docstring)."""
+    found: set[Capability] = set()
+    for c in CAPABILITIES:
+        value = getattr(strategy, c, None)
+        if (c == "stages" and value) or (c != "stages" and callable(value)):
+            found.add(c)
+    return frozenset(found)
+
+
+def stages_of(strategy: Strategy) -> Sequence[Strategy]:
+    """A composed strategy's stages; any other strategy is its own single stage."""
+    stages: Sequence[Strategy] | None = getattr(strategy, "stages", None)
+    return stages if stages else (strategy,)
+
+
+def optional(strategy: object, capability: Capability) -> Callable[..., Any] | None:
+    """The method of an optional capability (``manual``, ``accept``, ``after_compaction``), or None."""
+    method = getattr(strategy, capability, None)
+    return method if callable(method) else None

@@ -1,0 +1,274 @@
+"""``compbench.sdk.registry``, the strategy registry: ``@strategy(name, ...)`` on a factory whose one argument
+is a frozen params dataclass.
+
+The params dataclass *is* the configuration: its fields and defaults (the source's defaults) are what
+``strategies show`` prints and what ``tune`` sweeps. Built-in strategies are imported on first lookup;
+third-party packages register through the ``compbench.strategies`` entry-point group, also loaded
+lazily (:class:`compbench.registry.Registry`: a name registered twice is an error, an unknown name fails
+with the known ones and a "did you mean"). Strategy authors read :mod:`compbench.sdk`, which re-exports
+what they need from here.
+
+A spec string configures one: ``opencode``, ``opencode:preset=current``, ``pi:keep_recent_tokens=8000``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from compbench.errors import UsageError
+from compbench.registry import Registry
+
+if TYPE_CHECKING:
+    from compbench.sdk.protocols import Capability, Strategy
+
+P = TypeVar("P")
+T = TypeVar("T")
+
+
+def param(default: T, doc: str) -> T:
+    """A strategy parameter with the one sentence that explains it (``strategies show`` prints it):
+    ``keep: int = param(3, "Tool uses kept, newest first (Anthropic's keep).")``."""
+    return field(default=default, metadata={"doc": doc})
+
+
+def param_doc(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("doc", ""))
+
+
+BUILTIN: dict[str, str] = {
+    "opencode": "compbench.strategies.opencode",
+    "codex": "compbench.strategies.codex",
+    "claude-code": "compbench.strategies.claude_code",
+    "pi": "compbench.strategies.pi",
+    "go-replace": "compbench.strategies.go_replace",
+    "round-chained": "compbench.strategies.round_chained",
+    "observation-masking": "compbench.strategies.observation_masking",
+    "truncate": "compbench.strategies.truncate",
+    "none": "compbench.strategies.none",
+    "anthropic-context-editing": "compbench.strategies.anthropic_context_editing",
+    "anthropic-compaction": "compbench.strategies.anthropic_compaction",
+    "langchain": "compbench.strategies.langchain",
+    "langchain-clear-tool-uses": "compbench.strategies.langchain_clear_tool_uses",
+    "deepagents": "compbench.strategies.deepagents",
+    "gemini-cli": "compbench.strategies.pipeline",
+    "gemini-cli-compression": "compbench.strategies.gemini_cli",
+    "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
+    "openai-compaction": "compbench.strategies.openai_compaction",
+    "openhands-llm-summarizing": "compbench.strategies.openhands_summarizing",
+    "openhands-observation-masking": "compbench.strategies.openhands_condensers",
+    "openhands-browser-output": "compbench.strategies.openhands_condensers",
+    "openhands-recent-events": "compbench.strategies.openhands_condensers",
+    "openhands-amortized-forgetting": "compbench.strategies.openhands_condensers",
+    "openhands-conversation-window": "compbench.strategies.openhands_condensers",
+    "openhands-llm-attention": "compbench.strategies.openhands_condensers",
+    "openhands": "compbench.strategies.pipeline",
+    "pipeline": "compbench.strategies.pipeline",
+    "cline": "compbench.strategies.cline",
+    "cline-condense": "compbench.strategies.cline_condense",
+    "cline-sdk": "compbench.strategies.cline_sdk",
+    "roo-code": "compbench.strategies.roo_code",
+    "goose": "compbench.strategies.goose",
+    "aider": "compbench.strategies.aider",
+    "swe-agent": "compbench.strategies.swe_agent",
+}
+ENTRY_POINT_GROUP = "compbench.strategies"
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A registered strategy: its factory, params type, where it comes from, and named presets."""
+
+    name: str
+    factory: Callable[[Any], Strategy]
+    params: type
+    source: str
+    summary: str
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
+    needs_model: str = ""  # why it cannot run offline (a decision the tool makes with a model); "" if it can
+    composition: str = ""  # a named composition's pipeline items (see strategies/pipeline.py compose)
+
+    def defaults(self) -> Any:
+        return self.params()
+
+    def capabilities(self) -> frozenset[Capability]:
+        """The optional capabilities (``/compact`` ...) of an instance with the default parameters
+        (:func:`compbench.sdk.capabilities`); a composed strategy is made of ``stages``."""
+        from compbench.sdk.protocols import capabilities
+
+        if self.configurable_only:
+            return frozenset({"stages"})
+        if self.composition:  # a named composition: its own stages, as resolve() configures them
+            return capabilities(resolve(self.name).create())
+        return capabilities(self.factory(self.defaults()))
+
+
+STRATEGIES: Registry[StrategyInfo] = Registry("strategy", ENTRY_POINT_GROUP, BUILTIN)
+_registry = STRATEGIES._items  # the registered strategies by name (tests remove throwaway ones from it)
+
+
+def strategy(name: str, *, params: type, source: str, summary: str,
+             presets: Mapping[str, Mapping[str, Any]] | None = None,
+             configurable_only: bool = False, needs_model: str = "",
+             composition: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+    """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
+    a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
+    runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
+    its stages)."""
+    if not dataclasses.is_dataclass(params):
+        raise TypeError(f"strategy {name!r}: params must be a dataclass")
+
+    def deco(factory: Callable[[P], Strategy]) -> Callable[[P], Strategy]:
+        for preset, values in (presets or {}).items():
+            _check_fields(name, params, values, f"preset {preset!r}")
+        STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
+                                               configurable_only, needs_model, composition), factory.__module__)
+        return factory
+
+    return deco
+
+
+def names() -> list[str]:
+    """Every known strategy name: built-ins in their canonical order, then plug-ins."""
+    return STRATEGIES.names()
+
+
+def runnable() -> list[str]:
+    """The strategies a run of every strategy replays: all but those that need a real model or their own
+    configuration (a pipeline)."""
+    return [n for n in names() if not get(n).needs_model and not get(n).configurable_only]
+
+
+def get(name: str) -> StrategyInfo:
+    return STRATEGIES.get(name)
+
+
+@dataclass(frozen=True)
+class Configured:
+    """A strategy with its parameters fixed: ``create()`` gives a fresh instance per replay."""
+
+    info: StrategyInfo
+    params: Any
+    label: str
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def create(self) -> Strategy:
+        return self.info.factory(self.params)
+
+    def param_dict(self) -> dict[str, Any]:
+        return {f.name: _jsonable(getattr(self.params, f.name)) for f in dataclasses.fields(self.params)}
+
+
+def resolve(spec: str) -> Configured:
+    """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
+    name, _, rest = spec.strip().partition(":")
+    info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
+    if name == "pipeline" or info.composition:
+        from compbench.strategies.pipeline import resolve_pipeline
+
+        return resolve_pipeline(spec, rest, name)
+    overrides: dict[str, str] = {}
+    preset = ""
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"strategy {spec!r}: expected key=value, got {item!r}")
+        if key == "preset":
+            if value not in info.presets and value != "seed":
+                raise UsageError(f"strategy {name!r} has no preset {value!r} "
+                                 f"(presets: {', '.join(['seed', *info.presets])})")
+            preset = value
+        else:
+            overrides[key.strip()] = value.strip()
+    values: dict[str, Any] = dict(info.presets.get(preset, {}))
+    _check_fields(name, info.params, overrides, "parameter")
+    hints = typing.get_type_hints(info.params)
+    for key, raw in overrides.items():
+        values[key] = parse_value(name, key, raw, hints[key])
+    params = info.params(**values)
+    return Configured(info, params, label(name, preset, overrides))
+
+
+def configure(name: str, **values: Any) -> Configured:
+    """Programmatic counterpart of :func:`resolve` with typed values."""
+    info = get(name)
+    if info.needs_model:
+        raise UsageError(info.needs_model)
+    preset = values.pop("preset", "")
+    merged = {**info.presets.get(preset, {}), **values}
+    _check_fields(name, info.params, merged, "parameter")
+    return Configured(info, info.params(**merged),
+                      label(name, preset, {k: _fmt(v) for k, v in values.items()}))
+
+
+def label(name: str, preset: str, overrides: Mapping[str, str]) -> str:
+    """Canonical spec string: the name, the preset, then overrides sorted by key."""
+    items = ([f"preset={preset}"] if preset and preset != "seed" else []) + [
+        f"{k}={v}" for k, v in sorted(overrides.items())]
+    return name + (":" + ",".join(items) if items else "")
+
+
+def _check_fields(name: str, params: type, values: Mapping[str, Any], what: str) -> None:
+    known = [f.name for f in dataclasses.fields(params)]
+    for key in values:
+        if key not in known:
+            hint = difflib.get_close_matches(key, known, n=1)
+            did = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise UsageError(f"strategy {name!r}: unknown {what} {key!r}{did} (known: {', '.join(known)})")
+
+
+def parse_value(strategy_name: str, key: str, raw: str, typ: Any) -> Any:
+    """Convert a spec string to the field's type: int, float, bool, str, a Literal of strings, tuples
+    (``a|b``), optionals."""
+    origin = typing.get_origin(typ)
+    args = typing.get_args(typ)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        if raw.lower() in ("none", "null", ""):
+            return None
+        typ = next(a for a in args if a is not type(None))
+        origin, args = typing.get_origin(typ), typing.get_args(typ)
+    if origin is typing.Literal:
+        if raw in args:
+            return raw
+        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not one of {', '.join(map(str, args))}")
+    try:
+        if origin is tuple:
+            inner = args[0] if args else str
+            return tuple(parse_value(strategy_name, key, x, inner) for x in raw.split("|") if x)
+        if typ is bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if typ is int:
+            return int(raw.replace("_", ""))
+        if typ is float:
+            return float(raw)
+        if typ is str:
+            return raw
+    except ValueError:
+        kind = getattr(typ, "__name__", typ)
+        raise UsageError(f"strategy {strategy_name!r}: {key}={raw!r} is not a valid {kind}") from None
+    raise UsageError(f"strategy {strategy_name!r}: parameter {key} of type {typ} cannot be set from text")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "|".join(map(str, v))
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _jsonable(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
