@@ -62,11 +62,15 @@ analysis, then those sections: not the six-line community prompt of seed 002 (ke
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from compbench.measure.facts.derive import call_args
+from compbench.measure.workset import path_key, touches
 from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.sdk.registry import param, strategy
 
@@ -81,6 +85,13 @@ CLAUDE_CODE_WINDOW = 200_000  # the window Claude Code runs a model at unless th
 # reported 468,102 (#72600: a 500k window); 2.1.91 and earlier used the whole window.
 LARGE_WINDOW = 400_000
 IMAGE_TOKENS = 2_000  # roughTokenCountEstimation of an image or document block (2.1 bundle)
+# Files re-attached after a compaction (compact.ts, as public analyses of the 2.1 bundle quote it, and the docs:
+# "replaces the history with the summary, your most recent exchanges, and up to five recently read files")
+RESTORE_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE
+RESTORE_TOKENS_PER_FILE = 5_000  # POST_COMPACT_MAX_TOKENS_PER_FILE: a larger file is only named (compact_file_reference)
+RESTORE_BUDGET = 50_000  # POST_COMPACT_TOKEN_BUDGET, over the attachments' rough token counts
+MEMORY_FILES = re.compile(r"(^|/)(claude(\.local)?\.md|agents\.md)$|/\.claude/", re.I)  # not restored
+LINE_NUMBER = re.compile(r"(?m)^\s*(\d+)(?:→|\t)")
 MAX_SUMMARY_TOKENS = 20_000  # summary budget: Claude Code's compaction call caps output at 20k (same constant)
 COMPACT_PROMPT = """Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions. This summary will be used as context when continuing the conversation, so preserve critical information including:
 - What was accomplished
@@ -141,6 +152,15 @@ class ClaudeCodeParams:
     summary_prefix: str = param(SUMMARY_PREFIX, "The text before the summary in the new first user message.")
     summary_suffix: str = param(SUMMARY_SUFFIX, "The text after the summary after an automatic compaction.")
     manual_suffix: str = param("", "The text after the summary after a /compact.")
+    restore_files: int = param(
+        0, "Files re-attached after a compaction, most recently read or written first (Claude Code: 5; the seed "
+           "has none).")
+    restore_tokens_per_file: int = param(
+        RESTORE_TOKENS_PER_FILE, "A file larger than this is re-attached as a reference (its path), not its content.")
+    restore_budget: int = param(RESTORE_BUDGET, "Tokens all re-attached files may take together (rough count).")
+    read_before_edit: bool = param(
+        False, "Edits need the file read since the compaction (Claude Code refuses them otherwise): a summary "
+               "quoting the file does not spare the re-read.")
 
 
 def _js_len(text: str) -> int:
@@ -171,12 +191,65 @@ def rough_tokens(m: Message) -> int:
     return total
 
 
+def _file_size(output: str, tokens: int) -> int:
+    """A file's whole size in rough tokens from one read of it: a slice's line numbers tell how long the
+    file is at least (``offset``/``limit`` reads), its own size how long a line is."""
+    lines = max(1, output.count("\n") + 1)
+    numbers = [int(n) for n in LINE_NUMBER.findall(output)]
+    return round(max(numbers, default=lines) * tokens / lines) if numbers else tokens
+
+
+def restored_files(messages: Sequence[Message], files: int = RESTORE_FILES, per_file: int = RESTORE_TOKENS_PER_FILE,
+                   budget: int = RESTORE_BUDGET) -> list[tuple[str, str]]:
+    """``(path, attachment text)`` of the files Claude Code re-attaches after compacting ``messages``: the
+    ``files`` most recently read or written (its read-file cache), memory files (CLAUDE.md) left out; one
+    whose size exceeds ``per_file`` is named, not included (``compact_file_reference``); the attachments
+    stop at ``budget`` rough tokens. The content is the file as the log last showed it (Claude Code reads it
+    from disk again: a later edit the log shows only as a diff is not in it)."""
+    results = {p.call_id: p for m in messages for p in m.parts if isinstance(p, ToolResult)}
+    last: dict[str, tuple[int, str, str]] = {}  # key -> (order, path as written, content as last seen)
+    order = 0
+    for m in messages:
+        for p in m.parts:
+            if not isinstance(p, ToolCall):
+                continue
+            for touch in touches(p):
+                if not touch.key.startswith("file:"):
+                    continue
+                args = call_args(p)
+                path = str(args.get("file_path") or args.get("path") or touch.key[5:])
+                if MEMORY_FILES.search(path.lower()):
+                    continue
+                res = results.get(p.id)
+                content = (res.output if res is not None and touch.verb == "read" and not res.is_error
+                           else str(args.get("content", "")) if touch.verb == "write"
+                           else last.get(touch.key, (0, "", ""))[2])
+                order += 1
+                last[touch.key] = (order, path, content)
+    out: list[tuple[str, str]] = []
+    used = 0
+    for _, path, content in sorted(last.values(), reverse=True)[:files]:
+        if content and _file_size(content, _rough(content)) <= per_file:
+            text = (f"<system-reminder>\nCalled the Read tool with the following input: "
+                    f"{json.dumps({'file_path': path})}\n</system-reminder>\n<system-reminder>\nResult of calling "
+                    f"the Read tool: {json.dumps(content, ensure_ascii=False)}\n</system-reminder>")
+        else:
+            text = (f"<system-reminder>\nNote: {path} was read before the last conversation was summarized, but "
+                    f"the contents are too large to include. Use Read tool if you need to access it.\n</system-reminder>")
+        if used + _rough(text) > budget:
+            continue
+        used += _rough(text)
+        out.append((path, text))
+    return out
+
+
 class ClaudeCode:
     name = "claude-code"
 
     def __init__(self, p: ClaudeCodeParams) -> None:
         self.p = p
         self.last: Usage | None = None
+        self.read_before_edit = p.read_before_edit
 
     def threshold(self, s: SessionView) -> float:
         w = s.limits.context_window
@@ -233,16 +306,21 @@ class ClaudeCode:
         request = SummaryRequest(system="", prompt=prompt, source=s.rendered(head),
                                  max_output_tokens=self.p.max_summary_tokens)
         suffix = self.p.manual_suffix if reason == "manual" else self.p.summary_suffix
+        restored = (restored_files([e.rendered() for e in s.entries], self.p.restore_files,
+                                   self.p.restore_tokens_per_file, self.p.restore_budget)
+                    if self.p.restore_files > 0 else [])
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in s.entries[:head]),
-                                  Insert("user", self.p.summary_prefix, suffix, with_summary=True, origin="summary"))
+                                  Insert("user", self.p.summary_prefix, suffix, with_summary=True, origin="summary"),
+                                  *(Insert("user", text, meta={"restored": path_key(path)}) for path, text in restored))
         return Compact(reason, view, request, on_failure="unchanged", meta={"threshold": self.threshold(s)})
 
 
+RESTORE = {"restore_files": RESTORE_FILES, "read_before_edit": True}
 V20 = {"output_reserve": OUTPUT_RESERVE_20, "autocompact_buffer": AUTOCOMPACT_BUFFER,
-       "compact_prompt": STRUCTURED_PROMPT}
+       "compact_prompt": STRUCTURED_PROMPT, **RESTORE}
 V21 = {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER, "count_trailing": True,
        "compact_prompt": STRUCTURED_PROMPT, "summary_prefix": SUMMARY_PREFIX_21, "summary_suffix": SUMMARY_SUFFIX_21,
-       "manual_suffix": TRANSCRIPT_LINE, "large_window": LARGE_WINDOW}
+       "manual_suffix": TRANSCRIPT_LINE, "large_window": LARGE_WINDOW, **RESTORE}
 FIRST_21_RULE = (2, 1, 21)  # the changelog's "auto-compact triggering too early" fix
 
 

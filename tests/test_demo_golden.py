@@ -23,7 +23,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "demo_figures.json"
 SUMS = ("compactions", "failed_compactions", "noop_compactions", "prunes", "pruned_parts", "overflows",
         "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "summarizer_input_tokens",
         "summarizer_output_tokens", "reference_input_tokens", "needs", "needs_present", "needs_verbatim",
-        "needs_upper", "oracle_present", "facts_received")
+        "needs_upper", "oracle_present", "facts_received", "reacquisitions", "reacquired_content_tokens",
+        "reacquired_tokens")
 
 
 def figures(run: Path) -> dict[str, dict[str, Any]]:

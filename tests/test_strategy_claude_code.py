@@ -271,3 +271,69 @@ def test_a_1m_window_compacts_against_claude_codes_own_auto_compact_window(chars
     c = resolve(f"claude-code:{spec}").create()
     assert isinstance(c, ClaudeCode)
     assert fires(c, total, ModelLimits(1_000_000, 64_000), chars4) is expected
+
+
+# -- the files Claude Code re-attaches after a compaction -------------------------------------------------
+
+def _reads(sizes: dict[str, int]) -> list[Message]:
+    """One Read per file, in order, each returning ``n`` numbered lines of ~10 rough tokens."""
+    from helpers import assistant, tool
+
+    out: list[Message] = []
+    for k, (path, n) in enumerate(sizes.items()):
+        body = "\n".join(f"{i:>6}→    value_{i} = compute_something({i})" for i in range(1, n + 1))
+        out += [assistant(f"a{k}", "", [(f"c{k}", "Read", {"file_path": path})]), tool(f"t{k}", f"c{k}", body, "Read")]
+    return out
+
+
+def test_restored_files_are_the_five_most_recent_and_small_enough() -> None:
+    from compbench.strategies.claude_code import restored_files
+
+    files = {f"/p/src/f{k}.py": 20 for k in range(7)} | {"/p/CLAUDE.md": 5}
+    got = restored_files(_reads(files))
+    assert [p for p, _ in got] == ["/p/src/f6.py", "/p/src/f5.py", "/p/src/f4.py", "/p/src/f3.py", "/p/src/f2.py"]
+    assert all("Result of calling the Read tool" in text for _, text in got)  # memory files are never restored
+
+
+@pytest.mark.parametrize(("lines", "content"), [(430, True), (450, False)])
+def test_a_file_over_the_per_file_limit_is_named_not_restored(lines: int, content: bool) -> None:
+    """~11.4 rough tokens a line: 430 lines stay under 5,000 tokens, 450 go over (a reference only)."""
+    from compbench.strategies.claude_code import restored_files
+
+    ((_, text),) = restored_files(_reads({"/p/big.py": lines}))
+    assert ("Result of calling the Read tool" in text) is content
+    assert ("too large to include" in text) is not content
+
+
+def test_a_slice_of_a_long_file_is_judged_by_the_whole_files_size() -> None:
+    """A Read with offset/limit shows lines 900-920: the file has at least 920 lines, too large to restore."""
+    from compbench.strategies.claude_code import restored_files
+    from helpers import assistant, tool
+
+    body = "\n".join(f"{i:>6}→    value_{i} = compute_something({i})" for i in range(900, 921))
+    msgs = [assistant("a", "", [("c", "Read", {"file_path": "/p/long.py", "offset": 900, "limit": 20})]),
+            tool("t", "c", body, "Read")]
+    ((_, text),) = restored_files(msgs)
+    assert "too large to include" in text
+
+
+def test_the_restore_budget_stops_adding_files() -> None:
+    from compbench.strategies.claude_code import restored_files
+
+    files = {f"/p/f{k}.py": 400 for k in range(5)}  # ~4,600 rough tokens each, with the attachment's wrapping
+    assert len(restored_files(_reads(files), budget=50_000)) == 5
+    assert len(restored_files(_reads(files), budget=9_382)) == 2  # two of 4,691 fit exactly
+    assert len(restored_files(_reads(files), budget=9_381)) == 1
+
+
+def test_current_compaction_reattaches_files_and_the_seed_does_not(o200k: TokenCounter) -> None:
+    from helpers import view_of
+
+    msgs = [Message("s", "system", (Text("sys"),)), *_reads({"/p/a.py": 10, "/p/b.py": 10})]
+    view = view_of(msgs, o200k)
+    current = resolve("claude-code:preset=current").create()
+    seed = resolve("claude-code").create()
+    inserted = [s for s in current.compact(view, "auto").new_view if isinstance(s, Insert) and not s.with_summary]
+    assert [s.meta["restored"] for s in inserted] == ["file:p/b.py", "file:p/a.py"]
+    assert not [s for s in seed.compact(view, "auto").new_view if isinstance(s, Insert) and not s.with_summary]
+    assert current.read_before_edit and not seed.read_before_edit

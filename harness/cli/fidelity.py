@@ -31,7 +31,7 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     from compbench.cli.render import table
     from compbench.data.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
-    from compbench.validation.fidelity import COLUMNS, as_json, kept_note
+    from compbench.validation.fidelity import COLUMNS, as_json, kept_note, reacquisition_note
     from compbench.validation.fidelity import fidelity as compute
 
     def warn(msg: str) -> None:
@@ -54,3 +54,4 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         click.echo(table(list(COLUMNS), data["rows"], fmt))
         if fmt == "table":
             click.echo(kept_note(rows))
+            click.echo(reacquisition_note(rows))

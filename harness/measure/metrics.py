@@ -6,12 +6,16 @@ Pure functions over a :class:`~compbench.replay.loop.Trace`; the run writer turn
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compbench.measure.models import Prices
 from compbench.measure.savings import net_saved, saved
 from compbench.replay.loop import NOOP, Trace
+
+REACQUIRED_COLUMNS = ("reacquisitions", "reacquired_content_tokens", "reacquired_content_tokens_soon",
+                      "reacquired_tokens", "reacquired_output_tokens", "reacquired_cost_usd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +66,11 @@ def _overflows_before_action(trace: Trace) -> int:
     return sum(1 for x in trace.steps if x.overflow and (first is None or x.step < first))
 
 
-def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]:
-    """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay."""
+def result_row(trace: Trace, reference: Trace, prices: Prices,
+               reacquired: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay; with ``reacquired``
+    (:func:`compbench.measure.reacquire.columns`), the effective savings: what is left once re-acquiring the
+    content the strategy's view lost is paid for."""
     t, ref = totals(trace), totals(reference)
     summ_in = sum(c.summarizer_input for c in trace.compactions)
     summ_out = sum(c.summarizer_output for c in trace.compactions)
@@ -102,4 +109,17 @@ def result_row(trace: Trace, reference: Trace, prices: Prices) -> dict[str, Any]
         "reference_steps": ref.steps,
         "reference_overflows": ref.overflows,
         "overflows_before_action": _overflows_before_action(trace),
+        **_effective(t.input + summ_in + summ_out, ref.input, dollars, ref_dollars, reacquired or {}),
     }
+
+
+def _effective(spent: int, ref_input: int, dollars: float, ref_dollars: float,
+               reacquired: Mapping[str, Any]) -> dict[str, Any]:
+    """Net savings minus what re-acquisition costs, in tokens (every input token the extra calls send and
+    the re-read content rides along with) and in dollars (cache-aware)."""
+    tokens = int(reacquired.get("reacquired_tokens", 0))
+    usd = float(reacquired.get("reacquired_cost_usd", 0.0))
+    out = {k: reacquired.get(k, 0) for k in REACQUIRED_COLUMNS}
+    out["effective_savings"] = net_saved(spent + tokens, ref_input)
+    out["effective_cost_savings"] = saved(dollars + usd, ref_dollars)
+    return out

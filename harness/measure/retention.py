@@ -115,7 +115,6 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         per_event.append(compaction_facts(ev, oc.before, oc.after, oc.seen_text, facts, index,
                                           step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
     scored = [h for h in tracker.need_hits if h.scored]
-    missing = {h.fact for h in scored if not h.present}
     events = tracker.events
     row: dict[str, Any] = {
         "oracle_present": oracle_present(trace, scored, facts, system_tokens),
@@ -133,8 +132,6 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         "needed_recall_lo": _mean([1.0 if h.verbatim else 0.0 for h in scored]),
         "needed_recall_hi": _mean([1.0 if h.verbatim or h.copied or h.carried else 0.0 for h in scored]),
         "first_action_step": _first_action(trace),
-        "refetch_debt_tokens": sum(sum(part_tokens[facts[f].first_index]) for f in missing
-                                   if facts[f].first_index >= 0),
         "retention_at_compaction": _mean([c.retention for c in per_event if not math.isnan(c.retention)]),
         "retention_at_prune": _event_share(events, "prune"),
         "retention_after": _mean([r[0] for r in tracker.step_ratios]),

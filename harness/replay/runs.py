@@ -23,11 +23,14 @@ from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
+from compbench.measure.reacquire import ContentTracker, Trackers, columns, counted
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter
+from compbench.measure.workset import WorkingSet
 from compbench.replay.context import ReplayContext
 from compbench.replay.loop import ReplayConfig, Trace, recorded_entries, replay
 from compbench.replay.session import ModelLimits
+from compbench.sdk.protocols import reads_before_edit
 from compbench.store.tables import TABLES
 from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
@@ -94,6 +97,7 @@ class Replayer:
         self.spec = spec
         self.counter = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
+        self.guards = [reads_before_edit(c.create()) for c in self.configs]
         self.reference = resolve("none")
         self.context = ReplayContext()
         backend = summarizer_info(spec.summarizer)
@@ -123,11 +127,12 @@ class Replayer:
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
+        ws = WorkingSet.build(t, index.part_tokens)
         self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
         def go(c: Configured, shadows: list[Configured] | None = None,
-               diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
-            tracker = PresenceTracker(facts, self.copy)
+               diverged: set[int] | None = None) -> tuple[Trace, Trackers]:
+            tracker = Trackers(PresenceTracker(facts, self.copy), ContentTracker(ws))
             return replay(t, c.create(), self.summarizer, config, counter, index, tracker, entries,
                           [x.create() for x in shadows or ()], diverged, self.context), tracker
 
@@ -135,13 +140,16 @@ class Replayer:
         conditions = {**conditions, **recorded_cache(t, ref[0])}
         evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
-        for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
+        for c, guard, (trace, tracker) in zip(self.configs, self.guards, outcomes, strict=True):
             if id(trace) not in evaluated:  # configurations that shared a trajectory share its evaluation
-                evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens, config.system_tokens)
+                evaluated[id(trace)] = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
+                                                config.system_tokens)
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
+            reacquired = columns(counted(tracker.content.events, guard), trace.steps, trace.compactions,
+                                 self.prices)
             rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
-                                    **result_row(trace, ref[0], self.prices), **retained})
+                                    **result_row(trace, ref[0], self.prices, reacquired), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
             outcome = {e.seq: e for e in per_event}
             rows["compactions"] += [{**key, **_compaction_row(e), **_event_facts(outcome.get(e.seq))}
@@ -155,8 +163,8 @@ class Replayer:
     def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
         return replay_conditions(self.spec, t, counter)
 
-    def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]]
-                      ) -> tuple[tuple[Trace, PresenceTracker], list[tuple[Trace, PresenceTracker]]]:
+    def _trajectories(self, go: Callable[..., tuple[Trace, Trackers]]
+                      ) -> tuple[tuple[Trace, Trackers], list[tuple[Trace, Trackers]]]:
         """The reference replay and each configuration's.
 
         Every configuration first shadows the ``none`` reference: while a strategy has not acted its
@@ -169,9 +177,9 @@ class Replayer:
         if not SHARE_REPLAYS:
             ref = go(self.reference)
             return ref, [ref if c.name == "none" else go(c) for c in configs]
-        out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(configs)
+        out: list[tuple[Trace, Trackers] | None] = [None] * len(configs)
 
-        def settle(result: tuple[Trace, PresenceTracker], members: list[int], diverged: set[int]) -> list[int]:
+        def settle(result: tuple[Trace, Trackers], members: list[int], diverged: set[int]) -> list[int]:
             """Members still in step take ``result``; the diverged ones are returned."""
             left = []
             for j, k in enumerate(members):

@@ -59,6 +59,12 @@ reads them, for the loop and for ``strategies show``):
 - ``accept`` (:class:`CompactionCheck`): looks at a summary before using it;
 - ``after_compaction`` (:class:`CompactionFollowup`): acts on what its compaction produced;
 - ``stages`` (:class:`Composed`): composed strategies asked stage by stage (``pipeline``).
+
+**Optional declaration**: ``read_before_edit = True`` (an attribute) says the tool refuses to edit a file
+not read since its compaction, as Claude Code does: predicted re-acquisition then counts such an edit even
+where the summary quoted the file (:func:`reads_before_edit`). A tool that re-attaches content after its
+compaction does so in its own :class:`Compact` (an :class:`Insert` holding the content): the view holds it
+and pays its tokens.
 """
 
 from __future__ import annotations
@@ -91,6 +97,7 @@ from compbench.sdk.protocols import (
     Strategy,
     capabilities,
     optional,
+    reads_before_edit,
     stages_of,
 )
 from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
@@ -100,6 +107,7 @@ __all__ = [
     "CompactionFollowup", "Composed", "Configured", "Entry", "Event", "Followup", "IdentityMemo", "Insert", "Keep",
     "ManualCompaction", "Media", "Message", "ModelLimits", "Origin", "Part", "Phase", "Prune", "PruneEvent",
     "Reasoning", "ReplayContext", "SessionView", "Slot", "Strategy", "StrategyInfo", "SummaryRequest", "Text",
-    "ToolCall", "ToolResult", "Usage", "capabilities", "configure", "optional", "param", "resolve", "stages_of",
+    "ToolCall", "ToolResult", "Usage", "capabilities", "configure", "optional", "param", "reads_before_edit", "resolve",
+    "stages_of",
     "strategy",
 ]

@@ -87,3 +87,10 @@ def optional(strategy: object, capability: Capability) -> Callable[..., Any] | N
     """The method of an optional capability (``manual``, ``accept``, ``after_compaction``), or None."""
     method = getattr(strategy, capability, None)
     return method if callable(method) else None
+
+
+def reads_before_edit(strategy: Strategy) -> bool:
+    """Does the strategy's tool refuse an edit of a file not read since its compaction (Claude Code)? A
+    strategy declares it with a ``read_before_edit`` attribute; a composition has it when a stage does.
+    Re-acquisition then counts such an edit even when a summary quoted the file."""
+    return any(bool(getattr(s, "read_before_edit", False)) for s in stages_of(strategy))

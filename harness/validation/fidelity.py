@@ -30,12 +30,14 @@ from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import CompactionEvent, ReplayConfig, Trace, replay
 from compbench.replay.session import ModelLimits
 from compbench.summarizers import Summarizer
+from compbench.validation.reacquisition import RealReacquisition
 
 TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
-           "counted_before", "recorded_before", "calibration_error", "overhead", "window", "window_source", "cause")
+           "counted_before", "recorded_before", "calibration_error", "overhead", "window", "window_source",
+           "reacq_predicted", "reacq_observed", "cause")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,11 @@ class Row:
     kept_extractive: str = "–"
     window: int = 0
     window_source: str = ""
+    # re-acquisition after the real compaction (compbench.validation.reacquisition): predicted from the real
+    # post-compaction view, and what the recorded agent re-read, re-listed or re-searched (tokens)
+    reacq_predicted: int | None = None
+    reacq_observed: int | None = None
+    reacq_detail: RealReacquisition | None = None  # the whole comparison, for the summary below the table
 
     def cells(self) -> list[str]:
         out = []
@@ -200,6 +207,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     matcher = Matcher(facts)
     info = get(name)
     system = overhead(t, counter)
+    from compbench.validation.reacquisition import at_compactions
+
+    reacq = at_compactions(t, counter.index(t).part_tokens)
     # the calibration columns describe the recorded history, not a strategy: counted from a replay
     # that never compacts (a strategy that compacted earlier would report its own, smaller context)
     segments = [segment(t, n)[0] for n in range(len(t.compactions))]
@@ -262,6 +272,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 calibration_error=(counted - rc.tokens_before) / rc.tokens_before
                 if counted is not None and rc.tokens_before else None,
                 overhead=system, window=limits.context_window, window_source=window.source,
+                reacq_predicted=reacq[n].reacq_predicted, reacq_observed=reacq[n].reacq_observed,
+                reacq_detail=reacq[n],
                 cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
                                             "" if ev or not auto else "strategy never compacted", *notes) if x),
             ))
@@ -278,7 +290,40 @@ def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",
 
 
 def as_json(rows: Sequence[Row]) -> dict[str, Any]:
-    return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": [asdict(r) for r in rows]}
+    records = [{k: v for k, v in asdict(r).items() if k != "reacq_detail"} for r in rows]
+    return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": records,
+            "reacquisition": reacquisition_summary(rows)}
+
+
+def reacquisition_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """Predicted against observed re-acquisition over the real compactions (each once, whatever the preset)."""
+    from compbench.validation.reacquisition import summarize
+
+    seen = {(r.transcript, r.n): r.reacq_detail for r in rows if r.reacq_detail is not None}
+    return summarize(v for v in seen.values() if v is not None)
+
+
+def reacquisition_note(rows: Sequence[Row]) -> str:
+    """The validation of predicted re-acquisition, per split, in a few lines."""
+    s = reacquisition_summary(rows)
+    if not s["all"]["compactions"]:
+        return "re-acquisition: no real compaction"
+    lines = ["re-acquisition after the real compactions (tokens re-read, re-listed or re-searched of content the "
+             "agent had before; predicted from the real post-compaction view):"]
+    for name in ("fit", "held-out", "all"):
+        x = s[name]
+        if not x["compactions"]:
+            continue
+        named, unnamed = x["named"], x["not_named"]
+        lines.append(
+            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: "
+            f"predicted {x['predicted']:,} vs observed {x['observed']:,} (pooled ratio {x['pooled_ratio']:.2f}), "
+            f"Spearman {x['spearman']:.2f}; "
+            f"used keys the summary named: {named[0]} re-acquired / {named[1]} not, not named: {unnamed[0]} / "
+            f"{unnamed[1]}")
+    if s["all"]["compactions"] < 30:
+        lines.append(f"  (few compactions: {s['all']['compactions']}; a figure on so few says little)")
+    return "\n".join(lines)
 
 
 def kept_note(rows: Sequence[Row]) -> str:

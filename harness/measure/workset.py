@@ -1,0 +1,267 @@
+"""``compbench.measure.workset`` — The working set as content: what each tool output delivered to the agent, and
+where the recorded agent needs that content again.
+
+After a real compaction agents do not pay for lost *names*: they pay for lost *content*, by reading files
+again, re-listing, re-searching. A path in a summary is not the file's body. This module describes a
+transcript's content once (per transcript, shared by every strategy's replay):
+
+* a **delivery** is one tool result that gave the agent content, under a *key* saying what it is about:
+  ``file:<path>`` (a read tool, or a shell read: ``cat``/``sed -n``/``head``/``tail``/``nl``/``less`` of
+  one file), ``search:<call>`` (grep/glob/find/ls tools, ``rg``/``grep``/``find``/``ls``/``git grep`` in a
+  shell) or ``inspect:<command>`` (read-only inspection: ``git show``/``git log``/``git blame``, ``--help``,
+  ``man``). Any other command (tests, builds, linters, ``git status``/``diff``, scripts) is a *state probe*:
+  an agent re-runs it to see what changed, not to get back what it had, so it delivers no content item.
+  File paths are keyed by their last two components, as facts are: one file named several ways is one item.
+* a **use** is an assistant message that needs a key's content: it edits or writes the file (an edit needs
+  the text it replaces; Claude Code even refuses one on a file not read since its compaction), or it names
+  the file other than by reading it (a test run on it, a path in its reasoning), or, for a search or an
+  inspection, it repeats a distinctive line of that output (a path:line it found, a signature it read).
+
+The rule is fitted on the real compactions in ../shared (:mod:`compbench.validation.reacquisition`): of
+the content real agents re-read after their tools' compactions, files edited later were re-read 93% of the
+time, and the rest came from files named again; reads themselves are never uses (a read re-delivers).
+Lines are compared normalized (whitespace folded, a read tool's line-number gutter removed), and only
+lines of at least :data:`MIN_LINE` characters: a brace or an ``import os`` is no evidence of anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
+from compbench.measure.facts import normalize
+from compbench.measure.facts.derive import (
+    PATH_SHAPE,
+    WRITE_TOOLS,
+    call_args,
+    call_commands,
+    call_paths,
+    command_paths,
+)
+
+Kind: TypeAlias = Literal["file", "search", "inspect"]
+How: TypeAlias = Literal["edit", "mention", "lines"]
+
+MIN_LINE = 16  # characters of a normalized line that count as content
+PATH_KEY_COMPONENTS = 2  # as fact anchors: /home/u/p/src/api/views.py -> api/views.py
+READ_TOOLS = frozenset({"read", "view", "open", "read_file", "view_file", "cat", "readfile", "read_many_files",
+                        "get_file_contents", "view_range"})
+SEARCH_TOOLS = frozenset({"grep", "glob", "find", "find_file", "search_file", "search_dir", "ls", "list",
+                          "list_dir", "list_directory", "list_files", "search_files", "codebase_search",
+                          "file_search", "grep_search", "rg", "ripgrep"})
+# a shell read of one file: the program, then its path (cd ... && first)
+SHELL_READ = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(cat|sed\s+-n|head|tail|nl|less|more|bat|view)\b")
+SHELL_SEARCH = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(rg|grep|egrep|fgrep|find|fd|ls|tree|git\s+grep|"
+                          r"git\s+ls-files)\b")
+SHELL_INSPECT = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(git\s+(?:show|log|blame)\b|man\s)|\s--help\b|\s-h$")
+GUTTER = re.compile(r"^\s*\d+(?:→|\t|: |:|\|)\s?")  # a read tool's line numbers: "  12→", "12\t", "12: "
+
+
+def content_lines(text: str) -> frozenset[int]:
+    """The output's distinctive lines, normalized and hashed (compared within one process only)."""
+    out = set()
+    for line in text.splitlines():
+        line = " ".join(GUTTER.sub("", line, count=1).split())
+        if len(line) >= MIN_LINE:
+            out.add(hash(line))
+    return frozenset(out)
+
+
+def path_key(path: str) -> str:
+    parts = [x for x in normalize(path).rstrip("/").split("/") if x and x != "."]
+    return "file:" + "/".join(parts[-PATH_KEY_COMPONENTS:])
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """What one tool call does to the working set: delivers ``key`` (``read``), or changes the file
+    (``write``, which needs no content; ``edit``, which needs the text it replaces)."""
+
+    key: str
+    kind: Kind
+    verb: Literal["read", "edit", "write"]
+
+
+def touches(call: ToolCall) -> list[Touch]:
+    """The content keys a tool call reads or changes."""
+    name = call.name.lower()
+    paths, writes = call_paths(call)
+    if paths and name in READ_TOOLS:
+        return [Touch(path_key(p), "file", "read") for p in paths]
+    if paths and writes:
+        verb: Literal["edit", "write"] = "write" if name in {"write", "create", "write_file", "create_file"} else "edit"
+        return [Touch(path_key(p), "file", verb) for p in paths]
+    if name in SEARCH_TOOLS:
+        args = call_args(call)
+        return [Touch("search:" + name + " " + " ".join(f"{k}={args[k]}" for k in sorted(args)), "search", "read")]
+    for cmd in call_commands(call)[:1]:
+        first = " ".join(cmd.split("\n", 1)[0].split())
+        if SHELL_READ.match(first):
+            read = [p for p, w in command_paths(first) if not w]
+            if len(read) == 1:
+                return [Touch(path_key(read[0]), "file", "read")]
+        written = [p for p, w in command_paths(first) if w]
+        if written:
+            return [Touch(path_key(p), "file", "edit") for p in written]
+        if SHELL_SEARCH.match(first):
+            return [Touch("search:" + first, "search", "read")]
+        if SHELL_INSPECT.search(first):
+            return [Touch("inspect:" + first, "inspect", "read")]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One tool result that delivered ``key``'s content: at ``message``/``part``, ``tokens`` as counted."""
+
+    key: str
+    kind: Kind
+    message: int
+    part: int
+    tokens: int
+    lines: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    key: str
+    how: How
+
+
+@dataclass(frozen=True)
+class WorkingSet:
+    """A transcript's deliveries and uses, by message index."""
+
+    deliveries: tuple[Delivery, ...]
+    at_part: Mapping[tuple[int, int], Delivery]  # (message, part) -> what that tool result delivered
+    uses: Mapping[int, tuple[Use, ...]]  # assistant message index -> the keys it needs
+    latest: Mapping[str, tuple[Delivery, ...]] = field(default_factory=dict)  # key -> its deliveries, in order
+
+    @classmethod
+    def build(cls, t: Transcript, part_tokens: Sequence[Sequence[int]]) -> WorkingSet:
+        calls: dict[str, list[Touch]] = {}
+        deliveries: list[Delivery] = []
+        uses: dict[int, tuple[Use, ...]] = {}
+        by_key: dict[str, list[Delivery]] = {}
+        by_tail: dict[str, set[str]] = {}  # a file's last component -> its keys (a bare name is a mention)
+        for i, m in enumerate(t.messages):
+            if m.meta.get("compaction"):
+                continue
+            if m.role == "assistant":
+                found = _uses(m, by_key, by_tail)
+                if found:
+                    uses[i] = found
+            for j, p in enumerate(m.parts):
+                if isinstance(p, ToolCall):
+                    calls[p.id] = found_touches = touches(p)
+                    written = _written(p) if any(x.verb == "write" for x in found_touches) else ""
+                    if written:  # a file the agent wrote: its body is in the call, and is content to lose
+                        key = next(x.key for x in found_touches if x.verb == "write")
+                        d = Delivery(key, "file", i, j, part_tokens[i][j], content_lines(written))
+                        if d.lines:
+                            deliveries.append(d)
+                            by_key.setdefault(key, []).append(d)
+                            by_tail.setdefault(key.rsplit("/", 1)[-1], set()).add(key)
+                elif isinstance(p, ToolResult) and not p.is_error:
+                    for touch in calls.get(p.call_id, ()):
+                        if touch.verb != "read":
+                            continue
+                        d = Delivery(touch.key, touch.kind, i, j, part_tokens[i][j], content_lines(p.output))
+                        if not d.lines:
+                            continue
+                        deliveries.append(d)
+                        by_key.setdefault(d.key, []).append(d)
+                        if d.kind == "file":
+                            by_tail.setdefault(d.key.rsplit("/", 1)[-1], set()).add(d.key)
+                        break
+        return cls(tuple(deliveries), {(d.message, d.part): d for d in deliveries}, uses,
+                   {k: tuple(v) for k, v in by_key.items()})
+
+    def before(self, key: str, message: int) -> Delivery | None:
+        """``key``'s latest delivery before ``message`` (the content an agent would re-acquire there)."""
+        found = None
+        for d in self.latest.get(key, ()):
+            if d.message >= message:
+                break
+            found = d
+        return found
+
+
+WRITTEN_KEYS = ("content", "file_text", "contents", "text")
+UNQUOTED_TOOLS = WRITE_TOOLS | {"write"}  # their arguments are file bodies: the paths inside are no mention
+
+
+def _written(call: ToolCall) -> str:
+    args = call_args(call)
+    return next((v for k in WRITTEN_KEYS if isinstance(v := args.get(k), str)), "")
+
+
+def _texts(m: Message) -> Iterator[tuple[str, ToolCall | None]]:
+    for p in m.parts:
+        if isinstance(p, Text):
+            yield p.text, None
+        elif isinstance(p, ToolCall):
+            args = call_args(p)
+            yield (" ".join(_strings(args)) if args else p.args), p
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _uses(m: Message, by_key: Mapping[str, list[Delivery]], by_tail: Mapping[str, set[str]]) -> tuple[Use, ...]:
+    """The keys delivered before ``m`` that ``m`` needs: edits, mentions, repeated lines (in that order of
+    precedence; one use per key)."""
+    if not by_key:
+        return ()
+    found: dict[str, How] = {}
+    reads: set[str] = set()
+    for p in m.parts:
+        if isinstance(p, ToolCall):
+            for touch in touches(p):
+                if touch.verb == "edit" and touch.key in by_key:
+                    found.setdefault(touch.key, "edit")
+                elif touch.verb == "read":
+                    reads.add(touch.key)
+    lines: set[int] = set()
+    for text, call in _texts(m):
+        if call is None or call.name.lower() not in UNQUOTED_TOOLS:
+            for shape in PATH_SHAPE.findall(text):
+                for key in _mentioned(shape, by_tail):
+                    if key in by_key and key not in reads:
+                        found.setdefault(key, "mention")
+        if "\n" in text or len(text) >= MIN_LINE:
+            lines |= content_lines(text)
+    if lines:
+        for key, ds in by_key.items():
+            if key in found or key in reads or ds[-1].kind == "file":
+                continue
+            if not ds[-1].lines.isdisjoint(lines):
+                found[key] = "lines"
+    return tuple(Use(k, h) for k, h in found.items())
+
+
+def _mentioned(shape: str, by_tail: Mapping[str, set[str]]) -> Iterator[str]:
+    """The file keys a path-shaped string names: its last two components, or a bare file name that only
+    one known file has."""
+    if "://" in shape or shape.startswith("//"):
+        return
+    parts = [x for x in normalize(shape).strip("/").split("/") if x and x != "."]
+    if not parts:
+        return
+    if len(parts) >= PATH_KEY_COMPONENTS:
+        yield "file:" + "/".join(parts[-PATH_KEY_COMPONENTS:])
+    else:
+        keys = by_tail.get(parts[0], set())
+        if len(keys) == 1:
+            yield from keys
