@@ -61,7 +61,7 @@ def strategies(results: Any, agg: Mapping[str, Mapping[str, Estimate]], ranked: 
             "acted": st.acted, "transcripts": st.transcripts,
             "flags": [{"kind": f.kind, "text": f.text, "short": SHORT.get(f.kind, f.kind),
                        "severity": SEVERITY.get(f.kind, "bad")} for f in flags.get(label, [])],
-            "m": {m.name: estimate_json(agg[label][m.name], m) for m in METRICS},
+            "m": {m.name: estimate_json(agg[label][m.name], m) for m in METRICS if m.name in agg[label]},
             "kinds": per_kind(results, label), "needs": needs,
             "verbatim": int(g["needs_verbatim"].sum()) / needs if needs else math.nan,
             "carried": int(g["needs_carried"].sum()) / needs if needs else math.nan,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compbench.decide.compare import BY_NAME, METRICS, fmt, load_results, orderings
+from compbench.decide.compare import BY_NAME, METRICS, available, fmt, load_results, orderings
 from compbench.decide.summary import cache_check, describe_summarizer, flag_details
 from compbench.reports import data, events, fidelity, glossary, series
 from compbench.reports.colors import colors
@@ -53,7 +53,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     details = flag_details(results)
     flags = {label: [f.text for f in fs] for label, fs in details.items()}
     standing = standings(results, details)
-    b = batch(results, METRICS, resamples)
+    b = batch(results, available(results), resamples)
     agg = b.estimates
     ranked = order(labels, standing, lambda s: agg[s]["net_savings"].value)
     summarizer = describe_summarizer(str(spec.get("summarizer", "?")))

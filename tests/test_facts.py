@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import pytest
+
 from compbench.measure.facts import normalize
 from compbench.measure.facts.derive import extract, path_anchors
 from compbench.measure.facts.presence import FactIndex, Matcher, PresenceTracker
@@ -198,3 +200,20 @@ def test_incremental_retention_counters_equal_a_recount() -> None:
                    context=context)
             assert tracker.acted and tracker.step_ratios
 
+
+
+@pytest.mark.parametrize("command", ["curl -s localhost:3000/api/health", "curl http://localhost:3000/api/health",
+                                     "curl 127.0.0.1:8080/v1/items/list", "wget api.example.com/v1/users/x"])
+def test_a_web_address_is_not_a_file_path(command: str) -> None:
+    from compbench.measure.facts.derive import command_paths
+
+    assert command_paths(command) == []
+
+
+@pytest.mark.parametrize(("command", "path"), [("cat src/api/views.py", "src/api/views.py"),
+                                               ("ls app/api/health/route.ts", "app/api/health/route.ts"),
+                                               ("grep -n foo src/a/b.ts:12", "src/a/b.ts")])
+def test_a_file_path_beside_a_colon_or_a_route_like_folder_stays_a_path(command: str, path: str) -> None:
+    from compbench.measure.facts.derive import command_paths
+
+    assert [p for p, _ in command_paths(command)] == [path]

@@ -222,3 +222,88 @@ def test_the_hindsight_oracle_bounds_every_strategy() -> None:
     for name in runnable():
         row = hits(long_turn(), resolve(name).create(), window=40_000)[3]
         assert row["oracle_present"] >= row["needs_present"]  # type: ignore[operator]
+
+
+# The user fixes a value; much later the agent uses the value without restating the rule.
+PORT = transcript(
+    user("u0", "Add a health check. The test server must listen on port 8431."),
+    assistant("a1", "Looking at the server.", [("c1", "bash", {"command": "ls server"})]),
+    tool("t1", "c1", "app.py"),
+    assistant("a2", "Writing the check.", [("c2", "bash", {"command": "echo ok"})]),
+    tool("t2", "c2", "ok"),
+    assistant("a3", "Running the tests.", [("c3", "bash", {"command": "pytest tests -q --port 8431"})]),
+    tool("t3", "c3", "1 passed"),
+)
+
+
+def test_a_constraint_used_later_by_its_value_is_a_need() -> None:
+    found, index, _, _ = hits(PORT, resolve("none").create())
+    constraint = next(f for f in index.facts if f.kind == "decision")
+    assert "8431" in constraint.anchors and constraint.provenance == "user"
+    assert [(h.step, h.fact) for h in found] == [(2, constraint.id)]
+    # dropped before the step that uses it: missed; a summary that keeps the value: met
+    (lost,), _, _, _ = hits(PORT, CutBefore(2), summary="added a health check")
+    (kept,), _, _, _ = hits(PORT, CutBefore(2), summary="tests run against port 8431")
+    assert not lost.present and kept.carried
+
+
+def test_a_constraint_whose_value_is_never_used_again_is_no_need() -> None:
+    t = transcript(*PORT.messages[:5], assistant("a3", "Done.", [("c3", "bash", {"command": "pytest -q"})]))
+    found, _, _, _ = hits(t, resolve("none").create())
+    assert found == []
+
+
+@pytest.mark.parametrize(("path", "need"), [("/repo/package.json", False), ("/repo/README.md", False),
+                                            ("/repo/src/pkg/scheduler_core.py", True),
+                                            ("/repo/docs/package.json.md", True)])
+def test_a_conventional_file_name_is_no_need(path: str, need: bool) -> None:
+    """An agent types package.json without having seen it: using it later needs nothing the view kept."""
+    t = transcript(
+        user("u0", "Fix the build."),
+        assistant("a1", "Listing.", [("c1", "bash", {"command": "ls /repo"})]),
+        tool("t1", "c1", path),
+        assistant("a2", "Thinking.", [("c2", "bash", {"command": "echo hm"})]),
+        tool("t2", "c2", "hm"),
+        assistant("a3", "Opening it.", [("c3", "read", {"file_path": path})]),
+        tool("t3", "c3", "{}"),
+    )
+    found, _, _, row = hits(t, resolve("none").create())
+    assert bool(found) is need
+    assert row["facts_conventional"] == (0 if need else 1)
+
+
+def test_needs_are_split_by_their_distance_from_the_compaction() -> None:
+    """CutBefore(2) compacts before call 2: the need at call 2 is 'soon' (0 calls after it)."""
+    _, _, _, row = hits(SEARCH, CutBefore(2), summary="worked on the scheduler")
+    assert (row["needs_soon"], row["needs_later"]) == (1, 0)
+    _, _, _, row = hits(SEARCH, resolve("none").create())
+    assert (row["needs_soon"], row["needs_later"]) == (0, 0)  # nothing scored before a strategy acts
+
+
+def test_a_need_the_recorded_agent_met_only_by_reacquiring_is_marked() -> None:
+    """The tool compacted after t1 (its summary does not name the path); the agent listed the folder again
+    (t2 shows the path) and used it at a3: a need met, in the record, only by re-acquiring."""
+    from dataclasses import replace
+
+    from compbench.data.transcript import RecordedCompaction
+    from compbench.measure.retention import reacquired_in_record
+
+    t = transcript(
+        user("u0", "The scheduler drops jobs. Find and fix it."),
+        assistant("a1", "Searching.", [("c1", "bash", {"command": "grep -rl 'def schedule' /repo/src"})]),
+        tool("t1", "c1", PATH),
+        user("s", "Summary: looking for the scheduler bug."),
+        assistant("a2", "Listing again.", [("c2", "bash", {"command": "ls /repo/src/engine"})]),
+        tool("t2", "c2", PATH),
+        assistant("a2b", "Thinking.", [("c4", "bash", {"command": "echo hm"})]),
+        tool("t4", "c4", "hm"),
+        assistant("a3", "Opening it.", [("c3", "read", {"file_path": PATH})]),
+        tool("t3", "c3", "def schedule(job): ..."),
+    )
+    rc = RecordedCompaction(3, "compbench", "auto", 1000, "Summary: looking for the scheduler bug.")
+    t = replace(t, compactions=(rc,))
+    index = FactIndex.build(t, extract(t))
+    path = next(f.id for f in index.facts if f.kind == "artifact" and f.text == PATH)
+    assert (8, path) in reacquired_in_record(t, index)
+    carried = replace(t, compactions=(replace(rc, summary=f"Found it in {PATH}."),))
+    assert (8, path) not in reacquired_in_record(carried, FactIndex.build(carried, extract(carried)))

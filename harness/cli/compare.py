@@ -90,7 +90,7 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
     """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
     configurations across two RUNs (B − A, paired over the transcripts both have)."""
     from compbench.decide.bootstrap import batch
-    from compbench.decide.compare import METRICS, load_results, metric, paired
+    from compbench.decide.compare import METRICS, available, load_results, metric, paired
     from compbench.decide.compare import fmt as show
     from compbench.decide.ranking import RULE, order, standings
     from compbench.decide.summary import flag_details
@@ -105,6 +105,8 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
     if pairs and len(runs) == 1:
         raise UsageError("--pair pairs configurations of two runs; with one run use --baseline")
     a = load_results(runs[0])
+    if not metrics:
+        chosen = available(a, chosen)
     details = flag_details(a)
     standing = standings(a, details)
     needed = list(dict.fromkeys([*chosen, key, *(metric(n) for n in ("net_savings", "needed_recall", "cost"))]))

@@ -16,7 +16,7 @@ from typing import Any
 
 from compbench.decide.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
 from compbench.errors import UsageError
-from compbench.measure.savings import NET_SPENT
+from compbench.measure.savings import EFFECTIVE_SPENT, NET_SPENT
 from compbench.registry import Registry
 
 
@@ -51,10 +51,36 @@ METRICS: tuple[Metric, ...] = (
            _sum(*NET_SPENT), "reference_input_tokens", complement=True, acted_only=True,
            doc="1 − (input tokens + the summarizer's input and output tokens) / the input tokens of none, "
                "summed over transcripts; its n counts the transcripts where the strategy acted"),
+    Metric("effective_savings", "effective savings",
+           _sum(*EFFECTIVE_SPENT), "reference_input_tokens", complement=True, acted_only=True,
+           doc="net savings once re-acquiring what the view lost is paid: 1 − (input tokens + the summarizer's "
+               "tokens + the tokens the agent would spend getting back content it needs again: the extra calls "
+               "and the re-read content riding along until the next compaction) / the input tokens of none; "
+               "re-acquisition is predicted from the recorded agent's later edits and mentions (validated against "
+               "real agents' re-reads after their tools' compactions: `compbench fidelity`)"),
+    Metric("effective_cost_savings", "effective cost savings", "cost_usd+reacquired_cost_usd", "reference_cost_usd",
+           complement=True, acted_only=True,
+           doc="cost savings once re-acquisition is paid (cache-aware: the re-read content is written to the cache "
+               "once and read by every later call until the next compaction)"),
+    Metric("reacquired", "re-acquired content tokens / transcript", "reacquired_content_tokens",
+           higher_is_better=False, percent=False,
+           doc="tokens of content the agent would read, list or search again because the strategy's view lost "
+               "it (the sizes of the outputs that had delivered it)"),
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs",
            doc="needs met / needs: a need is a later step where the recorded agent uses a fact it was given "
                "(by the user or a tool), scored from the strategy's first action; met when the fact is in "
                "that step's prompt (presence: an upper bound on what a model retains)"),
+    Metric("needed_recall_soon", "needed-fact recall within 10 calls of a compaction", "needs_present_soon",
+           "needs_soon",
+           doc="needed-fact recall on the needs of the first 10 calls after each compaction: what its summary "
+               "had to serve (real summaries carry what is about to be used)"),
+    Metric("needed_recall_later", "needed-fact recall later on", "needs_present_later", "needs_later",
+           doc="needed-fact recall on every other need (more than 10 calls after a compaction, or where the "
+               "strategy never compacted)"),
+    Metric("needs_reacquired_real", "needs the recorded agent met only by re-acquiring", "needs_reacquired_real",
+           "needs", higher_is_better=False,
+           doc="the share of needs that the recorded agent itself met only by fetching the fact again after its "
+               "tool's own compaction (logs with real compactions): the figure a replay inherits from the log"),
     Metric("recall_verbatim", "recall kept verbatim (summary carries nothing)", "needs_verbatim", "needs",
            doc="needs met word for word, as if summaries carried nothing: the low end of recall's range"),
     Metric("recall_copy", "recall if summaries also copied (optimistic)", "needs_upper", "needs",
@@ -197,7 +223,18 @@ def aggregate(df: Any, metrics: Sequence[Metric] = METRICS, resamples: int = 10_
     resamples: see :mod:`compbench.decide.bootstrap`)."""
     from compbench.decide.bootstrap import batch
 
-    return batch(df, metrics, resamples, seed, by).estimates
+    return batch(df, available(df, metrics), resamples, seed, by).estimates
+
+
+def available(df: Any, metrics: Sequence[Metric] = METRICS) -> list[Metric]:
+    """The built-in metrics ``df`` has the columns of: a run written before a metric existed (version 1 had
+    no re-acquisition) is shown without it; a metric asked for by name still names what is missing."""
+    have = set(df.columns)
+
+    def ok(m: Metric) -> bool:
+        return m not in METRICS or all(c in have for c in (*m.num.split("+"), *(m.den.split("+") if m.den else ())))
+
+    return [m for m in metrics if ok(m)]
 
 
 RANGE = ("recall_verbatim", "needed_recall", "recall_copy")  # the summary carries nothing .. point .. a copy

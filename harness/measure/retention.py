@@ -21,6 +21,7 @@ from compbench.measure.facts.presence import EventOutcome, FactIndex, NeedHit, P
 from compbench.replay.loop import CompactionEvent, Trace
 
 NAN = math.nan
+SOON = 10  # calls after a compaction: a need this soon is one its summary had to serve
 # Path- or identifier-shaped strings a summary states; a fabricated one appears nowhere in its input.
 IDENT_SHAPE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,}\b|\b[a-z]+(?:[A-Z][a-z0-9]+){1,}\b")
 
@@ -122,6 +123,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         "facts_received": sum(1 for f in facts.values() if f.received),
         "facts_boilerplate": sum(1 for f in facts.values() if f.boilerplate),
         "facts_agent": sum(1 for f in facts.values() if f.provenance == "agent"),
+        "facts_conventional": sum(1 for f in facts.values() if f.meta.get("conventional")),
         "needs_all": len(tracker.need_hits),
         "needs": len(scored),
         "needs_present": sum(1 for h in scored if h.present),
@@ -144,6 +146,13 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         "guard_dropped_constraint": sum(c.guard_dropped_constraint for c in per_event),
         "guard_fabricated": sum(bool(c.fabricated) for c in per_event),
     }
+    soon = [h for h in scored if 0 <= h.since <= SOON]
+    later = [h for h in scored if not 0 <= h.since <= SOON]
+    row["needs_soon"], row["needs_later"] = len(soon), len(later)
+    row["needs_present_soon"] = sum(1 for h in soon if h.present)
+    row["needs_present_later"] = sum(1 for h in later if h.present)
+    marked = reacquired_in_record(t, index)
+    row["needs_reacquired_real"] = sum(1 for h in scored if (step_msg.get(h.step, -1), h.fact) in marked)
     for kind in KINDS:
         hits = [h for h in scored if facts[h.fact].kind == kind]
         row[f"needs_{kind}"] = len(hits)
@@ -161,6 +170,34 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
                   "needs": len(need_count.get(f.id, [])), "needs_present": sum(need_count.get(f.id, [])),
                   "lost_at_seq": lost_at.get(f.id, -1)} for f in index.facts]
     return row, per_event, fact_rows
+
+
+def reacquired_in_record(t: Transcript, index: FactIndex) -> frozenset[tuple[int, str]]:
+    """Needs ``(message, fact)`` the recorded agent met only by re-acquiring after its tool's own compaction:
+    the fact was known before the compaction, the tool's post-compaction view (its summary, what it kept)
+    lacked it, and a tool output after the compaction brought it back before the need. Any strategy that
+    scores such a need as missed agrees with what the real agent had to do."""
+    if not t.compactions:
+        return frozenset()
+    first = {f.id: f.first_index for f in index.facts}
+    out: set[tuple[int, str]] = set()
+    bounds = [c.index for c in t.compactions] + [len(t.messages)]
+    for n, rc in enumerate(t.compactions):
+        lo, hi = rc.index, bounds[n + 1]
+        kept = set(rc.kept_ids)
+        held = set(index.matcher.facts_in(rc.summary)) if rc.summary else set()
+        for i, m in enumerate(t.messages[:lo]):
+            if m.id in kept:
+                held.update(*index.part_facts[i])
+        back: set[str] = set()  # facts tool outputs brought back since the compaction
+        for i in range(lo, hi):
+            for f in index.needs.get(i, ()):
+                if 0 <= first.get(f, -1) < lo and f not in held and f in back:
+                    out.add((i, f))
+            for p, ids in zip(t.messages[i].parts, index.part_facts[i], strict=True):
+                if p.type == "tool_result":
+                    back |= ids
+    return frozenset(out)
 
 
 ORACLE_CHARS_PER_TOKEN = 4  # the cost of a needed fact written out, for the hindsight oracle

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 # What a strategy spends for net savings: the input it sends, and its summarizer's input and output.
 NET_SPENT = ("input_tokens", "summarizer_input_tokens", "summarizer_output_tokens")
+# ... and for effective savings, also what re-acquiring the content its view lost costs (compbench.measure.reacquire)
+EFFECTIVE_SPENT = (*NET_SPENT, "reacquired_tokens")
 
 
 def saved(value: float, reference: float) -> float:

@@ -40,6 +40,7 @@ from compbench.measure.facts.derive import (
     call_commands,
     call_paths,
     command_paths,
+    url_like,
 )
 
 Kind: TypeAlias = Literal["file", "search", "inspect"]
@@ -236,8 +237,10 @@ def _uses(m: Message, by_key: Mapping[str, list[Delivery]], by_tail: Mapping[str
     lines: set[int] = set()
     for text, call in _texts(m):
         if call is None or call.name.lower() not in UNQUOTED_TOOLS:
-            for shape in PATH_SHAPE.findall(text):
-                for key in _mentioned(shape, by_tail):
+            for match in PATH_SHAPE.finditer(text):
+                if url_like(text, match.start(), match.group(0)):
+                    continue
+                for key in _mentioned(match.group(0), by_tail):
                     if key in by_key and key not in reads:
                         found.setdefault(key, "mention")
         if "\n" in text or len(text) >= MIN_LINE:
@@ -254,8 +257,6 @@ def _uses(m: Message, by_key: Mapping[str, list[Delivery]], by_tail: Mapping[str
 def _mentioned(shape: str, by_tail: Mapping[str, set[str]]) -> Iterator[str]:
     """The file keys a path-shaped string names: its last two components, or a bare file name that only
     one known file has."""
-    if "://" in shape or shape.startswith("//"):
-        return
     parts = [x for x in normalize(shape).strip("/").split("/") if x and x != "."]
     if not parts:
         return

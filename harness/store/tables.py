@@ -36,14 +36,16 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         reference_cost_usd_nocache:float reference_steps:int reference_overflows:int overflows_before_action:int
         reacquisitions:int reacquired_content_tokens:int reacquired_content_tokens_soon:int reacquired_tokens:int
         reacquired_output_tokens:int reacquired_cost_usd:float effective_savings:float effective_cost_savings:float
-        oracle_present:int facts:int facts_received:int facts_boilerplate:int facts_agent:int needs_all:int
+        oracle_present:int facts:int facts_received:int facts_boilerplate:int facts_agent:int
+        facts_conventional:int needs_all:int
         needs:int needs_present:int needs_verbatim:int needs_carried:int needs_upper:int needed_recall:float
         needed_recall_lo:float needed_recall_hi:float first_action_step:int
         retention_at_compaction:float retention_at_prune:float retention_after:float retention_after_lo:float
         retention_after_hi:float artifact_f1:float fabrication_rate:float guard_summary_larger:int
         guard_dropped_constraint:int guard_fabricated:int needs_artifact:int needed_recall_artifact:float
         needs_recall:int needed_recall_recall:float needs_decision:int needed_recall_decision:float
-        needs_continuation:int needed_recall_continuation:float
+        needs_continuation:int needed_recall_continuation:float needs_soon:int needs_later:int
+        needs_present_soon:int needs_present_later:int needs_reacquired_real:int
     """),
     "steps": _columns("""
         transcript_id:str strategy:str step:int message_id:str input:int output:int cache_read:int

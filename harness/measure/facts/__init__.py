@@ -45,8 +45,9 @@ class Fact:
 
     @property
     def received(self) -> bool:
-        """Task knowledge the agent was given (not typed by itself, not a framework's fixed text)."""
-        return self.provenance in RECEIVED and not self.boilerplate
+        """Task knowledge the agent was given (not typed by itself, not a framework's fixed text, not a
+        conventional file name it would type without having seen it: package.json, README.md)."""
+        return self.provenance in RECEIVED and not self.boilerplate and not self.meta.get("conventional")
 
     def __hash__(self) -> int:
         return hash(self.id)

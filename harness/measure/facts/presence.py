@@ -154,7 +154,8 @@ def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[
 
 class NeedHit(NamedTuple):
     """One need at one step: was the fact in the prompt verbatim, carried by a summary only, or carried
-    only by the copy-upper-bound summary of the same span; ``scored``: the strategy had already acted."""
+    only by the copy-upper-bound summary of the same span; ``scored``: the strategy had already acted;
+    ``since``: calls since the strategy's last compaction (0: the first call after it; -1: none yet)."""
 
     step: int
     fact: str
@@ -162,6 +163,7 @@ class NeedHit(NamedTuple):
     carried: bool
     copied: bool
     scored: bool
+    since: int = -1
 
     @property
     def present(self) -> bool:
@@ -240,6 +242,8 @@ class PresenceTracker:
         self._n_present = self._n_verbatim = self._n_upper = 0  # among established received facts
         self._n_any = 0  # facts present at all (any fact), and those an event in progress hid for good
         self._lost = 0
+        self._calls = 0  # steps seen so far: the next call's number
+        self._compacted_at = -1  # the first call after the last compaction
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
         if e.index < 0:
@@ -325,10 +329,12 @@ class PresenceTracker:
         return frozenset(f for d in (self.counts, self.copied) for f, n in d.items() if n > 0)
 
     def step(self, step: int, message_index: int) -> None:
+        self._calls = step + 1
         counts, carried, copied = self.counts, self.carried, self.copied
         for f in self.index.needs.get(message_index, ()):
             self.need_hits.append(NeedHit(step, f, counts.get(f, 0) > 0, carried.get(f, 0) > 0,
-                                          copied.get(f, 0) > 0, self.acted))
+                                          copied.get(f, 0) > 0, self.acted,
+                                          step - self._compacted_at if self._compacted_at >= 0 else -1))
         order = self._order
         while self._next < len(order) and order[self._next].first_index < message_index:
             fid = order[self._next].id
@@ -360,4 +366,5 @@ class PresenceTracker:
             ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()
             ev.after_ids = frozenset(e.id for e in entries)
             self.compacted = True
+            self._compacted_at = self._calls
             self._pending_copy = set()
