@@ -31,14 +31,15 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     from compbench.cli.render import table
     from compbench.data.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
-    from compbench.validation.fidelity import COLUMNS, as_json, kept_note, reacquisition_note
+    from compbench.validation.fidelity import COLUMNS, agreement_note, as_json, kept_note, reacquisition_note
     from compbench.validation.fidelity import fidelity as compute
 
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
 
     paths = list(datasets) or [str(default_dataset())]
-    rows = compute(itertools.chain.from_iterable(iter_transcripts(p, on_error, warn) for p in paths), tokenizer)
+    transcripts = list(itertools.chain.from_iterable(iter_transcripts(p, on_error, warn) for p in paths))
+    rows = compute(transcripts, tokenizer)
     if not rows:
         raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
     data = as_json(rows)
@@ -54,4 +55,5 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         click.echo(table(list(COLUMNS), data["rows"], fmt))
         if fmt == "table":
             click.echo(kept_note(rows))
+            click.echo(agreement_note(transcripts))
             click.echo(reacquisition_note(rows))

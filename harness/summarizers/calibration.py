@@ -145,6 +145,64 @@ def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
     return out
 
 
+@dataclass(frozen=True)
+class Agreement:
+    """Per-fact agreement of a choice of facts with the real summaries' (kept facts only)."""
+
+    chosen: int
+    real: int
+    both: int
+
+    @property
+    def precision(self) -> float:
+        return self.both / self.chosen if self.chosen else float("nan")
+
+    @property
+    def recall(self) -> float:
+        return self.both / self.real if self.real else float("nan")
+
+
+def agreement(transcripts: Iterable[Transcript]) -> dict[str, tuple[Agreement, Agreement]]:
+    """Which facts ``calibrated`` keeps against which the real summary kept, per fact, on the compactions of
+    the held-out sessions (:func:`compbench.validation.reacquisition.split`) with keep-rates fitted on the
+    other half; beside it the null: the same rates applied by each fact's fixed draw alone (no ranking).
+    Also on the fit half itself. Returns split -> (calibrated, null)."""
+    from compbench.summarizers.calibrated import choose
+    from compbench.validation.reacquisition import split
+
+    per: list[tuple[str, Observation, dict[str, tuple[Fact, int, int]]]] = []
+    for t in transcripts:
+        obs = {o.n: o for o in observations(t)}
+        if not obs:
+            continue
+        index = FactIndex.build(t, extract(t))
+        facts = {f.id: f for f in index.facts}
+        for n, o in sorted(obs.items()):
+            ids = {f for f, _, _ in o.span}
+            seen: dict[str, tuple[Fact, int, int]] = {}
+            for k, m in enumerate(span_of(t, n - 1)):
+                for p in m.parts:
+                    for f in index.matcher.facts_in(part_match_text(p)) & ids:
+                        seen[f] = (facts[f], k, seen[f][2] + 1 if f in seen else 1)
+            per.append((split(t.id), o, seen))
+    rates = fit([o for s, o, _ in per if s == "fit"])["rates"]
+    out: dict[str, tuple[Agreement, Agreement]] = {}
+    for part in ("held-out", "fit"):
+        got = [0, 0, 0]
+        null = [0, 0, 0]
+        for s, o, seen in per:
+            if s != part:
+                continue
+            chosen = choose(seen, rates)
+            drawn = {f for f, (fact, _, _) in seen.items() if draw(fact) < keep_rate(fact.kind, fact.provenance, rates)}
+            for acc, pick in ((got, chosen), (null, drawn)):
+                acc[0] += len(pick)
+                acc[1] += len(o.kept)
+                acc[2] += len(pick & o.kept)
+        out[part] = (Agreement(*got), Agreement(*null))
+    return out
+
+
 def fit(obs: Sequence[Observation]) -> dict[str, Any]:
     """The keep-rate table and size model from observations (see the module docstring)."""
     cells: dict[tuple[str, str], list[int]] = {}

@@ -295,6 +295,20 @@ def as_json(rows: Sequence[Row]) -> dict[str, Any]:
             "reacquisition": reacquisition_summary(rows)}
 
 
+def agreement_note(transcripts: Iterable[Transcript]) -> str:
+    """Which facts the calibrated summarizer keeps against the real summaries', per fact, on held-out sessions
+    (rates fitted on the others), beside a null draw at the same rates."""
+    from compbench.summarizers.calibration import agreement
+
+    parts = agreement(transcripts)
+    held, null = parts["held-out"]
+    if not held.real:
+        return "calibrated's choice of facts: no held-out real compaction with a readable summary"
+    return (f"calibrated's choice of facts against the real summaries, held-out sessions (rates fitted on the "
+            f"others): precision {held.precision:.2f} at recall {held.recall:.2f} ({held.chosen} kept, {held.real} "
+            f"real); a null draw at the same rates: precision {null.precision:.2f} at recall {null.recall:.2f}")
+
+
 def reacquisition_summary(rows: Sequence[Row]) -> dict[str, Any]:
     """Predicted against observed re-acquisition over the real compactions (each once, whatever the preset)."""
     from compbench.validation.reacquisition import summarize
