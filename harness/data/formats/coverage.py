@@ -3,25 +3,26 @@ or by an importer that does not know most of its records, imports "successfully"
 dropped (a Gemini CLI export read as OpenAI chat: 82 user messages, no answers, 172 tokens from 550 KB).
 This module compares the two and refuses such an import.
 
-* **held**: the characters of the file's string values (JSON and JSON lines: every string that is not an
-  object key, escapes decoded; any other text file: all its characters); ids, timestamps, type tags and
-  duplicated copies (a tool's UI rendering of an output) are in it too, so it is larger than what any
-  importer reads, by an amount that depends on the tool.
-An import the user forced with ``--format`` is not refused: its transcript says so in a warning.
-
+* **held**: the characters of the file's distinct string values (JSON and JSON lines: every string that is
+  not an object key, escapes decoded, counted once however often the file repeats it, as a session id on
+  every line; any other text file: all its characters). Ids, timestamps, type tags and a tool's UI copies
+  are in it too, so it is larger than what any importer reads, by an amount that depends on the tool.
 * **read**: the characters of the transcripts' parts (text, reasoning, tool names, arguments and outputs,
   media names and data), of the recorded compactions' summaries and of the strings an importer kept in
   ``meta`` (a trajectory's final patch, a session title).
 
 An import is refused when read / held is below :data:`MIN_RATIO` and at least :data:`MIN_DROPPED`
-characters are left unread (a small file is mostly ids and timestamps, whatever its format). Measured with
-``python -m compbench.data.formats.coverage PATH...`` (it prints read / held for every file) on the 30 real
-files in ``../shared`` (transcripts, real-compactions, real-logs): 0.17-1.10 (lowest: a Claude Code
-session whose sub-agent ``progress`` records hold 2.9 M characters compbench does not import; OpenCode
-exports 0.30-0.34, Codex 0.79-0.88); on the hand-made fixtures 0.22-1.30. A Gemini CLI export read by the
-former chat reader gave 0.00 (its ``parts`` were not read). The rule sits at 0.05, a third of the lowest
-real file: a heuristic on 30 files, named so in its message. Strings are counted once however often a file
-repeats them (a session id on every line). Databases (OpenCode's store) are not measured.
+characters are left unread (a small file is mostly ids and timestamps, whatever its format); one the user
+forced with ``--format`` is imported with a warning instead. Measured with ``python -m
+compbench.data.formats.coverage PATH...`` (it prints read / held for every file) on the 30 real files in
+``../shared`` (transcripts, real-compactions, real-logs): 0.17-1.11 — Claude Code 0.17-0.88 (the lowest: a
+session whose sub-agent ``progress`` records hold 2.9 M characters compbench does not import), OpenCode
+exports 0.30-0.34, SWE-agent 0.43-0.84, pi 0.88, mini-swe-agent 0.88-1.01, Codex 0.93-0.99, the Gemini CLI
+export 1.11; the hand-made Gemini CLI and Cline fixtures 0.80-1.49. A Gemini CLI export read by the former
+chat reader gave 0.00 (none of its ``parts`` read). The rule sits at 0.05, a third of the lowest real file: a
+heuristic on 30 files, named so in its message. It does not catch a partial misread (Cline's API history read
+as chat would keep 0.37 of its fixture, its text blocks): structure does
+(:func:`~compbench.data.formats.openai_chat.unfit`). Databases (OpenCode's store) are not measured.
 """
 
 from __future__ import annotations

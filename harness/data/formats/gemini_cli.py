@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from compbench.data.formats.detect import Misfit
 from compbench.data.formats.gemini_content import is_content
 from compbench.data.formats.gemini_export import is_checkpoint, read_document, read_markdown, sniff_markdown
 from compbench.data.formats.gemini_recording import is_header
@@ -58,10 +59,8 @@ def sniff_document(doc: Any) -> bool:
     return isinstance(doc, list) and bool(doc) and all(is_content(c) for c in doc)
 
 
-def misfit(doc: Any) -> Any:
+def misfit(doc: Any) -> Misfit | None:
     """A list most of whose items are Gemini Contents: how many are not."""
-    from compbench.data.formats.detect import Misfit
-
     items = doc["history"] if isinstance(doc, dict) and isinstance(doc.get("history"), list) else doc
     if not isinstance(items, list) or not items:
         return None

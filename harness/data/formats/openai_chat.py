@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compbench.data.formats.chat_fit import UNFIT, unfit
+from compbench.data.formats.chat_fit import misfit as misfit  # this format's misfit(), for detection
 from compbench.data.formats.coverage import check_value
 from compbench.data.formats.jsonio import is_document, iter_jsonl, json_args, load_json
 from compbench.data.transcript import (
@@ -51,16 +53,6 @@ ROLE_MAP: dict[str, Role] = {"system": "system", "developer": "system", "user": 
                              "tool": "tool", "function": "tool"}  # Chat Completions roles (function: legacy)
 TEXT_PARTS = ("text", "input_text", "output_text")  # Chat Completions + Responses-style text parts
 FOREIGN_KEYS = ("type", "info", "history", "trajectory", "trajectory_format", "payload", "sessionId")
-ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result"})
-UNFIT = {  # why a message is not a chat message: (said of one, said of many)
-    "object": ("is not an object", "are not objects"),
-    "role": ("has no string 'role'", "have no string `role`"),
-    "parts": ("has 'parts' where a chat message has 'content' (a Gemini Content)",
-              "have `parts` where it expects `content` (Gemini Content)"),
-    "blocks": ("holds Anthropic content blocks (tool_use, tool_result) where a chat message has content parts",
-               "hold Anthropic content blocks (tool_use, tool_result) where it expects chat content parts"),
-}
-
 _DOC_HEAD = re.compile(
     r'^\s*(?:\[\s*\{\s*"(?:role|content)"'  # a bare list of messages
     r'|\{\s*(?:"(?:id|model)"\s*:\s*"[^"\n]*"\s*,\s*)*"messages"\s*:\s*\[\s*(?:\]|\{\s*"(?:role|content)"))')
@@ -84,42 +76,6 @@ def sniff_document(doc: Any) -> bool:
     if isinstance(doc, list):
         return bool(doc) and all(unfit(m) is None for m in doc)
     return isinstance(doc, dict) and sniff("", doc)
-
-
-def unfit(m: Any) -> str | None:
-    """Why one message is not a Chat Completions message (a key of :data:`UNFIT`; None: it is one). Other
-    APIs' messages look alike at the top: Gemini's ``{role, parts}``, Anthropic's ``content`` blocks (Cline's
-    API history), whose tool calls and results this reader would drop."""
-    if not isinstance(m, dict):
-        return "object"
-    if not isinstance(m.get("role"), str):
-        return "role"
-    if "parts" in m and "content" not in m:
-        return "parts"
-    content = m.get("content")
-    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in ANTHROPIC_BLOCKS for p in content):
-        return "blocks"
-    return None
-
-
-def misfit(doc: Any) -> Any:
-    """A list of messages (a document, or conversations' ``messages``), most of them chat-shaped at the top
-    (a string role): how many do not fit, and the most common reason."""
-    from compbench.data.formats.detect import Misfit
-
-    layout = "a list of chat messages"
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        doc, layout = doc["messages"], "a chat conversation"
-    elif isinstance(doc, list) and doc and all(isinstance(r, dict) and isinstance(r.get("messages"), list)
-                                               for r in doc):
-        doc, layout = [m for r in doc for m in r["messages"]], "chat JSONL"
-    if not isinstance(doc, list) or not doc or not any(isinstance(m, dict) and isinstance(m.get("role"), str)
-                                                       for m in doc):
-        return None
-    why = Counter(w for w in map(unfit, doc) if w is not None)
-    if not why:
-        return None
-    return Misfit(NAME, layout, sum(why.values()), len(doc), f"messages {UNFIT[why.most_common(1)[0][0]][1]}")
 
 
 def read(path: Path) -> Iterator[Transcript]:
