@@ -153,3 +153,15 @@ def test_a_known_file_named_explicitly_fails_both_alike(tmp_path: Path, capsys: 
 
 def test_every_known_entry_is_found_by_name_or_content() -> None:
     assert all(k.names or k.head is not None or k.tables for k in UNSUPPORTED)
+
+
+def test_a_folder_of_unsupported_files_only_fails_both_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "proj"
+    (d / ".crush").mkdir(parents=True)
+    crush_db(d / ".crush" / "crush.db")
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "validate", d)
+    assert code == 2 and out.startswith(f"SKIP  {d / '.crush' / 'crush.db'}: Crush's SQLite store")
+    assert err.strip() == f"error: no transcript files in {d} (1 file of known tools not supported yet)"
+    code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
+    assert code == 2 and "1 file(s) of known tools not supported yet" in err

@@ -246,8 +246,9 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
-    if ok + failed == 0 and not unsupported:
-        raise UsageError(f"no transcript files in {', '.join(paths) or _default()}")
+    if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
+        known = f" ({plural(unsupported, 'file')} of known tools not supported yet)" if unsupported else ""
+        raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
                f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged, unsupported)}")

@@ -172,8 +172,11 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         flush()
         writer.close()
         if report.transcripts == 0:
+            skipped = [f"{len(report.errors)} files skipped"] if report.errors else []
+            if report.unsupported:
+                skipped.append(f"{len(report.unsupported)} file(s) of known tools not supported yet")
             raise UsageError("nothing to import: no transcript was read"
-                             + (f" ({len(report.errors)} files skipped)" if report.errors else ""))
+                             + (f" ({'; '.join(skipped)})" if skipped else ""))
         report.fingerprint = digest.hexdigest()
         meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
                 "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
