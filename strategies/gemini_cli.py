@@ -37,8 +37,10 @@ until a compression succeeds (``startChat`` resets the flag). A summarizer error
 
 Presets: ``0.26`` (v0.26-v0.28: truncated outputs show their last 30 lines, the flag stops automatic
 compression), ``0.18`` (v0.18-v0.19: threshold 0.5, no truncation, one call with the first prompt, no blank
-check, the new history counted as JSON characters / 4) and ``0.17`` (the same at 0.7, its default from
-2025-11-14, 6d83d34, to 2025-11-20, c7b5dcd; 0.7 was also the default before 2025-10-30 and 0.2 in between).
+check, the new history counted as JSON characters / 4) and ``0.17`` (the released v0.17.0, 079dfef2f7: the
+same, at 0.5). 0.7 was only in v0.17's previews (6d83d34, 2025-11-14, in v0.17.0-preview.0 to .2; c7b5dcd made
+it 0.5, cherry-picked as d3bf3af4a4 into preview.3 and the release); v0.12.0-v0.16.0 shipped 0.2 and v0.11.0
+and earlier 0.7, which no preset models. :func:`version_preset` maps a recorded version to its preset.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ from compbench.strategies.gemini_cli_history import (
     stringify,
 )
 
-DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5  # chatCompressionService.ts @ 5411f11 (0.7 in v0.17, c7b5dcd made it 0.5)
+DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5  # chatCompressionService.ts @ 5411f11 and v0.17.0 (0.7 in v0.17's previews)
 COMPRESSION_PRESERVE_THRESHOLD = 0.3  # chatCompressionService.ts @ 5411f11
 COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000  # chatCompressionService.ts @ 5411f11
 DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000  # config/config.ts @ 5411f11
@@ -324,13 +326,35 @@ def truncate_lines(text: str, path: str) -> str:
 
 
 @strategy("gemini-cli-compression", params=GeminiCliParams,
-          source="google-gemini/gemini-cli chatCompressionService.ts @ 5411f11 (presets: v0.17, v0.18, v0.26)",
+          source="google-gemini/gemini-cli chatCompressionService.ts @ 5411f11 (presets: v0.17.0, v0.18.0, v0.26.0)",
           summary="before a call at 50% of the token limit: old tool outputs truncated, oldest ~70% into a "
                   "verified <state_snapshot> user message + model ack",
           presets={
               "0.26": {"truncation": "lines", "prompt": "0.26", "after_failure": "stop"},
               "0.18": LEGACY,
-              "0.17": {**LEGACY, "threshold": 0.7},
+              "0.17": LEGACY,  # v0.17.0 as released: chatCompressionService.ts @ v0.17.0 has 0.5, as v0.18.0
           })
 def gemini_cli(p: GeminiCliParams) -> GeminiCli:
     return GeminiCli(p)
+
+
+# The presets of the ``gemini-cli`` composition by the minor version they model (None: no preset models it).
+_BY_MINOR = ((17, 17, "0.17"), (18, 19, "0.18"), (26, 28, "0.26"), (31, 10_000, "seed"))
+PRESET_VERSIONS = {"seed": "0.31+ (read at 5411f11)", "0.26": "0.26-0.28", "0.18": "0.18-0.19", "0.17": "0.17.0"}
+
+
+def version_preset(version: str) -> str | None:
+    """The ``gemini-cli`` preset of a recorded version: an exact one (``0.21.0``) or the range a log's writer
+    shows (``0.33+``, ``0.18-0.32``, ``up to 0.20``: Gemini CLI's logs record no version); a range gets a preset
+    only when all of it has the same one."""
+    import re
+
+    nums = [int(x) for x in re.findall(r"\b0\.(\d+)", version)]
+    if not nums:
+        return None
+    lo = 0 if version.startswith("up to") else nums[0]
+    hi = 10_000 if version.endswith("+") else nums[-1]
+
+    last = _BY_MINOR[-1][0]  # from here on one preset: a range going past it is checked up to it
+    picks = {next((p for a, b, p in _BY_MINOR if a <= m <= b), None) for m in range(lo, max(lo, min(hi, last)) + 1)}
+    return picks.pop() if len(picks) == 1 else None

@@ -60,15 +60,21 @@ def create(p: PipelineParams) -> Pipeline:
     return Pipeline([resolve(s).create() for s in p.stages], until_first=p.until_first)
 
 
-def compose(name: str, stages: str, *, source: str, summary: str) -> None:
+COMPOSITION_PRESETS: dict[str, dict[str, str]] = {}  # composition -> preset -> pipeline items it adds
+
+
+def compose(name: str, stages: str, *, source: str, summary: str, presets: dict[str, str] | None = None) -> None:
     """Register a named composition: ``name`` resolves to the pipeline ``stages`` (items of a pipeline
     spec: ``stages=a>b,a.param=v,until_first=true``); a spec can still set any stage's parameters
-    (``name:a.param=v``) and tune sweeps them."""
+    (``name:a.param=v``) and tune sweeps them. ``presets``: ``name:preset=P`` adds P's items (a tool
+    version's stages and their presets) after the composition's own."""
 
     def factory(p: PipelineParams) -> Pipeline:
         return Pipeline([resolve(s).create() for s in p.stages], name, p.until_first)
 
-    strategy(name, params=PipelineParams, source=source, summary=summary, composition=stages)(factory)
+    COMPOSITION_PRESETS[name] = dict(presets or {})
+    strategy(name, params=PipelineParams, source=source, summary=summary, composition=stages,
+             presets={key: {} for key in presets or {}})(factory)
 
 
 def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:
@@ -91,7 +97,14 @@ def resolve_pipeline(spec: str, rest: str, name: str = NAME) -> Configured:
     (``name``) starts from its registered items, which the spec's own override."""
     info = get(name)
     given = [x.strip() for x in rest.split(",") if x.strip()]
-    items = [x.strip() for x in info.composition.split(",") if x.strip()] + given
+    own = COMPOSITION_PRESETS.get(name, {})
+    chosen = [x.partition("=")[2].strip() for x in given if x.partition("=")[0].strip() == "preset"]
+    for preset in chosen:
+        if preset not in own and preset != "seed":
+            raise UsageError(f"strategy {name!r} has no preset {preset!r} (presets: {', '.join(['seed', *own])})")
+    given = [x for x in given if x.partition("=")[0].strip() != "preset"]
+    items = [x.strip() for x in (info.composition + "," + ",".join(own.get(p, "") for p in chosen)).split(",")
+             if x.strip()] + given
     stages: list[str] = []
     until_first = False
     per_stage: list[tuple[str, str, str]] = []
@@ -118,8 +131,8 @@ def resolve_pipeline(spec: str, rest: str, name: str = NAME) -> Configured:
         overrides[k][param_name] = value
     configured = [resolve(label(s, o.pop("preset", ""), o)) for s, o in zip(stages, overrides, strict=True)]
     params = PipelineParams(tuple(c.label for c in configured), until_first)
-    if info.composition:  # a named composition's label is its name and what the spec itself set
-        return Configured(info, params, label(name, "", dict(x.split("=", 1) for x in given)))
+    if info.composition:  # a named composition's label is its name, its preset and what the spec itself set
+        return Configured(info, params, label(name, chosen[-1] if chosen else "", dict(x.split("=", 1) for x in given)))
     canonical = {"stages": SEPARATOR.join(stages)}
     if until_first:
         canonical["until_first"] = "true"
@@ -133,8 +146,10 @@ def resolve_pipeline(spec: str, rest: str, name: str = NAME) -> Configured:
 
 compose("gemini-cli", "stages=gemini-cli-compression>gemini-cli-masking",
         source="google-gemini/gemini-cli @ 5411f11 core/client.ts processTurn: tryCompressChat, then "
-               "tryMaskToolOutputs, before each call",
-        summary="Gemini CLI as it runs: chat compression, then tool-output masking, before every call")
+               "tryMaskToolOutputs, before each call (masking on by default from v0.30.0; the version presets "
+               "before it compress only)",
+        summary="Gemini CLI as it runs: chat compression, then tool-output masking, before every call",
+        presets={v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")})
 compose("openhands", "stages=openhands-conversation-window>openhands-browser-output>openhands-llm-summarizing,"
         "openhands-browser-output.preset=server,openhands-llm-summarizing.preset=server,until_first=true",
         source="All-Hands-AI/OpenHands @ 156d068 server/session/session.py: the default condenser pipeline",

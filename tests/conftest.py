@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TRANSCRIPTS = SHARED / "transcripts"
 REAL_COMPACTIONS = SHARED / "real-compactions"
+REAL_LOGS = SHARED / "real-logs"
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +31,14 @@ def real_compactions_dir() -> Path:
     if not REAL_COMPACTIONS.is_dir():
         pytest.skip(f"real compactions not found at {REAL_COMPACTIONS}")
     return REAL_COMPACTIONS
+
+
+@pytest.fixture(scope="session")
+def real_logs_dir() -> Path:
+    """Real logs of the other tools (Gemini CLI, Roo Code, Crush), read in place."""
+    if not REAL_LOGS.is_dir():
+        pytest.skip(f"real logs not found at {REAL_LOGS}")
+    return REAL_LOGS
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,10 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"],
     "claude-code": ["tests/data/shapes/claude-hook-chat.json", "tests/data/shapes/claude-2.1-records.jsonl"],
     "copilot": ["tests/data/shapes/copilot/77777777-7777-4777-8777-777777777777/events.jsonl"],
+    "gemini-cli": [f"tests/data/gemini-cli/{n}" for n in (
+        "session-2025-12-01T10-00-aaaa1111.json", "session-2026-02-10T09-00-bbbb2222.json",
+        "session-2026-03-01T08-00-cccc3333.jsonl", "session-2026-06-01T12-00-dddd4444.jsonl",
+        "gemini-conversation-1764584000000.json", "checkpoint-price-cache.json")],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

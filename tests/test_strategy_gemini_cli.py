@@ -234,15 +234,37 @@ def test_manual_compress_ignores_threshold_and_flag(chars4: TokenCounter) -> Non
 # --- presets ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("prompt", "acts"), [(499, False), (500, True), (501, True), (699, True)])
+def test_v0_17_0_compresses_at_half_the_token_limit(chars4: TokenCounter, prompt: int, acts: bool) -> None:
+    """The released v0.17.0 ships DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5 (chatCompressionService.ts @ v0.17.0,
+    the c7b5dcd cherry-pick); 0.7 was only in its previews: at 500 of 1,000 it compresses, as the tool did."""
+    (stage,) = resolve("gemini-cli:preset=0.17").create().stages  # type: ignore[attr-defined]
+    assert stage.p.threshold == 0.5
+    v = view_of(chat(), chars4, ModelLimits(1_000, 100))
+    assert bool(stage.before_step(with_usage(v, prompt))) is acts
+
+
+def test_version_presets_of_the_composition() -> None:
+    """Before v0.30 masking was off: the version presets compress only; recorded version ranges map to a preset
+    only when all of the range has the same one."""
+    from compbench.strategies.gemini_cli import version_preset
+
+    assert [type(s).__name__ for s in resolve("gemini-cli").create().stages] == [  # type: ignore[attr-defined]
+        "GeminiCli", "GeminiCliMasking"]
+    assert [s.p.prompt for s in resolve("gemini-cli:preset=0.26").create().stages] == ["0.26"]  # type: ignore[attr-defined]
+    assert [version_preset(v) for v in ("0.17.0", "0.19.2", "0.26-0.28", "0.33+", "0.18-0.32", "up to 0.20")] == [
+        "0.17", "0.18", "0.26", "seed", None, None]
+
+
 def test_presets_by_version(chars4: TokenCounter) -> None:
     assert resolve("gemini-cli-compression").params.threshold == 0.5
     old = resolve("gemini-cli-compression:preset=0.17").params
     assert (old.threshold, old.tool_budget, old.prompt, old.verify, old.after_failure, old.new_count) == \
-        (0.7, 0, "0.17", False, "stop", "json")
-    assert resolve("gemini-cli-compression:preset=0.18").params.threshold == 0.5
+        (0.5, 0, "0.17", False, "stop", "json")
+    assert resolve("gemini-cli-compression:preset=0.18").params == old  # v0.17.0 and v0.18.0 compress alike
     g = GeminiCli(old)
     v = view_of(chat(), chars4, ModelLimits(1_000, 100))
-    assert g.before_step(with_usage(v, 699)) == ()
+    assert g.before_step(with_usage(v, 499)) == ()
     (c,) = g.before_step(with_usage(v, 700))
     assert isinstance(c, Compact) and c.request is not None and c.followups == ()
     assert c.request.system == P.SYSTEM_PROMPT_017

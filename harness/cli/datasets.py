@@ -59,15 +59,16 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
 
     r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
-               f"{plural(len(r.errors), 'error')} skipped{extras(len(r.skipped_lines), len(r.merged))}; "
-               f"written to {out}")
+               f"{plural(len(r.errors), 'error')} skipped"
+               f"{extras(len(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
 
 
-def extras(lines: int, merged: int) -> str:
+def extras(lines: int, merged: int, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
-        if merged else "")
+        if merged else "") + (f"; {plural(unsupported, 'file')} of known tools not supported yet, skipped"
+                              if unsupported else "")
 
 
 # (key, heading, clip); the first two are text (clipped to that many characters), the rest figures
@@ -201,14 +202,14 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
     then the transcripts by format; exit 2 if any file failed."""
-    from compbench.data.importing import Imported, Merged, Note, collect
+    from compbench.data.importing import Imported, Merged, Note, Unsupported, collect
     from compbench.errors import UsageError
 
     if not paths and not Path(_default()).exists():
         raise UsageError(f"the bundled sample dataset is missing at {_default()}; give files or folders")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = merged = 0
+    lines = merged = unsupported = 0
     for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
         if isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
@@ -223,6 +224,9 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             rows[f"merged {ev.file}"] = {"text": f"MERGED {ev}"}
         elif isinstance(ev, Note):
             rows[f"note {len(rows)}"] = {"text": f"note: {ev.text}"}
+        elif isinstance(ev, Unsupported):
+            unsupported += 1
+            rows[f"skip {len(rows)}"] = {"text": f"SKIP  {ev.file}: {ev.reason}"}
         elif ev.what == "line":
             lines += 1
             rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})["lines"] += 1
@@ -242,11 +246,12 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
-    if ok + failed == 0:
-        raise UsageError(f"no transcript files in {', '.join(paths) or _default()}")
+    if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
+        known = f" ({plural(unsupported, 'file')} of known tools not supported yet)" if unsupported else ""
+        raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
-               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged)}")
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged, unsupported)}")
     if failed:
         sys.exit(2)
 

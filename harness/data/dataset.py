@@ -94,6 +94,7 @@ class ImportReport:
     skipped_lines: list[dict[str, Any]] = field(default_factory=list)  # broken lines skipped (skip-lines)
     merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
     notes: list[str] = field(default_factory=list)
+    unsupported: list[dict[str, str]] = field(default_factory=list)  # known tools' files no importer reads
     fingerprint: str = ""
 
 
@@ -118,7 +119,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from compbench.data.importing import ON_ERROR, Imported, Merged, Note, collect, describe
+    from compbench.data.importing import ON_ERROR, Imported, Merged, Note, Unsupported, collect, describe
 
     if on_error not in ON_ERROR:
         raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
@@ -149,6 +150,9 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 elif isinstance(ev, Note):
                     report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
                     continue
+                elif isinstance(ev, Unsupported):
+                    report.unsupported.append({"file": ev.file, "reason": ev.reason})
+                    continue
                 else:
                     entry = {"file": ev.error.path, "line": ev.error.line, "expected": ev.error.expected}
                     (report.errors if ev.what == "file" else report.skipped_lines).append(entry)
@@ -168,19 +172,24 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         flush()
         writer.close()
         if report.transcripts == 0:
+            skipped = [f"{len(report.errors)} files skipped"] if report.errors else []
+            if report.unsupported:
+                skipped.append(f"{len(report.unsupported)} file(s) of known tools not supported yet")
             raise UsageError("nothing to import: no transcript was read"
-                             + (f" ({len(report.errors)} files skipped)" if report.errors else ""))
+                             + (f" ({'; '.join(skipped)})" if skipped else ""))
         report.fingerprint = digest.hexdigest()
         meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
                 "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
                 "fingerprint": report.fingerprint, "errors": report.errors}
         meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
-                                        ("notes", report.notes)) if v})
+                                        ("notes", report.notes), ("unsupported", report.unsupported)) if v})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _swap(tmp, out)
         if warn is not None:
             for note in report.notes:
                 warn(note)
+            for u in report.unsupported:
+                warn(f"skipped {u['file']}: {u['reason']}")
         return report
     except BaseException:
         if writer is not None:

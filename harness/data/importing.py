@@ -9,7 +9,8 @@ files:
 * :class:`Skipped`: an unreadable file (``--on-error skip``) or a broken line (``skip-lines``);
 * :class:`Merged`: a session whose whole history another file continues (Claude Code writes a resumed
   session to a new file that starts with the parent's records): imported once, as the continuation;
-* :class:`Note`: something passed over on purpose, and why.
+* :class:`Note`: something passed over on purpose, and why;
+* :class:`Unsupported`: a known tool's file a folder walk met that no importer reads (``formats.known``).
 
 ``on_error``: ``fail`` raises the first TranscriptError; ``skip`` records an unreadable file and goes on;
 ``skip-lines`` also keeps a transcript whose file has broken lines, skipping only those lines.
@@ -60,7 +61,15 @@ class Note:
     text: str
 
 
-Event = Imported | Skipped | Merged | Note
+@dataclass(frozen=True)
+class Unsupported:
+    """A file (or folder) of a tool compbench knows but does not read, met in a folder walk: listed, not read."""
+
+    file: str
+    reason: str
+
+
+Event = Imported | Skipped | Merged | Note | Unsupported
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,8 @@ def relative(f: Path, root: Path) -> str:
         return f.resolve().as_posix()
 
 
-def _expand(paths: Iterable[str | Path], notes: list[str]) -> Iterator[_Source | TranscriptError]:
+def _expand(paths: Iterable[str | Path], notes: list[str],
+            unsupported: list[Unsupported]) -> Iterator[_Source | TranscriptError]:
     """Datasets and transcript files, each once. A dataset inside a walked folder is passed over (it is
     usually built from the files beside it, which are read) and said in ``notes``."""
     from compbench.data.dataset import is_dataset
@@ -108,7 +118,7 @@ def _expand(paths: Iterable[str | Path], notes: list[str]) -> Iterator[_Source |
             yield TranscriptError(arg, None, "an existing file or directory")
             continue
         nested: set[Path] = set()
-        for f in iter_files([arg], notes.append):
+        for f in iter_files([arg], notes.append, lambda f, why: unsupported.append(Unsupported(str(f), why))):
             key = f.resolve()
             if key in seen:
                 continue
@@ -220,11 +230,13 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
     if on_error not in ON_ERROR:
         raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
     notes: list[str] = []
-    sources = list(_expand(paths, notes))
+    unsupported: list[Unsupported] = []
+    sources = list(_expand(paths, notes, unsupported))
     c = _Collector(on_error, fmt)
     for missing in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
         raise missing  # before any work
     yield from (Note(n) for n in notes)
+    yield from unsupported
     continued = _continued([s for s in sources if isinstance(s, _Source)])
     for src in sources:
         if isinstance(src, TranscriptError):
@@ -248,7 +260,9 @@ def transcripts(paths: Iterable[str | Path], fmt: str | None = None, on_error: s
             warn(describe(ev))
 
 
-def describe(ev: Skipped | Merged | Note) -> str:
+def describe(ev: Skipped | Merged | Note | Unsupported) -> str:
+    if isinstance(ev, Unsupported):
+        return f"skipped {ev.file}: {ev.reason}"
     if isinstance(ev, Skipped):
         return f"skipped {'broken line ' if ev.what == 'line' else ''}{ev.error}"
     if isinstance(ev, Merged):

@@ -104,6 +104,11 @@ FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
     ("gemini", 1_048_576, 65_536, "Gemini's 1,048,576"),
 )
 GENERIC_WINDOW = (128_000, 8_192)  # neither the model nor its family is known
+# Gemini CLI compares against its own tokenLimit(model) (packages/core/src/core/tokenLimits.ts @ 5411f11 and
+# v0.17.0): 1,048,576 unless listed here; litellm's table is not what it uses.
+GEMINI_CLI_LIMITS = (("gemini-1.5-pro", 2_097_152), ("gemini-2.0-flash-preview-image-generation", 32_000),
+                     ("gemma-4-", 256_000))
+GEMINI_CLI_DEFAULT = 1_048_576
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +202,18 @@ def _generic(t: Transcript, peak: int, model: str | None = None) -> EffectiveLim
     return EffectiveLimits(limits, source)
 
 
+def _gemini_cli(t: Transcript) -> EffectiveLimits:
+    """Gemini CLI's ``tokenLimit(model)``: the window its compression threshold is a fraction of."""
+    model = str(t.meta.get("model") or "")
+    name = model.lower().split("/")[-1]
+    window = next((w for prefix, w in GEMINI_CLI_LIMITS if name == prefix or (prefix.endswith("-")
+                                                                            and name.startswith(prefix))),
+                  GEMINI_CLI_DEFAULT)
+    out = (_table(model) or (_family(model) or _fallback(model))[0]).max_output
+    what = f"recorded model {model}" if model else "no model recorded"
+    return EffectiveLimits(ModelLimits(window, out), f"{what}, Gemini CLI's tokenLimit {window:,}")
+
+
 def effective_limits(t: Transcript) -> EffectiveLimits:
     """The window ``t``'s tool used: the recorded model, the tool's default for it and the evidence in the
     transcript (a [1m] suffix, a recorded effective window, an input larger than the default window);
@@ -206,4 +223,6 @@ def effective_limits(t: Transcript) -> EffectiveLimits:
         return _claude_code(t, peak)
     if t.source == "codex":
         return _codex(t, peak)
+    if t.source == "gemini-cli":
+        return _gemini_cli(t)
     return _generic(t, peak)

@@ -32,7 +32,8 @@ from compbench.replay.session import ModelLimits
 from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
-TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
+TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
+                 "gemini-cli": "gemini-cli"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -87,6 +88,11 @@ class Row:
         return out
 
 
+LOST = ("the file holds only the history after this compaction (an export or checkpoint): trigger, kept set "
+        "and summary not compared; the real summary is the snapshot")
+KEPT_UNKNOWN = "the log does not record what the tool kept: kept set not compared"
+
+
 def _steps_before(t: Transcript, index: int) -> int:
     return sum(1 for m in t.messages[:index] if m.role == "assistant" and not m.meta.get("compaction"))
 
@@ -119,7 +125,10 @@ def _strategy_module(tool: str) -> Any:
 
     from compbench.strategies import get
 
-    return sys.modules[get(TOOL_STRATEGY[tool]).factory.__module__]
+    info = get(TOOL_STRATEGY[tool])
+    if info.composition:  # the tool's own composition (gemini-cli): its first stage is the one that compacts
+        info = get(info.composition.partition("=")[2].split(">")[0].split(",")[0].strip())
+    return sys.modules[info.factory.__module__]
 
 
 def version_preset(tool: str, version: str) -> str | None:
@@ -137,8 +146,12 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
     version = t.meta.get("tool_version")
+    # the versions each preset models, where the strategy says (``PRESET_VERSIONS``)
+    models = getattr(_strategy_module(t.source), "PRESET_VERSIONS", {}) if t.source in TOOL_STRATEGY else {}
     if version and preset == version_preset(t.source, str(version)):
         causes.append(f"recorded by {t.source} {version}, the version this preset models")
+    elif version and preset in models:
+        causes.append(f"recorded by {t.source} {version}; the preset models {t.source} {models[preset]}")
     elif version and preset == "seed":
         causes.append(f"recorded by {t.source} {version}; the seed describes an older version")
     elif version and preset == "current":
@@ -229,10 +242,16 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             # a manual /compact is asked of the strategy where the user asked the tool: its trigger is
             # not compared, what it keeps and summarizes is
             config = ReplayConfig(limits, system, recorded_usage=True, manual_at=None if auto else rc.index)
-            trace: Trace = replay(seg, c.create(), summarizer, config, counter)
             real_step = _steps_before(seg, rc.index)
             notes = []
-            if auto:
+            if rc.meta.get("history_in_file") is False:  # an export: only the view after the compaction
+                trace: Trace | None = None
+                notes.append(LOST)
+            else:
+                trace = replay(seg, c.create(), summarizer, config, counter)
+            if trace is None:
+                ev = None
+            elif auto:
                 ev = next((e for e in trace.compactions if e.ok), None)
             else:
                 ev = next((e for e in trace.compactions if e.ok and e.phase == "manual"), None)
@@ -262,7 +281,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 d_steps=_position(ev) - real_step if ev and auto else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
                 d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
-                kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev else None,
+                kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev and not rc.meta.get("kept_unknown") else None,
                 rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(seg, rc.index),
                 real_summary_tokens=counter.count_text(rc.summary) if rc.summary else None,
                 our_budget=ev.summary_budget if ev else None,
@@ -275,7 +294,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 reacq_predicted=reacq[n].reacq_predicted, reacq_observed=reacq[n].reacq_observed,
                 reacq_detail=reacq[n],
                 cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
-                                            "" if ev or not auto else "strategy never compacted", *notes) if x),
+                                            "" if ev or not auto or trace is None else "strategy never compacted",
+                                            KEPT_UNKNOWN if rc.meta.get("kept_unknown") and trace is not None else "",
+                                            *notes) if x),
             ))
     return out
 

@@ -8,6 +8,15 @@ bool`` for a whole JSON document, and ``read(path) -> Iterator[Transcript]`` rai
 records are chosen); ``MULTI_TRANSCRIPT = True`` when one file holds many transcripts. Modules are
 imported lazily, in detection order: specific formats first, the generic OpenAI chat format last.
 
+The contract that keeps a file from being read as another format: a sniffer says True only when the file
+fits the format *as a whole* (a document: every message; JSON lines: the record it is shown, and ``read``
+raises with the line for a later one that does not fit); optionally ``misfit(doc) -> detect.Misfit | None``
+says how far a file no format claims is from this one, so the error can name the closest format; and
+optionally ``WALK_SUFFIXES`` (e.g. ``(".md",)``): other file endings a folder walk offers to ``sniff``
+(the head only; what no format claims there is passed over, a README is no transcript). After reading,
+:mod:`.coverage` refuses an import that read too little of what the file holds. Files of tools that are
+known but not imported are data in :mod:`.known`.
+
 Other packages add an importer through the ``compbench.formats`` entry-point group (``name = "pkg.module"``,
 a module as above): it is tried after the built-in specific formats, before the generic one.
 """
@@ -35,6 +44,7 @@ FORMATS: dict[str, str] = {
     "copilot": "compbench.data.formats.copilot",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
     "swe-agent": "compbench.data.formats.swe_agent",
+    "gemini-cli": "compbench.data.formats.gemini_cli",
     "openai": "compbench.data.formats.openai_chat",
 }
 
@@ -97,66 +107,109 @@ def module(name: str) -> ModuleType:
     return found
 
 
-# Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
-# what the folder is). Every other file in or below such a folder is the tool's, not a transcript, and is
-# never opened (OpenCode keeps credentials in auth.json beside its database).
-_OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n),
-             "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
-_COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
-            "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+# Folders where a tool keeps its own store: (which files in or below the folder are read, given their path
+# relative to it; what the folder is). Every other file there is the tool's, not a transcript, and is never
+# opened (OpenCode keeps credentials in auth.json beside its database, Gemini CLI in oauth_creds.json).
+Rule = tuple[Callable[[str], bool], str]
+_OPENCODE: Rule = (lambda n: "/" not in n and (_is_store(n) or (n.startswith("opencode") and ".db-" in n)),
+                   "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, "
+                   "credentials)")
+_COPILOT: Rule = (lambda n: n in ("events.jsonl", "workspace.yaml"),
+                  "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
 
 
-def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
+def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
+    from compbench.data.formats.gemini_cli import tool_folder
+
     names: dict[Path, set[str]] = {}
     for f in files:
         names.setdefault(f.parent, set()).add(f.name)
-    out: dict[Path, tuple[Callable[[str], bool], str]] = {}
+    out: dict[Path, Rule] = {}
     for d, found in names.items():
         if any(_is_store(n) for n in found):
             out[d] = _OPENCODE
         elif {"events.jsonl", "workspace.yaml"} <= found:
             out[d] = _COPILOT
+        elif (gemini := tool_folder(d, found)) is not None:
+            out[gemini[0]] = gemini[1]
     return out
 
 
-def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None) -> Iterator[Path]:
+def _offered(f: Path, suffixes: dict[str, tuple[str, ...]]) -> bool:
+    """Is a file no tool folder claims a transcript candidate? By its ending, or (an ending a format names in
+    ``WALK_SUFFIXES``, e.g. a markdown export) by its head, which that format must claim."""
+    if _walked(f.name):
+        return True
+    claimants = [n for n, x in suffixes.items() if f.name.endswith(x)]
+    return bool(claimants) and any(module(n).sniff(_head(f), None) for n in claimants)
+
+
+def _head(f: Path) -> str:
+    from compbench.data.formats.detect import HEAD_BYTES
+
+    with f.open("rb") as fh:
+        return fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
+
+
+def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None,
+               skip: Callable[[Path, str], None] | None = None) -> Iterator[Path]:
     """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
 
     A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
     legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
-    session folder through its ``events.jsonl``; ``note`` is told how many files were passed over.
+    session folder through its ``events.jsonl``, a Gemini CLI home (``~/.gemini``) or project folder through
+    its recordings and checkpoints; ``note`` is told how many files were passed over. A file of a tool
+    compbench knows but does not read (:mod:`.known`, by name, hidden ones too, or by content among the
+    files no format claims) is given to ``skip`` with the reason.
     """
+    from compbench.data.formats.known import by_content, by_name, describe
+
+    suffixes = {n: tuple(x) for n in detection_order() if (x := getattr(module(n), "WALK_SUFFIXES", ()))}
     for p in map(Path, paths):
-        if p.is_dir():
-            files = [f for f in sorted(p.rglob("*")) if f.is_file()
-                     and not any(part.startswith(".") for part in f.relative_to(p).parts)]
-            folders = _tool_folders(files)
-            passed: dict[Path, int] = {}
-            for f in files:
-                home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
-                if home is None:
-                    if _walked(f.name):
-                        yield f
-                elif f.parent == home and folders[home][0](f.name):
-                    if _walked(f.name):
-                        yield f
-                else:
-                    passed[home] = passed.get(home, 0) + 1
-            for d, n in sorted(passed.items()):
-                if note is not None:
-                    note(f"{d}: " + folders[d][1].format(n=f"{n} other file{'s' * (n != 1)}"))
-        elif p.exists():
+        if not p.is_dir():
+            if not p.exists():
+                raise TranscriptError(p, None, "an existing file or directory")
             yield p
-        else:
-            raise TranscriptError(p, None, "an existing file or directory")
+            continue
+        every = [f for f in sorted(p.rglob("*")) if f.is_file()]
+        hidden = {f for f in every if any(part.startswith(".") for part in f.relative_to(p).parts)}
+        folders = _tool_folders([f for f in every if f not in hidden])
+        passed: dict[Path, int] = {}
+        skipped: dict[tuple[Path, str], int] = {}  # known files listed once a folder (per_folder ones)
+        for f in every:
+            home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
+            known = by_name(f) if home is None else None
+            offered = known is None and home is None and f not in hidden and _offered(f, suffixes)
+            if known is None and home is None and f not in hidden and not offered and f.suffix in (".md", ".db"):
+                known = by_content(f, _head(f))
+            if known is not None:
+                key = (f.parent, describe(known)) if known.per_folder else (f, describe(known))
+                skipped[key] = skipped.get(key, 0) + 1
+            elif offered:
+                yield f
+            elif home is None or f in hidden:
+                continue
+            elif folders[home][0](f.relative_to(home).as_posix()):
+                if _walked(f.name):
+                    yield f
+            else:
+                passed[home] = passed.get(home, 0) + 1
+        for (where, why), n in skipped.items():
+            if skip is not None:
+                skip(where, why if where.is_file() else f"{why} ({n} file{'s' * (n != 1)})")
+        for d, n in sorted(passed.items()):
+            if note is not None:
+                note(f"{d}: " + folders[d][1].format(n=f"{n} other file{'s' * (n != 1)}"))
 
 
 def read(path: str | Path, fmt: str | None = None,
-         skipped: list[TranscriptError] | None = None) -> Iterator[Transcript]:
+         skipped: list[TranscriptError] | None = None, check: bool = True) -> Iterator[Transcript]:
     """Read every transcript in one file, detecting its format unless ``fmt`` names it.
 
     ``skipped``: collect broken lines there and go on (``--on-error skip-lines``) instead of failing on
     the first; the transcript of a one-transcript file also lists them (``meta["skipped_lines"]``, warnings).
+    ``check``: refuse a one-transcript file whose import read too little of what it holds
+    (:mod:`.coverage`; the generic chat reader checks each conversation itself).
 
     Importers raise TranscriptError themselves, with the line; anything else escaping one is an importer
     bug, turned here into a TranscriptError marked ``internal`` so the user still gets one clear line
@@ -175,10 +228,14 @@ def read(path: str | Path, fmt: str | None = None,
                                            f"replay's memory bounded (file is {p.stat().st_size // 2**20} MiB; "
                                            f"raise {LIMIT_ENV} to allow it: a replay needs about 4x the file "
                                            "size in memory)")
+        from compbench.data.formats.coverage import FORCED
+        from compbench.data.formats.coverage import check as covered
+
         transcripts = module(name).read(p)
         lines: list[TranscriptError] = []
         while True:
             token = SKIPPED_LINES.set(lines if skipped is not None else None)  # only while the importer runs
+            forced = FORCED.set(fmt is not None or not check)  # a named format is warned, never refused
             try:
                 t = next(transcripts, None)
             except TranscriptError:
@@ -190,6 +247,7 @@ def read(path: str | Path, fmt: str | None = None,
                 raise err from e
             finally:
                 SKIPPED_LINES.reset(token)
+                FORCED.reset(forced)
             if t is None:
                 break
             if lines and skipped is not None:
@@ -198,6 +256,12 @@ def read(path: str | Path, fmt: str | None = None,
                                 warnings=(*t.warnings, *(f"skipped line {e.line}: {e.expected}" for e in lines)))
                 skipped.extend(lines)
                 lines.clear()
+            if check and not multi:
+                forced = FORCED.set(fmt is not None)
+                try:
+                    t = covered(p, name, t)
+                finally:
+                    FORCED.reset(forced)
             yield t
         if skipped is not None:
             skipped.extend(lines)

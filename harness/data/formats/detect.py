@@ -9,13 +9,20 @@ key order or size.
   the same parse, see :func:`~compbench.data.formats.jsonio.load_json`), and each format's ``sniff_document``
   (or ``sniff`` with the document as the record) looks at its keys wherever they are: a first field larger
   than any window cannot hide them.
-* **Anything else** (a binary store): ``sniff(head, None)`` on the first 64 KiB.
+* **Anything else** (a binary store, a markdown export): ``sniff(head, None)`` on the first 64 KiB.
+
+A format claims a file only if the file fits it as a whole (each format's sniffers look at every message
+of a document, not the first). When none does, the one-line error names what the file is instead: a
+tool's file compbench knows but does not read (:mod:`.known`), else the closest format and what did not
+fit — each format may say how far a document is from it with ``misfit(doc) -> Misfit | None`` (``doc``:
+the parsed document, or the list of a JSONL file's first records); the fewest misfits name the closest.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +32,21 @@ from compbench.errors import TranscriptError
 HEAD_BYTES = 64 * 1024
 SNIFF_RECORDS = 64  # records a JSONL sniff may look past: Claude Code writes a few bookkeeping records first
 SNIFF_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """How far a file is from one format: ``bad`` of its ``total`` items (records, messages) do not fit it,
+    and how (``what``: "messages have `parts` where it expects `content`")."""
+
+    format: str
+    layout: str
+    bad: int
+    total: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"closest is {self.format} ({self.layout}), but {self.bad} of {self.total} {self.what}"
 
 
 def head_of(path: Path) -> tuple[str, dict[str, Any] | None]:
@@ -74,10 +96,12 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
                 yield obj
 
 
-def _claim(head: str, record: dict[str, Any] | None) -> str | None:
-    from compbench.data.formats import detection_order, module
+def _claim(head: str, record: dict[str, Any] | None, generic: bool = True) -> str | None:
+    from compbench.data.formats import GENERIC, detection_order, module
 
     for name in detection_order():
+        if name == GENERIC and not generic:
+            continue
         try:
             mod = module(name)
         except ModuleNotFoundError:  # an importer that is not installed cannot claim the file
@@ -109,13 +133,50 @@ def _is_document_start(head: str, first: dict[str, Any] | None) -> bool:
     return first is None and head.lstrip().startswith(("{", "["))
 
 
+def closest(sample: Any) -> Misfit | None:
+    """The format ``sample`` (a parsed document, or a JSONL file's first records) misses by the least."""
+    from compbench.data.formats import detection_order, module
+
+    found = []
+    for name in detection_order():
+        try:
+            fn = getattr(module(name), "misfit", None)
+        except ModuleNotFoundError:
+            continue
+        m = fn(sample) if fn is not None else None
+        if m is not None and m.total:
+            found.append(m)
+    return min(found, key=lambda m: m.bad / m.total, default=None)
+
+
+def _unsupported(path: Path, head: str, sample: Any) -> TranscriptError:
+    """Why no format claims ``path``: a known tool's file, the closest format, or none."""
+    from compbench.data.formats import detection_order
+    from compbench.data.formats.known import by_content, by_name, describe
+
+    known = by_content(path, head) or by_name(path)
+    near = closest(sample) if sample is not None else None
+    said = [describe(known)] if known is not None else []
+    if near is not None:
+        said.append(str(near))
+    if said:
+        return TranscriptError(path, None, "not a supported transcript: " + "; ".join(said))
+    if not head.lstrip().startswith(("{", "[")):
+        return TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
+    return TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
+                                    "(if you know the format, pass --format NAME)")
+
+
 def detect(path: Path) -> str:
     """The name of the format that recognizes ``path``; a TranscriptError if none does."""
-    from compbench.data.formats import detection_order
+    from compbench.data.formats.known import by_content
 
     head, first = head_of(path)
+    if head.startswith("SQLite format 3\x00") and by_content(path, head) is not None:
+        raise _unsupported(path, head, None)  # a store another tool keeps: never guessed as another's
     name: str | None = None
     jsonl, document = first is not None, False
+    doc: Any = None
     if jsonl:
         name = _claim(head, first)
     elif _is_document_start(head, first):
@@ -129,11 +190,11 @@ def detect(path: Path) -> str:
     if name is None and jsonl:  # the records after the first: structure before any textual evidence
         name = next((n for n in map(lambda r: _claim(head, r), _records(path)) if n is not None), None)
     if name is None and not document:
-        name = _claim(head, None)  # byte-level formats (a database), and head evidence when nothing parsed
+        # byte-level formats (a database), and head evidence when nothing parsed; never the generic chat format
+        # for JSON lines whose records it has just refused
+        name = _claim(head, None, generic=first is None)
     if name is not None:
         return name
     forget()
-    if not head.lstrip().startswith(("{", "[")):
-        raise TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
-    raise TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
-                                   "(if you know the format, pass --format NAME)")
+    sample: Any = doc if document else [first, *_records(path)] if jsonl and first is not None else None
+    raise _unsupported(path, head, sample)

@@ -29,6 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compbench.data.formats.chat_fit import UNFIT, unfit
+from compbench.data.formats.chat_fit import misfit as misfit  # this format's misfit(), for detection
+from compbench.data.formats.coverage import check_value
 from compbench.data.formats.jsonio import is_document, iter_jsonl, json_args, load_json
 from compbench.data.transcript import (
     Media,
@@ -50,7 +53,6 @@ ROLE_MAP: dict[str, Role] = {"system": "system", "developer": "system", "user": 
                              "tool": "tool", "function": "tool"}  # Chat Completions roles (function: legacy)
 TEXT_PARTS = ("text", "input_text", "output_text")  # Chat Completions + Responses-style text parts
 FOREIGN_KEYS = ("type", "info", "history", "trajectory", "trajectory_format", "payload", "sessionId")
-
 _DOC_HEAD = re.compile(
     r'^\s*(?:\[\s*\{\s*"(?:role|content)"'  # a bare list of messages
     r'|\{\s*(?:"(?:id|model)"\s*:\s*"[^"\n]*"\s*,\s*)*"messages"\s*:\s*\[\s*(?:\]|\{\s*"(?:role|content)"))')
@@ -59,19 +61,20 @@ _DECODER = json.JSONDecoder()
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
-    """A ``messages`` list of role objects, and none of the keys other formats put beside it."""
+    """A ``messages`` list of chat messages, each whole (:func:`unfit`), and none of the keys other formats put
+    beside it."""
     if first is not None:
         msgs = first.get("messages")
         if not isinstance(msgs, list) or any(k in first for k in FOREIGN_KEYS):
             return False
-        return not msgs or (isinstance(msgs[0], dict) and isinstance(msgs[0].get("role"), str))
+        return all(unfit(m) is None for m in msgs)
     return bool(_DOC_HEAD.match(head))
 
 
 def sniff_document(doc: Any) -> bool:
-    """A whole document: a list of role messages, or one conversation object (same test as a line)."""
+    """A whole document: a list of chat messages, or one conversation object (same test as a line)."""
     if isinstance(doc, list):
-        return bool(doc) and isinstance(doc[0], dict) and isinstance(doc[0].get("role"), str)
+        return bool(doc) and all(unfit(m) is None for m in doc)
     return isinstance(doc, dict) and sniff("", doc)
 
 
@@ -84,7 +87,7 @@ def read(path: Path) -> Iterator[Transcript]:
         if not isinstance(msgs, list):
             raise TranscriptError(path, lineno, "a conversation object with a 'messages' list")
         tid = obj["id"] if isinstance(obj.get("id"), str) and obj["id"] else f"{_stem(path)}-{lineno}"
-        yield _conversation(path, tid, obj, msgs, _fixed(lineno))
+        yield check_value(path, lineno, NAME, obj, _conversation(path, tid, obj, msgs, _fixed(lineno)))
 
 
 def _fixed(lineno: int) -> Callable[[int], int | None]:
@@ -95,11 +98,13 @@ def _fixed(lineno: int) -> Callable[[int], int | None]:
 def _read_document(path: Path) -> Transcript:
     doc = load_json(path)
     if isinstance(doc, list):
-        return _conversation(path, _stem(path), {}, doc, lambda i: line_of(path, (i,)))
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        t = _conversation(path, _stem(path), {}, doc, lambda i: line_of(path, (i,)))
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         tid = doc["id"] if isinstance(doc.get("id"), str) and doc["id"] else _stem(path)
-        return _conversation(path, tid, doc, doc["messages"], lambda i: line_of(path, ("messages", i)))
-    raise TranscriptError(path, 1, "a list of messages or an object with a 'messages' list")
+        t = _conversation(path, tid, doc, doc["messages"], lambda i: line_of(path, ("messages", i)))
+    else:
+        raise TranscriptError(path, 1, "a list of messages or an object with a 'messages' list")
+    return check_value(path, None, NAME, doc, t)
 
 
 def _stem(path: Path) -> str:
@@ -164,8 +169,11 @@ class Chat:
     def add(self, i: int, raw: Any, *, role: Role | None = None, parts: tuple[Part, ...] = (),
             usage: Usage | None = None, meta: Mapping[str, Any] | None = None) -> Message | None:
         """Convert message ``i`` and append it; ``parts`` are appended after its own. None if skipped."""
-        if not isinstance(raw, dict):
+        why = unfit(raw)
+        if why == "object":
             raise self.fail(i, f"a message object (message {i})")
+        if why in ("parts", "blocks"):
+            raise self.fail(i, f"a chat message (message {i} {UNFIT[why][0]})")
         src_role = raw.get("role")
         if not isinstance(src_role, str):
             raise self.fail(i, f"a string 'role' in message {i}")
