@@ -37,6 +37,9 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"],
     "claude-code": ["tests/data/shapes/claude-hook-chat.json", "tests/data/shapes/claude-2.1-records.jsonl"],
     "copilot": ["tests/data/shapes/copilot/77777777-7777-4777-8777-777777777777/events.jsonl"],
+    "openhands": ["tests/data/shapes/openhands/v1-export/events.json", "tests/data/shapes/openhands/v1-events.jsonl"],
+    "openhands-v0": ["tests/data/shapes/openhands/v0-trajectory.json"],
+    "openhands-eval": ["tests/data/shapes/openhands/output.jsonl"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

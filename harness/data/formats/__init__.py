@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,6 +34,9 @@ FORMATS: dict[str, str] = {
     "opencode-db": "compbench.data.formats.opencode_db",
     "pi": "compbench.data.formats.pi",
     "copilot": "compbench.data.formats.copilot",
+    "openhands": "compbench.data.formats.openhands",
+    "openhands-v0": "compbench.data.formats.openhands_v0",
+    "openhands-eval": "compbench.data.formats.openhands_eval",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
     "swe-agent": "compbench.data.formats.swe_agent",
     "openai": "compbench.data.formats.openai_chat",
@@ -41,7 +45,7 @@ FORMATS: dict[str, str] = {
 GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
 ENTRY_POINT_GROUP = "compbench.formats"
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
-MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db", "openhands-eval"})
 
 
 def _importer(name: str, obj: object) -> Any:
@@ -97,25 +101,33 @@ def module(name: str) -> ModuleType:
     return found
 
 
-# Folders where a tool keeps its own store: (the files in the folder that are read or belong to that store,
-# what the folder is). Every other file in or below such a folder is the tool's, not a transcript, and is
-# never opened (OpenCode keeps credentials in auth.json beside its database).
-_OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n),
-             "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
-_COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
-            "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+# Folders where a tool keeps its own store: (is this file, in or below the folder, one to read; what the folder is).
+# Every other file in or below such a folder is the tool's, not a transcript, and is never opened (OpenCode keeps
+# credentials in auth.json beside its database).
+_OPENCODE = "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)"
+_COPILOT = "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)"
 
 
-def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
+def _beside(d: Path, wanted: Callable[[str], bool], f: Path) -> bool:
+    """A file directly in ``d`` whose name is ``wanted``."""
+    return f.parent == d and wanted(f.name)
+
+
+def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[Path], bool], str]]:
+    from compbench.data.formats.openhands_folders import openhands_folders
+
     names: dict[Path, set[str]] = {}
     for f in files:
         names.setdefault(f.parent, set()).add(f.name)
-    out: dict[Path, tuple[Callable[[str], bool], str]] = {}
+    out: dict[Path, tuple[Callable[[Path], bool], str]] = {}
     for d, found in names.items():
         if any(_is_store(n) for n in found):
-            out[d] = _OPENCODE
+            out[d] = (partial(_beside, d, lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n)),
+                      _OPENCODE)
         elif {"events.jsonl", "workspace.yaml"} <= found:
-            out[d] = _COPILOT
+            out[d] = (partial(_beside, d, lambda n: n in ("events.jsonl", "workspace.yaml")), _COPILOT)
+    for d, rule in openhands_folders(names).items():
+        out.setdefault(d, rule)
     return out
 
 
@@ -137,7 +149,7 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
                 if home is None:
                     if _walked(f.name):
                         yield f
-                elif f.parent == home and folders[home][0](f.name):
+                elif folders[home][0](f):
                     if _walked(f.name):
                         yield f
                 else:
