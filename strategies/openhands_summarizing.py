@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.data.transcript import Message, Role, Text, Usage
+from compbench.data.transcript import Message, Role, Text, Transcript, Usage
 from compbench.errors import UsageError
 from compbench.replay.session import Action, Compact, SessionView, SummaryRequest
 from compbench.sdk.registry import param, strategy
@@ -242,3 +242,42 @@ def llm_summarizing(p: LLMSummarizingParams) -> LLMSummarizing:
     return LLMSummarizing(p)
 
 
+
+V0_CONDENSERS = {  # condenser_config.py `type` -> the strategy and the recorded fields it takes
+    "llm": ("openhands-llm-summarizing", ("keep_first", "max_size", "max_event_length")),
+    "recent": ("openhands-recent-events", ("keep_first", "max_events")),
+    "amortized": ("openhands-amortized-forgetting", ("keep_first", "max_size")),
+    "observation_masking": ("openhands-observation-masking", ("attention_window",)),
+    "browser_output_masking": ("openhands-browser-output", ("attention_window",)),
+    "conversation_window": ("openhands-conversation-window", ()),
+}
+
+
+def fidelity_specs(t: Transcript) -> list[tuple[str, str]]:
+    """The configurations a recorded OpenHands log ran with, as (label, spec) for ``compbench fidelity``. V1: the
+    ``LLMSummarizingCondenser`` the base state records (the preset it equals, else ``v1`` with its values); V0:
+    the condenser an evaluation records, else both defaults: the app's pipeline and the CLI's condenser."""
+    cond = t.meta.get("condenser")
+    cond = cond if isinstance(cond, dict) else {}
+    name = "openhands-llm-summarizing"
+    if t.meta.get("format_version") == "v1":
+        if cond.get("kind") != "LLMSummarizingCondenser":
+            return [("v1", f"{name}:preset=v1"), ("v1-agent", f"{name}:preset=v1-agent")]
+        recorded = {"max_size": cond.get("max_size", MAX_SIZE_V1), "keep_first": cond.get("keep_first", KEEP_FIRST_V1),
+                    "max_tokens": cond.get("max_tokens") or 0,
+                    "minimum_progress": cond.get("minimum_progress", MINIMUM_PROGRESS)}
+        base = {"max_tokens": 0, "minimum_progress": MINIMUM_PROGRESS}
+        for preset, fixed in (("v1-agent", V1_AGENT), ("v1", V1)):
+            if all({**base, **fixed}.get(k) == v for k, v in recorded.items()):
+                return [(preset, f"{name}:preset={preset}")]
+        changed = ",".join(f"{k}={v}" for k, v in recorded.items() if {**base, **V1}.get(k) != v)
+        return [("recorded condenser", f"{name}:preset=v1,{changed}")]
+    kind = cond.get("type")
+    if isinstance(kind, str) and kind in V0_CONDENSERS:
+        strategy, fields = V0_CONDENSERS[kind]
+        sets = [f"{k}={cond[k]}" for k in fields if isinstance(cond.get(k), int) and not isinstance(cond.get(k), bool)]
+        chars = t.meta.get("max_message_chars")
+        if isinstance(chars, int) and chars != MAX_MESSAGE_CHARS:
+            sets.append(f"max_message_chars={chars}")
+        return [("recorded condenser", strategy + (":" + ",".join(sets) if sets else ""))]
+    return [("app pipeline", "openhands"), ("cli default", name)]
