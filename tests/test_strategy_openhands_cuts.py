@@ -138,3 +138,17 @@ def test_the_cut_is_a_prune_the_first_time_only(chars4: TokenCounter) -> None:
     first = list(strat.before_step(view_of(msgs, chars4, ModelLimits(1_000_000, 100))))
     assert len(first) == 1 and isinstance(first[0], Prune) and first[0].targets[0][2] == truncate_content(
         msgs[3].tool_results()[0].output, LIMIT)
+
+
+def test_a_cut_observation_is_still_masked_later(chars4: TokenCounter) -> None:
+    """The cut is what the model is sent while the observation is in the attention window; outside it, the
+    observation is masked like any other (a prune that replaces the cut)."""
+    msgs = list(session(output(LIMIT + 5_000)).messages[:4])
+    for k in range(2, 6):
+        msgs += [assistant(f"a{k}", calls=[(f"c{k}", "execute_bash", {"k": k})]), tool(f"t{k}", f"c{k}", "ok")]
+    trace = run(transcript(*msgs, assistant("end", "done")),
+                resolve("openhands-observation-masking:attention_window=4").create(), chars4, window=1_000_000)
+    cut = next(p for p in trace.prunes if p.reason == "max_message_chars")
+    masked = next(p for p in trace.prunes if ("t1", 0) in p.parts and p.reason == "observation-masking")
+    assert cut.step < masked.step and masked.tokens_hidden > 7_000  # the cut's ~7,500 tokens go with the mask
+    assert trace.steps[-1].input < 200
