@@ -49,7 +49,7 @@ def test_the_second_condensation_replays_from_the_summary_where_the_tool_put_it(
 
 
 def test_a_condenser_that_does_not_fit_the_log_comes_out_badly(tmp_path: Path) -> None:
-    evs, agent, condenser = v1_events()
+    _, agent, condenser = v1_events()
     base = v1_base_state(agent, condenser)
     base["agent"]["condenser"].update(max_size=80, keep_first=4)  # the agent preset: a log it did not make
     d = write_v1_folder(tmp_path)
