@@ -173,6 +173,8 @@ def test_a_file_is_v1_only_if_every_record_is_an_event(tmp_path: Path, bad: dict
     with pytest.raises(TranscriptError) as e:
         one_fmt(array)
     assert "item 5" in str(e.value) and "\n" not in str(e.value)
+    if bad.get("kind") == "FromTheFuture":  # a kind this version of the SDK did not write is named
+        assert "of a known kind (not 'FromTheFuture'" in str(e.value)
     lines = tmp_path / "mixed.jsonl"
     lines.write_text("".join(compact(x) + "\n" for x in [*evs[:5], bad, *evs[5:]]))
     assert detect(lines) == "openhands"  # claimed by its first line ...

@@ -1,7 +1,7 @@
 """``compbench.validation.fidelity`` — Fidelity: each strategy against the real tool's own compactions recorded in real
 logs.
 
-For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi), the strategy
+For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi, OpenHands), the strategy
 modelling that tool replays the transcript with the window the tool used (``models.effective_limits``:
 the recorded model, the tool's default for it, the evidence in the transcript; each row says which and
 why) under each of the strategy's presets, and its decisions are set beside the tool's:

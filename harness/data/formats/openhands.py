@@ -49,7 +49,7 @@ KINDS = frozenset({  # the serialized kinds of sdk/event/*
     "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "UserRejectObservation",
     "AgentErrorEvent", "Condensation", "CondensationRequest", "CondensationSummaryEvent",
     "ConversationStateUpdateEvent", "ConversationErrorEvent", "PauseEvent", "TokenEvent", "LLMCompletionLogEvent",
-    "HookExecutionEvent", "StreamingDeltaEvent", "ACPToolCallEvent", "InterruptEvent"})
+    "HookExecutionEvent", "StreamingDeltaEvent", "ACPToolCallEvent", "InterruptEvent", "ServerErrorEvent"})
 
 
 def is_event(d: Any) -> bool:
@@ -57,6 +57,14 @@ def is_event(d: Any) -> bool:
     return (isinstance(d, dict) and isinstance(d.get("kind"), str) and d["kind"] in KINDS
             and isinstance(d.get("id"), str) and isinstance(d.get("timestamp"), str)
             and isinstance(d.get("source"), str) and d["source"] in SOURCES)
+
+
+def expected(d: Any) -> str:
+    """What a record that is not a V1 event should have been, naming an unknown kind."""
+    kind = d.get("kind") if isinstance(d, dict) else None
+    if isinstance(kind, str) and kind not in KINDS and isinstance(d, dict) and isinstance(d.get("id"), str):
+        return f"an OpenHands V1 event of a known kind (not {kind!r}: the kinds of software-agent-sdk @ 611629e)"
+    return "an OpenHands V1 event {id, timestamp, source, kind}"
 
 
 def is_base_state(d: Any) -> bool:
@@ -155,7 +163,7 @@ def _read_folder(conv: Path, base: dict[str, Any] | None, entry: Path) -> Transc
     for _, p in files:
         ev = load_json(p)
         if not is_event(ev):
-            raise TranscriptError(p, 1, "an OpenHands V1 event {id, timestamp, source, kind}")
+            raise TranscriptError(p, 1, expected(ev))
         events.append(ev)
     paths = [p for _, p in files]
 
@@ -182,8 +190,7 @@ def _read_array(path: Path, doc: list[Any]) -> Transcript:
                 break
     for i, ev in enumerate(doc):
         if not is_event(ev):
-            raise TranscriptError(path, line_of(path, (i,)), f"an OpenHands V1 event {{id, timestamp, source, kind}} "
-                                                             f"(item {i})")
+            raise TranscriptError(path, line_of(path, (i,)), f"{expected(ev)} (item {i})")
 
     def where(i: int) -> TranscriptError:
         return TranscriptError(path, line_of(path, (i,)), f"a readable {doc[i].get('kind')} (item {i})")
@@ -197,7 +204,7 @@ def _read_jsonl(path: Path) -> Transcript:
     lines: list[int] = []
     for lineno, ev in iter_jsonl(path):
         if not is_event(ev):
-            raise TranscriptError(path, lineno, "an OpenHands V1 event {id, timestamp, source, kind} on every line")
+            raise TranscriptError(path, lineno, f"{expected(ev)} on every line")
         events.append(ev)
         lines.append(lineno)
     if not events:
