@@ -228,9 +228,9 @@ class Masking:
             for ev in results.get(pos, ()):
                 if ev.key not in masks and untouched(s.entries[ev.pos], ev.key[1]):
                     targets.setdefault(ev.key, "")
-        masked = Prune(tuple((i, j, t) for (i, j), t in targets.items()), self.name.removeprefix("openhands-"),
-                       replace=True)  # an observation only cut to max_message_chars is masked all the same
-        return (*cuts, masked)
+        mask = Prune(tuple((i, j, t) for (i, j), t in targets.items()), self.name.removeprefix("openhands-"),
+                     replace=True)  # an observation only cut to max_message_chars is masked all the same
+        return (*cuts, mask)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
