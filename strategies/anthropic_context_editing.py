@@ -35,7 +35,11 @@ What the docs say, and how it is modelled:
   cache is invalidated at the point where clearing occurs", and the prune of a reasoning part marks that
   point. The default
   keep is model-specific today (all turns on Opus 4.5+ / Sonnet 4.6+, the last turn on earlier models);
-  1 is the original (2025-10) default. A turn is one assistant message here.
+  1 is the original (2025-10) default. A turn is an *assistant turn*: everything the assistant does between
+  two user prompts, the whole tool-use loop ("a tool-use loop is one assistant turn"; "an assistant turn may
+  include multiple content blocks, e.g. when using tools, and multiple thinking blocks": the Context editing
+  page; platform.claude.com/docs/build-with-claude/thinking-tool-workflows), so every assistant message from one prompt to the next is one turn; a user message carrying only
+  tool results does not start one.
 """
 
 from __future__ import annotations
@@ -105,7 +109,8 @@ class AnthropicContextEditing:
         self.scanned = 0
         self.results: list[tuple[str, int, ToolResult]] = []
         self.calls: dict[str, tuple[str, int, ToolCall]] = {}
-        self.thinking: list[tuple[str, tuple[tuple[int, Part], ...]]] = []
+        self.thinking: list[list[tuple[str, tuple[tuple[int, Part], ...]]]] = []  # per assistant turn
+        self.turn_open = False  # the last assistant turn may still grow (no user prompt since)
         self.cleared: set[tuple[str, int]] = set()
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
@@ -115,6 +120,7 @@ class AnthropicContextEditing:
         entries = s.entries
         if len(entries) < self.scanned:  # someone else rebuilt the view: start over
             self.scanned, self.results, self.calls, self.thinking, self.cleared = 0, [], {}, [], set()
+            self.turn_open = False
         for e in entries[self.scanned:]:
             for j, p in enumerate(e.message.parts):
                 if isinstance(p, ToolResult):
@@ -122,9 +128,14 @@ class AnthropicContextEditing:
                 elif isinstance(p, ToolCall):
                     self.calls[p.id] = (e.id, j, p)
             if e.role == "assistant":
+                if not self.turn_open:
+                    self.thinking.append([])
+                    self.turn_open = True
                 parts = tuple((j, p) for j, p in enumerate(e.message.parts) if isinstance(p, Reasoning))
                 if parts:
-                    self.thinking.append((e.id, parts))
+                    self.thinking[-1].append((e.id, parts))
+            elif e.role == "user" and not all(isinstance(p, ToolResult) for p in e.message.parts):
+                self.turn_open = False  # a prompt: the next assistant message starts a new turn
         self.scanned = len(entries)
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
@@ -167,11 +178,12 @@ class AnthropicContextEditing:
     # --- clear_thinking_20251015 ----------------------------------------------------------------------------
 
     def thinking_targets(self, s: SessionView) -> list[Target]:
-        """Reasoning parts of all but the last ``keep_thinking_turns`` assistant turns with thinking."""
+        """Reasoning parts of all but the last ``keep_thinking_turns`` assistant turns with thinking (a turn:
+        every assistant message between two user prompts)."""
         if self.p.keep_thinking_turns == 0:
             return []
-        old = self.thinking[:-self.p.keep_thinking_turns]
-        return [(m, j, p, "") for m, parts in old for j, p in parts if (m, j) not in self.cleared]
+        old = [turn for turn in self.thinking if turn][:-self.p.keep_thinking_turns]
+        return [(m, j, p, "") for turn in old for m, parts in turn for j, p in parts if (m, j) not in self.cleared]
 
 
 def _reclaimed(s: SessionView, p: Part, text: str) -> int:

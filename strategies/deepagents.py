@@ -22,8 +22,18 @@
   says so (the session id is random there, a fixed one of the same length here). The state is not
   rewritten (a ``_summarization_event`` records the cutoff) but the model sees the same list:
   ``[summary, *kept]``.
+- ``FilesystemMiddleware`` (langchain-ai/deepagents @ 23b83ad, release 0.7.8: ``middleware/filesystem.py``
+  ``wrap_tool_call``, ``middleware/_message_eviction.py``, ``backends/utils.py``) evicts a tool result longer
+  than ``4 * tool_token_limit_before_evict`` characters (20,000 tokens: 80,000 characters; ``NUM_CHARS_PER_TOKEN``
+  4) to ``/large_tool_results/<tool_call_id>`` before it joins the state: the model only ever sees
+  ``TOO_LARGE_TOOL_MSG`` with a head-and-tail preview (5 + 5 numbered lines, each cut at 1,000 characters). Its
+  own tools are exempt (``ls``, ``glob``, ``grep``, ``read_file``, ``edit_file``, ``write_file``, ``delete``). A
+  prune the first time the result is in the view, before the call that would send it; the summarization counts
+  the evicted text.
 - Not modelled: clipping large trailing tool results to files when the summarized request is still over
-  budget, and the ``ContextOverflowError`` a still-oversized request raises.
+  budget, the ``ContextOverflowError`` a still-oversized request raises, ``execute``'s capture-at-source on a
+  sandbox backend (the default backend has no ``execute``), and the eviction of a user message over 50,000
+  tokens.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import ToolCall
+from compbench.data.transcript import ToolCall, ToolResult
 from compbench.errors import UsageError
 from compbench.replay.session import Action, Prune, SessionView
 from compbench.sdk.registry import param, strategy
@@ -49,6 +59,17 @@ MAX_ARG_LENGTH = 2000  # _DeepAgentsSummarizationMiddleware: max_length default
 TRUNCATION_TEXT = "...(argument truncated)"  # truncation_text default
 TRUNCATE_TOOLS = ("write_file", "edit_file")  # _truncate_args: only these tools' arguments
 INPUT_BUDGET = 0.95  # _input_budget: 5% headroom below max_input_tokens, less the configured output
+TOOL_TOKEN_LIMIT_BEFORE_EVICT = 20_000  # FilesystemMiddleware.__init__ default
+NUM_CHARS_PER_TOKEN = 4  # filesystem.py
+EXCLUDED_FROM_EVICTION = ("ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete")  # filesystem.py
+LARGE_TOOL_RESULTS = "/large_tool_results"  # f"{artifacts_root}/large_tool_results", artifacts_root "/"
+TOO_LARGE_TOOL_MSG = (  # _message_eviction.py
+    "Tool result too large, the result of this tool call {tool_call_id} was saved in the filesystem at this "
+    "path: {file_path}\n\nYou can read the result from the filesystem by using the read_file tool, but make sure "
+    "to only read part of the result at a time.\n\nYou can do this by specifying an offset and limit in the "
+    "read_file tool call. For example, to read the first 100 lines, you can use the read_file tool with offset=0 "
+    "and limit=100.\n\nHere is a preview showing the head and tail of the result (lines of the form `... [N "
+    "lines truncated] ...` indicate omitted lines in the middle of the content):\n\n{content_sample}\n")
 SESSION_ID = "session_" + "0" * 32  # stands for f"session_{uuid.uuid4().hex}"
 HISTORY_PATH = f"/conversation_history/{SESSION_ID}.md"  # _get_history_path under the default StateBackend
 SUMMARY_PREFIX = ("You are in the middle of a conversation that has been summarized.\n\nThe full conversation "
@@ -75,6 +96,9 @@ class DeepAgentsParams:
     input_budget: float = param(INPUT_BUDGET, "Also summarize above this share of max input, less max output "
                                 "(0: no budget, a model without a profile).")
     summary_prompt: str = param("", "Summary prompt template with {messages} (empty: Deep Agents' default).")
+    tool_token_limit_before_evict: int = param(TOOL_TOKEN_LIMIT_BEFORE_EVICT, "FilesystemMiddleware: a tool result "
+                                               "over 4x this many characters is evicted to a file, the model "
+                                               "sees a preview (0: never).")
 
     def __post_init__(self) -> None:
         parse_clauses(self.trigger)
@@ -96,6 +120,9 @@ class DeepAgents(LangChainSummarization):
         self.truncate = parse_clauses(p.truncate_trigger, "truncate_trigger")[0][0] if p.truncate_trigger else None
         (((self.truncate_kind, self.truncate_value),),) = parse_clauses(p.truncate_keep, "truncate_keep")
         self.truncated: set[tuple[str, int]] = set()
+        self.evicted: dict[tuple[str, int], str] = {}  # tool results evicted to files: their replacement
+        self.seen = 0  # view entries already looked at for eviction (a result is evicted as it arrives)
+        self.revision = -1
 
     def total(self, s: SessionView, system: list[LCMessage], messages: list[LCMessage]) -> int:
         """``_count_tokens``: the system message and tools with the messages, usage-scaled."""
@@ -103,11 +130,16 @@ class DeepAgents(LangChainSummarization):
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         head = system_head(s)
-        everything = self.messages(s, 0)
+        actions: list[Action] = []
+        evicted = self.evict(s)
+        if evicted:
+            actions.append(Prune(tuple(evicted), "large tool result evicted"))
+        everything = [replace(m, content=self.evicted[(s.entries[m.entry].id, m.part)])
+                      if m.type == "tool" and (s.entries[m.entry].id, m.part) in self.evicted else m
+                      for m in self.messages(s, 0)]
         system = [m for m in everything if m.entry < head]
         messages = everything[len(system):]
         total = self.total(s, system, messages)
-        actions: list[Action] = []
         targets, messages = self.truncate_args(s, messages, total)
         if targets:
             actions.append(Prune(tuple(targets), "truncate_args"))
@@ -119,6 +151,24 @@ class DeepAgents(LangChainSummarization):
             if act is not None:
                 actions.append(act)
         return actions
+
+    def evict(self, s: SessionView) -> list[tuple[str, int, str]]:
+        """``FilesystemMiddleware.wrap_tool_call``: results of the view's new tool messages over the limit."""
+        limit = NUM_CHARS_PER_TOKEN * self.dp.tool_token_limit_before_evict
+        out: list[tuple[str, int, str]] = []
+        if not limit:
+            return out
+        if s.revision != self.revision:  # the view was rebuilt: look at it whole (evicted results stay so)
+            self.seen, self.revision = 0, s.revision
+        for e in s.entries[self.seen:]:
+            for j, p in enumerate(e.message.parts):
+                if (isinstance(p, ToolResult) and p.name not in EXCLUDED_FROM_EVICTION and len(p.output) > limit
+                        and j not in e.pruned and (e.id, j) not in self.evicted):
+                    text = evicted_message(p.call_id, p.output)
+                    self.evicted[(e.id, j)] = text
+                    out.append((e.id, j, text))
+        self.seen = len(s.entries)
+        return out
 
     def truncate_args(self, s: SessionView, messages: list[LCMessage],
                       total: int) -> tuple[list[tuple[str, int, str]], list[LCMessage]]:
@@ -170,6 +220,28 @@ class DeepAgents(LangChainSummarization):
                 return i + 1
             kept += tokens
         return 0
+
+
+def _numbered(lines: list[str], start: int) -> str:
+    """``format_content_with_line_numbers`` of preview lines (each at most 1,000 characters: one row each)."""
+    width = max((len(str(start + i)) for i in range(len(lines))), default=0)
+    return "\n".join(f"{start + i:>{width}}  {line}" for i, line in enumerate(lines))
+
+
+def content_preview(text: str, head: int = 5, tail: int = 5) -> str:
+    """``_create_content_preview``: the first and last lines, numbered, each cut at 1,000 characters."""
+    lines = text.splitlines()
+    if len(lines) <= head + tail:
+        return _numbered([x[:1000] for x in lines], 1)
+    return (_numbered([x[:1000] for x in lines[:head]], 1) + f"\n... [{len(lines) - head - tail} lines truncated] ...\n"
+            + _numbered([x[:1000] for x in lines[-tail:]], len(lines) - tail + 1))
+
+
+def evicted_message(call_id: str, text: str) -> str:
+    """What the model sees of an evicted result (``_offload_tool_message_content``)."""
+    safe = call_id.replace(".", "_").replace("/", "_").replace("\\", "_") if call_id else "unknown"
+    return TOO_LARGE_TOOL_MSG.format(tool_call_id=call_id, file_path=f"{LARGE_TOOL_RESULTS}/{safe}",
+                                     content_sample=content_preview(text))
 
 
 @strategy("deepagents", params=DeepAgentsParams,

@@ -35,19 +35,23 @@ from compbench.replay.session import Action, Compact, Prune, SessionView
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.openhands_events import (
     BROWSER_MASK,
+    BROWSER_TOOLS,
     MASKED,
+    MAX_MESSAGE_CHARS,
     RECALL_ACTION,
     RECALL_OBS,
     USER_SLOT,
     Event,
     EventState,
     Key,
+    cut_tokens,
+    message_char_cuts,
     overflowing,
     rebuild,
+    untouched,
 )
 
 SOURCE = "All-Hands-AI/OpenHands openhands/memory/condenser/impl @ 156d068"
-BROWSER_TOOLS = ("browser", "web_read", "WebFetch", "webfetch", "web_fetch")  # OpenHands' own + other agents'
 URL = re.compile(r"https?://[^\s\"'<>)]+")
 
 
@@ -57,21 +61,26 @@ class Forgetting:
     name = "openhands"
     reason = "forget"
 
-    def __init__(self, recall: bool = True) -> None:
+    def __init__(self, recall: bool = True, max_message_chars: int = MAX_MESSAGE_CHARS) -> None:
         self.state = EventState(recall)
+        self.max_message_chars = max_message_chars
+        self.less = 0  # tokens this step's observation cuts take out of the prompt
 
     def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
         raise NotImplementedError
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         evs = self.state.events(s.entries)
+        cut = message_char_cuts(s, evs, self.max_message_chars)
+        cuts: tuple[Action, ...] = (cut,) if cut is not None else ()
+        self.less = cut_tokens(s, cut)
         gone = self.forget(s, evs)
         if not gone:
-            return ()
+            return cuts
         view = rebuild(s, evs, {ev.key for ev in evs} - gone, None, True, self.state)
         if tuple(getattr(x, "id", "") for x in view) == tuple(e.id for e in s.entries):
-            return ()
-        return (Compact(self.reason, view, None, meta={"events": len(evs), "forgotten": len(gone)}),)
+            return cuts
+        return (*cuts, Compact(self.reason, view, None, meta={"events": len(evs), "forgotten": len(gone)}))
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
@@ -85,6 +94,7 @@ class RecentEventsParams:
     keep_first: int = param(1, "The first events always kept (RecentEventsCondenserConfig.keep_first).")
     max_events: int = param(100, "Events kept: the first keep_first and the newest (max_events - keep_first).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
 
 
 class RecentEvents(Forgetting):
@@ -92,7 +102,7 @@ class RecentEvents(Forgetting):
     reason = "recent events"
 
     def __init__(self, p: RecentEventsParams) -> None:
-        super().__init__(p.recall_events)
+        super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
 
     def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
@@ -111,6 +121,7 @@ class AmortizedParams:
     max_size: int = param(100, "Forget when the view has more events than this (AmortizedForgettingCondenserConfig).")
     keep_first: int = param(1, "The first events always kept.")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
 
 
 class AmortizedForgetting(Forgetting):
@@ -121,11 +132,11 @@ class AmortizedForgetting(Forgetting):
         if p.keep_first >= p.max_size // 2 or p.keep_first < 0 or p.max_size < 1:
             raise UsageError(f"openhands-amortized-forgetting: keep_first ({p.keep_first}) must be less than half "
                              f"of max_size ({p.max_size})")
-        super().__init__(p.recall_events)
+        super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
 
     def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
-        if not (len(evs) > self.p.max_size or overflowing(s)):
+        if not (len(evs) > self.p.max_size or overflowing(s, self.less)):
             return set()
         head = evs[: self.p.keep_first]
         tail = evs[-(self.p.max_size // 2 - len(head)):]
@@ -138,6 +149,7 @@ class AmortizedForgetting(Forgetting):
 @dataclass(frozen=True)
 class ConversationWindowParams:
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
 
 
 class ConversationWindow(Forgetting):
@@ -148,11 +160,11 @@ class ConversationWindow(Forgetting):
     reason = "condensation request: conversation window"
 
     def __init__(self, p: ConversationWindowParams) -> None:
-        super().__init__(p.recall_events)
+        super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
 
     def forget(self, s: SessionView, evs: list[Event]) -> set[Key]:
-        if not overflowing(s):
+        if not overflowing(s, self.less):
             return set()
         first = next((ev for ev in evs if ev.kind == "user"), None)
         if first is None:
@@ -179,17 +191,23 @@ class Masking:
 
     name = "openhands-masking"
 
-    def __init__(self, recall: bool) -> None:
+    def __init__(self, recall: bool, max_message_chars: int = MAX_MESSAGE_CHARS) -> None:
         self.state = EventState(recall)
+        self.max_message_chars = max_message_chars
 
     def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
         raise NotImplementedError
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         evs = self.state.events(s.entries)
+        cut = message_char_cuts(s, evs, self.max_message_chars)
         masks = self.masks(s, evs)
+        if cut is not None:
+            masked = {(k[0], max(k[1], 0)) for k in masks}
+            cut = Prune(tuple(t for t in cut.targets if (t[0], t[1]) not in masked), cut.reason)
+        cuts: tuple[Action, ...] = (cut,) if cut is not None and cut.targets else ()
         if not masks:
-            return ()
+            return cuts
         owner = {ev.call_id: ev.pos for ev in evs if ev.kind == "action"}
         results: dict[int, list[Event]] = {}  # assistant position -> the observations of its calls
         for ev in evs:
@@ -208,9 +226,11 @@ class Masking:
                 if isinstance(part, Text | ToolCall | Reasoning) and j not in e.pruned:
                     targets.setdefault((e.id, j), "")
             for ev in results.get(pos, ()):
-                if ev.key not in masks and ev.key[1] not in s.entries[ev.pos].pruned:
+                if ev.key not in masks and untouched(s.entries[ev.pos], ev.key[1]):
                     targets.setdefault(ev.key, "")
-        return (Prune(tuple((i, j, t) for (i, j), t in targets.items()), self.name.removeprefix("openhands-")),)
+        mask = Prune(tuple((i, j, t) for (i, j), t in targets.items()), self.name.removeprefix("openhands-"),
+                     replace=True)  # an observation only cut to max_message_chars is masked all the same
+        return (*cuts, mask)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
@@ -220,6 +240,7 @@ class Masking:
 class ObservationMaskingParams:
     attention_window: int = param(100, "The most recent events whose observations are not masked (ObservationMaskingCondenserConfig).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
 
 
 class ObservationMasking(Masking):
@@ -228,14 +249,14 @@ class ObservationMasking(Masking):
     def __init__(self, p: ObservationMaskingParams) -> None:
         if p.attention_window < 1:
             raise UsageError("openhands-observation-masking: attention_window must be >= 1")
-        super().__init__(p.recall_events)
+        super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
 
     def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
         out: dict[Key, str] = {}
         for ev in evs[: max(0, len(evs) - self.p.attention_window)]:
             e = s.entries[ev.pos]
-            if ev.kind == "observation" and ev.key[1] not in e.pruned:
+            if ev.kind == "observation" and untouched(e, max(ev.key[1], 0)):
                 out[ev.key] = MASKED
             elif ev.kind == "condensation" and ev.key[1] == USER_SLOT and 0 not in e.pruned:
                 out[ev.key] = MASKED  # an AgentCondensationObservation (a summary) is an observation too
@@ -247,6 +268,7 @@ class BrowserOutputParams:
     attention_window: int = param(1, "The most recent browser outputs not masked (BrowserOutputCondenserConfig; the server uses 2).")
     browser_tools: tuple[str, ...] = param(BROWSER_TOOLS, "Tools whose outputs are OpenHands browser observations (BrowserOutputObservation).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
 
 
 class BrowserOutput(Masking):
@@ -255,7 +277,7 @@ class BrowserOutput(Masking):
     def __init__(self, p: BrowserOutputParams) -> None:
         if p.attention_window < 1:
             raise UsageError("openhands-browser-output: attention_window must be >= 1")
-        super().__init__(p.recall_events)
+        super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
 
     def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
@@ -265,7 +287,7 @@ class BrowserOutput(Masking):
             if ev.kind != "observation" or ev.name not in self.p.browser_tools:
                 continue
             if count >= self.p.attention_window:
-                if s.entries[ev.pos].pruned.get(ev.key[1]) is None:
+                if untouched(s.entries[ev.pos], ev.key[1]):
                     out[ev.key] = BROWSER_MASK.format(url=self.url(s, evs, ev))
             else:
                 count += 1

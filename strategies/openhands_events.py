@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult
-from compbench.replay.session import Entry, Insert, Keep, SessionView, Slot
+from compbench.replay.session import Entry, Insert, Keep, Prune, SessionView, Slot
 
 MASKED = "<MASKED>"  # observation_masking_condenser.py
 BROWSER_MASK = "Visited URL {url}\nContent omitted"  # browser_output_condenser.py
@@ -46,6 +46,9 @@ SHELL_TOOLS = ("execute_bash", "bash", "Bash", "shell", "run_shell_command", "ex
 CMD_METADATA = json.dumps({"exit_code": -1, "pid": -1, "username": None, "hostname": None, "working_dir": None,
                            "py_interpreter_path": None, "prefix": "", "suffix": ""}, indent=2)  # CmdOutputMetadata()
 N_CHAR_PREVIEW = 500  # software-agent-sdk event/base.py
+MAX_MESSAGE_CHARS = 30_000  # core/config/llm_config.py LLMConfig.max_message_chars (V0)
+BROWSER_TOOLS = ("browser", "web_read", "WebFetch", "webfetch", "web_fetch")  # OpenHands' own + other agents'
+EDITOR = "str_replace_editor"  # its `view` is a FileReadObservation, cut by openhands-aci instead
 TRUNCATED = "\n[... Observation truncated due to length ...]\n"  # events/serialization/event.py truncate_content
 USER_SLOT, RECALL_ACTION, RECALL_OBS = -1, -2, -3  # event keys of the whole-message events
 
@@ -67,6 +70,12 @@ class Event:
 def is_condensation(text: str) -> bool:
     """A result a masking condenser replaced (it became an ``AgentCondensationObservation``)."""
     return text == MASKED or (text.startswith("Visited URL ") and text.endswith("\nContent omitted"))
+
+
+def untouched(e: Entry, j: int) -> bool:
+    """Part ``j`` is what was recorded, or only cut to ``max_message_chars`` (a mask or an emptied part is not)."""
+    text = e.pruned.get(j)
+    return text is None or TRUNCATED in text
 
 
 class EventState:
@@ -100,6 +109,10 @@ class EventState:
             return
         if e.role == "system":
             yield Event("system", pos, (e.id, USER_SLOT))
+        elif e.role == "user" and m.meta.get("recorded_summary"):
+            yield Event("condensation", pos, (e.id, USER_SLOT))  # a recorded log's summary, replayed from
+        elif e.role == "user" and m.meta.get("uncalled_observation"):
+            yield Event("observation", pos, (e.id, USER_SLOT))  # an observation no call asked for (V0)
         elif e.role == "user":
             if not self.first_user:
                 self.first_user = e.id
@@ -190,11 +203,48 @@ def rebuild(s: SessionView, events: Sequence[Event], kept: set[Key], summary_at:
     return tuple(slots)
 
 
-def overflowing(s: SessionView) -> bool:
-    """A call OpenHands would send and the provider refuse: the controller then adds a
-    ``CondensationRequestAction`` (V0, ``enable_history_truncation``; V1 a ``CondensationRequest``) and
-    condenses before retrying, which compbench does before the call."""
-    return s.context_tokens > s.limits.input_limit
+def message_char_cuts(s: SessionView, events: Sequence[Event], max_chars: int) -> Prune | None:
+    """V0's ``ConversationMemory`` cuts each observation's text to ``max_message_chars`` in the middle
+    (``truncate_content``) every time it renders the history for the model; browser outputs and file views are
+    not cut (their own tools bound them). The cut is the same at every call, so it is a prune made the first
+    time the observation is in the view, before any call sends it. A negative ``max_chars`` never cuts."""
+    if max_chars < 0:
+        return None
+    targets: list[tuple[str, int, str]] = []
+    calls: dict[str, ToolCall] | None = None
+    for ev in events:
+        if ev.kind != "observation" or ev.name in BROWSER_TOOLS:
+            continue
+        e = s.entries[ev.pos]
+        j = max(ev.key[1], 0)
+        part = e.message.parts[j] if j < len(e.message.parts) else None
+        text = part.output if isinstance(part, ToolResult) else part.text if isinstance(part, Text) else ""
+        if len(text) <= max_chars or j in e.pruned:
+            continue
+        if ev.name == EDITOR:
+            if calls is None:
+                calls = {p.id: p for x in s.entries if x.role == "assistant" for p in x.message.parts
+                         if isinstance(p, ToolCall)}
+            args = _args(calls[ev.call_id].args) if ev.call_id in calls else {}
+            if isinstance(args, dict) and args.get("command") == "view":
+                continue
+        targets.append((e.id, j, truncate_content(text, max_chars)))
+    return Prune(tuple(targets), "max_message_chars") if targets else None
+
+
+def cut_tokens(s: SessionView, cut: Prune | None) -> int:
+    """Tokens the cuts take out of the prompt."""
+    if cut is None:
+        return 0
+    by_id = {e.id: e for e in s.entries}
+    return sum(s.counter.part(by_id[m].message.parts[j]) - s.count(text) for m, j, text in cut.targets)
+
+
+def overflowing(s: SessionView, less: int = 0) -> bool:
+    """A call OpenHands would send and the provider refuse (``less``: tokens the observation cuts take out of
+    it): the controller then adds a ``CondensationRequestAction`` (V0, ``enable_history_truncation``; V1 a
+    ``CondensationRequest``) and condenses before retrying, which compbench does before the call."""
+    return s.context_tokens - less > s.limits.input_limit
 
 
 # --- events as text: str(event), for the summarizer's prompt --------------------------------------------------

@@ -10,15 +10,19 @@ the events between (an earlier summary at ``keep_first`` excluded: its text is t
 else "No events summarized") go to the summarizer as ``<EVENT id=N>`` blocks, each ``str(event)`` cut in the
 middle past ``max_event_length`` characters, in one user message (no system prompt; prompt caching off).
 Everything from the first to the last of them is forgotten (an id range) and the summary is inserted at
-``keep_first`` as an ``AgentCondensationObservation``: a user message. Events, rendering and the V0 messages
+``keep_first`` as an ``AgentCondensationObservation``: a user message. Every observation the model is sent is
+cut to ``max_message_chars`` (30,000) in the middle (``conversation_memory.py``, at every call): a prune the
+first time it is in the view; an overflow is judged on the cut prompt. Events, rendering and the V0 messages
 put back: :mod:`.openhands_events`. Not modelled: V0 raises (and the agent stops) when no event is left to
 forget or the summarizer fails; here nothing happens and the next call tries again.
 
 V1, OpenHands/software-agent-sdk @ 611629e: ``openhands-sdk/.../context/condenser/llm_summarizing_condenser.py``,
 ``base.py``, ``utils.py``, ``prompts/summarizing_prompt.j2``, ``context/view/*`` (manipulation indices),
-``event/*`` (``str()``), ``openhands-tools/.../preset/{default,gpt5,gemini}.py``. Reasons: a request (a
-context-window error), tokens (the view's, over min(``max_tokens``, the model's input limit)), events (over
-``max_size``: 240, ``keep_first`` 2). Kept from the tail: the fewest the reasons ask (half the view for a
+``event/*`` (``str()``), ``agent/agent.py`` (the request), ``openhands-tools/.../preset/{default,gpt5,gemini}.py``.
+Reasons: tokens (the view's, over min(``max_tokens``, the agent LLM's input limit), checked before every call),
+events (over ``max_size``: 240, ``keep_first`` 2), and a request: a ``CondensationRequest`` the agent emits only
+after the provider refused a call as too long, which the token check prevents while it knows the window
+(``model_limit``). Kept from the tail: the fewest the reasons ask (half the view for a
 request, ``max_size // 2 - keep_first - 1`` for events, what brings the tokens under half the limit); the cut
 moves forward to the next index that splits no batch of calls, no call from its result and no thinking tool
 loop. Fewer than ``minimum_progress`` (10%) of the events forgotten, or none: no condensation — unless the
@@ -36,15 +40,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.data.transcript import Message, Role, Text, Usage
+from compbench.data.transcript import Message, Role, Text, Transcript, Usage
 from compbench.errors import UsageError
 from compbench.replay.session import Action, Compact, SessionView, SummaryRequest
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
 from compbench.strategies.openhands_events import (
+    MAX_MESSAGE_CHARS,
     NO_SUMMARY,
     Event,
     EventState,
+    cut_tokens,
+    message_char_cuts,
     overflowing,
     rebuild,
     str_v0,
@@ -71,10 +78,14 @@ class LLMSummarizingParams:
     max_tokens: int = param(0, "V1: condense when the view's tokens exceed this (0: only the model's input limit, always applied).")
     minimum_progress: float = param(MINIMUM_PROGRESS, "V1: no condensation forgets fewer than this share of the events (unless a hard reset is due).")
     condense_on_overflow: bool = param(True, "Condense before a prompt the provider would refuse (the condensation request after a context-window error).")
+    model_limit: bool = param(True, "V1: the agent LLM's input limit is known (litellm's model info, or max_input_tokens) and caps the token trigger; false: only max_tokens does, and a prompt over the window is a context-window error answered by a condensation request.")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "V0: each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
     recall_events: bool = param(True, "V0: count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
 
 
-V1 = {"version": "v1", "max_size": MAX_SIZE_V1, "keep_first": KEEP_FIRST_V1, "recall_events": False}
+V1 = {"version": "v1", "max_size": MAX_SIZE_V1, "keep_first": KEEP_FIRST_V1, "recall_events": False,
+      "max_message_chars": -1}
+V1_AGENT = {**V1, "max_size": 80, "keep_first": 4}  # openhands-tools preset default_condenser
 
 
 class LLMSummarizing:
@@ -92,16 +103,20 @@ class LLMSummarizing:
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         evs = self.state.events(s.entries)
-        act = self.v0(s, evs) if self.p.version == "v0" else self.v1(s, evs)
-        return (act,) if act is not None else ()
+        if self.p.version == "v1":
+            act = self.v1(s, evs)
+            return (act,) if act is not None else ()
+        cut = message_char_cuts(s, evs, self.p.max_message_chars)
+        act = self.v0(s, evs, cut_tokens(s, cut))
+        return tuple(a for a in (cut, act) if a is not None)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
 
     # --- V0 -------------------------------------------------------------------------------------------
-    def v0(self, s: SessionView, evs: list[Event]) -> Compact | None:
+    def v0(self, s: SessionView, evs: list[Event], less: int = 0) -> Compact | None:
         n, kf = len(evs), self.p.keep_first
-        request = self.p.condense_on_overflow and overflowing(s)
+        request = self.p.condense_on_overflow and overflowing(s, less)
         if not (n > self.p.max_size or request):
             return None
         tail = self.p.max_size // 2 - len(evs[:kf]) - 1
@@ -131,10 +146,13 @@ class LLMSummarizing:
     # --- V1 -------------------------------------------------------------------------------------------
     def v1(self, s: SessionView, evs: list[Event]) -> Compact | None:
         n, kf = len(evs), self.p.keep_first
-        limit = min(self.p.max_tokens, s.limits.input_limit) if self.p.max_tokens else s.limits.input_limit
+        limits = [x for x in (self.p.max_tokens, s.limits.input_limit if self.p.model_limit else 0) if x]
+        limit = min(limits) if limits else 0  # _effective_max_tokens
         total = s.context_tokens
-        request = self.p.condense_on_overflow and overflowing(s)
-        tokens = total > limit
+        tokens = bool(limit) and total > limit
+        # a CondensationRequest follows a real context-window error only: the call was sent and refused,
+        # which the token check (before every call) prevents whenever it can see the window
+        request = self.p.condense_on_overflow and not tokens and overflowing(s)
         events = n > self.p.max_size
         if not (request or tokens or events):
             return None
@@ -219,7 +237,47 @@ def manipulation_indices(evs: Sequence[Event]) -> list[int]:
           source="All-Hands-AI/OpenHands llm_summarizing_condenser.py @ 156d068; V1: OpenHands/software-agent-sdk @ 611629e",
           summary="over 100 events: keep the first and the newest 48, the events between into one rolling summary",
           presets={"server": {"keep_first": 4, "max_size": 120}, "v1": V1,
-                   "v1-agent": {**V1, "max_size": 80, "keep_first": 4}})
+                   "v1-agent": V1_AGENT})
 def llm_summarizing(p: LLMSummarizingParams) -> LLMSummarizing:
     return LLMSummarizing(p)
 
+
+
+V0_CONDENSERS = {  # condenser_config.py `type` -> the strategy and the recorded fields it takes
+    "llm": ("openhands-llm-summarizing", ("keep_first", "max_size", "max_event_length")),
+    "recent": ("openhands-recent-events", ("keep_first", "max_events")),
+    "amortized": ("openhands-amortized-forgetting", ("keep_first", "max_size")),
+    "observation_masking": ("openhands-observation-masking", ("attention_window",)),
+    "browser_output_masking": ("openhands-browser-output", ("attention_window",)),
+    "conversation_window": ("openhands-conversation-window", ()),
+}
+
+
+def fidelity_specs(t: Transcript) -> list[tuple[str, str]]:
+    """The configurations a recorded OpenHands log ran with, as (label, spec) for ``compbench fidelity``. V1: the
+    ``LLMSummarizingCondenser`` the base state records (the preset it equals, else ``v1`` with its values); V0:
+    the condenser an evaluation records, else both defaults: the app's pipeline and the CLI's condenser."""
+    cond = t.meta.get("condenser")
+    cond = cond if isinstance(cond, dict) else {}
+    name = "openhands-llm-summarizing"
+    if t.meta.get("format_version") == "v1":
+        if cond.get("kind") != "LLMSummarizingCondenser":
+            return [("v1", f"{name}:preset=v1"), ("v1-agent", f"{name}:preset=v1-agent")]
+        recorded = {"max_size": cond.get("max_size", MAX_SIZE_V1), "keep_first": cond.get("keep_first", KEEP_FIRST_V1),
+                    "max_tokens": cond.get("max_tokens") or 0,
+                    "minimum_progress": cond.get("minimum_progress", MINIMUM_PROGRESS)}
+        base = {"max_tokens": 0, "minimum_progress": MINIMUM_PROGRESS}
+        for preset, fixed in (("v1-agent", V1_AGENT), ("v1", V1)):
+            if all({**base, **fixed}.get(k) == v for k, v in recorded.items()):
+                return [(preset, f"{name}:preset={preset}")]
+        changed = ",".join(f"{k}={v}" for k, v in recorded.items() if {**base, **V1}.get(k) != v)
+        return [("recorded condenser", f"{name}:preset=v1,{changed}")]
+    kind = cond.get("type")
+    if isinstance(kind, str) and kind in V0_CONDENSERS:
+        strategy, fields = V0_CONDENSERS[kind]
+        sets = [f"{k}={cond[k]}" for k in fields if isinstance(cond.get(k), int) and not isinstance(cond.get(k), bool)]
+        chars = t.meta.get("max_message_chars")
+        if isinstance(chars, int) and chars != MAX_MESSAGE_CHARS:
+            sets.append(f"max_message_chars={chars}")
+        return [("recorded condenser", strategy + (":" + ",".join(sets) if sets else ""))]
+    return [("app pipeline", "openhands"), ("cli default", name)]

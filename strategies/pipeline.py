@@ -31,8 +31,10 @@ SEPARATOR = ">"
 @dataclass(frozen=True)
 class PipelineParams:
     stages: tuple[str, ...] = param((), "The stages in order, each a full strategy spec (set with stages=a>b).")
-    until_first: bool = param(False, "Stop a round at the first stage that acted, as OpenHands' condenser "
-                                     "pipeline returns the first condensation (else every stage is asked).")
+    until_first: bool = param(False, "Stop a round at the first stage that compacted, as OpenHands' condenser "
+                                     "pipeline returns the first Condensation (a masking stage's prune goes on "
+                                     "to the next stage, as a masking condenser's View does; else every stage "
+                                     "is asked).")
 
 
 class Pipeline:
@@ -152,6 +154,8 @@ compose("gemini-cli", "stages=gemini-cli-compression>gemini-cli-masking",
         presets={v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")})
 compose("openhands", "stages=openhands-conversation-window>openhands-browser-output>openhands-llm-summarizing,"
         "openhands-browser-output.preset=server,openhands-llm-summarizing.preset=server,until_first=true",
-        source="All-Hands-AI/OpenHands @ 156d068 server/session/session.py: the default condenser pipeline",
+        source="All-Hands-AI/OpenHands @ 156d068 server/session/session.py: the default condenser pipeline; "
+               "memory/condenser/impl/pipeline.py: a Condensation ends the round",
         summary="OpenHands' server default: ConversationWindow, BrowserOutput(2), LLMSummarizing(keep_first 4, "
-                "max_size 120); the first condenser that condenses ends the round")
+                "max_size 120); the first condenser that condenses ends the round; observations cut to 30,000 "
+                "characters")

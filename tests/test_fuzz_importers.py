@@ -41,6 +41,9 @@ LOCAL_SEEDS: dict[str, list[str]] = {
         "session-2025-12-01T10-00-aaaa1111.json", "session-2026-02-10T09-00-bbbb2222.json",
         "session-2026-03-01T08-00-cccc3333.jsonl", "session-2026-06-01T12-00-dddd4444.jsonl",
         "gemini-conversation-1764584000000.json", "checkpoint-price-cache.json")],
+    "openhands": ["tests/data/shapes/openhands/v1-export/events.json", "tests/data/shapes/openhands/v1-events.jsonl"],
+    "openhands-v0": ["tests/data/shapes/openhands/v0-trajectory.json"],
+    "openhands-eval": ["tests/data/shapes/openhands/output.jsonl"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

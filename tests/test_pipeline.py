@@ -141,7 +141,8 @@ def test_named_compositions_and_until_first() -> None:
                                                         "openhands-browser-output:preset=server",
                                                         "openhands-llm-summarizing:preset=server")
     assert "gemini-cli" in runnable() and "openhands" in runnable()
-    # until_first: a round ends at the first stage that acted; without it every stage is asked
+    # until_first: a round ends at the first stage that compacted (OpenHands' CondenserPipeline returns the first
+    # Condensation); a masking stage's prune is a new view the next stage is asked about
     t = session(8)
     counter = TokenCounter("chars4", 0)
     config = ReplayConfig(ModelLimits(1_000_000, 500))
@@ -150,5 +151,11 @@ def test_named_compositions_and_until_first() -> None:
                    counter)
     masked = {p.step for p in first.prunes}
     assert masked and masked == {p.step for p in every.prunes}
-    assert {c.step for c in every.compactions} >= masked  # asked after the mask, it compacts there too
-    assert not {c.step for c in first.compactions} & masked  # the mask ended those rounds
+    assert {c.step for c in first.compactions} >= masked  # the mask did not end those rounds
+    assert [c.step for c in first.compactions] == [c.step for c in every.compactions]
+    compacting_first = replay(t, Pipeline([KeepLastTwo(), MaskOddSteps()], until_first=True), MockSummarizer(),
+                              config, counter)
+    asked_after = replay(t, Pipeline([KeepLastTwo(), MaskOddSteps()]), MockSummarizer(), config, counter)
+    compacted = {c.step for c in compacting_first.compactions}
+    assert compacted and not {p.step for p in compacting_first.prunes} & compacted  # the compaction ended them
+    assert {p.step for p in asked_after.prunes} & compacted  # without until_first the mask is asked there

@@ -161,3 +161,34 @@ def test_replay_view_and_no_summary(chars4: TokenCounter) -> None:
     assert [p.parts for p in tr.prunes][-1] == (("t2", 0),)
     assert ModelLimits(1_000, 4_096).input_limit == 1_000
     assert isinstance(t.messages[2].parts[1], ToolCall) and isinstance(t.messages[3].parts[0], ToolResult)
+
+
+def tool_loop_turns() -> list[Message]:
+    """Two assistant turns: the first a tool-use loop of three assistant messages (each with thinking), then a
+    user prompt and a one-message turn."""
+    msgs: list[Message] = [user("u0", "fix it")]
+    for k in (1, 2):
+        msgs += [Message(f"a{k}", "assistant", (Reasoning(f"loop thought {k}"), ToolCall(f"c{k}", "bash", "{}"))),
+                 tool(f"t{k}", f"c{k}", "ok")]
+    msgs += [Message("a3", "assistant", (Reasoning("loop thought 3"), Text("fixed"))), user("u1", "thanks, now docs"),
+             Message("a4", "assistant", (Reasoning("docs thought"), Text("done")))]
+    return msgs
+
+
+@pytest.mark.parametrize(("keep", "cleared"), [(1, [("a1", 0), ("a2", 0), ("a3", 0)]), (2, []), (3, [])])
+def test_clear_thinking_a_turn_is_the_whole_tool_loop(chars4: TokenCounter, keep: int,
+                                                      cleared: list[tuple[str, int]]) -> None:
+    """Docs: "a tool-use loop is one assistant turn": keeping 1 turn keeps no thinking of the loop before the last
+    prompt and all of the last turn's; keeping 2 keeps both turns (the loop whole, not its last message only)."""
+    actions = edit(edits=("clear_thinking_20251015",), keep_thinking_turns=keep).before_step(
+        view_of(tool_loop_turns(), chars4))
+    assert [(m, j) for a in actions for m, j, _ in a.targets] == cleared  # type: ignore[attr-defined]
+
+
+def test_clear_thinking_keeps_a_loop_in_progress_whole(chars4: TokenCounter) -> None:
+    """Mid-loop (the last message a tool result), the current turn is the whole loop so far: none of it is
+    cleared with keep 1; the turn before the prompt is."""
+    msgs = [user("u0", "a"), Message("a0", "assistant", (Reasoning("first turn"), Text("ok"))), user("u1", "b")]
+    msgs += tool_loop_turns()[1:5]  # a1, t1, a2, t2: a loop still running
+    actions = edit(edits=("clear_thinking_20251015",), keep_thinking_turns=1).before_step(view_of(msgs, chars4))
+    assert [(m, j) for a in actions for m, j, _ in a.targets] == [("a0", 0)]  # type: ignore[attr-defined]

@@ -136,3 +136,49 @@ def test_replay_and_failure(chars4: TokenCounter) -> None:
                  summarizer=MockSummarizer(error="boom"))
     assert failed.compactions and not failed.compactions[0].ok
     assert failed.final_view == tuple(m.id for m in t.messages)
+
+
+# --- FilesystemMiddleware: large tool results evicted to a file (deepagents @ 23b83ad) -------------------------
+
+
+def big_result(n: int, name: str = "bash") -> list[Message]:
+    lines = "".join(f"row {k:07d} value\n" for k in range(n // 18 + 1))[:n]
+    return [system("sys", "S" * 40), user("u0", "dump the table"),
+            assistant("a1", calls=[("call.1/x", name, {"q": 1})]), tool("t1", "call.1/x", lines, name=name)]
+
+
+@pytest.mark.parametrize(("extra", "evicted"), [(-1, False), (0, False), (1, True)])
+def test_a_tool_result_over_80000_characters_is_evicted(chars4: TokenCounter, extra: int, evicted: bool) -> None:
+    msgs = big_result(80_000 + extra)
+    actions = list(da().before_step(view_of(msgs, chars4, BIG)))
+    prunes = [a for a in actions if isinstance(a, Prune) and a.reason == "large tool result evicted"]
+    assert bool(prunes) is evicted
+    if evicted:
+        ((mid, j, text),) = prunes[0].targets
+        out = msgs[3].tool_results()[0].output
+        rows = out.splitlines()
+        assert (mid, j) == ("t1", 0)
+        assert text.startswith("Tool result too large, the result of this tool call call.1/x was saved in the "
+                               "filesystem at this path: /large_tool_results/call_1_x\n\n")
+        # a head-and-tail preview: 5 + 5 numbered lines around the count of the rest
+        assert text.endswith(f"1  {rows[0]}\n2  {rows[1]}\n3  {rows[2]}\n4  {rows[3]}\n5  {rows[4]}\n"
+                             f"... [{len(rows) - 10} lines truncated] ...\n"
+                             + "\n".join(f"{len(rows) - 4 + i}  {rows[-5 + i]}" for i in range(5)) + "\n")
+
+
+@pytest.mark.parametrize("name", ["ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete"])
+def test_its_own_file_tools_are_never_evicted(chars4: TokenCounter, name: str) -> None:
+    assert list(da().before_step(view_of(big_result(200_000, name), chars4, BIG))) == []
+    assert list(da("deepagents:tool_token_limit_before_evict=0").before_step(
+        view_of(big_result(200_000), chars4, BIG))) == []
+
+
+def test_the_summarization_counts_the_evicted_result(chars4: TokenCounter) -> None:
+    """The result is evicted before it joins the state: the model, and the trigger, only ever see the preview.
+    A window where the raw result would pass 85% and the preview does not: no summary, one eviction."""
+    msgs = big_result(400_000)
+    t = transcript(*msgs, assistant("a2", "done"))
+    raw = run(t, resolve("none").create(), chars4, window=10_000_000).steps[1].input
+    trace = run(t, da(), chars4, window=int(raw / 0.85) - 10, max_output=100)
+    assert [p.reason for p in trace.prunes] == ["large tool result evicted"] and trace.compactions == ()
+    assert trace.steps[1].input < 1_000 < raw

@@ -197,6 +197,10 @@ def _generic(t: Transcript, peak: int, model: str | None = None) -> EffectiveLim
         limits, source = table, f"recorded model {model}, litellm's table ({t.source}'s own registry not read)"
     else:
         limits, source = _fallback(model)
+    recorded = t.meta.get("max_input_tokens")  # the tool's own configuration says what it sent at most (OpenHands)
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        limits = ModelLimits(max(limits.context_window, recorded), limits.max_output, recorded)
+        source = f"recorded max_input_tokens {recorded:,} (the tool's LLM configuration); " + source
     if peak > limits.input_limit:
         source += f"; recorded input {_k(peak)} exceeds it"
     return EffectiveLimits(limits, source)

@@ -186,7 +186,8 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
 
     def ask(hook: Callable[[Strategy], Sequence[Action]], phase: Phase, next_index: int) -> None:
         """One hook round: each stage in turn, its actions applied before the next stage is asked (a
-        composition that ends a round at its first acting stage stops there)."""
+        composition that ends a round at its first condensing stage stops there: a prune, like a masking
+        condenser's new view, goes on to the next stage)."""
         for k, stage in enumerate(stages):
             view.last_event = own[k]
             actions = hook(stage)
@@ -195,7 +196,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
             apply(actions, step, phase, next_index, k)
             if actions:
                 rounds.clear()  # computed on the view before these actions
-            if actions and until_first:
+            if until_first and any(isinstance(a, Compact) for a in actions):
                 break
 
     def ask_manual(next_index: int) -> None:

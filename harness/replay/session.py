@@ -172,10 +172,12 @@ class Compact:
 @dataclass(frozen=True, slots=True)
 class Prune:
     """Hide tool outputs: each target is ``(message id, part index, placeholder)``; on a tool call the
-    placeholder replaces its arguments (the call itself stays)."""
+    placeholder replaces its arguments (the call itself stays). A part already pruned keeps its placeholder,
+    unless ``replace``: then the new one takes its place (OpenHands masks an observation it had only cut)."""
 
     targets: tuple[tuple[str, int, str], ...]
     reason: str = "prune"
+    replace: bool = False
 
 
 Action: TypeAlias = Compact | Prune

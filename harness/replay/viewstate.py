@@ -215,7 +215,7 @@ def apply_prune(s: ViewState, a: Prune, seq: int, step: int, phase: Phase) -> Pr
     for msg_id, part, placeholder in a.targets:
         k = positions[msg_id]
         e = s.entries[k]
-        if part in e.pruned:
+        if part in e.pruned and (not a.replace or e.pruned[part] == placeholder):
             continue
         pruned = {**e.pruned, part: placeholder}
         target = e.message.parts[part]

@@ -1,7 +1,7 @@
 """``compbench.validation.fidelity`` — Fidelity: each strategy against the real tool's own compactions recorded in real
 logs.
 
-For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi), the strategy
+For every compaction a tool made inside a transcript (Claude Code, Codex, OpenCode, pi, OpenHands), the strategy
 modelling that tool replays the transcript with the window the tool used (``models.effective_limits``:
 the recorded model, the tool's default for it, the evidence in the transcript; each row says which and
 why) under each of the strategy's presets, and its decisions are set beside the tool's:
@@ -33,7 +33,9 @@ from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
 TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
-                 "gemini-cli": "gemini-cli"}
+                 "gemini-cli": "gemini-cli",
+                 "openhands": "openhands-llm-summarizing", "openhands-v0": "openhands-llm-summarizing",
+                 "openhands-eval": "openhands-llm-summarizing"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -120,7 +122,8 @@ def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
 def _strategy_module(tool: str) -> Any:
     """The module of the strategy that reproduces ``tool``: where it says what fidelity must know of the tool
     (``version_preset(version)``: the preset of a recorded version; ``manual_compaction(tokens_before,
-    window)``: why a compaction the log records without a trigger was a user's /compact)."""
+    window)``: why a compaction the log records without a trigger was a user's /compact; ``fidelity_specs(t)``:
+    the (label, spec) pairs that fit what the log records of the tool's configuration, instead of every preset)."""
     import sys
 
     from compbench.strategies import get
@@ -191,9 +194,12 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
         return t, 0
     prev = t.compactions[n - 1]
     kept = set(prev.kept_ids)
-    head = [Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),),
-                    meta={"recorded_summary": True})]
-    head += [m for m in t.messages[: prev.index] if m.id in kept]
+    summary = Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),),
+                      meta={"recorded_summary": True})
+    head = [m for m in t.messages[: prev.index] if m.id in kept]
+    offset = prev.meta.get("summary_offset")  # where the tool put it among what it kept (OpenHands); else first
+    at = offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 <= offset <= len(head) else 0
+    head.insert(at, summary)
     tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
     # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
     # dropped from the tail, so they are not counted either
@@ -233,8 +239,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
         before = [s for s in base.steps if s.message_index < seg.compactions[0].index]
         counted_at.append(before[-1].input + before[-1].output if before else None)
     out = []
-    for preset in ("seed", *info.presets):
-        c = resolve(name if preset == "seed" else f"{name}:preset={preset}")
+    pick = getattr(_strategy_module(t.source), "fidelity_specs", None)
+    specs = pick(t) if pick is not None else [("seed", name)] + [(p, f"{name}:preset={p}") for p in info.presets]
+    for preset, spec in specs:
+        c = resolve(spec)
         for n, seg in enumerate(segments):
             rc = seg.compactions[0]
             below = _below_auto_threshold(t, rc, limits)

@@ -42,6 +42,9 @@ FORMATS: dict[str, str] = {
     "opencode-db": "compbench.data.formats.opencode_db",
     "pi": "compbench.data.formats.pi",
     "copilot": "compbench.data.formats.copilot",
+    "openhands": "compbench.data.formats.openhands",
+    "openhands-v0": "compbench.data.formats.openhands_v0",
+    "openhands-eval": "compbench.data.formats.openhands_eval",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
     "swe-agent": "compbench.data.formats.swe_agent",
     "gemini-cli": "compbench.data.formats.gemini_cli",
@@ -51,7 +54,7 @@ FORMATS: dict[str, str] = {
 GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
 ENTRY_POINT_GROUP = "compbench.formats"
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
-MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db", "openhands-eval"})
 
 
 def _importer(name: str, obj: object) -> Any:
@@ -120,6 +123,7 @@ _COPILOT: Rule = (lambda n: n in ("events.jsonl", "workspace.yaml"),
 
 def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
     from compbench.data.formats.gemini_cli import tool_folder
+    from compbench.data.formats.openhands_folders import openhands_folders
 
     names: dict[Path, set[str]] = {}
     for f in files:
@@ -132,6 +136,8 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
             out[d] = _COPILOT
         elif (gemini := tool_folder(d, found)) is not None:
             out[gemini[0]] = gemini[1]
+    for d, rule in openhands_folders(names).items():
+        out.setdefault(d, rule)
     return out
 
 

@@ -49,8 +49,6 @@ UNSUPPORTED: tuple[Known, ...] = (
     Known("a Cline task's metadata (task_metadata.json)", ("task_metadata.json",), reason=NOT_A_TRANSCRIPT),
     Known("a Cline task's context history (context_history.json)", ("context_history.json",)),
     Known("a Roo Code / Kilo Code markdown task export", (), re.compile(r"\A\s*\*\*User:\*\*\s")),
-    Known("an OpenHands conversation's state (base_state.json)", ("base_state.json",)),
-    Known("an OpenHands conversation's events", ("events/event-*.json",), per_folder=True),
 )
 
 
