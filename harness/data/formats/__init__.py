@@ -27,6 +27,7 @@ from compbench.registry import Registry
 # name -> module, in detection order
 FORMATS: dict[str, str] = {
     "compbench": "compbench.data.formats.native",
+    "cline-markdown": "compbench.data.formats.cline_markdown",
     "claude-code": "compbench.data.formats.claude_code",
     "codex": "compbench.data.formats.codex",
     "opencode": "compbench.data.formats.opencode",
@@ -35,6 +36,7 @@ FORMATS: dict[str, str] = {
     "copilot": "compbench.data.formats.copilot",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
     "swe-agent": "compbench.data.formats.swe_agent",
+    "cline": "compbench.data.formats.cline",
     "openai": "compbench.data.formats.openai_chat",
 }
 
@@ -88,6 +90,25 @@ def _walked(name: str) -> bool:
     return name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name)
 
 
+TEXT_SUFFIXES = (".md",)  # text exports: walked only when a text format (``TEXT = True``) claims the file's head
+
+
+def _text_transcript(f: Path) -> bool:
+    """A walked ``.md`` file is a transcript only when a text format claims its head: a README is not one."""
+    if not f.name.endswith(TEXT_SUFFIXES):
+        return False
+    with f.open("rb") as fh:
+        head = fh.read(64 * 1024).decode("utf-8", errors="replace")
+    for name in detection_order():
+        try:
+            mod = module(name)
+        except (ModuleNotFoundError, TranscriptError):
+            continue
+        if getattr(mod, "TEXT", False) and mod.sniff(head, None):
+            return True
+    return False
+
+
 def module(name: str) -> ModuleType:
     """The importer of format ``name`` (imported now; a plug-in's entry point loaded now)."""
     try:
@@ -104,6 +125,14 @@ _OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n
              "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
 _COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
             "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+_CLINE_TASK = (lambda n: n == "api_conversation_history.json",
+               "a Cline / Roo Code / Kilo Code task: read through its api_conversation_history.json (ui_messages.json "
+               "and task_metadata.json with it); {n} not opened as transcripts")
+_CLINE_TASKS = (lambda n: n != "_index.json", "a Cline / Roo Code / Kilo Code tasks folder: its tasks are read, "
+                                              "not the {n} among them (the task index, other state)")
+_CLINE_HOME = (lambda n: False, "a Cline / Roo Code / Kilo Code storage folder: its tasks are read, not the {n} "
+                                "around them (settings, caches, state)")
+CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline", "kilocode.kilo-code")
 
 
 def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
@@ -116,6 +145,12 @@ def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], 
             out[d] = _OPENCODE
         elif {"events.jsonl", "workspace.yaml"} <= found:
             out[d] = _COPILOT
+        elif "api_conversation_history.json" in found:
+            out[d] = _CLINE_TASK
+            if d.parent.name == "tasks":  # the tool's task store, in its VS Code extension folder
+                out.setdefault(d.parent, _CLINE_TASKS)
+                if d.parent.parent.name.lower() in CLINE_EXTENSIONS:
+                    out.setdefault(d.parent.parent, _CLINE_HOME)
     return out
 
 
@@ -135,7 +170,7 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
             for f in files:
                 home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
                 if home is None:
-                    if _walked(f.name):
+                    if _walked(f.name) or _text_transcript(f):
                         yield f
                 elif f.parent == home and folders[home][0](f.name):
                     if _walked(f.name):

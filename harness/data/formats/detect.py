@@ -134,6 +134,6 @@ def detect(path: Path) -> str:
         return name
     forget()
     if not head.lstrip().startswith(("{", "[")):
-        raise TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
+        raise TranscriptError(path, 1, "JSON or JSONL text, or a markdown task export (a known transcript format)")
     raise TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
                                    "(if you know the format, pass --format NAME)")
