@@ -22,6 +22,7 @@ Roo Code's table, matched by name here.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -32,6 +33,7 @@ DEFAULT_HYBRID_REASONING_MODEL_MAX_TOKENS = 16_384  # src/shared/api.ts
 _HYBRID = re.compile(r"claude-(?:3[-.]7-sonnet|(?:sonnet|opus|haiku)-(?:[4-9]|\d{2}))", re.IGNORECASE)
 
 
+@functools.cache
 def hybrid(model: str) -> bool:
     """Does Roo Code's table give this Anthropic model a reasoning budget (``supportsReasoningBudget``)?"""
     return bool(_HYBRID.search(model))

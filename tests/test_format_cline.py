@@ -5,10 +5,13 @@ told apart, home folders read in one command, and broken or misfit files refused
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compbench.data.formats import iter_files, read
 from compbench.data.formats.detect import detect
@@ -234,3 +237,46 @@ def test_text_blocks_and_images_of_a_user_message(tmp_path: Path) -> None:
     t = one(p)
     assert t.messages[0].parts[0] == Text("look") and t.messages[0].parts[1].type == "media"
     assert t.messages[1].parts == (Text("a plain string answer"),)
+
+
+@settings(max_examples=int(os.environ.get("COMPBENCH_FUZZ_EXAMPLES", "80")), deadline=None, derandomize=True,
+          database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mangled_ui_messages_never_break_the_import(tmp_path_factory: pytest.TempPathFactory,
+                                                    data: st.DataObject) -> None:
+    """A ui_messages.json with wrong types, missing keys or odd records costs usage or records, never the import:
+    the transcript comes out, or a TranscriptError naming the history (no importer bug)."""
+    from test_fuzz_importers import _mutate
+
+    src = data.draw(st.sampled_from([CLINE / "1700000000001", CLINE / "1700000000002",
+                                     ROO / "0d0d0d0d-0000-4000-8000-000000000002",
+                                     DATA / "roo-v1" / "0d0d0d0d-0000-4000-8000-000000000003"]))
+    d = tmp_path_factory.mktemp("task") / src.name
+    shutil.copytree(src, d)
+    ui = json.loads((d / "ui_messages.json").read_text())
+    (d / "ui_messages.json").write_text(json.dumps(_mutate(ui, data)))
+    try:
+        t = one(d / HISTORY)
+        assert all(0 <= c.index <= len(t.messages) for c in t.compactions)
+    except TranscriptError as e:
+        assert not e.internal, str(e)
+
+
+def test_sliding_window_without_ui_is_placed_by_the_rule(tmp_path: Path) -> None:
+    """No ui record of the truncation: the marker goes after the fewest messages the rule keeps (as many as it
+    hid), and the record says it was estimated."""
+    d = tmp_path / "0d0d0d0d-0000-4000-8000-000000000002"
+    d.mkdir()
+    shutil.copy(ROO / d.name / HISTORY, d / HISTORY)
+    (c,) = one(d / HISTORY).compactions
+    assert c.meta["placement"].startswith("estimated") and c.trigger == "unknown" and c.tokens_before is None
+    assert c.kept_ids == ("api-0", "api-6", "api-7:0", "api-7", "api-8", "api-9:0", "api-9")
+
+
+def test_a_summarize_task_call_without_its_context_compacts_nothing(tmp_path: Path) -> None:
+    doc = json.loads((CLINE / "1700000000002" / HISTORY).read_text())
+    doc[7]["content"][1]["input"] = {"task_progress": "- [ ] x"}
+    p = tmp_path / HISTORY
+    p.write_text(json.dumps(doc))
+    t = one(p)
+    assert t.compactions == () and not any(m.meta.get("compaction") for m in t.messages)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SHARED
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compbench.data.formats import iter_files, read
 from compbench.data.formats.detect import detect
@@ -112,3 +114,31 @@ def test_a_folder_of_exports_walks_only_exports() -> None:
     names = [f.name for f in iter_files([EXPORTS.parent]) if f.suffix == ".md"]
     assert names == ["cline_task_mar-1-2025_8-00-00-am.md", "roo_task_feb-2-2026_4-15-00-pm.md",
                      "roo_task_jan-5-2026_10-00-00-am.md", "roo_task_jan-6-2026_9-30-00-am.md", "broken_export.md"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mangled_exports_import_or_fail_in_one_line(tmp_path_factory: pytest.TempPathFactory,
+                                                    data: st.DataObject) -> None:
+    """Cut, spliced or re-encoded exports: a transcript, or a TranscriptError naming the file (no importer bug)."""
+    src = data.draw(st.sampled_from(sorted(EXPORTS.iterdir())))
+    raw = src.read_bytes()
+    op = data.draw(st.sampled_from(["cut", "splice", "bad-utf8", "drop-separator"]))
+    at = data.draw(st.integers(0, len(raw)))
+    if op == "cut":
+        raw = raw[:at]
+    elif op == "splice":
+        splice = data.draw(st.sampled_from([b"\n\n---\n\n**Assistant:**\n\n", b"**User:**", b"[Tool]\n",
+                                            b"[Tool Use: x]\nA: 1\n", b"## Conversation Summary\n"]))
+        raw = raw[:at] + splice + raw[at:]
+    elif op == "bad-utf8":
+        raw = raw[:at] + b"\xff\xfe" + raw[at:]
+    else:
+        raw = raw.replace(b"\n\n---\n\n", b"\n\n", 1)
+    p = tmp_path_factory.mktemp("md") / src.name
+    p.write_bytes(raw)
+    try:
+        for t in read(p, "cline-markdown"):
+            assert t.messages and all(0 <= c.index <= len(t.messages) for c in t.compactions)
+    except TranscriptError as e:
+        assert not e.internal and str(e).startswith(str(p))

@@ -37,6 +37,9 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"],
     "claude-code": ["tests/data/shapes/claude-hook-chat.json", "tests/data/shapes/claude-2.1-records.jsonl"],
     "copilot": ["tests/data/shapes/copilot/77777777-7777-4777-8777-777777777777/events.jsonl"],
+    "cline": ["tests/data/cline-family/saoudrizwan.claude-dev/tasks/1700000000002/api_conversation_history.json",
+              "tests/data/cline-family/rooveterinaryinc.roo-cline/tasks/0d0d0d0d-0000-4000-8000-000000000002/"
+              "api_conversation_history.json"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -36,7 +36,7 @@ ANTHROPIC_ONLY = frozenset({"tool_use", "tool_result", "thinking", "redacted_thi
 
 
 def _block_fits(b: Any) -> bool:
-    return isinstance(b, dict) and b.get("type") in BLOCKS
+    return isinstance(b, dict) and isinstance(b.get("type"), str) and b["type"] in BLOCKS
 
 
 def _message_fits(m: Any) -> bool:

@@ -129,7 +129,7 @@ def _cline_calls(b: _Builder) -> dict[int, int]:
         if m is None or j + 1 >= n:
             continue
         ctx = _call(m, "summarize_task")
-        if ctx is not None:
+        if ctx:  # a call without its context is refused by the handler: nothing was compacted
             seen[j] = j + 1
             before = b.count_before(j)
             b.flag(j, "summarizer")
@@ -188,7 +188,7 @@ def _cline_ranges(b: _Builder, calls: dict[int, int]) -> None:
     for n in sorted(applied):
         rng = applied[n]
         a = b.asked.get(ui.requests[n].ui)
-        if a is None or a - 2 in calls:  # no answer recorded, or the range hides a summary's span: that one's
+        if a is None or a in calls or a - 2 in calls:  # no answer, or the range is a summary's: recorded with it
             prev_end = max(prev_end, rng[1])
             continue
         b.add(a, RecordedCompaction(
@@ -212,15 +212,14 @@ def _event(ui: Ui | None, kind: str, key: str, value: Any, nth: int) -> Event | 
 
 
 def _existing(b: _Builder, start: int, ts: float | None, at_least: int) -> int:
-    """The last API index after ``start`` that existed at time ``ts`` (or ``at_least`` messages on)."""
-    last = min(start + at_least, len(b.doc) - 1)
-    if ts is None:
-        return last
-    for i in range(start + 1, len(b.doc)):
-        t = b.doc[i].get("ts") if isinstance(b.doc[i], dict) else None
-        if isinstance(t, (int, float)) and t < ts:
-            last = max(last, i)
-    return last
+    """The last API index after ``start`` that existed at time ``ts``; without a time (or no message stamped
+    before it), ``at_least`` messages on."""
+    if ts is not None:
+        before = [i for i in range(start + 1, len(b.doc))
+                  if isinstance(t := b.doc[i].get("ts"), (int, float)) and not isinstance(t, bool) and t < ts]
+        if before:
+            return max(before)
+    return min(start + at_least, len(b.doc) - 1)
 
 
 def _hidden_at(doc: Sequence[Any], mk: int, summaries: list[int], markers: list[int]) -> set[int]:

@@ -72,7 +72,8 @@ def turns(text: str) -> list[tuple[str, str]]:
 
 
 def _tool_use(name: str, body: str) -> dict[str, Any]:
-    """``Key: value`` lines back to an input object (the exporter capitalized the first letter of each key)."""
+    """``Key: value`` lines back to an input object (the exporter capitalized the first letter of each key). A
+    heuristic: a line of a multi-line value that starts like ``Word: `` starts a new key."""
     args: dict[str, str] = {}
     keys = list(_KEY.finditer(body))
     for k, m in enumerate(keys):

@@ -153,11 +153,11 @@ def tool_of(ui: Ui | None, api: Sequence[Any], home: str) -> tuple[str, str]:
     if any(isinstance(m.get("metadata"), dict) and "kiloCode" in m["metadata"] for m in msgs):
         return "kilo-code", "Kilo Code's metadata.kiloCode on ui messages"
     roo_keys = ("isSummary", "condenseParent", "truncationParent", "isTruncationMarker")
-    if any(m.get("say") in ROO_SAYS for m in msgs) or any(
+    if any(isinstance(m.get("say"), str) and m["say"] in ROO_SAYS for m in msgs) or any(
             isinstance(m, dict) and any(k in m for k in roo_keys) for m in api) or any(
             m.get("say") == "api_req_started" and "apiProtocol" in _info(m.get("text")) for m in msgs):
         return "roo-code", "Roo Code's records (its say types, API keys or apiProtocol)"
-    if any(m.get("say") in CLINE_SAYS or CLINE_KEYS & m.keys() for m in msgs) or any(
+    if any((isinstance(m.get("say"), str) and m["say"] in CLINE_SAYS) or CLINE_KEYS & m.keys() for m in msgs) or any(
             isinstance(m, dict) and "modelInfo" in m for m in api):
         return "cline", "Cline's records (its say types or message keys)"
     text = "\n".join(b.get("text", "") for m in api[:8] if isinstance(m, dict) and m.get("role") == "user"
