@@ -18,7 +18,9 @@ model saw it, then the instructions; Cline's system prompt and tools are the run
 The handler then hides everything after the first user/assistant pair, rewrites the first user message's
 first text block to ``[Continue assisting the user!]`` and the first assistant's to the truncation notice
 (once each; prune marks made right after the compaction, ``after_compaction``), and the next request hides the condense request and the call too, so the model continues
-from ``[first pair, "[summarize_task] Result:\\n" + continuationPrompt(summary)]``. compbench places that
+from ``[first pair, "[summarize_task] Result:\\n" + continuationPrompt(context)]``: of the model's answer only the
+call's ``context`` parameter is the summary (``SummarizeTaskHandler``), not its ``<thinking>`` analysis nor its
+``task_progress``; an offline summarizer's answer, which has no call, is taken whole. compbench places that
 result as one user message (the XML tool format's text block; not modelled: the handler's automatic read
 of up to 8 "Required Files", which needs the workspace). A failed summary leaves the view as it was.
 """
@@ -123,7 +125,7 @@ class ClineCondense:
                             Insert("user", CONTINUATION_BEFORE, CONTINUATION_AFTER, with_summary=True,
                                    origin="summary")]
         return Compact("cline: auto-condense (summarize_task)", tuple(view), request, on_failure="unchanged",
-                       meta={"percent_saved": saved, "model": "main"})
+                       meta={"percent_saved": saved, "model": "main"}, summary_tag="context")
 
 
 def _marked(e: Entry, marks: dict[tuple[str, int], str]) -> Entry:

@@ -44,6 +44,9 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "openhands": ["tests/data/shapes/openhands/v1-export/events.json", "tests/data/shapes/openhands/v1-events.jsonl"],
     "openhands-v0": ["tests/data/shapes/openhands/v0-trajectory.json"],
     "openhands-eval": ["tests/data/shapes/openhands/output.jsonl"],
+    "cline": ["tests/data/cline-family/saoudrizwan.claude-dev/tasks/1700000000002/api_conversation_history.json",
+              "tests/data/cline-family/rooveterinaryinc.roo-cline/tasks/0d0d0d0d-0000-4000-8000-000000000002/"
+              "api_conversation_history.json"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -123,6 +123,7 @@ def replay(transcript: Transcript, strategy: Strategy, summarizer: Summarizer, c
     rounds = RoundCache()
     s = ViewState(config, counter, observer, context, rounds)
     view = s.view
+    view.meta = transcript.meta  # what the recording says (the model a strategy's rules may depend on)
     steps: list[StepRecord] = []
     compactions: list[CompactionEvent] = []
     prunes: list[PruneEvent] = []

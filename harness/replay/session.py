@@ -156,6 +156,9 @@ class Compact:
     part of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply
     only when the new view does. A strategy with an ``accept`` method
     (:class:`compbench.replay.loop.CompactionCheck`) may still reject the compaction once its summary is known.
+    ``summary_tag``: when the answer holds ``<tag>...</tag>`` (or an unclosed ``<tag>`` running to its end), only
+    that content is the summary (Cline keeps the ``context`` parameter of its ``summarize_task`` call); an answer
+    without it is the summary as it is.
     """
 
     reason: str
@@ -167,6 +170,18 @@ class Compact:
     summary_text: str = ""
     prune: tuple[tuple[str, int, str], ...] = ()
     fallback: Compact | Prune | None = None
+    summary_tag: str = ""
+
+    def summary_of(self, answer: str) -> str:
+        """The part of the summarizer's answer that becomes the summary (see ``summary_tag``)."""
+        if not self.summary_tag:
+            return answer
+        start = answer.rfind(f"<{self.summary_tag}>")
+        if start < 0:
+            return answer
+        body = answer[start + len(self.summary_tag) + 2:]
+        end = body.find(f"</{self.summary_tag}>")
+        return (body[:end] if end >= 0 else body).strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -260,9 +260,9 @@ def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, st
     ok = result.error is None
     error = result.error
     if ok and check is not None and a.request is not None:
-        error = check(a, result.text)
+        error = check(a, a.summary_of(result.text))
         ok = error is None
-    summary = result.text if ok else ""
+    summary = a.summary_of(result.text) if ok else ""
     applied = ok or (a.on_failure == "apply" and result.error is not None)
     if applied:
         new: list[Entry] = []

@@ -35,7 +35,8 @@ from compbench.validation.reacquisition import RealReacquisition
 TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
                  "gemini-cli": "gemini-cli",
                  "openhands": "openhands-llm-summarizing", "openhands-v0": "openhands-llm-summarizing",
-                 "openhands-eval": "openhands-llm-summarizing"}
+                 "openhands-eval": "openhands-llm-summarizing",
+                 "cline": "cline", "roo-code": "roo-code", "kilo-code": "roo-code"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -140,10 +141,32 @@ def version_preset(tool: str, version: str) -> str | None:
     return str(pick(version)) if pick is not None else None
 
 
+def strategy_of(t: Transcript, rc: RecordedCompaction) -> str:
+    """The strategy that models this compaction: the one its importer names (Cline truncates with ``cline`` and
+    summarizes with ``cline-condense``), else the tool's."""
+    from compbench.sdk.registry import names
+
+    named = rc.meta.get("strategy")
+    return str(named) if isinstance(named, str) and named in names() else TOOL_STRATEGY[t.source]
+
+
+def recorded_preset(t: Transcript, rc: RecordedCompaction) -> str | None:
+    """The preset that models the tool as the log shows it, where the strategy says (``recorded_preset``)."""
+    pick = getattr(_strategy_module(t.source), "recorded_preset", None)
+    return pick(t.source, str(rc.meta.get("layout") or "")) if pick is not None else None
+
+
+def _unmeasured(seg: Transcript, rc: RecordedCompaction) -> bool:
+    """A log without token usage before the compaction (a markdown export) cannot place a trigger."""
+    return rc.tokens_before is None and not any(m.usage for m in seg.messages[:rc.index])
+
+
 def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     causes = []
     if rc.trigger == "manual":
         causes.append("manual /compact: trigger not compared, the strategy's /compact run at the same point")
+    if preset == recorded_preset(t, rc):
+        causes.append(f"this preset models {t.source} as the log shows it: {rc.meta.get('layout') or t.source}")
     if rc.meta.get("encrypted"):
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
@@ -187,19 +210,23 @@ def overhead(t: Transcript, counter: TokenCounter) -> int:
 def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
     """The transcript as the tool saw it after its (n−1)-th compaction, and the offset of its messages.
 
-    Its first message is the recorded summary (a user message), then the messages the tool kept,
-    then everything recorded after that compaction.
+    Its first message is the recorded summary (a user message; what a summary-less compaction left instead,
+    ``meta["stand_in"]``: a truncation marker, or nothing), then the messages the tool kept, then everything
+    recorded after that compaction.
     """
     if n == 0:
         return t, 0
     prev = t.compactions[n - 1]
     kept = set(prev.kept_ids)
-    summary = Message(f"recorded-summary-{n}", "user", (Text(prev.summary or "(summary not recorded)"),),
-                      meta={"recorded_summary": True})
-    head = [m for m in t.messages[: prev.index] if m.id in kept]
-    offset = prev.meta.get("summary_offset")  # where the tool put it among what it kept (OpenHands); else first
-    at = offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 <= offset <= len(head) else 0
-    head.insert(at, summary)
+    stand_in = prev.meta.get("stand_in")
+    text = prev.summary or (stand_in if isinstance(stand_in, str) else "(summary not recorded)")
+    # a kept call's recorded usage measured the context before the compaction, not the one it rebuilt
+    head = [replace(m, usage=None) if m.usage is not None else m for m in t.messages[: prev.index] if m.id in kept]
+    if text:
+        summary = Message(f"recorded-summary-{n}", "user", (Text(text),), meta={"recorded_summary": True})
+        offset = prev.meta.get("summary_offset")  # where the tool put it among what it kept (OpenHands); else first
+        at = offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 <= offset <= len(head) else 0
+        head.insert(at, summary)
     tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
     # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
     # dropped from the tail, so they are not counted either
@@ -213,8 +240,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     from compbench.strategies import get, resolve
     from compbench.validation.evidence import complete
 
-    name = TOOL_STRATEGY.get(t.source)
-    if name is None or not t.compactions:
+    if t.source not in TOOL_STRATEGY or not t.compactions:
         return []
     from compbench.summarizers.calibration import kept_by_summarizers
 
@@ -224,7 +250,6 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
-    info = get(name)
     system = overhead(t, counter)
     from compbench.validation.reacquisition import at_compactions
 
@@ -239,19 +264,30 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
         before = [s for s in base.steps if s.message_index < seg.compactions[0].index]
         counted_at.append(before[-1].input + before[-1].output if before else None)
     out = []
-    pick = getattr(_strategy_module(t.source), "fidelity_specs", None)
-    specs = pick(t) if pick is not None else [("seed", name)] + [(p, f"{name}:preset={p}") for p in info.presets]
-    for preset, spec in specs:
+    names = {n: strategy_of(t, rc) for n, rc in enumerate(t.compactions)}
+    specs: list[tuple[str, str, str]] = []  # (strategy, preset label, spec)
+    for name in dict.fromkeys(names.values()):
+        pick = getattr(_strategy_module(t.source), "fidelity_specs", None) if name == TOOL_STRATEGY[t.source] else None
+        specs += [(name, p, spec) for p, spec in (pick(t) if pick is not None else
+                  [("seed", name)] + [(p, f"{name}:preset={p}") for p in get(name).presets])]
+    for name, preset, spec in specs:
         c = resolve(spec)
         for n, seg in enumerate(segments):
+            if names[n] != name:
+                continue
             rc = seg.compactions[0]
             below = _below_auto_threshold(t, rc, limits)
-            auto = rc.trigger != "manual" and not below
+            unmeasured = _unmeasured(seg, rc)
+            auto = rc.trigger != "manual" and not below and not unmeasured
             # a manual /compact is asked of the strategy where the user asked the tool: its trigger is
             # not compared, what it keeps and summarizes is
             config = ReplayConfig(limits, system, recorded_usage=True, manual_at=None if auto else rc.index)
             real_step = _steps_before(seg, rc.index)
-            notes = []
+            notes = ["no token usage recorded: trigger not compared, the strategy's compaction run at the same point"
+                     ] if unmeasured and rc.trigger != "manual" else []
+            if rc.summary and not any(m.id not in set(rc.kept_ids) and not m.meta.get("compaction")
+                                      for m in seg.messages[:rc.index]):
+                notes.append("the log holds none of the messages the tool summarized (only what the model saw after)")
             if rc.meta.get("history_in_file") is False:  # an export: only the view after the compaction
                 trace: Trace | None = None
                 notes.append(LOST)
@@ -284,7 +320,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_calibrated=f"{k.calibrated}/{k.facts}" if k else "–",
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
-                preset=preset, real_step=real_step,
+                preset=preset if name == TOOL_STRATEGY[t.source] else f"{name}:{preset}", real_step=real_step,
                 our_step=_position(ev) if ev and auto else None,
                 d_steps=_position(ev) - real_step if ev and auto else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,

@@ -36,6 +36,7 @@ from compbench.registry import Registry
 # name -> module, in detection order
 FORMATS: dict[str, str] = {
     "compbench": "compbench.data.formats.native",
+    "cline-markdown": "compbench.data.formats.cline_markdown",
     "claude-code": "compbench.data.formats.claude_code",
     "codex": "compbench.data.formats.codex",
     "opencode": "compbench.data.formats.opencode",
@@ -48,6 +49,7 @@ FORMATS: dict[str, str] = {
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
     "swe-agent": "compbench.data.formats.swe_agent",
     "gemini-cli": "compbench.data.formats.gemini_cli",
+    "cline": "compbench.data.formats.cline",
     "openai": "compbench.data.formats.openai_chat",
 }
 
@@ -119,6 +121,15 @@ _OPENCODE: Rule = (lambda n: "/" not in n and (_is_store(n) or (n.startswith("op
                    "credentials)")
 _COPILOT: Rule = (lambda n: n in ("events.jsonl", "workspace.yaml"),
                   "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+_CLINE_TASK: Rule = (lambda n: n == "api_conversation_history.json",
+                     "a Cline / Roo Code / Kilo Code task: read through its api_conversation_history.json "
+                     "(ui_messages.json and task_metadata.json with it); {n} not opened as transcripts")
+_CLINE_TASKS: Rule = (lambda n: "/" not in n and n != "_index.json",
+                      "a Cline / Roo Code / Kilo Code tasks folder: its tasks are read, not the {n} among them (the "
+                      "task index, other state)")
+_CLINE_HOME: Rule = (lambda n: False, "a Cline / Roo Code / Kilo Code storage folder: its tasks are read, not the {n} "
+                                      "around them (settings, caches, state)")
+CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline", "kilocode.kilo-code")
 
 
 def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
@@ -134,6 +145,12 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
             out[d] = _OPENCODE
         elif {"events.jsonl", "workspace.yaml"} <= found:
             out[d] = _COPILOT
+        elif "api_conversation_history.json" in found:
+            out[d] = _CLINE_TASK
+            if d.parent.name == "tasks":  # the tool's task store, in its VS Code extension folder
+                out.setdefault(d.parent, _CLINE_TASKS)
+                if d.parent.parent.name.lower() in CLINE_EXTENSIONS:
+                    out.setdefault(d.parent.parent, _CLINE_HOME)
         elif (gemini := tool_folder(d, found)) is not None:
             out[gemini[0]] = gemini[1]
     for d, rule in openhands_folders(names).items():

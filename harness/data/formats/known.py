@@ -41,14 +41,6 @@ UNSUPPORTED: tuple[Known, ...] = (
     Known("aider's prompt history (the user's inputs only)", (".aider.input.history",), reason=NOT_A_TRANSCRIPT),
     Known("a Goose session database", ("goose/sessions/sessions.db",)),
     Known("a Goose markdown session export", (), re.compile(r"\A\s*# Session Export: ")),
-    Known("a Cline task's API history (api_conversation_history.json)", ("api_conversation_history.json",),
-          re.compile(r'\A\s*\[\s*\{\s*"role"\s*:\s*"(?:user|assistant)"\s*,\s*"content"\s*:\s*\[.*?"ts"\s*:\s*\d{13}',
-                     re.S)),
-    Known("a Cline task's UI messages (ui_messages.json)", ("ui_messages.json",),
-          re.compile(r'\A\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')),
-    Known("a Cline task's metadata (task_metadata.json)", ("task_metadata.json",), reason=NOT_A_TRANSCRIPT),
-    Known("a Cline task's context history (context_history.json)", ("context_history.json",)),
-    Known("a Roo Code / Kilo Code markdown task export", (), re.compile(r"\A\s*\*\*User:\*\*\s")),
 )
 
 
