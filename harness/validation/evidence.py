@@ -13,7 +13,8 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   so "it did not compact before" is still tested on the log, and "it compacted here" on the tool's own
   count.
 * **Codex 0.14x** rollouts record ``reasoning`` items without their ``encrypted_content`` (0.77's carry
-  it), yet Codex counts the encrypted reasoning of earlier turns against its limit. Each call that
+  it), or with a placeholder a checkpoint tool wrote over it (``REDACTED``: the importer drops it, see
+  ``formats.codex``), yet Codex counts the encrypted reasoning of earlier turns against its limit. Each call that
   reported reasoning tokens gets a stand-in blob whose Codex estimate is ``REASONING_PER_TOKEN`` times
   them: the ratio of Codex's estimate to the reported reasoning tokens over every call of the two 0.77
   rollouts in ../shared/transcripts/codex (an inference: same family of models, other versions).
@@ -86,7 +87,7 @@ def stand_in_blob(tokens: int) -> str:
 
 
 def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
-    if any(isinstance(p, Reasoning) and p.encrypted for m in t.messages for p in m.parts):
+    if any(isinstance(p, Reasoning) and p.encrypted and p.text for m in t.messages for p in m.parts):
         return t, {}
     messages: list[Message] = []
     filled = 0
@@ -99,6 +100,7 @@ def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
         messages.append(m)
     if not filled:
         return t, {}
-    note = (f"the rollout records no encrypted reasoning: {filled} calls' estimated at {REASONING_PER_TOKEN} x their "
-            "reported reasoning tokens (ratio of the 0.77 rollouts)")
+    how = "redacted" if t.meta.get("reasoning_redacted") else "not recorded"
+    note = (f"the rollout records no encrypted reasoning ({how}): {filled} calls' estimated at {REASONING_PER_TOKEN} x "
+            "their reported reasoning tokens (ratio of the 0.77 rollouts)")
     return replace(t, messages=tuple(messages)), dict.fromkeys(range(len(t.compactions)), note)
