@@ -26,9 +26,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compbench.data.transcript import Message, Reasoning, ToolCall, ToolResult, Transcript, Usage
+from compbench.data.transcript import Message, Reasoning, RecordedCompaction, ToolCall, ToolResult, Transcript, Usage
 
 REASONING_PER_TOKEN = 1.30  # 64,797 estimated / 49,792 reported reasoning tokens, 221 calls (0.77 rollouts)
+
+
+def compaction_version(t: Transcript, rc: RecordedCompaction) -> str:
+    """The tool version that recorded a compaction: its own record's (a session can be resumed under a newer
+    version), else the transcript's; "" when neither is known."""
+    return str(rc.meta.get("tool_version") or t.meta.get("tool_version") or "")
 
 
 def complete(t: Transcript) -> tuple[Transcript, dict[int, str]]:
@@ -43,12 +49,13 @@ def complete(t: Transcript) -> tuple[Transcript, dict[int, str]]:
 def _claude_code(t: Transcript) -> tuple[Transcript, dict[int, str]]:
     from compbench.strategies.claude_code import rough_tokens, version_preset
 
-    trailing_counted = version_preset(str(t.meta.get("tool_version") or "")) == "current"
     messages = list(t.messages)
     notes: dict[int, str] = {}
     for n, rc in enumerate(t.compactions):
         if rc.trigger != "auto" or not rc.tokens_before:
             continue
+        # 2.1 counts the messages after the last call; the version is the one that recorded this compaction
+        trailing_counted = version_preset(str(compaction_version(t, rc))) != "2.0"
         j = next((i for i in range(rc.index - 1, -1, -1) if messages[i].role == "assistant"
                   and messages[i].usage is not None and not messages[i].meta.get("compaction")), None)
         if j is None:

@@ -129,8 +129,10 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
-    version = t.meta.get("tool_version")
-    if version and preset == version_preset(t.source, str(version)):
+    from compbench.validation.evidence import compaction_version
+
+    version = compaction_version(t, rc)
+    if version and preset == version_preset(t.source, version):
         causes.append(f"recorded by {t.source} {version}, the version this preset models")
     elif version and preset == "seed":
         causes.append(f"recorded by {t.source} {version}; the seed describes an older version")
