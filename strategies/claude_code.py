@@ -1,5 +1,5 @@
 """``compbench.strategies.claude_code`` — ``claude-code``: Claude Code's auto-compact (seed 002 + real sessions of CLI
-2.0.60–2.1.49).
+2.0.60–2.1.49 + public reports of its 1M-window rule, 2.1.92–2.1.196).
 
 Seed 002: ``/compact [instructions]`` or automatically at ~95% of the window; the whole history is
 summarized and the session continues from the summary alone. Custom instructions are appended as
@@ -29,12 +29,34 @@ completed as ``evidence`` says) that did not compact, and the count that did (pr
   (inferred to be this one: no 2.1.0–2.1.20 auto compaction is in ../shared).
 
 Every session ran a 200k window, so a percentage of the window (77.4–77.6% for 2.0, 83.1–83.5% for 2.1)
-fits the logs as well as ``W - reserve - 13,000``; the additive form is the bundle's. A session on a
-1M window would tell them apart (none in ../shared). **On a 1M window** Claude Code compacts against an
-auto-compact window of its own (the user's CLAUDE_CODE_AUTO_COMPACT_WINDOW / ``autoCompactWindow`` first,
-then a default it may tune server-side): public reports give 400k from 2.1.92 (367k thresholds seen on
-2.1.119) and 500k on 2.1.196, the whole window before 2.1.92. ``current`` uses 400k (``large_window``;
-inferred, not checked on a log of ours); ``large_window=0`` models 2.1.21–2.1.91, 500000 later reports.
+fits the logs as well as ``W - reserve - 13,000``; the additive form is the bundle's.
+
+**On a 1M window** Claude Code compacts against an auto-compact window of its own: the user's
+CLAUDE_CODE_AUTO_COMPACT_WINDOW / ``autoCompactWindow`` first (``auto_compact_window``), else a default
+that Anthropic tunes per model and plan server-side, without a release (anthropics/claude-code #86863, a
+maintainer on 2.1.233: "the default window for a model can be tuned on our side without a Claude Code
+release"; #65966 names experiment-sourced windows). The rule per version (``large_window``; fidelity picks
+the preset from the version a compaction recorded, ``version_preset``) is the default public evidence
+shows for each range — a user outside that cohort compacts elsewhere (the Entire team's sessions on the
+checkpoint branches of entireio/git-sync and entireio/skills ran to 414k–626k on 1M windows without
+compacting, on 2.1.108, 2.1.123, 2.1.126, 2.1.136, 2.1.143, 2.1.146 and 2.1.179):
+
+* 2.1.21–2.1.91, preset ``2.1.21``: the whole window (1M - 20k - 13k = 967,000). #43989: ``/context``
+  shows .../1000k on 2.1.91, "sessions routinely ran to 600k+ tokens without compaction", and going back
+  to 2.1.91 restores it.
+* 2.1.92–2.1.137, preset ``2.1.92``: 400,000 (367,000). #43989: ``/context`` shows .../400k from 2.1.92;
+  #54056: four 2.1.119 compactions at 360,677–366,989; issue 25's held-out 2.1.119–2.1.129 sessions
+  match it to the step.
+* 2.1.138–2.1.195, preset ``2.1.138``: the whole window again (967,000). Issue 25's held-out 2.1.138–2.1.139
+  sessions compact 60–80 calls after 367,000; 2.1.138's changelog says only "Internal fixes"; #63627
+  (2.1.156): 522k of 1M without a compaction; the CLAUDE_CODE_AUTO_COMPACT_WINDOW documentation (undated,
+  as quoted by claude-code-log.com): "Defaults to the model's context window: 200K for standard models or
+  1M for extended context models"; #72414 reports 2.1.196's 500k default as new.
+* 2.1.196 on, preset ``current``: 500,000 (467,000). #72414: 2.1.196's ``/context`` shows "Auto-compact
+  window: auto (500k tokens)" with nothing configured; #72600: a 2.1.196 compaction at preTokens 468,102.
+
+Inferred, not read in a log of ours: the 2.1.138 boundary (2.1.130–2.1.137 unverified), and whole window
+rather than 500k for 2.1.138–2.1.195 (reports, no log past 400k that compacted).
 
 **Count**: the last call's usage, input with cache reads and writes + output, as Claude Code logs it.
 2.0.76 compares that alone (known: c7d2069e's preTokens 155,548 = 154,835 + 713 exactly, with a
@@ -79,11 +101,10 @@ OUTPUT_RESERVE_20 = 32_000  # 2.0.x: min(max output, 32,000) reserved; inferred 
 OUTPUT_RESERVE = 20_000  # 2.1.21+: MAX_OUTPUT_TOKENS_FOR_SUMMARY (2.1 bundle, issue #31806); 167,000 in the logs
 AUTOCOMPACT_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS (bundle, issue #12004: ``nx1 = 13000``)
 CLAUDE_CODE_WINDOW = 200_000  # the window Claude Code runs a model at unless the 1M window is on
-# The auto-compact window on a 1M window (inferred from public reports, none of our logs has one): 2.1.92
-# capped it at 400k (anthropics/claude-code #43989: `/context` shows .../400k; #54056: four 2.1.119
-# compactions at 360,677-366,989 = 400,000 - 20,000 - 13,000 + the messages since the last call); 2.1.196
-# reported 468,102 (#72600: a 500k window); 2.1.91 and earlier used the whole window.
-LARGE_WINDOW = 400_000
+# Claude Code's own auto-compact window on a 1M window, per version (the docstring gives the evidence;
+# 0: the whole window): 2.1.92-2.1.137 400k (#43989, #54056), 2.1.196 on 500k (#72414, #72600)
+LARGE_WINDOW_92 = 400_000
+LARGE_WINDOW = 500_000
 IMAGE_TOKENS = 2_000  # roughTokenCountEstimation of an image or document block (2.1 bundle)
 # Files re-attached after a compaction (compact.ts, as public analyses of the 2.1 bundle quote it, and the docs:
 # "replaces the history with the summary, your most recent exchanges, and up to five recently read files")
@@ -141,7 +162,8 @@ class ClaudeCodeParams:
         0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
     large_window: int = param(
         0, "The auto-compact window Claude Code itself uses when the model runs a 1M window and no "
-           "CLAUDE_CODE_AUTO_COMPACT_WINDOW is set (0: the whole window; current: 400,000, reported from 2.1.92).")
+           "CLAUDE_CODE_AUTO_COMPACT_WINDOW is set (0: the whole window, as 2.1.21-2.1.91 and 2.1.138-2.1.195; "
+           "400,000 in 2.1.92-2.1.137; current: 500,000, 2.1.196 on).")
     custom_instructions: str = param(
         "", "Text added to the summary prompt as 'Additional Instructions' (/compact's argument, CLAUDE.md).")
     max_summary_tokens: int = param(MAX_SUMMARY_TOKENS, "Output budget of the summary request.")
@@ -320,21 +342,34 @@ V20 = {"output_reserve": OUTPUT_RESERVE_20, "autocompact_buffer": AUTOCOMPACT_BU
        "compact_prompt": STRUCTURED_PROMPT, **RESTORE}
 V21 = {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER, "count_trailing": True,
        "compact_prompt": STRUCTURED_PROMPT, "summary_prefix": SUMMARY_PREFIX_21, "summary_suffix": SUMMARY_SUFFIX_21,
-       "manual_suffix": TRANSCRIPT_LINE, "large_window": LARGE_WINDOW, **RESTORE}
-FIRST_21_RULE = (2, 1, 21)  # the changelog's "auto-compact triggering too early" fix
+       "manual_suffix": TRANSCRIPT_LINE, **RESTORE}
+PRESETS: dict[str, dict[str, object]] = {
+    "current": {**V21, "large_window": LARGE_WINDOW},  # 2.1.196 on
+    "2.1.138": {**V21, "large_window": 0},  # 2.1.138-2.1.195
+    "2.1.92": {**V21, "large_window": LARGE_WINDOW_92},  # 2.1.92-2.1.137
+    "2.1.21": {**V21, "large_window": 0},  # 2.1.21-2.1.91
+    "2.0": V20,  # 2.0.x-2.1.20
+}
+# The first version each preset models, newest first: the 2.1.21 changelog's "auto-compact triggering too
+# early" fix, then the auto-compact window's changes on 1M windows (docstring)
+FIRST_VERSIONS = (((2, 1, 196), "current"), ((2, 1, 138), "2.1.138"), ((2, 1, 92), "2.1.92"),
+                  ((2, 1, 21), "2.1.21"))
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
 def version_preset(version: str) -> str:
-    """The preset of a Claude Code version: ``2.0`` before 2.1.21, ``current`` from it on."""
-    try:
-        parts = tuple(int(x) for x in version.split(".")[:3])
-    except ValueError:
+    """The preset of a recorded Claude Code version (``major.minor.patch``, a suffix ignored); ``current``
+    for a version it cannot read."""
+    m = _VERSION.match(version.strip())
+    if m is None:
         return "current"
-    return "2.0" if parts < FIRST_21_RULE else "current"
+    parts = tuple(int(x) for x in m.groups())
+    return next((preset for first, preset in FIRST_VERSIONS if parts >= first), "2.0")
 
 
-@strategy("claude-code", params=ClaudeCodeParams, source="seed 002 + Claude Code session files (CLI 2.0.60–2.1.49)",
+@strategy("claude-code", params=ClaudeCodeParams,
+          source="seed 002 + Claude Code session files (CLI 2.0.60–2.1.49) + reports of its 1M-window rule (2.1.92–2.1.196)",
           summary="at ~95% of the window, summarize the whole history into one continuation message",
-          presets={"current": V21, "2.0": V20})
+          presets=PRESETS)
 def claude_code(p: ClaudeCodeParams) -> ClaudeCode:
     return ClaudeCode(p)

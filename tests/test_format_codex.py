@@ -109,6 +109,9 @@ def test_round_trip_through_native_jsonl(transcripts_dir: Path, tmp_path: Path) 
 # --- hand-made rollouts -----------------------------------------------------------------------------
 
 
+BLOB = "gAAAAAB" + "x" * 120  # a Fernet token's shape (the real ones are 868+ characters)
+
+
 def _r(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}
 
@@ -135,7 +138,7 @@ def _rollout() -> list[dict[str, Any]]:
         _r("event_msg", {"type": "user_message", "message": "fix the bug"}),
         _r("event_msg", {"type": "token_count", "info": None}),
         _r("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}],
-                              "encrypted_content": "gAAA"}),
+                              "encrypted_content": BLOB}),
         _r("response_item", {"type": "function_call", "name": "shell", "arguments": "{\"cmd\":\"ls\"}",
                               "call_id": "c1"}),
         _r("response_item", {"type": "function_call_output", "call_id": "c1",
@@ -238,3 +241,110 @@ def test_wrong_types_name_their_line(tmp_path: Path, index: int, payload: Any, e
 def test_no_history(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError, match="at least one response_item message"):
         list(read_codex(_write(tmp_path, _rollout()[:2])))
+
+
+# --- 0.14x turns: a /compact task, a pre-turn compaction, redacted reasoning ------------------------------
+
+
+def _turn(*records: dict[str, Any], end: str | None = "task_complete") -> list[dict[str, Any]]:
+    """One turn of a 0.14x rollout: task_started, the records, and its end event (None: the log stops)."""
+    tail = [_r("event_msg", {"type": end, "turn_id": "t"})] if end else []
+    return [_r("event_msg", {"type": "task_started", "turn_id": "t"}), *records, *tail]
+
+
+def _compacted() -> dict[str, Any]:
+    return _r("compacted", {"message": "", "replacement_history": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the bug"}]},
+        {"type": "compaction", "encrypted_content": BLOB}]})
+
+
+def _v14x(*turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    head = [_r("session_meta", {"id": "s14", "cwd": "/w", "cli_version": "0.142.5"}),
+            _r("turn_context", {"model": "m"})]
+    first = _turn(_msg("user", "fix the bug"), _msg("assistant", "done"), _count(200, 20, 220))
+    return [*head, *first, *(r for t in turns for r in t)]
+
+
+def _trigger(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[str, str]:
+    (t,) = read_codex(_write(tmp_path, records))
+    (c,) = t.compactions
+    return c.trigger, str(c.meta["trigger_evidence"])
+
+
+def test_a_compaction_alone_in_its_turn_is_the_compact_task(tmp_path: Path) -> None:
+    """0.14x records no /compact input: the compaction is a turn of its own, with nothing before or after it."""
+    later = _turn(_msg("user", "go on"), _msg("assistant", "ok"), _count(50, 5, 275))
+    for end in ("task_complete", "turn_aborted"):
+        trigger, why = _trigger(tmp_path, _v14x(_turn(_compacted(), _count(0, 0, 220), end=end), later))
+        assert (trigger, why) == ("manual", "a turn of its own: no user input and no model call before or after it "
+                                            "(Codex's /compact task)")
+    # a turn that never records its end: the next turn's start closes it
+    trigger, _ = _trigger(tmp_path, _v14x(_turn(_compacted(), end=None), later))
+    assert trigger == "manual"
+    # the turn before ended on a model call with no usage recorded: its end closed the call, no mid-turn
+    records = _v14x(_turn(_msg("user", "more"), _msg("assistant", "sure")), _turn(_compacted()), later)
+    assert _trigger(tmp_path, records)[0] == "manual"
+
+
+def test_a_compaction_whose_turn_goes_on_is_pre_turn_auto(tmp_path: Path) -> None:
+    """Codex compacts before recording the new prompt; the turn then goes on: auto. Context messages
+    (developer, AGENTS.md) recorded after it do not decide; the prompt or a model call does."""
+    for after in ([_msg("user", "next")], [_msg("assistant", "resuming")]):
+        records = _v14x(_turn(_compacted(), _msg("developer", "perms"), _msg("user", "# AGENTS.md instructions x"),
+                              *after, _msg("assistant", "ok"), _count(30, 3, 253)))
+        assert _trigger(tmp_path, records) == (
+            "auto", "at the start of a turn that went on with the user's prompt (Codex's pre-turn auto compaction)")
+
+
+def test_a_compaction_in_a_turn_that_has_begun_is_not_the_compact_task(tmp_path: Path) -> None:
+    """Something in its turn before it (here the prompt): never the /compact task, whatever follows."""
+    records = _v14x(_turn(_msg("user", "next"), _compacted(), end="task_complete"))
+    assert _trigger(tmp_path, records) == (
+        "auto", "between turns, no /compact input recorded (Codex's default path assumed)")
+
+
+def test_a_compaction_at_the_start_of_a_turn_the_log_ends_in_stays_auto(tmp_path: Path) -> None:
+    trigger, why = _trigger(tmp_path, _v14x(_turn(_compacted(), end=None)))
+    assert (trigger, why) == ("auto", "at the start of a turn the log ends in (no user input or model call after it)")
+
+
+@pytest.mark.parametrize(("blob", "redacted"), [
+    ("REDACTED", True), ("[REDACTED]" * 20, True),  # placeholders: too short, or not base64
+    ("g" * 99, True), ("g" * 100, False),  # the shortest Fernet token is 100 base64 characters
+    (BLOB + "==", False), ("gAAAAA-_" * 20, False),  # padding, the urlsafe alphabet
+])
+def test_a_placeholder_is_not_an_encrypted_blob(tmp_path: Path, blob: str, redacted: bool) -> None:
+    records = _v14x(_turn(_msg("user", "think"),
+                          _r("response_item", {"type": "reasoning", "summary": [], "encrypted_content": blob}),
+                          _count(10, 1, 231)))
+    (t,) = read_codex(_write(tmp_path, records))
+    call = t.messages[-1]
+    assert call.role == "assistant" and call.usage == Usage(10, 1, 5, 0, 0)  # the call is kept either way
+    (part,) = call.parts
+    assert isinstance(part, Reasoning) and part.encrypted and part.text == ("" if redacted else blob)
+    assert t.meta.get("reasoning_redacted") == (1 if redacted else None)
+    assert any("placeholder" in w for w in t.warnings) is redacted
+
+
+def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path) -> None:
+    """Fidelity fills a redacted blob as it fills a missing one (from the call's reported reasoning tokens);
+    a rollout with real blobs keeps them."""
+    from compbench.validation.evidence import REASONING_PER_TOKEN, complete
+
+    def rollout(blob: str) -> Path:
+        count = _count(10, 4, 231)
+        count["payload"]["info"]["last_token_usage"]["reasoning_output_tokens"] = 100
+        return _write(tmp_path, _v14x(_turn(
+            _msg("user", "think"), _r("response_item", {"type": "reasoning", "summary": [], "encrypted_content": blob}),
+            count), _turn(_compacted())))
+
+    (t,) = read_codex(rollout("REDACTED"))
+    filled, notes = complete(t)
+    (stand_in, marker) = filled.messages[-1].parts
+    assert isinstance(stand_in, Reasoning) and stand_in.encrypted and marker == Reasoning("", encrypted=True)
+    from compbench.strategies.codex import reasoning_item_tokens
+
+    assert reasoning_item_tokens(stand_in.text) == round(REASONING_PER_TOKEN * 100)
+    assert notes[0].startswith("the rollout records no encrypted reasoning (redacted): 1 calls'")
+    (t,) = read_codex(rollout(BLOB))
+    assert complete(t) == (t, {})

@@ -111,9 +111,10 @@ def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> N
     assert fires(c, threshold, ModelLimits(200_000, 64_000), chars4) is True
 
 
-@pytest.mark.parametrize(("version", "preset"), [("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "current"),
-                                                 ("2.1.49", "current"), ("3", "current"), ("dev", "current")])
+@pytest.mark.parametrize(("version", "preset"), [("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "2.1.21"),
+                                                 ("2.1.49", "2.1.21"), ("3", "current"), ("dev", "current")])
 def test_version_presets(version: str, preset: str) -> None:
+    """The sessions of ../shared (test_claude_code_versions has every boundary)."""
     assert version_preset(version) == preset
 
 
@@ -255,19 +256,20 @@ def test_resolve_parses_params() -> None:
 
 
 @pytest.mark.parametrize(("spec", "total", "expected"), [
-    ("preset=current", 366_999, False), ("preset=current", 367_000, True), ("preset=current", 367_001, True),
+    ("preset=current", 466_999, False), ("preset=current", 467_000, True), ("preset=current", 467_001, True),
     # the user's CLAUDE_CODE_AUTO_COMPACT_WINDOW comes first: 600,000 - 20,000 - 13,000
     ("preset=current,auto_compact_window=600000", 566_999, False),
     ("preset=current,auto_compact_window=600000", 567_000, True),
-    # 2.1.21-2.1.91 compacted against the whole 1M window; 2.1.196 reported a 500k one
+    # large_window as a parameter: 0 is the whole 1M window
     ("preset=current,large_window=0", 966_999, False), ("preset=current,large_window=0", 967_000, True),
-    ("preset=current,large_window=500000", 466_999, False), ("preset=current,large_window=500000", 467_000, True),
+    ("preset=current,large_window=400000", 366_999, False), ("preset=current,large_window=400000", 367_000, True),
     ("preset=2.0", 954_999, False), ("preset=2.0", 955_000, True),
 ])
 def test_a_1m_window_compacts_against_claude_codes_own_auto_compact_window(chars4: TokenCounter, spec: str,
                                                                             total: int, expected: bool) -> None:
-    """On a 1M window today's Claude Code compacts at 400,000 - 20,000 - 13,000 = 367,000 (2.1.92+ as
-    reported); a 200k window is not affected (test_current_trigger_reserves_20k)."""
+    """On a 1M window today's Claude Code compacts at 500,000 - 20,000 - 13,000 = 467,000 (2.1.196 on, as
+    reported); a 200k window is not affected (test_current_trigger_reserves_20k); the other versions'
+    windows are in test_claude_code_versions."""
     c = resolve(f"claude-code:{spec}").create()
     assert isinstance(c, ClaudeCode)
     assert fires(c, total, ModelLimits(1_000_000, 64_000), chars4) is expected

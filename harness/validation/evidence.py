@@ -13,7 +13,8 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   so "it did not compact before" is still tested on the log, and "it compacted here" on the tool's own
   count.
 * **Codex 0.14x** rollouts record ``reasoning`` items without their ``encrypted_content`` (0.77's carry
-  it), yet Codex counts the encrypted reasoning of earlier turns against its limit. Each call that
+  it), or with a placeholder a checkpoint tool wrote over it (``REDACTED``: the importer drops it, see
+  ``formats.codex``), yet Codex counts the encrypted reasoning of earlier turns against its limit. Each call that
   reported reasoning tokens gets a stand-in blob whose Codex estimate is ``REASONING_PER_TOKEN`` times
   them: the ratio of Codex's estimate to the reported reasoning tokens over every call of the two 0.77
   rollouts in ../shared/transcripts/codex (an inference: same family of models, other versions).
@@ -25,9 +26,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compbench.data.transcript import Message, Reasoning, ToolCall, ToolResult, Transcript, Usage
+from compbench.data.transcript import Message, Reasoning, RecordedCompaction, ToolCall, ToolResult, Transcript, Usage
 
 REASONING_PER_TOKEN = 1.30  # 64,797 estimated / 49,792 reported reasoning tokens, 221 calls (0.77 rollouts)
+
+
+def compaction_version(t: Transcript, rc: RecordedCompaction) -> str:
+    """The tool version that recorded a compaction: its own record's (a session can be resumed under a newer
+    version), else the transcript's; "" when neither is known."""
+    return str(rc.meta.get("tool_version") or t.meta.get("tool_version") or "")
 
 
 def complete(t: Transcript) -> tuple[Transcript, dict[int, str]]:
@@ -42,12 +49,13 @@ def complete(t: Transcript) -> tuple[Transcript, dict[int, str]]:
 def _claude_code(t: Transcript) -> tuple[Transcript, dict[int, str]]:
     from compbench.strategies.claude_code import rough_tokens, version_preset
 
-    trailing_counted = version_preset(str(t.meta.get("tool_version") or "")) == "current"
     messages = list(t.messages)
     notes: dict[int, str] = {}
     for n, rc in enumerate(t.compactions):
         if rc.trigger != "auto" or not rc.tokens_before:
             continue
+        # 2.1 counts the messages after the last call; the version is the one that recorded this compaction
+        trailing_counted = version_preset(str(compaction_version(t, rc))) != "2.0"
         j = next((i for i in range(rc.index - 1, -1, -1) if messages[i].role == "assistant"
                   and messages[i].usage is not None and not messages[i].meta.get("compaction")), None)
         if j is None:
@@ -86,7 +94,7 @@ def stand_in_blob(tokens: int) -> str:
 
 
 def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
-    if any(isinstance(p, Reasoning) and p.encrypted for m in t.messages for p in m.parts):
+    if any(isinstance(p, Reasoning) and p.encrypted and p.text for m in t.messages for p in m.parts):
         return t, {}
     messages: list[Message] = []
     filled = 0
@@ -99,6 +107,7 @@ def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
         messages.append(m)
     if not filled:
         return t, {}
-    note = (f"the rollout records no encrypted reasoning: {filled} calls' estimated at {REASONING_PER_TOKEN} x their "
-            "reported reasoning tokens (ratio of the 0.77 rollouts)")
+    how = "redacted" if t.meta.get("reasoning_redacted") else "not recorded"
+    note = (f"the rollout records no encrypted reasoning ({how}): {filled} calls' estimated at {REASONING_PER_TOKEN} x "
+            "their reported reasoning tokens (ratio of the 0.77 rollouts)")
     return replace(t, messages=tuple(messages)), dict.fromkeys(range(len(t.compactions)), note)

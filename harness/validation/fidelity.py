@@ -171,10 +171,12 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
-    version = t.meta.get("tool_version")
+    from compbench.validation.evidence import compaction_version
+
+    version = compaction_version(t, rc)
     # the versions each preset models, where the strategy says (``PRESET_VERSIONS``)
     models = getattr(_strategy_module(t.source), "PRESET_VERSIONS", {}) if t.source in TOOL_STRATEGY else {}
-    if version and preset == version_preset(t.source, str(version)):
+    if version and preset == version_preset(t.source, version):
         causes.append(f"recorded by {t.source} {version}, the version this preset models")
     elif version and preset in models:
         causes.append(f"recorded by {t.source} {version}; the preset models {t.source} {models[preset]}")

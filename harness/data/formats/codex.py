@@ -1,5 +1,5 @@
 """``compbench.data.formats.codex`` — Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``;
-followed: CLI 0.72–0.77).
+followed: CLI 0.72–0.77 and 0.140–0.142.5).
 
 Records ``{timestamp, type, payload}`` (``RolloutItem`` in codex-rs/protocol): ``session_meta`` (id, cwd,
 cli_version, instructions), ``turn_context`` (model, policies), ``response_item`` (the model-visible
@@ -23,7 +23,18 @@ Mapping decisions, checked on the real 0.72 and 0.77 files:
 * A ``compacted`` record becomes a RecordedCompaction at the position of the next imported message; its
   ``tokens_before`` is the last call's input + output. Its trigger is ``auto`` when it falls inside a turn
   (after a tool output, where no user could type ``/compact``) and ``manual`` when the user's last input
-  was ``/compact``; otherwise ``auto`` (Codex's default path), with the evidence in ``meta``.
+  was ``/compact`` (0.77 records the command as a ``user_message`` event). Rollouts that record turns
+  (``task_started`` / ``task_complete`` events, 0.14x) show a ``/compact`` otherwise: Codex runs it as a
+  task of its own (``CompactTask``, codex-rs/core/src/tasks/compact.rs at 99d7cc05) that records no user
+  input and makes no model call, so a compaction whose turn holds nothing else, before or after it, is
+  ``manual``; a pre-turn auto compaction's turn goes on with the user's prompt. Otherwise ``auto``
+  (Codex's default path), with the evidence in ``meta``.
+* A ``reasoning`` item's ``encrypted_content`` that is no encrypted blob — a placeholder such as the
+  ``REDACTED`` a checkpoint tool writes over it (Entire does, in 0.142.x rollouts it commits) — is not
+  imported as one (Codex's estimate of a blob is its length): the item stays, an encrypted Reasoning
+  part with no text, so the model call it belongs to is kept (``meta["reasoning_redacted"]``, warned).
+  A real blob is a Fernet token (``gAAAAA…``, at least 100 base64 characters: 73 bytes of version,
+  timestamp, IV, one cipher block and HMAC).
 * Message ids are ``m<N>``: rollout items carry no ids.
 """
 
@@ -32,8 +43,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +72,11 @@ OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "lo
 # Initial context Codex injects as user messages (codex-rs/core: environment_context.rs, project_doc.rs).
 PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")
 MANUAL_COMMAND = "/compact"  # the TUI slash command that runs a compaction by hand
+TURN_STARTED = frozenset({"task_started", "turn_started"})  # event_msg types that open a turn
+TURN_ENDED = frozenset({"task_complete", "turn_complete", "turn_aborted"})  # ... and that close it
+BLOB_MIN_CHARS = 100  # the shortest Fernet token in base64 (73 bytes)
+BLOB_RE = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+COMPACT_TASK = "a turn of its own: no user input and no model call before or after it (Codex's /compact task)"
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
@@ -102,6 +120,33 @@ class _Builder:
         self.last_input = ""  # text of the last user input, for the /compact check
         self.replay: list[tuple[str, str]] = []  # replacement history a rollout may re-emit after compaction
         self.replayed = 0
+        self.compactions: list[RecordedCompaction] = []
+        self.turn_start: int | None = None  # messages imported when the current turn began (None: no turn events)
+        self.compact_only: int | None = None  # a compaction alone in its turn so far, awaiting the turn's end
+        self.redacted = 0  # reasoning items whose encrypted_content is a placeholder
+
+    def turn_started(self) -> None:
+        self.turn_ended()  # a turn that never recorded its end ended here
+        self.turn_start = len(self.messages)
+
+    def turn_ended(self) -> None:
+        """The turn's model call is over; a compaction that stayed alone in its turn was Codex's /compact task."""
+        self.close()
+        if self.compact_only is not None:
+            c = self.compactions[self.compact_only]
+            self.compactions[self.compact_only] = replace(c, trigger="manual", meta={
+                **c.meta, "trigger_evidence": COMPACT_TASK})
+        self.compact_only = None
+        self.turn_start = None
+
+    def went_on(self) -> None:
+        """The turn of a compaction alone in it so far went on (a prompt, a model call): a pre-turn auto one."""
+        if self.compact_only is not None:
+            c = self.compactions[self.compact_only]
+            self.compactions[self.compact_only] = replace(c, meta={
+                **c.meta, "trigger_evidence": "at the start of a turn that went on with the user's prompt "
+                                              "(Codex's pre-turn auto compaction)"})
+        self.compact_only = None
 
     def close(self, usage: Usage | None = None) -> None:
         if self.open is not None:
@@ -111,6 +156,7 @@ class _Builder:
 
     def output(self, line: int, part: Part) -> None:
         self.replay = []
+        self.went_on()
         if self.open is None:
             self.open, self.open_line = [], line
         self.open.append(part)
@@ -158,6 +204,7 @@ def _message(b: _Builder, line: int, p: dict[str, Any]) -> None:
         meta["session_prefix"] = True  # Codex's initial context, not a user request
     elif role == "user":
         b.last_input = text
+        b.went_on()
     b.add("user" if role == "user" else "system", (Text(text), *media), meta)
 
 
@@ -173,8 +220,13 @@ def _response_item(b: _Builder, line: int, p: dict[str, Any]) -> None:
             if isinstance(summary, list) else ""
         if text:
             b.output(line, Reasoning(text))
-        if isinstance(p.get("encrypted_content"), str) and p["encrypted_content"]:
-            b.output(line, Reasoning(p["encrypted_content"], encrypted=True))
+        blob = p.get("encrypted_content")
+        if isinstance(blob, str) and blob:
+            if len(blob) >= BLOB_MIN_CHARS and BLOB_RE.fullmatch(blob):
+                b.output(line, Reasoning(blob, encrypted=True))
+            else:  # a placeholder where the blob was: the call still made it, its size is unknown
+                b.output(line, Reasoning("", encrypted=True))
+                b.redacted += 1
     elif t in CALL_ITEMS:
         cid = p.get("call_id") or p.get("id")
         if not isinstance(cid, str):
@@ -236,7 +288,7 @@ def _token_count(b: _Builder, line: int, p: dict[str, Any], prev_total: list[str
         b.usage(Usage(input=vals[0], output=vals[2], cache_read=vals[1], reasoning=vals[3]))
 
 
-def _compacted(b: _Builder, line: int, p: dict[str, Any]) -> RecordedCompaction:
+def _compacted(b: _Builder, line: int, p: dict[str, Any]) -> None:
     mid_turn = b.open is not None or (bool(b.messages) and b.messages[-1].role == "tool")
     b.close()
     raw = p.get("replacement_history")
@@ -256,16 +308,19 @@ def _compacted(b: _Builder, line: int, p: dict[str, Any]) -> RecordedCompaction:
         trigger, evidence = "auto", "between turns, no /compact input recorded (Codex's default path assumed)"
     b.replay = [(str(x.get("role")), _text(x.get("content"))) for x in history
                 if x.get("type") == "message" and x.get("role") in ("user", "developer", "system")]
+    if trigger == "auto" and not mid_turn and b.turn_start == len(b.messages):
+        b.compact_only = len(b.compactions)  # nothing else in its turn yet: decided when the turn goes on or ends
+        evidence = "at the start of a turn the log ends in (no user input or model call after it)"
     meta: dict[str, Any] = {"line": line, "encrypted": encrypted, "replacement_items": len(history),
                             "trigger_evidence": evidence}
-    return RecordedCompaction(index=len(b.messages), tool=NAME, trigger=trigger, tokens_before=b.last_total or None,
-                              summary=summary, kept_ids=kept, meta=meta)
+    b.compactions.append(RecordedCompaction(index=len(b.messages), tool=NAME, trigger=trigger,
+                                            tokens_before=b.last_total or None, summary=summary, kept_ids=kept,
+                                            meta=meta))
 
 
 def read(path: Path) -> Iterator[Transcript]:
     b = _Builder(path)
     meta: dict[str, Any] = {"path": str(path)}
-    compactions: list[RecordedCompaction] = []
     unknown: Counter[str] = Counter()
     prev_total = [""]
     sid = None
@@ -296,8 +351,12 @@ def read(path: Path) -> Iterator[Transcript]:
                 _token_count(b, line, p, prev_total, meta)
             elif p.get("type") == "user_message" and isinstance(p.get("message"), str):
                 b.last_input = p["message"]  # /compact appears here only: it is a command, not history
+            elif p.get("type") in TURN_STARTED:
+                b.turn_started()
+            elif p.get("type") in TURN_ENDED:
+                b.turn_ended()
         else:
-            compactions.append(_compacted(b, line, p))
+            _compacted(b, line, p)
     b.close()
     if not b.messages:
         raise TranscriptError(path, None, "at least one response_item message")
@@ -305,7 +364,11 @@ def read(path: Path) -> Iterator[Transcript]:
         b.warnings.append(f"skipped {n} records of unknown type {kind!r}")
     for kind, n in sorted(b.unknown_items.items()):
         b.warnings.append(f"skipped {n} response items of unknown type {kind!r}")
+    if b.redacted:
+        meta["reasoning_redacted"] = b.redacted
+        b.warnings.append(f"{b.redacted} reasoning items' encrypted_content is a placeholder, not an encrypted blob "
+                          "(redacted): imported without the blob")
     meta["session_id"] = sid
     if b.replayed:
         meta["replayed_items_skipped"] = b.replayed
-    yield Transcript(str(sid or path.stem), NAME, tuple(b.messages), meta, tuple(compactions), tuple(b.warnings))
+    yield Transcript(str(sid or path.stem), NAME, tuple(b.messages), meta, tuple(b.compactions), tuple(b.warnings))
