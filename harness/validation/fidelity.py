@@ -27,11 +27,13 @@ from compbench.data.transcript import Message, RecordedCompaction, Text, Transcr
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
+from compbench.replay.events import CompactionEvent as Event
 from compbench.replay.loop import CompactionEvent, ReplayConfig, Trace, replay
 from compbench.replay.session import ModelLimits
 from compbench.summarizers import Summarizer
 
-TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
+TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
+                 "crush": "go-replace", "aider": "aider", "goose": "goose"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -97,6 +99,13 @@ def _position(ev: CompactionEvent) -> int:
     step k's after-hook (pi's seed) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
     OpenCode, today's pi) after k."""
     return ev.step + 1 if ev.phase == "after" else ev.step
+
+
+def _main(events: Iterable[Event], phase: str | None = None) -> Event | None:
+    """The strategy's first applied compaction (of ``phase``), not counting Goose's one-pair summaries: those
+    are its own, smaller mechanism, never what the tool's recorded compaction is compared with."""
+    return next((e for e in events if e.ok and e.meta.get("kind") != "tool-pair"
+                 and (phase is None or e.phase == phase)), None)
 
 
 def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -185,7 +194,7 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
     from compbench.measure.models import effective_limits
     from compbench.strategies import get, resolve
-    from compbench.validation.evidence import complete
+    from compbench.validation.evidence import at_recorded_points, complete, per_call_usage
 
     name = TOOL_STRATEGY.get(t.source)
     if name is None or not t.compactions:
@@ -195,11 +204,18 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     t, filled = complete(t)
     window = effective_limits(t)
     limits = window.limits
+    # a log without per-call usage (Crush, Goose) cannot show where the strategy's trigger fires; it records
+    # where the tool's did: there the strategy is made to compact (evidence.at_recorded_points), and what it
+    # keeps and summarizes is compared. A strategy that counts its own tokens (aider) needs no usage.
+    stub = not per_call_usage(t) and not getattr(_strategy_module(t.source), "OWN_COUNT", False)
+    own = t
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
     info = get(name)
     system = overhead(t, counter)
+    if stub:
+        t = at_recorded_points(t, limits.context_window)
     # the calibration columns describe the recorded history, not a strategy: counted from a replay
     # that never compacts (a strategy that compacted earlier would report its own, smaller context)
     segments = [segment(t, n)[0] for n in range(len(t.compactions))]
@@ -223,14 +239,18 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             real_step = _steps_before(seg, rc.index)
             notes = []
             if auto:
-                ev = next((e for e in trace.compactions if e.ok), None)
+                ev = _main(trace.compactions)
             else:
-                ev = next((e for e in trace.compactions if e.ok and e.phase == "manual"), None)
-                earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step]
+                ev = _main(trace.compactions, "manual")
+                earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step
+                           and e.meta.get("kind") != "tool-pair"]
                 if earlier:
                     notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
                 if ev is None:
                     notes.append("the strategy's /compact failed or does not exist")
+            if stub and auto:
+                own_config = ReplayConfig(limits, system, recorded_usage=True)
+                notes.append(_own_trigger(segment(own, n)[0], c, summarizer, own_config, counter, ev is not None))
             counted = counted_at[n]
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
@@ -248,10 +268,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
                 preset=preset, real_step=real_step,
-                our_step=_position(ev) if ev and auto else None,
-                d_steps=_position(ev) - real_step if ev and auto else None,
-                real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
-                d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
+                our_step=_position(ev) if ev and auto and not stub else None,
+                d_steps=_position(ev) - real_step if ev and auto and not stub else None,
+                real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto and not stub else None,
+                d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before and not stub else None,
                 kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev else None,
                 rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(seg, rc.index),
                 real_summary_tokens=counter.count_text(rc.summary) if rc.summary else None,
@@ -266,6 +286,19 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                                             "" if ev or not auto else "strategy never compacted", *notes) if x),
             ))
     return out
+
+
+def _own_trigger(seg: Transcript, spec: Any, summarizer: Summarizer, config: ReplayConfig, counter: TokenCounter,
+                 compacted: bool) -> str:
+    """The row's note for a log without per-call usage: compared where the tool compacted, and where the
+    strategy's own trigger would fire on compbench's count (no system prompt calibrated: not compared)."""
+    rc = seg.compactions[0]
+    ev = _main(replay(seg, spec.create(), summarizer, config, counter).compactions)
+    where = (f"its own trigger on compbench's count (no usage to calibrate the hidden prompt) would fire after "
+             f"{_position(ev)} calls, the tool's after {_steps_before(seg, rc.index)}" if ev else
+             "its own trigger on compbench's count (no usage to calibrate the hidden prompt) never fires here")
+    made = "made to compact where the tool did" if compacted else "asked to compact where the tool did, it did not"
+    return f"no per-call usage in the log: the strategy was {made}, trigger not compared; {where}"
 
 
 def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",

@@ -31,6 +31,7 @@ FORMATS: dict[str, str] = {
     "codex": "compbench.data.formats.codex",
     "opencode": "compbench.data.formats.opencode",
     "opencode-db": "compbench.data.formats.opencode_db",
+    "crush-db": "compbench.data.formats.crush_db",
     "pi": "compbench.data.formats.pi",
     "copilot": "compbench.data.formats.copilot",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
@@ -75,17 +76,55 @@ def max_transcript_bytes() -> int:
         raise TranscriptError(LIMIT_ENV, None, f"a number of MiB, got {raw!r}") from None
 
 
-# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only
-# OpenCode's store (``opencode.db``, also ``opencode-<channel>.db``) is picked up, not its -wal/-shm.
+# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only the tools'
+# stores are picked up (OpenCode's ``opencode.db``, also ``opencode-<channel>.db``; Crush's ``crush.db``; Goose's
+# ``sessions/sessions.db``), not their -wal/-shm. Of text files: aider's histories by name, and a Markdown file
+# whose first line is a Goose export's or an aider history's (``MARKDOWN_HEADS``).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+TOOL_FILES = frozenset({"crush.db", ".aider.chat.history.md", ".aider.llm.history"})
+TOOL_HIDDEN = frozenset({".crush", ".aider.chat.history.md", ".aider.llm.history"})  # walked though hidden
+MARKDOWN_HEADS = (b"# Session Export: ", b"# aider chat started at ")
 
 
 def _is_store(name: str) -> bool:
     return name.startswith("opencode") and name.endswith(".db")
 
 
-def _walked(name: str) -> bool:
-    return name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name)
+def _is_goose_store(f: Path) -> bool:
+    return f.name == "sessions.db" and f.parent.name == "sessions"
+
+
+def _walked(f: Path, note: Callable[[str], None] | None = None) -> bool:
+    name = f.name
+    if name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name) or name in TOOL_FILES or _is_goose_store(f):
+        return True
+    if name.endswith(".md"):
+        with f.open("rb") as h:
+            return h.read(64).lstrip(b"\n").startswith(MARKDOWN_HEADS)
+    if name.endswith(".db"):  # a store under another name (a copy): walked when its tables are a tool's
+        return _known_store(f, note)
+    return False
+
+
+def _known_store(f: Path, note: Callable[[str], None] | None) -> bool:
+    from compbench.data.formats.detect import store_format
+    from compbench.data.formats.sqlite_store import MAGIC, schema
+
+    with f.open("rb") as h:
+        if h.read(len(MAGIC)).decode("latin-1") != MAGIC:
+            return False
+    try:
+        if store_format(schema(f)) is not None:
+            return True
+    except TranscriptError:
+        pass
+    if note is not None:
+        note(f"{f}: a SQLite file that is no known tool's store, passed over")
+    return False
+
+
+def _hidden(parts: tuple[str, ...]) -> bool:
+    return any(part.startswith(".") and part not in TOOL_HIDDEN for part in parts)
 
 
 def module(name: str) -> ModuleType:
@@ -104,6 +143,11 @@ _OPENCODE = (lambda n: _is_store(n) or (n.startswith("opencode") and ".db-" in n
              "OpenCode's store: read its database, not the {n} beside it (legacy storage/, settings, credentials)")
 _COPILOT = (lambda n: n in ("events.jsonl", "workspace.yaml"),
             "a Copilot CLI session: read its events.jsonl, not the {n} beside it (checkpoints, plan, files)")
+_CRUSH = (lambda n: n.startswith("crush.db"),
+          "Crush's data folder: read its crush.db, not the {n} beside it (settings, logs)")
+_GOOSE = (lambda n: n.startswith("sessions.db"),
+          "Goose's session store: read its sessions.db, not the {n} beside it (legacy .jsonl sessions, which "
+          "Goose imported into the database when it created it)")
 
 
 def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], str]]:
@@ -116,29 +160,35 @@ def _tool_folders(files: list[Path]) -> dict[Path, tuple[Callable[[str], bool], 
             out[d] = _OPENCODE
         elif {"events.jsonl", "workspace.yaml"} <= found:
             out[d] = _COPILOT
+        elif "crush.db" in found:
+            out[d] = _CRUSH
+        elif "sessions.db" in found and d.name == "sessions":
+            out[d] = _GOOSE
     return out
 
 
 def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None) -> Iterator[Path]:
-    """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
+    """Expand directories (recursively, sorted, hidden files skipped but the tools' own: ``.crush/``, aider's
+    ``.aider.chat.history.md`` and ``.aider.llm.history``) into transcript files.
 
     A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
     legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
-    session folder through its ``events.jsonl``; ``note`` is told how many files were passed over.
+    session folder through its ``events.jsonl``, Crush's ``.crush`` through its ``crush.db``, Goose's
+    ``sessions`` folder through its ``sessions.db``; ``note`` is told how many files were passed over.
     """
     for p in map(Path, paths):
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*")) if f.is_file()
-                     and not any(part.startswith(".") for part in f.relative_to(p).parts)]
+                     and not _hidden(f.relative_to(p).parts)]
             folders = _tool_folders(files)
             passed: dict[Path, int] = {}
             for f in files:
                 home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
                 if home is None:
-                    if _walked(f.name):
+                    if _walked(f, note):
                         yield f
                 elif f.parent == home and folders[home][0](f.name):
-                    if _walked(f.name):
+                    if _walked(f):
                         yield f
                 else:
                     passed[home] = passed.get(home, 0) + 1
