@@ -37,6 +37,7 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "openai": ["tests/data/openai"], "pi": ["tests/data/pi-current.jsonl"],
     "claude-code": ["tests/data/shapes/claude-hook-chat.json", "tests/data/shapes/claude-2.1-records.jsonl"],
     "copilot": ["tests/data/shapes/copilot/77777777-7777-4777-8777-777777777777/events.jsonl"],
+    "goose": ["tests/data/shapes/goose-session.jsonl"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -32,6 +32,11 @@ FORMATS: dict[str, str] = {
     "opencode": "compbench.data.formats.opencode",
     "opencode-db": "compbench.data.formats.opencode_db",
     "crush-db": "compbench.data.formats.crush_db",
+    "aider-chat": "compbench.data.formats.aider_chat",
+    "aider-llm": "compbench.data.formats.aider_llm",
+    "goose-db": "compbench.data.formats.goose_db",
+    "goose": "compbench.data.formats.goose_session",
+    "goose-md": "compbench.data.formats.goose_md",
     "pi": "compbench.data.formats.pi",
     "copilot": "compbench.data.formats.copilot",
     "mini-swe-agent": "compbench.data.formats.mini_swe_agent",
@@ -42,7 +47,7 @@ FORMATS: dict[str, str] = {
 GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
 ENTRY_POINT_GROUP = "compbench.formats"
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
-MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})
+MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db"})  # and modules with MULTI_TRANSCRIPT = True
 
 
 def _importer(name: str, obj: object) -> Any:
