@@ -15,6 +15,8 @@ over the size a snapshot may have here): ``crates/goose/src/context_mgmt/mod.rs`
   (``summarize_tool_call``: the two messages, each written ``[role]: …``, under a one-line-summary system
   prompt), in the background while the model answers. When the turn is over (the reply and its tool
   results stored) the call and its result are hidden and the summary is added after them, as a user message.
+  The request carries a 64-token budget (:data:`TOOL_PAIR_SUMMARY_TOKENS`, a heuristic standing in for the
+  prompt's "a single message").
   One pair per turn: a turn that adds several calls grows the backlog. A call that shares its message with
   other content here (Goose stores one call per message) keeps its name, its arguments and output cleared.
   ``tool_pairs=false`` (``preset=no-tool-pairs``) models Goose from #7481 (2026-02-26), which switched it
@@ -69,6 +71,10 @@ MANUAL_COMPACT_CONTINUATION_TEXT = (
     "conversation so far.\nDo not mention that you read a summary or that conversation summarization occurred.\n"
     "Just continue the conversation naturally based on the summarized context.")
 TOOL_PAIR = "tool-pair"  # the meta kind of a tool-pair summary (fidelity compares the other compactions)
+# A heuristic budget: Goose asks for "a single message that describe what happened" and sets no limit, its
+# example is a dozen tokens; compbench's offline summarizers size a summary on real compaction summaries
+# (over a thousand tokens) unless the request sets a budget, so a tool-pair request carries this one.
+TOOL_PAIR_SUMMARY_TOKENS = 64
 __all__ = ["COMPACTION_TEMPLATE", "TOOL_PAIR_PROMPT"]
 
 
@@ -257,7 +263,8 @@ class Goose:
         if end == len(entries):
             view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
         prompt = Message("goose-tool-pair", "user", (Text("\n".join(format_message(m) for m in pair.messages)),))
-        request = SummaryRequest(TOOL_PAIR_PROMPT, (prompt,), pair.messages, meta={"model": "fast", "kind": TOOL_PAIR})
+        request = SummaryRequest(TOOL_PAIR_PROMPT, (prompt,), pair.messages, TOOL_PAIR_SUMMARY_TOKENS,
+                                 meta={"model": "fast", "kind": TOOL_PAIR})
         self.done.add(pair.call)
         self.calls = [c for c in self.calls if c != pair.call]
         return Compact("goose: tool-pair summary", tuple(view), request, on_failure="unchanged",

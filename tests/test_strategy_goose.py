@@ -196,7 +196,7 @@ def test_the_pair_is_replaced_by_its_summary_when_the_turn_is_over(chars4: Token
     assert c.request is not None and c.request.system.startswith("Your task is to summarize a tool call & response")
     assert [m.text for m in c.request.prompt] == ['[assistant]: tool_request(shell): {"n":0}\n[user]: tool_response: '
                                                   'out 0']
-    assert c.request.meta == {"model": "fast", "kind": "tool-pair"}
+    assert c.request.meta == {"model": "fast", "kind": "tool-pair"} and c.request.max_output_tokens == 64
     kept = [s.id for s in c.new_view if isinstance(s, Keep)]
     assert "a0" not in kept and "t0" not in kept and kept[:2] == ["p", "a1"]
     assert c.new_view[-1] == Insert("user", with_summary=True, origin="summary", meta={"kind": "tool-pair"})
@@ -241,3 +241,18 @@ def test_tool_pairs_keep_the_context_under_the_threshold_longer(chars4: TokenCou
     reasons = {c.reason for c in with_pairs.compactions}
     assert reasons == {"goose: tool-pair summary"} and len(with_pairs.compactions) > 40
     assert max(s.input for s in with_pairs.steps) < 0.8 * 1_500
+
+
+def test_a_pair_inside_shared_messages_is_cleared_in_place_and_its_summary_added(chars4: TokenCounter) -> None:
+    """Other tools put several calls in one message: nothing is hidden whole, the pair's parts are cleared (a
+    compaction that only clears kept messages' parts and adds a summary is no no-op)."""
+    msgs: list[Message] = [user("p", "go")]
+    for k in range(7):
+        msgs += [assistant(f"a{k}", calls=[(f"c{k}x", "shell", {"k": k}), (f"c{k}y", "shell", {"k": k})]),
+                 Message(f"t{k}", "tool", (ToolResult(f"c{k}x", "shell", "x" * 80),
+                                           ToolResult(f"c{k}y", "shell", "y")))]
+    msgs.append(assistant("r", "done"))
+    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=100_000, summarizer=MockSummarizer("S"))
+    (first, *_) = [c for c in tr.compactions if c.reason == "goose: tool-pair summary"]
+    assert first.ok and first.replaced_ids == () and first.meta["call"] == "c0x"
+    assert first.tokens_after < first.tokens_before  # c0x's 80-character output cleared, a one-word summary added

@@ -248,6 +248,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                     notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
                 if ev is None:
                     notes.append("the strategy's /compact failed or does not exist")
+            dropped = next((e.error for e in trace.compactions if not e.ok and e.error), None)
+            if ev is None and dropped:
+                notes.append(f"its compactions did not apply ({dropped})")
             if stub and auto:
                 own_config = ReplayConfig(limits, system, recorded_usage=True)
                 notes.append(_own_trigger(segment(own, n)[0], c, summarizer, own_config, counter, ev is not None))
