@@ -259,3 +259,26 @@ def test_crush_aider_and_goose_folders_import_in_one_command_and_validate_agrees
     assert f"warning: {goose}: Goose's session store: read its sessions.db, not the 1 other file" in err
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", project, goose.parent)
     assert code == 0 and out.splitlines()[-1] == "4 valid, 0 invalid; 6 transcripts (aider 3, crush 2, goose 1)"
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), [
+    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text (a known transcript format)"),
+    ("cache.db", None, "cache.db: a tool's SQLite store (OpenCode's opencode.db, Crush's crush.db, Goose's "
+                       "sessions.db); this SQLite file has tables: notes"),
+    ("export.md", "# Session Export: x\n\n*Total messages: 2*\n\n---\n\n### User:\nhi\n",
+     "export.md: 2 messages (the export's *Total messages*), found 1: a message's text holds the export's own "
+     "separators"),
+])
+def test_a_misfit_log_is_refused_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch, name: str, content: str | None,
+                                               expected: str) -> None:
+    import sqlite3
+
+    f = tmp_path / name
+    if content is None:
+        sqlite3.connect(f).execute("CREATE TABLE notes (id integer)").connection.close()
+    else:
+        f.write_text(content)
+    code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", f, "--out", tmp_path / "ds")
+    assert one_line_error(code, err) == f"{f.parent}/{expected}"
+    assert not (tmp_path / "ds").exists()

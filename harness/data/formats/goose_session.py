@@ -30,8 +30,10 @@ SESSION_KEYS = frozenset({"id", "working_dir", "description", "name", "schedule_
 
 
 def _is_session(d: Any) -> bool:
-    """Goose's session metadata: its keys only, a message count or a conversation, a directory or description."""
-    return isinstance(d, dict) and bool(d) and set(d) <= SESSION_KEYS and (
+    """Goose's session metadata: mostly its keys (a later version's extra one allowed), a message count or a
+    conversation, a directory or a description, and none of a message's or another log's record keys."""
+    return isinstance(d, dict) and len(set(d) & SESSION_KEYS) >= max(2, len(d) - 2) and not (
+        {"role", "type", "messages", "payload", "content"} & set(d)) and (
         isinstance(d.get("message_count"), int) or isinstance(d.get("conversation"), list)) and (
         isinstance(d.get("working_dir"), str) or isinstance(d.get("description"), str))
 
