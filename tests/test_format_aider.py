@@ -204,3 +204,28 @@ def test_a_project_folder_walks_aiders_hidden_histories_not_other_markdown(tmp_p
     names = [f.relative_to(tmp_path).as_posix() for f in iter_files([tmp_path])]
     assert names == [".aider.chat.history.md", ".aider.llm.history", "docs/saved-chat.md"]
     assert sum(1 for f in iter_files([tmp_path]) for _ in read(f)) == 5
+
+
+def test_fidelity_compares_aiders_trigger_on_its_own_count(tmp_path: Path) -> None:
+    """aider counts its history itself: the trigger is compared without usage. Since 0.72 the strategy's summary
+    is dropped (the row says so); preset=0.71 compacts after the edited reply, as the log's summary follows one."""
+    from compbench.validation.fidelity import fidelity
+
+    words = " ".join(f"w{i}" for i in range(3_000))
+    done: list[tuple[str, str]] = []
+    log = ""
+    for k in range(4):
+        prompt = f"change {k}: {words}"
+        log += request(*done, ("user", prompt), reply=f"edited {k}", time=f"10:0{k}:00")
+        done += [("user", prompt), ("assistant", f"edited {k}"),
+                 ("user", f"I committed the changes with git hash {k}abc & commit msg: c{k}"), ("assistant", "Ok.")]
+    log += request(("user", "I spoke to you previously about a number of things.\nI asked you for 4 changes."),
+                   ("assistant", "Ok."), ("user", "next"), reply="fine", time="10:09:00")
+    f = tmp_path / ".aider.llm.history"
+    f.write_text(log)
+    (t,) = read(f)
+    assert len(t.compactions) == 1 and t.compactions[0].trigger == "auto"
+    rows = {r.preset: r for r in fidelity([t])}
+    assert rows["seed"].our_step is None and "did not apply (summarize_end" in rows["seed"].cause
+    assert rows["0.71"].our_step is not None and rows["0.71"].d_steps is not None
+    assert "no per-call usage" not in rows["0.71"].cause

@@ -321,3 +321,15 @@ def test_crush_and_goose_stores_are_told_apart(tmp_path: Path) -> None:
         list(read(g, "crush-db"))
     with pytest.raises(TranscriptError, match=r"crush\.db: Goose's sessions\.db"):
         list(read(c, "goose-db"))
+
+
+def test_fidelity_compares_what_goose_kept_where_it_compacted(tmp_path: Path) -> None:
+    from compbench.validation.fidelity import fidelity
+
+    (t,) = read(legacy(tmp_path / "20250101_120000.jsonl", compacted()))
+    rows = {r.preset: r for r in fidelity([t])}
+    assert set(rows) == {"seed", "no-tool-pairs"}
+    for r in rows.values():
+        assert r.tool == "goose" and r.our_step is None and r.d_steps is None
+        assert r.kept_jaccard == 1.0  # both keep the last prompt, re-added after the summary
+        assert "no per-call usage in the log: the strategy was made to compact where the tool did" in r.cause
