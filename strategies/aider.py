@@ -1,28 +1,42 @@
 """``compbench.strategies.aider`` — ``aider``: aider's chat-history summary (a small token budget, the head summarized
-by the weak model).
+by the weak model), made after replies that edited files.
 
 Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``ChatSummary``),
-``aider/models.py`` (``max_chat_history_tokens``), ``aider/prompts.py`` (``summarize``,
-``summary_prefix``) and ``aider/coders/base_coder.py`` (``summarize_start`` / ``summarize_worker`` /
-``summarize_end``, ``move_back_cur_messages``).
+``aider/models.py`` (``max_chat_history_tokens``, ``token_count``), ``aider/prompts.py`` (``summarize``,
+``summary_prefix``) and ``aider/coders/base_coder.py`` (``send_message``, ``move_back_cur_messages``,
+``summarize_start`` / ``summarize_worker`` / ``summarize_end``, ``format_chat_chunks``).
 
-* Budget: ``max_chat_history_tokens = min(max(max_input_tokens / 16, 1024), 8192)``.
-* When: after an exchange, aider moves the current messages into its history (``done_messages``) and, if
-  the history's tokens exceed the budget, summarizes it in a background thread that is joined before the
-  next request. compbench runs it after every step (``after_step``): aider moves the messages after a reply
-  that edited files, compbench has no notion of edits and treats every reply as the end of an exchange.
-* How (``summarize_real``): with more than 4 messages, a tail is kept whose tokens stay under half the
+* **What is counted.** ``ChatSummary`` counts each message as the JSON aider would send
+  (``token_count`` of a dict: ``len(tokenizer(json.dumps(message)))``, ``{"role": …, "content": …}`` with
+  JSON's escapes, non-ASCII as ``\\uXXXX``); a summary list is counted as litellm counts messages (the text, 4
+  per message, 3 for the reply).
+* **Budget**: ``max_chat_history_tokens = min(max(max_input_tokens / 16, 1024), 8192)``.
+* **Which messages.** aider keeps the exchange in progress apart (``cur_messages``: the prompt, the replies,
+  reflections) and moves it into its history (``done_messages``) only after a reply that edited files
+  (``send_message``: ``if edited: move_back_cur_messages``). Only the history is ever summarized: a
+  conversation without edits (``/ask``) is never. A reply edited files when its log says so (aider's own
+  logs: ``edited``, ``edited_files``) or, in other tools' transcripts, when it calls an editing tool
+  (:func:`edits_files`, a heuristic on the tool's name).
+* **When.** ``move_back_cur_messages`` adds the exchange to the history and calls ``summarize_start``: if
+  the history is over the budget, a thread summarizes a snapshot of it (``summarize_worker``), and aider then
+  appends its note of the edit ("I committed the changes…", "Ok.") to the history. ``summarize_end``, at
+  the next request, uses the summary only if the history is still the snapshot (since v0.72.0). It never
+  is: the note was appended after the thread started, and CPython runs a new thread's first statement (the
+  snapshot) before the starting thread resumes. So the weak model is paid and its summary dropped
+  (``accept`` rejects it): aider's history then grows without bound, as users report (Aider-AI/aider#3493).
+  ``preset=0.71`` is aider before that check (v0.71 and earlier): the summary replaces the history.
+* **How** (``summarize_real``): with more than 4 messages, a tail is kept whose tokens stay under half the
   budget (walking back while ``tail + next < budget // 2``), moved back so the head ends with an assistant
   message; the head, cut to what fits the weak model's input limit minus 512 (the rest of the head is
   dropped), is summarized into one user message ``summary_prefix + summary``. If summary + tail are still
   >= the budget, the same is done again on [summary, tail] one level deeper (``after_compaction``, before
   anything else happens, as aider does it in one go), up to depth 3; beyond that, or with <= 4 messages,
   everything is summarized. An assistant "Ok." follows when the result does not end with an assistant
-  message.
-* The request: system ``prompts.summarize``, one user message of ``# USER`` / ``# ASSISTANT`` sections;
+  message. (A dropped summary's deeper levels are not asked: their cost is missing.)
+* **The request**: system ``prompts.summarize``, one user message of ``# USER`` / ``# ASSISTANT`` sections;
   it goes to the weak model first (then the main model).
-* Failure: aider catches the error and, its summarized copy still empty, replaces the history with it:
-  the whole history is gone (``fallback``).
+* **Failure** (``preset=0.71``): aider catches the error and, its summarized copy still empty, replaces the
+  history with it: the whole history is gone (``fallback``).
 
 aider's history holds only user and assistant text: tool calls and results are not part of it (aider
 re-sends the files in the chat fresh on each request). compbench maps every message into that history
@@ -33,6 +47,8 @@ messages are user messages, and a message's text is its text parts, its tool cal
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,6 +78,13 @@ MIN_BUDGET, MAX_BUDGET, BUDGET_DIVISOR = 1_024, 8_192, 16  # models.py max_chat_
 MIN_SPLIT = 4  # history.py summarize_real
 MAX_DEPTH = 3  # history.py: depth > 3 summarizes everything
 INPUT_RESERVE = 512  # history.py: "reserve buffer for safety"
+PER_MESSAGE, REPLY_PRIMING = 4, 3  # litellm.token_counter: 3 per message + 1 for the role; 3 for the reply
+DROPPED = ("summarize_end: the history changed since the summarizer's snapshot (the edit note was appended after "
+           "the thread started): summary dropped")
+# a heuristic: tools that edit files, by name (Claude Code Edit/Write/MultiEdit, Codex apply_patch, OpenCode and
+# Crush edit/write/patch, Cline write_to_file/replace_in_file, Gemini CLI replace/write_file, Goose text_editor)
+_EDIT_TOOL = re.compile(r"edit|write|patch|replace|insert|create_file|delete_file|rename_file|move_file", re.I)
+_READ_ONLY_COMMANDS = frozenset({"view", "read", "list", "undo_edit"})
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,8 @@ class AiderParams:
                                                 "1024), 8192).")
     weak_max_input: int = param(0, "The weak model's input limit for the summarized head (minus 512); 0 uses the "
                                    "run's input limit.")
+    applies: bool = param(False, "The summary replaces the history (aider <= 0.71); since 0.72 summarize_end drops it "
+                                 "(the history changed since the snapshot).")
 
 
 def aider_content(m: Message) -> str:
@@ -85,6 +110,10 @@ def aider_content(m: Message) -> str:
     return "\n".join(lines)
 
 
+def aider_role(m: Message) -> str:
+    return "assistant" if m.role == "assistant" else "user"
+
+
 def summarize_all_content(messages: Sequence[Message]) -> str:
     """``summarize_all``: ``# USER`` / ``# ASSISTANT`` sections, each ending with a newline."""
     content = ""
@@ -95,13 +124,29 @@ def summarize_all_content(messages: Sequence[Message]) -> str:
     return content
 
 
+def edits_files(m: Message) -> bool:
+    """Did this reply edit files? aider's logs say so; elsewhere, a call to an editing tool (a heuristic)."""
+    if m.meta.get("edited") is True or m.meta.get("edited_files"):
+        return True
+    for p in m.parts:
+        if isinstance(p, ToolCall) and _EDIT_TOOL.search(p.name.rsplit("__", 1)[-1]):
+            if p.name.endswith("text_editor"):
+                try:
+                    command = json.loads(p.args).get("command")
+                except (ValueError, AttributeError):
+                    command = None
+                if command in _READ_ONLY_COMMANDS:
+                    continue
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Level:
-    """A summarize_real level under way: its depth, the tail it kept, the messages after the history."""
+    """A summarize_real level under way: its depth, the tail it kept."""
 
     depth: int
     tail: tuple[str, ...]
-    cur: tuple[str, ...]
 
 
 class Aider:
@@ -116,17 +161,43 @@ class Aider:
             return self.p.max_chat_history_tokens
         return min(max(s.limits.input_limit / BUDGET_DIVISOR, MIN_BUDGET), MAX_BUDGET)
 
+    def tokens(self, s: SessionView, e: Entry) -> int:
+        """``ChatSummary.token_count`` of the message's dict: the tokens of its JSON (once per message)."""
+        def count() -> int:
+            m = e.rendered()
+            return s.count(json.dumps({"role": aider_role(m), "content": aider_content(m)}))
+
+        if e.pruned:
+            return count()
+        memo = s.memo(f"aider-json-{id(s.counter)}")
+        found = memo.get(e.message)
+        if found is None:
+            found = count()
+            memo.put(e.message, found)
+        return int(found)
+
+    def list_tokens(self, s: SessionView, contents: Sequence[str]) -> int:
+        """``token_count`` of a message list (litellm's count), as ``summarize_real`` counts its summary."""
+        return sum(s.count(c) + PER_MESSAGE for c in contents) + REPLY_PRIMING
+
     def before_step(self, s: SessionView) -> Sequence[Action]:
         return ()
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
-        """``move_back_cur_messages`` then ``summarize_start``: is the history too big?"""
+        """``send_message``: a reply that edited files moves the exchange into the history
+        (``move_back_cur_messages``), whose ``summarize_start`` checks it against the budget."""
         entries = s.entries
-        done = list(entries[head_end(entries):])
-        if sum(e.tokens for e in done) <= self.budget(s):
+        if not entries or not edits_files(entries[-1].message):
             return ()
-        action = self.summarize(s, done, (), 0)
+        done = list(entries[head_end(entries):])
+        if sum(self.tokens(s, e) for e in done) <= self.budget(s):
+            return ()
+        action = self.summarize(s, done, 0)
         return (action,) if action is not None else ()
+
+    def accept(self, a: Compact, summary: str) -> str | None:
+        """``summarize_end``: since 0.72 a summary is used only if the history is still its snapshot."""
+        return None if self.p.applies else DROPPED
 
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
         """The next level of ``summarize_real`` when summary + tail are not under the budget."""
@@ -138,40 +209,42 @@ class Aider:
         summary = entries[head]
         by_id = {e.id: e for e in entries}
         tail = [by_id[i] for i in level.tail]
-        if summary.tokens + sum(e.tokens for e in tail) < self.budget(s):
+        if self.list_tokens(s, [aider_content(summary.message)]) + sum(self.tokens(s, e) for e in tail) \
+                < self.budget(s):
             return ()
-        action = self.summarize(s, [summary, *tail], level.cur, level.depth + 1)
+        action = self.summarize(s, [summary, *tail], level.depth + 1)
         return (action,) if action is not None else ()
 
-    def summarize(self, s: SessionView, messages: list[Entry], cur: Sequence[str], depth: int) -> Compact | None:
+    def summarize(self, s: SessionView, messages: list[Entry], depth: int) -> Compact | None:
         """``summarize_real`` at ``depth``: which head is summarized and which tail is kept."""
         budget = self.budget(s)
         if len(messages) <= MIN_SPLIT or depth > MAX_DEPTH:
-            return self.compact(s, messages, messages, [], cur, depth)
+            return self.compact(s, messages, messages, [], depth)
         half = budget // 2
         tail_tokens, split = 0, len(messages)
         for i in range(len(messages) - 1, -1, -1):
-            if tail_tokens + messages[i].tokens < half:
-                tail_tokens += messages[i].tokens
+            tokens = self.tokens(s, messages[i])
+            if tail_tokens + tokens < half:
+                tail_tokens += tokens
                 split = i
             else:
                 break
         while messages[split - 1].role != "assistant" and split > 1:
             split -= 1
         if split <= MIN_SPLIT:
-            return self.compact(s, messages, messages, [], cur, depth)
+            return self.compact(s, messages, messages, [], depth)
         limit = (self.p.weak_max_input or s.limits.input_limit) - INPUT_RESERVE
         keep: list[Entry] = []
         total = 0
         for e in messages[:split]:
-            total += e.tokens
+            total += self.tokens(s, e)
             if total > limit:
                 break
             keep.append(e)
-        return self.compact(s, messages, keep, messages[split:], cur, depth)
+        return self.compact(s, messages, keep, messages[split:], depth)
 
     def compact(self, s: SessionView, messages: Sequence[Entry], head: Sequence[Entry], tail: Sequence[Entry],
-                cur: Sequence[str], depth: int) -> Compact:
+                depth: int) -> Compact:
         shown = tuple(e.rendered() for e in head)
         request = SummaryRequest(SUMMARIZE, (Message("aider-summarize", "user", (Text(summarize_all_content(shown)),)),),
                                  shown, meta={"model": "weak", "depth": depth})
@@ -181,17 +254,21 @@ class Aider:
                             *(Keep(e.id) for e in tail)]
         if not tail or tail[-1].role != "assistant":
             view.append(Insert("assistant", OK))
-        view += [Keep(i) for i in cur]
-        if tail:
-            self.level = Level(depth, tuple(e.id for e in tail), tuple(cur))
-        lost = Compact("aider: summary failed, history emptied", (*systems, *(Keep(i) for i in cur)))
+        if tail and self.p.applies:
+            self.level = Level(depth, tuple(e.id for e in tail))
+        lost = Compact("aider: summary failed, history emptied", tuple(systems)) if self.p.applies else None
         return Compact(f"aider: chat history summary (depth {depth})", tuple(view), request, on_failure="unchanged",
                        meta={"depth": depth, "dropped_head": len(messages) - len(head) - len(tail),
                              "budget": self.budget(s), "model": "weak"}, fallback=lost)
 
 
 @strategy("aider", params=AiderParams, source="Aider-AI/aider 5dc9490bb35f (history.py, models.py, base_coder.py)",
-          summary="history over min(max(max_input/16, 1024), 8192) tokens: the weak model summarizes the head, a tail "
-                  "under half the budget stays, recursively up to depth 3")
+          summary="after a reply that edited files, a history over min(max(max_input/16, 1024), 8192) tokens (counted "
+                  "as JSON) has its head summarized by the weak model; since 0.72 the summary is dropped "
+                  "(summarize_end's snapshot check); preset=0.71 applies it, a tail under half the budget kept",
+          presets={"0.71": {"applies": True}})
 def aider(p: AiderParams) -> Aider:
     return Aider(p)
+
+
+OWN_COUNT = True  # fidelity: aider's trigger is its own count of its history, not the API's usage

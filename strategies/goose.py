@@ -1,28 +1,40 @@
-"""``compbench.strategies.goose`` — ``goose``: Goose's auto-compaction (the whole conversation summarized; the last user
-text re-added).
+"""``compbench.strategies.goose`` — ``goose``: Goose's context management: one old tool call and its result summarized
+on every turn of the agent loop, and the whole conversation summarized past 0.8 of the window.
 
-Sources: block/goose ``crates/goose/src/context_mgmt/mod.rs`` at 331a842972378d64 (``compact_messages``,
-``check_if_compaction_needed``, ``do_compact``, ``filter_tool_responses``,
-``format_message_for_compacting``), ``crates/goose/src/prompts/compaction.md`` at 11453df8179021e3 and
-``crates/goose/src/agents/agent.rs`` at 43025f8890d68643 (where compaction runs). The repository is over
-the size a snapshot may have here, so the files were read one by one from a file index; the repository
-has since moved to aaif-goose/goose, whose later versions keep this algorithm but ask for a structured
-JSON summary rendered by a template, reword the continuation texts and add background summarization of
-old tool call/result pairs (``GOOSE_TOOL_PAIR_SUMMARIZATION``), none of which is modelled here.
+Source: block/goose at 9a91fccfb5d7 (2026-02-17; ``crates/goose/src/agents/agent.rs`` at 43025f88, of the
+same days, is the same loop), read from a snapshot of a fork holding that upstream commit (the repository is
+over the size a snapshot may have here): ``crates/goose/src/context_mgmt/mod.rs`` (``compact_messages``,
+``check_if_compaction_needed``, ``do_compact``, ``filter_tool_responses``, ``format_message_for_compacting``,
+``tool_id_to_summarize``, ``summarize_tool_call``, ``maybe_summarize_tool_pair``),
+``crates/goose/src/agents/agent.rs`` (``reply``, ``reply_internal``) and ``prompts/compaction.md``
+(:mod:`compbench.strategies.goose_prompts`).
 
-* When: at the start of a reply, i.e. when a new user prompt arrives (``reply``), if the last request's
-  ``total_tokens`` (input + output; before any request, the visible messages counted) over the context
-  limit is ``> GOOSE_AUTO_COMPACT_THRESHOLD`` (0.8; 0 or >= 1 disables it); and when the provider rejects a
-  request as too long (``ContextLengthExceeded``), which compbench sees before the call: the view is
-  over the input limit.
-* The summary: every agent-visible message, each written ``[role]: ...`` (tool calls as
+* **Tool-pair summaries** (on by default from block/goose #6119, 2026-01-28; ``GOOSE_TOOL_CALL_CUTOFF``,
+  default 10). At the start of every turn of the loop (every model call) Goose counts the tool calls the
+  agent still sees; with more than the cutoff it has the fast model summarize the oldest one with its result
+  (``summarize_tool_call``: the two messages, each written ``[role]: …``, under a one-line-summary system
+  prompt), in the background while the model answers. When the turn is over (the reply and its tool
+  results stored) the call and its result are hidden and the summary is added after them, as a user message.
+  The request carries a 64-token budget (:data:`TOOL_PAIR_SUMMARY_TOKENS`, a heuristic standing in for the
+  prompt's "a single message").
+  One pair per turn: a turn that adds several calls grows the backlog. A call that shares its message with
+  other content here (Goose stores one call per message) keeps its name, its arguments and output cleared.
+  ``tool_pairs=false`` (``preset=no-tool-pairs``) models Goose from #7481 (2026-02-26), which switched it
+  off, until it returned in batches with a cutoff scaled to the window (not modelled).
+* **Compaction, when**: at the start of a reply, i.e. when a new user prompt arrives (``reply``), after the
+  last turn's tool-pair summary was added, if the last request's ``total_tokens`` (input + output; before any
+  request, the visible messages counted) over the context limit is ``> GOOSE_AUTO_COMPACT_THRESHOLD`` (0.8;
+  0 or >= 1 disables it); and when the provider rejects a request as too long (``ContextLengthExceeded``),
+  which compbench sees before the call: the view is over the input limit. Tool-pair summaries make the
+  requests smaller, so the 0.8 compaction comes later than it would without them.
+* **The summary**: every agent-visible message, each written ``[role]: ...`` (tool calls as
   ``tool_request(name): {json}``, results as ``tool_response: text``, thinking left out), joined by
   newlines into ``compaction.md`` as the *system* prompt, with one user message "Please summarize the
   conversation history provided in the system prompt.", sent to the fast model. When that request is
   itself too long, it is retried without 10%, 20%, 50%, then 100% of the tool-response messages, taken from
   the middle outwards; compbench picks the first attempt that fits the input limit, as the retries would
   (if none fits, Goose gives up the reply with an error and compbench leaves the view as it was).
-* The new context: the summary as a user message, an assistant message with the continuation text
+* **The new context**: the summary as a user message, an assistant message with the continuation text
   ("...Just continue the conversation naturally..." when the preserved prompt was the last message,
   "...Continue calling tools as necessary..." in a tool loop, the manual text for ``/compact``), then the
   text of the most recent user message that has text and no tool content (not for a manual compaction).
@@ -37,10 +49,13 @@ from dataclasses import dataclass
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
+from compbench.strategies.goose_prompts import COMPACTION_TEMPLATE, TOOL_PAIR_PROMPT
 
 DEFAULT_COMPACTION_THRESHOLD = 0.8  # context_mgmt/mod.rs
+DEFAULT_TOOL_CALL_CUTOFF = 10  # agent.rs: GOOSE_TOOL_CALL_CUTOFF
 REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)  # do_compact
 SUMMARIZE_REQUEST = "Please summarize the conversation history provided in the system prompt."  # do_compact
 CONVERSATION_CONTINUATION_TEXT = (
@@ -55,47 +70,12 @@ MANUAL_COMPACT_CONTINUATION_TEXT = (
     "Your context was compacted at the user's request. The previous message contains a summary of the "
     "conversation so far.\nDo not mention that you read a summary or that conversation summarization occurred.\n"
     "Just continue the conversation naturally based on the summarized context.")
-COMPACTION_TEMPLATE = """The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.
-
-**Conversation History:**
-{{ messages }}
-
-Use this EXACT format:
-
-## Goal
-[What is the user trying to accomplish? Can be multiple items if the session covers different tasks.]
-
-## Constraints & Preferences
-- [Any constraints, preferences, or requirements mentioned by user]
-- [Or "(none)" if none were mentioned]
-
-## Progress
-### Done
-- [x] [Completed tasks/changes with file paths]
-
-### In Progress
-- [ ] [Current work]
-
-### Blocked
-- [Issues preventing progress, if any]
-
-## Key Decisions
-- **[Decision]**: [Brief rationale]
-
-## Next Steps
-1. [Ordered list of what should happen next]
-
-## Critical Context
-- [Any data, examples, error messages, or references needed to continue]
-- [Or "(none)" if not applicable]
-
-RULES:
-- Keep each section concise but complete
-- Preserve exact file paths, function names, and error messages
-- Include code snippets only if they are critical for continuation
-- This summary will be read by you (the LLM) to continue the session
-- Do not include information that can be easily re-derived from files
-"""  # prompts/compaction.md (minijinja, no escaping for .md)
+TOOL_PAIR = "tool-pair"  # the meta kind of a tool-pair summary (fidelity compares the other compactions)
+# A heuristic budget: Goose asks for "a single message that describe what happened" and sets no limit, its
+# example is a dozen tokens; compbench's offline summarizers size a summary on real compaction summaries
+# (over a thousand tokens) unless the request sets a budget, so a tool-pair request carries this one.
+TOOL_PAIR_SUMMARY_TOKENS = 64
+__all__ = ["COMPACTION_TEMPLATE", "TOOL_PAIR_PROMPT"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +84,10 @@ class GooseParams:
                                                            "exceed this (GOOSE_AUTO_COMPACT_THRESHOLD; 0 or >= 1 off).")
     removal_percentages: tuple[int, ...] = param(REMOVAL_PERCENTAGES, "Shares of tool responses dropped, middle "
                                                                       "out, on each retry of a too-long summary request.")
+    tool_pairs: bool = param(True, "Summarize the oldest tool call and its result on every turn past the cutoff "
+                                   "(on from 2026-01-28 to 2026-02-26).")
+    tool_call_cutoff: int = param(DEFAULT_TOOL_CALL_CUTOFF, "Tool calls the agent sees before the oldest is "
+                                                            "summarized (GOOSE_TOOL_CALL_CUTOFF).")
 
 
 def format_message(m: Message) -> str:
@@ -154,6 +138,14 @@ def has_text_only(e: Entry) -> bool:
     return any(isinstance(p, Text) for p in parts) and not any(isinstance(p, (ToolCall, ToolResult)) for p in parts)
 
 
+@dataclass(frozen=True)
+class Pair:
+    """A tool call chosen at the start of a turn, summarized while the turn runs, applied when it ends."""
+
+    call: str
+    messages: tuple[Message, ...]
+
+
 class Goose:
     name = "goose"
 
@@ -161,6 +153,13 @@ class Goose:
         self.p = p
         self.seen = 0  # view positions already looked at for a new user prompt
         self.hopeless: tuple[int, str] | None = None  # (compactions, first message) when no attempt fitted
+        self.pending: Pair | None = None  # the tool pair being summarized during the current turn
+        self.done: set[str] = set()  # calls summarized in place (their message holds more)
+        self.calls: list[str] = []  # the calls the agent sees, oldest first, not yet summarized
+        self.scanned = 0  # view positions whose calls are in ``calls``
+        self.revision = 0  # the view's revision ``calls`` describes
+        self.stage = ""  # what the last returned action was: "pair" | "auto" | ""
+        self.new_prompt = False
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.seen = len(s.entries)
@@ -176,19 +175,103 @@ class Goose:
         return current / s.limits.context_window > t
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
+        """The end of the last turn (its tool pair applied), then ``reply``'s check if a prompt is new, then this
+        turn's tool pair chosen and the call made (over the input limit: Goose's overflow compaction)."""
         entries = s.entries
-        new_prompt = any(e.role == "user" and e.origin == "recorded" and has_text_only(e)
-                         for e in entries[min(self.seen, len(entries)):])
+        self.new_prompt = any(e.role == "user" and e.origin == "recorded" and has_text_only(e)
+                              for e in entries[min(self.seen, len(entries)):])
         self.seen = len(entries)
-        if new_prompt and self.needs_compaction(s):
+        if self.pending is not None:
+            pair, self.pending = self.pending, None
+            self.visible_calls(s)  # the last turn's calls counted before the pair changes the view
+            self.stage = "pair"
+            return (self.apply_pair(s, pair),)
+        return self.reply(s)
+
+    def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
+        """What follows each of its actions within the same moment (``CompactionFollowup``)."""
+        stage, self.stage = self.stage, ""
+        if stage == "pair":
+            if event.ok:  # ``calls`` already has the pair out: it describes the new view as it is
+                self.scanned, self.revision = len(s.entries), s.revision
+            else:  # the summary failed: the pair stays, and may be chosen again
+                self.done.discard(str(event.meta.get("call", "")))
+                self.revision = -1
+            return self.reply(s)
+        if stage == "auto":
+            return self.turn(s)
+        return ()
+
+    def reply(self, s: SessionView) -> Sequence[Action]:
+        if self.new_prompt and self.needs_compaction(s):
             c = self.compact(s, "auto")
-        elif s.context_tokens > s.limits.input_limit:
+            if c is not None:
+                self.stage = "auto"
+                return (c,)
+        return self.turn(s)
+
+    def turn(self, s: SessionView) -> Sequence[Action]:
+        """``reply_internal``'s loop: the tool pair chosen on this request's conversation, then the call."""
+        if self.p.tool_pairs:
+            self.pending = self.choose(s)
+        if s.context_tokens > s.limits.input_limit:
             c = self.compact(s, "context length exceeded")
-        else:
-            return ()
-        return (c,) if c is not None else ()
+            return (c,) if c is not None else ()
+        return ()
+
+    def visible_calls(self, s: SessionView) -> list[str]:
+        """The calls the agent sees, kept up to date incrementally (a full scan only after the view changed)."""
+        entries = s.entries
+        if s.revision != self.revision or self.scanned > len(entries):
+            self.calls, self.scanned, self.revision = [], 0, s.revision
+        for e in entries[self.scanned:]:
+            self.calls += [p.id for i, p in enumerate(e.message.parts)
+                           if isinstance(p, ToolCall) and i not in e.pruned and p.id not in self.done]
+        self.scanned = len(entries)
+        return self.calls
+
+    def choose(self, s: SessionView) -> Pair | None:
+        """``tool_id_to_summarize``: past the cutoff, the oldest call the agent sees, with its messages."""
+        calls = self.visible_calls(s)
+        if len(calls) <= self.p.tool_call_cutoff:
+            return None
+        call = calls[0]
+        found = tuple(e.rendered() for e in s.entries if any(
+            (isinstance(p, ToolCall) and p.id == call) or (isinstance(p, ToolResult) and p.call_id == call)
+            for p in e.message.parts))
+        return Pair(call, found)
+
+    def apply_pair(self, s: SessionView, pair: Pair) -> Compact:
+        """The turn is over: the pair hidden (cleared where its message holds more), the summary after it."""
+        entries = s.entries
+        end = len(entries)
+        while end > 0 and entries[end - 1].role == "user" and entries[end - 1].origin == "recorded":
+            end -= 1  # a prompt that arrived after the turn comes after the summary
+        view: list[Slot] = []
+        prune: list[tuple[str, int, str]] = []
+        for k, e in enumerate(entries):
+            if k == end:
+                view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
+            mine = [i for i, p in enumerate(e.message.parts) if (isinstance(p, ToolCall) and p.id == pair.call)
+                    or (isinstance(p, ToolResult) and p.call_id == pair.call)]
+            if mine and len(mine) == len([p for p in e.message.parts if not isinstance(p, Reasoning)]):
+                continue  # the message is the call (or the result) alone: hidden
+            view.append(Keep(e.id))
+            for i in mine:
+                part = e.message.parts[i]
+                prune.append((e.id, i, "{}" if isinstance(part, ToolCall) else ""))
+        if end == len(entries):
+            view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
+        prompt = Message("goose-tool-pair", "user", (Text("\n".join(format_message(m) for m in pair.messages)),))
+        request = SummaryRequest(TOOL_PAIR_PROMPT, (prompt,), pair.messages, TOOL_PAIR_SUMMARY_TOKENS,
+                                 meta={"model": "fast", "kind": TOOL_PAIR})
+        self.done.add(pair.call)
+        self.calls = [c for c in self.calls if c != pair.call]
+        return Compact("goose: tool-pair summary", tuple(view), request, on_failure="unchanged",
+                       meta={"kind": TOOL_PAIR, "call": pair.call}, prune=tuple(prune))
 
     def manual(self, s: SessionView) -> Compact | None:
+        self.pending = None  # /compact runs as a command, no loop turn: everything is summarized anyway
         return self.compact(s, "manual")
 
     def request(self, s: SessionView, messages: Sequence[Message]) -> SummaryRequest | None:
@@ -233,8 +316,10 @@ class Goose:
 
 
 @strategy("goose", params=GooseParams,
-          source="block/goose context_mgmt/mod.rs 331a8429, prompts/compaction.md 11453df8, agents/agent.rs 43025f88",
-          summary="at a new prompt, last request > 0.8 of the window (or on overflow): everything summarized into a "
-                  "user message + continuation note, the last user text re-added")
+          source="block/goose 9a91fccf (context_mgmt/mod.rs, agents/agent.rs, prompts/compaction.md)",
+          summary="every turn past 10 visible tool calls, the oldest call and result summarized by the fast model; at a "
+                  "new prompt, last request > 0.8 of the window (or on overflow): everything summarized into a user "
+                  "message + continuation note, the last user text re-added",
+          presets={"no-tool-pairs": {"tool_pairs": False}})
 def goose(p: GooseParams) -> Goose:
     return Goose(p)

@@ -65,9 +65,12 @@ def test_sessions_come_in_creation_order_and_parts_by_id(tmp_path: Path) -> None
 
 def test_not_opencodes_store_is_a_clear_error(tmp_path: Path) -> None:
     other = sql(tmp_path / "other.db", "CREATE TABLE notes (id integer)")
+    with pytest.raises(TranscriptError, match=r"other\.db: a tool's SQLite store \(OpenCode's opencode\.db, Crush's "
+                                              r"crush\.db, Goose's sessions\.db\); this SQLite file has tables: notes"):
+        list(read(other))
     with pytest.raises(TranscriptError, match=r"other\.db: OpenCode's opencode\.db \(tables session, message and "
                                               r"part\); this SQLite file has: notes"):
-        list(read(other))
+        list(read(other, "opencode-db"))
     v2 = sql(tmp_path / "opencode2.db", "CREATE TABLE session_v2 (id text)")
     with pytest.raises(TranscriptError, match=r"OpenCode 2's \(session_v2\).*opencode export"):
         list(read(v2))

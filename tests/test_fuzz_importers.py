@@ -47,6 +47,7 @@ LOCAL_SEEDS: dict[str, list[str]] = {
     "cline": ["tests/data/cline-family/saoudrizwan.claude-dev/tasks/1700000000002/api_conversation_history.json",
               "tests/data/cline-family/rooveterinaryinc.roo-cline/tasks/0d0d0d0d-0000-4000-8000-000000000002/"
               "api_conversation_history.json"],
+    "goose": ["tests/data/shapes/goose-session.jsonl"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 

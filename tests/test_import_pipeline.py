@@ -221,12 +221,65 @@ def test_a_folder_of_every_shape_imports_in_one_command(tmp_path: Path, capsys: 
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds",
                               "--on-error", "skip-lines")
     assert code == 0, err
-    assert out == ("imported 12 transcripts (claude-code 5, copilot 1, mini-swe-agent 1, openhands 2, "
+    assert out == ("imported 13 transcripts (claude-code 5, copilot 1, goose 1, mini-swe-agent 1, openhands 2, "
                    "openhands-eval 2, openhands-v0 1); 0 errors skipped; "
                    "1 broken line skipped; 1 resumed session merged into its continuation; written to "
                    f"{tmp_path / 'ds'}\n")
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", d, "--skip-lines")
-    assert code == 0 and out.splitlines()[-1].startswith("12 valid, 0 invalid; 12 transcripts")
+    assert code == 0 and out.splitlines()[-1].startswith("13 valid, 0 invalid; 13 transcripts")
     # an unknown record type is never fatal, and always said
     assert (f"OK    {d / 'claude-2.1-records.jsonl'} (1 transcript, claude-code; unknown record types: "
             "record-from-the-future 1)") in out.splitlines()
+
+
+def test_crush_aider_and_goose_folders_import_in_one_command_and_validate_agrees(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project with Crush's .crush/ and aider's histories, and Goose's data folder (its store beside the legacy
+    JSONL it imported): every session once, counted per agent, the tools' other files passed over and said."""
+    from stores import crush_db, goose_db, part
+    from test_format_aider import HISTORY, request
+
+    project = tmp_path / "project"
+    (project / ".crush").mkdir(parents=True)
+    crush_db(project / ".crush" / "crush.db", [{"id": "c1", "messages": [
+        {"id": "u", "role": "user", "parts": [part("text", text="hi")]},
+        {"id": "a", "role": "assistant", "parts": [part("text", text="yo")]}]}, {"id": "c2", "messages": []}])
+    (project / ".crush" / "crush.json").write_text("{}")
+    (project / ".aider.chat.history.md").write_text(HISTORY)
+    (project / ".aider.llm.history").write_text(request(("user", "hi"), reply="yo"))
+    goose = tmp_path / "goose" / "sessions"
+    goose.mkdir(parents=True)
+    hello = [{"id": "g", "role": "user", "created": 1, "content": [{"type": "text", "text": "hi"}]}]
+    goose_db(goose / "sessions.db", [{"id": "20260217_1", "messages": hello}])
+    (goose / "20260217_1.jsonl").write_text('{"working_dir": "/w", "description": "", "message_count": 1}\n')
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", project, goose.parent, "--out",
+                              tmp_path / "ds")
+    assert code == 0, err
+    assert out.startswith("imported 6 transcripts (aider 3, crush 2, goose 1); 0 errors skipped;")
+    assert f"warning: {project / '.crush'}: Crush's data folder: read its crush.db, not the 1 other file" in err
+    assert f"warning: {goose}: Goose's session store: read its sessions.db, not the 1 other file" in err
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", project, goose.parent)
+    assert code == 0 and out.splitlines()[-1] == "4 valid, 0 invalid; 6 transcripts (aider 3, crush 2, goose 1)"
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), [
+    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text (a known transcript format)"),
+    ("cache.db", None, "cache.db: a tool's SQLite store (OpenCode's opencode.db, Crush's crush.db, Goose's "
+                       "sessions.db); this SQLite file has tables: notes"),
+    ("export.md", "# Session Export: x\n\n*Total messages: 2*\n\n---\n\n### User:\nhi\n",
+     "export.md: 2 messages (the export's *Total messages*), found 1: a message's text holds the export's own "
+     "separators"),
+])
+def test_a_misfit_log_is_refused_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch, name: str, content: str | None,
+                                               expected: str) -> None:
+    import sqlite3
+
+    f = tmp_path / name
+    if content is None:
+        sqlite3.connect(f).execute("CREATE TABLE notes (id integer)").connection.close()
+    else:
+        f.write_text(content)
+    code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", f, "--out", tmp_path / "ds")
+    assert one_line_error(code, err) == f"{f.parent}/{expected}"
+    assert not (tmp_path / "ds").exists()

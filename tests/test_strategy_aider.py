@@ -1,25 +1,35 @@
-"""aider (Aider-AI/aider 5dc9490bb35f): the history budget, the too-big check after an exchange, the tail under
-half the budget, the head summarized by the weak model, the recursion, "Ok.", the emptied history on failure."""
+"""aider (Aider-AI/aider 5dc9490bb35f): the history budget, messages counted as their JSON, the history moved and
+checked only after a reply that edited files, its summary dropped by summarize_end since 0.72 (preset=0.71 uses
+it), the tail under half the budget, the head summarized by the weak model, the recursion, "Ok.", the emptied
+history on failure."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from compbench.data.transcript import Message, Text, Usage
+from compbench.data.transcript import Message, Text, ToolCall, Usage
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
-from compbench.strategies.aider import OK, SUMMARIZE, SUMMARY_PREFIX, Aider, AiderParams
+from compbench.strategies.aider import DROPPED, OK, SUMMARIZE, SUMMARY_PREFIX, Aider, AiderParams, edits_files
 from compbench.summarizers.mock import MockSummarizer
 from helpers import assistant, run, system, tool, transcript, user, view_of
 
+EDITED = {"edited": True}
 
-def msg(id: str, role: str, tokens: int) -> Message:
-    return Message(id, role, (Text(id[0] * 4 * tokens),))  # type: ignore[arg-type]
+
+def msg(id: str, role: str, tokens: int, **meta: object) -> Message:
+    """A message whose JSON (what aider counts) is exactly ``tokens`` chars4 tokens (at least 9)."""
+    aider_role = "assistant" if role == "assistant" else "user"
+    n = 4 * tokens - len(json.dumps({"role": aider_role, "content": ""}))
+    assert n >= 0
+    return Message(id, role, (Text(id[0] * n),), None, meta)  # type: ignore[arg-type]
 
 
 def history(*sizes: int) -> list[Message]:
-    """Alternating user/assistant messages m0, m1, ... of these token sizes (chars4, no overhead)."""
+    """Alternating user/assistant messages m0, m1, ... of these JSON token sizes (chars4, no overhead)."""
     return [msg(f"{'u' if k % 2 == 0 else 'a'}{k}", "user" if k % 2 == 0 else "assistant", n)
             for k, n in enumerate(sizes)]
 
@@ -28,8 +38,15 @@ def view(messages: list[Message], counter: TokenCounter, window: int = 100_000) 
     return view_of(messages, counter, ModelLimits(window, 1_000))
 
 
+def edited(messages: list[Message]) -> list[Message]:
+    """The last reply edited files (aider moves the exchange into its history after it)."""
+    last = messages[-1]
+    return [*messages[:-1], Message(last.id, last.role, last.parts, last.usage, {**last.meta, **EDITED})]
+
+
 def act(messages: list[Message], counter: TokenCounter, budget: float = 100, **kw: int) -> Compact | None:
-    out = Aider(AiderParams(max_chat_history_tokens=budget, **kw)).after_step(view(messages, counter), Usage())
+    out = Aider(AiderParams(max_chat_history_tokens=budget, **kw)).after_step(  # type: ignore[arg-type]
+        view(edited(messages), counter), Usage())
     assert len(out) <= 1
     return out[0] if out else None  # type: ignore[return-value]
 
@@ -39,9 +56,44 @@ def test_budget_is_max_input_over_16_between_1k_and_8k(chars4: TokenCounter, win
     assert Aider(AiderParams()).budget(view([], chars4, window)) == budget
 
 
-@pytest.mark.parametrize(("last", "acts"), [(10, False), (11, True)])
+@pytest.mark.parametrize(("last", "acts"), [(9, False), (10, False), (11, True)])
 def test_summarizes_when_the_history_exceeds_the_budget(chars4: TokenCounter, last: int, acts: bool) -> None:
-    assert (act(history(30, 30, 30, 30, 30, last), chars4, budget=160) is not None) is acts
+    assert (act(history(30, 30, 30, 30, 30, last), chars4, budget=160) is not None) is acts  # 150 + last vs 160
+
+
+def test_messages_are_counted_as_their_json(chars4: TokenCounter) -> None:
+    """``token_count`` of a dict counts ``json.dumps`` of it: quotes, escapes and non-ASCII as \\uXXXX."""
+    ascii_ = Message("a", "user", (Text("e" * 80),))
+    accented = Message("b", "user", (Text("é" * 80),))
+    v = view([ascii_, accented], chars4)
+    a = Aider(AiderParams())
+    wrapper = len('{"role": "user", "content": ""}')  # 31 characters around the text
+    assert [a.tokens(v, e) for e in v.entries] == [-(-(wrapper + 80) // 4), -(-(wrapper + 6 * 80) // 4)] == [28, 128]
+    assert [e.tokens for e in v.entries] == [20, 20]  # the text alone: what the view holds
+    # at, below and above the budget, by the JSON count: 128 tokens of "é" text weigh 775 (+ 10 for "done")
+    over = [Message("u", "user", (Text("é" * 511),)), Message("r", "assistant", (Text("done"),), meta=EDITED)]
+    for budget, acts in ((784, True), (785, False), (786, False)):
+        out = Aider(AiderParams(max_chat_history_tokens=budget)).after_step(view(over, chars4), Usage())
+        assert bool(out) is acts, budget
+
+
+def test_only_a_reply_that_edited_files_moves_the_exchange_into_the_history(chars4: TokenCounter) -> None:
+    big = history(60, 60, 60, 60, 60, 60)
+    a = Aider(AiderParams(max_chat_history_tokens=100))
+    assert a.after_step(view(big, chars4), Usage()) == ()  # /ask-like: cur_messages only, never summarized
+    (c,) = a.after_step(view(edited(big), chars4), Usage())
+    assert isinstance(c, Compact) and c.request is not None and len(c.request.source) == 6  # all of it moved
+
+
+@pytest.mark.parametrize(("call", "edits"), [
+    (ToolCall("c", "Edit", "{}"), True), (ToolCall("c", "apply_patch", "{}"), True),
+    (ToolCall("c", "write_to_file", "{}"), True),
+    (ToolCall("c", "developer__text_editor", '{"command": "str_replace"}'), True),
+    (ToolCall("c", "developer__text_editor", '{"command": "view"}'), False), (ToolCall("c", "Read", "{}"), False),
+    (ToolCall("c", "bash", '{"cmd": "sed -i s/a/b/ x"}'), False)])
+def test_which_replies_edited_files_in_other_tools_logs(call: ToolCall, edits: bool) -> None:
+    assert edits_files(Message("a", "assistant", (Text("ok"), call))) is edits
+    assert edits_files(Message("a", "assistant", (Text("ok"),), meta={"edited_files": ["x.py"]}))
 
 
 def test_tail_under_half_the_budget_and_the_head_ending_on_an_assistant(chars4: TokenCounter) -> None:
@@ -66,7 +118,7 @@ def test_request_is_aiders_summarize_prompt_over_user_assistant_sections(chars4:
     assert c.request.meta["model"] == "weak" and c.new_view[0] == Keep("sys")
 
 
-@pytest.mark.parametrize("sizes", [(60, 60, 60, 60), (60, 1, 1, 1, 1, 60)])
+@pytest.mark.parametrize("sizes", [(60, 60, 60, 60), (60, 10, 10, 10, 10, 60)])
 def test_few_messages_or_a_short_head_summarize_everything_then_ok(chars4: TokenCounter,
                                                                    sizes: tuple[int, ...]) -> None:
     c = act(history(*sizes), chars4)
@@ -84,34 +136,50 @@ def test_head_cut_to_the_weak_models_input_limit(chars4: TokenCounter) -> None:
 def steps(n: int) -> list[Message]:
     out: list[Message] = []
     for k in range(n):
-        out += [user(f"u{k}", "q" * 40), assistant(f"a{k}", "r" * 40)]
+        out += [msg(f"u{k}", "user", 10), msg(f"a{k}", "assistant", 10, **EDITED)]
     return out
 
 
-def test_replay_summary_and_tail_over_budget_go_one_level_deeper(chars4: TokenCounter) -> None:
+def test_since_0_72_the_summary_is_paid_for_and_dropped(chars4: TokenCounter) -> None:
+    """move_back_cur_messages appends the edit note after starting the summarizer on a snapshot: summarize_end
+    finds the history changed and drops the summary. The history grows on; every edit pays the weak model."""
+    summ = MockSummarizer("s")
+    tr = run(transcript(*steps(6)), resolve("aider:max_chat_history_tokens=100").create(), chars4, summarizer=summ)
+    assert tr.compactions and all(not c.ok and c.error == DROPPED for c in tr.compactions)
+    assert all(c.summarizer_input > 0 for c in tr.compactions) and len(summ.requests) == len(tr.compactions)
+    none = run(transcript(*steps(6)), resolve("none").create(), chars4)
+    assert [s.input for s in tr.steps] == [s.input for s in none.steps]
+
+
+def test_preset_0_71_applies_it_and_goes_one_level_deeper(chars4: TokenCounter) -> None:
     big = MockSummarizer("s" * 360)  # 90 tokens + the prefix: with any tail over a 100 budget
-    tr = run(transcript(*steps(6)), Aider(AiderParams(max_chat_history_tokens=100)), chars4, summarizer=big)
+    spec = "aider:preset=0.71,max_chat_history_tokens=100"
+    tr = run(transcript(*steps(6)), resolve(spec).create(), chars4, summarizer=big)
     depths = [c.meta["depth"] for c in tr.compactions]
     assert depths[:2] == [0, 1] and all(c.phase == "after" and c.ok for c in tr.compactions)
     assert tr.compactions[1].step == tr.compactions[0].step  # in the same moment, before the next request
     small = MockSummarizer("s")
-    tr = run(transcript(*steps(6)), Aider(AiderParams(max_chat_history_tokens=100)), chars4, summarizer=small)
+    tr = run(transcript(*steps(6)), resolve(spec).create(), chars4, summarizer=small)
     assert {c.meta["depth"] for c in tr.compactions} == {0}
 
 
 @pytest.mark.parametrize(("depth", "summarized"), [(3, 6), (4, 8)])
 def test_depth_beyond_three_summarizes_everything(chars4: TokenCounter, depth: int, summarized: int) -> None:
     v = view(history(20, 20, 20, 20, 20, 20, 20, 20), chars4)
-    c = Aider(AiderParams(max_chat_history_tokens=100)).summarize(v, list(v.entries), (), depth)
+    c = Aider(AiderParams(max_chat_history_tokens=100)).summarize(v, list(v.entries), depth)
     assert c is not None and c.request is not None and len(c.request.source) == summarized
 
 
-def test_replay_failure_empties_the_history(chars4: TokenCounter) -> None:
-    tr = run(transcript(system(), *steps(6)), resolve("aider:max_chat_history_tokens=100").create(), chars4,
-             summarizer=MockSummarizer(error="weak model down"))
+def test_a_failed_summary_empties_the_history_only_where_it_is_used(chars4: TokenCounter) -> None:
+    down = MockSummarizer(error="weak model down")
+    tr = run(transcript(system(), *steps(6)), resolve("aider:preset=0.71,max_chat_history_tokens=100").create(),
+             chars4, summarizer=down)
     assert [(c.reason, c.ok) for c in tr.compactions[:2]] == [
         ("aider: chat history summary (depth 0)", False), ("aider: summary failed, history emptied", True)]
     assert tr.compactions[1].kept_ids == ("sys",)
+    tr = run(transcript(system(), *steps(6)), resolve("aider:max_chat_history_tokens=100").create(), chars4,
+             summarizer=MockSummarizer(error="weak model down"))
+    assert tr.compactions and all(c.reason.startswith("aider: chat history summary") for c in tr.compactions)
 
 
 def test_tail_boundary_is_strictly_under_half(chars4: TokenCounter) -> None:

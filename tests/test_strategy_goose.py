@@ -1,11 +1,13 @@
-"""goose (block/goose mod.rs 331a8429): the 0.8 trigger at a new prompt, the overflow path, the summary
-request (compaction.md as the system prompt), middle-out removal of tool responses, the new context."""
+"""goose (block/goose 9a91fccf): the 0.8 trigger at a new prompt, the overflow path, the summary request
+(compaction.md as the system prompt), middle-out removal of tool responses, the new context."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolResult, Usage
+from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
@@ -68,8 +70,8 @@ def test_compaction_request_and_new_context(chars4: TokenCounter) -> None:
     req = c.request
     history = ("[user]: add a flag\n[assistant]: ok\ntool_request(shell): {\"cmd\":\"ls\"}\n"
                "[user]: tool_response: cli.py\n[assistant]: done\n[user]: now the docs")
-    assert req.system.startswith("The messages above are a conversation to summarize.")
-    assert f"**Conversation History:**\n{history}\n\nUse this EXACT format:" in req.system
+    assert req.system.startswith("## Task Context\n- An llm context limit was reached")
+    assert f"**Conversation History:**\n{history}\n\nWrap reasoning in `<analysis>` tags:" in req.system
     assert [m.text for m in req.prompt] == [SUMMARIZE_REQUEST] and req.meta["model"] == "fast"
     assert c.new_view == (Keep("sys"), Insert("user", with_summary=True, origin="summary"),
                           Insert("assistant", CONVERSATION_CONTINUATION_TEXT), Keep("u2"))
@@ -122,9 +124,9 @@ def test_retries_drop_tool_responses_until_the_request_fits(chars4: TokenCounter
         msgs += [assistant(f"a{k}", calls=[(f"c{k}", "shell", {})]), tool(f"t{k}", f"c{k}", "o" * 400)]
     msgs.append(user("u9", "next"))
     g, v = at(msgs, chars4, 3_000, window=3_000, seen=len(msgs) - 1)
-    (c,) = g.before_step(v)  # all ten outputs (1,000 tokens) + the template do not fit 700 tokens
+    (c,) = g.before_step(v)  # all ten outputs (1,000 tokens) + the template (455) do not fit 1,200 tokens
     assert isinstance(c, Compact) and c.request is not None
-    v.limits = ModelLimits(1_000, 100)
+    v.limits = ModelLimits(1_200, 100)
     g.seen = len(msgs) - 1
     (c,) = g.before_step(v)
     assert isinstance(c, Compact) and c.request is not None
@@ -134,17 +136,123 @@ def test_retries_drop_tool_responses_until_the_request_fits(chars4: TokenCounter
     assert g.before_step(v) == ()  # even without any tool response too long: Goose gives up the reply
 
 
-def test_replay_compacts_at_prompts_and_keeps_the_prompt(chars4: TokenCounter) -> None:
+def turns(n: int, size: int, calls: int = 3) -> list[Message]:
     msgs: list[Message] = []
-    for turn in range(20):
+    for turn in range(n):
         msgs.append(user(f"p{turn}", f"task number {turn}"))
-        for k in range(3):
+        for k in range(calls):
             msgs += [assistant(f"a{turn}{k}", calls=[(f"c{turn}{k}", "shell", {})]),
-                     tool(f"t{turn}{k}", f"c{turn}{k}", "o" * 200)]
+                     tool(f"t{turn}{k}", f"c{turn}{k}", "o" * size)]
         msgs.append(assistant(f"r{turn}", "done"))
+    return msgs
+
+
+def test_replay_compacts_at_prompts_and_keeps_the_prompt(chars4: TokenCounter) -> None:
     summ = MockSummarizer("S")
-    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=1_500, max_output=100, summarizer=summ)
+    tr = run(transcript(*turns(20, 400)), resolve("goose").create(), chars4, window=1_500, max_output=100,
+             summarizer=summ)
     assert tr.compactions and all(c.ok for c in tr.compactions)
     auto = [c for c in tr.compactions if c.reason == "goose: auto"]
     assert auto and all(c.kept_ids[-1].startswith("p") for c in auto)  # the new prompt, kept as it was
-    assert summ.requests[1].source[0].text == "S"  # the next summary folds the previous one
+    folded = [r for r in summ.requests if r.meta.get("kind") != "tool-pair"][1]
+    assert folded.source[0].text == "S"  # the next summary folds the previous one
+
+
+def call_only(mid: str, cid: str, args: dict[str, object]) -> Message:
+    """An assistant message of one tool call, as Goose stores each call."""
+    return Message(mid, "assistant", (ToolCall(cid, "shell", json.dumps(args)),))
+
+
+def goose_at(entries: list[Message], chars4: TokenCounter, **kw: object) -> tuple[Goose, SessionView]:
+    g = Goose(GooseParams(**kw))  # type: ignore[arg-type]
+    v = view_of(entries, chars4, ModelLimits(100_000, 100))
+    g.seen = len(entries)
+    return g, v
+
+
+@pytest.mark.parametrize(("visible", "chosen"), [(10, None), (11, "c0"), (12, "c0")])
+def test_the_oldest_call_is_chosen_past_the_cutoff_of_ten(chars4: TokenCounter, visible: int,
+                                                          chosen: str | None) -> None:
+    msgs = [user("p", "go")]
+    for k in range(visible):
+        msgs += [call_only(f"a{k}", f"c{k}", {"n": k}), tool(f"t{k}", f"c{k}", f"out {k}")]
+    g, v = goose_at(msgs, chars4)
+    assert g.before_step(v) == ()  # chosen now, summarized while the model answers: nothing happens yet
+    assert (g.pending.call if g.pending else None) == chosen
+    g, v = goose_at(msgs, chars4, tool_pairs=False)
+    g.before_step(v)
+    assert g.pending is None
+
+
+def test_the_pair_is_replaced_by_its_summary_when_the_turn_is_over(chars4: TokenCounter) -> None:
+    msgs = [user("p", "go")]
+    for k in range(11):
+        msgs += [call_only(f"a{k}", f"c{k}", {"n": k}), tool(f"t{k}", f"c{k}", f"out {k}")]
+    g, v = goose_at(msgs, chars4)
+    g.before_step(v)
+    g.after_step(v, Usage())
+    (c,) = g.before_step(v)  # the next turn: the last one's pair is applied first
+    assert isinstance(c, Compact) and c.reason == "goose: tool-pair summary" and c.meta["call"] == "c0"
+    assert c.request is not None and c.request.system.startswith("Your task is to summarize a tool call & response")
+    assert [m.text for m in c.request.prompt] == ['[assistant]: tool_request(shell): {"n":0}\n[user]: tool_response: '
+                                                  'out 0']
+    assert c.request.meta == {"model": "fast", "kind": "tool-pair"} and c.request.max_output_tokens == 64
+    kept = [s.id for s in c.new_view if isinstance(s, Keep)]
+    assert "a0" not in kept and "t0" not in kept and kept[:2] == ["p", "a1"]
+    assert c.new_view[-1] == Insert("user", with_summary=True, origin="summary", meta={"kind": "tool-pair"})
+
+
+def test_a_prompt_that_came_after_the_turn_follows_the_pair_summary_and_shared_messages_are_cleared(
+        chars4: TokenCounter) -> None:
+    msgs = [user("p", "go"), assistant("a0", "reading both", calls=[("c0", "view", {"f": "a"}), ("x", "view", {})]),
+            tool("t0", "c0", "A"), tool("tx", "x", "X")]
+    for k in range(1, 11):
+        msgs += [call_only(f"a{k}", f"c{k}", {}), tool(f"t{k}", f"c{k}", "o")]
+    g, v = goose_at(msgs, chars4)
+    g.before_step(v)
+    v = view_of([*msgs, user("p2", "next task")], chars4, ModelLimits(100_000, 100))
+    (c,) = g.before_step(v)
+    assert isinstance(c, Compact)
+    assert c.new_view[-2:] == (Insert("user", with_summary=True, origin="summary", meta={"kind": "tool-pair"}),
+                               Keep("p2"))
+    assert Keep("a0") in c.new_view and Keep("t0") not in c.new_view  # a0 holds another call: kept, c0 cleared
+    assert c.prune == (("a0", 1, "{}"),)
+
+
+def test_at_a_new_prompt_the_pair_comes_first_then_the_compaction(chars4: TokenCounter) -> None:
+    """agent.rs: the last turn's pair is stored when the turn ends; ``reply`` checks 0.8 at the next prompt."""
+    msgs = [*turns(1, 200, calls=11), user("p1", "next"), assistant("r1", "ok")]
+    summ = MockSummarizer("S")
+    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=700, max_output=50, summarizer=summ)
+    at_prompt = [(c.step, c.reason) for c in tr.compactions if c.step == 12]
+    assert at_prompt == [(12, "goose: tool-pair summary"), (12, "goose: auto")]
+    auto = next(r for r in summ.requests if r.meta.get("kind") != "tool-pair")
+    assert "[user]: S" in auto.system  # the pair's summary is in what the compaction summarizes
+
+
+def test_tool_pairs_keep_the_context_under_the_threshold_longer(chars4: TokenCounter) -> None:
+    """Goose's always-on mechanism changes when its 0.8 compaction fires: here it never has to."""
+    msgs = turns(20, 200)
+    without = run(transcript(*msgs), resolve("goose:preset=no-tool-pairs").create(), chars4, window=1_500,
+                  max_output=100, summarizer=MockSummarizer("S"))
+    with_pairs = run(transcript(*msgs), resolve("goose").create(), chars4, window=1_500, max_output=100,
+                     summarizer=MockSummarizer("S"))
+    assert [c.reason for c in without.compactions] == ["goose: auto"] * 2
+    reasons = {c.reason for c in with_pairs.compactions}
+    assert reasons == {"goose: tool-pair summary"} and len(with_pairs.compactions) > 40
+    assert max(s.input for s in with_pairs.steps) < 0.8 * 1_500
+
+
+def test_a_pair_inside_shared_messages_is_cleared_in_place_and_its_summary_added(chars4: TokenCounter) -> None:
+    """Other tools put several calls in one message: nothing is hidden whole, the pair's parts are cleared (a
+    compaction that only clears kept messages' parts and adds a summary is no no-op)."""
+    msgs: list[Message] = [user("p", "go")]
+    for k in range(7):
+        msgs += [assistant(f"a{k}", calls=[(f"c{k}x", "shell", {"k": k}), (f"c{k}y", "shell", {"k": k})]),
+                 Message(f"t{k}", "tool", (ToolResult(f"c{k}x", "shell", "x" * 80),
+                                           ToolResult(f"c{k}y", "shell", "y")))]
+    msgs.append(assistant("r", "done"))
+    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=100_000, summarizer=MockSummarizer("S"))
+    (first, *_) = [c for c in tr.compactions if c.reason == "goose: tool-pair summary"]
+    assert first.ok and first.replaced_ids == () and first.meta["call"] == "c0x"
+    assert first.tokens_after < first.tokens_before  # c0x's 80-character output cleared, a one-word summary added

@@ -193,6 +193,10 @@ def _codex(t: Transcript, peak: int) -> EffectiveLimits:
 def _generic(t: Transcript, peak: int, model: str | None = None) -> EffectiveLimits:
     model = str(t.meta.get("model") or "") if model is None else model
     table = _table(model)
+    recorded = t.meta.get("context_window")  # a tool that records the window it ran with (Goose's context_limit)
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        out = table.max_output if table else _fallback(model)[0].max_output
+        return EffectiveLimits(ModelLimits(recorded, out), f"recorded context window {recorded:,} ({t.source})")
     if table is not None:
         limits, source = table, f"recorded model {model}, litellm's table ({t.source}'s own registry not read)"
     else:

@@ -35,7 +35,8 @@ from compbench.measure.facts.presence import FactIndex, fact_key, part_match_tex
 TABLE = Path(__file__).with_name("calibration.json")
 PROVENANCES = ("user", "tool", "agent")  # system facts are boilerplate: never a summary's job
 PRIOR_WEIGHT = 5.0
-SUMMARY_TOOLS = ("claude-code", "opencode", "pi", "cline", "roo-code", "kilo-code")  # logs with a readable summary
+SUMMARY_TOOLS = ("claude-code", "opencode", "pi", "cline", "roo-code", "kilo-code", "crush", "aider",
+                 "goose")  # logs with a readable summary
 CHARS_PER_TOKEN = 4  # the size estimate of a span (the calibrated summarizer has no tokenizer)
 
 

@@ -19,6 +19,13 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   them: the ratio of Codex's estimate to the reported reasoning tokens over every call of the two 0.77
   rollouts in ../shared/transcripts/codex (an inference: same family of models, other versions).
 
+* **Crush and Goose** keep no per-call usage (only the session's latest and running totals), yet their
+  triggers compare the last call's usage with the window. What the log does record is *where* the tool
+  compacted: its count crossed the threshold at the last call before each compaction, and not at the calls
+  before (or it would have compacted there). :func:`at_recorded_points` fills exactly that: the last call
+  before each compaction reports the whole window, every other call none; the strategy then compacts where
+  the tool did, and what it keeps and summarizes there is compared, never its trigger.
+
 Every filled figure is named in the fidelity row's cause.
 """
 
@@ -77,6 +84,26 @@ def _claude_code(t: Transcript) -> tuple[Transcript, dict[int, str]]:
         notes[n] = (f"log's count before it ({counted}) {output - u.output:,} short of preTokens "
                     f"{rc.tokens_before:,} ({why}): added to the last call's output")
     return replace(t, messages=tuple(messages)), notes
+
+
+def per_call_usage(t: Transcript) -> bool:
+    """Does the log record usage per model call? (Crush and Goose keep only session totals.)"""
+    return any(m.role == "assistant" and m.usage is not None for m in t.messages)
+
+
+def at_recorded_points(t: Transcript, window: int) -> Transcript:
+    """``t`` with a stand-in usage on every call (see the module docstring): the whole ``window`` at the last
+    call before each compaction, zero elsewhere. Only for fidelity's replays: never an overhead's source."""
+    last = set()
+    for rc in t.compactions:
+        j = next((i for i in range(rc.index - 1, -1, -1) if t.messages[i].role == "assistant"
+                  and not t.messages[i].meta.get("compaction")), None)
+        if j is not None:
+            last.add(j)
+    messages = tuple(replace(m, usage=Usage(input=window) if i in last else Usage())
+                     if m.role == "assistant" and not m.meta.get("compaction") else m
+                     for i, m in enumerate(t.messages))
+    return replace(t, messages=messages)
 
 
 def stand_in_blob(tokens: int) -> str:

@@ -27,8 +27,10 @@ from compbench.data.transcript import Message, RecordedCompaction, Text, Transcr
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
+from compbench.replay.events import CompactionEvent as Event
 from compbench.replay.loop import CompactionEvent, ReplayConfig, Trace, replay
 from compbench.replay.session import ModelLimits
+from compbench.sdk.protocols import capabilities
 from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
@@ -36,7 +38,8 @@ TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "op
                  "gemini-cli": "gemini-cli",
                  "openhands": "openhands-llm-summarizing", "openhands-v0": "openhands-llm-summarizing",
                  "openhands-eval": "openhands-llm-summarizing",
-                 "cline": "cline", "roo-code": "roo-code", "kilo-code": "roo-code"}
+                 "cline": "cline", "roo-code": "roo-code", "kilo-code": "roo-code",
+                 "crush": "go-replace", "aider": "aider", "goose": "goose"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -113,6 +116,13 @@ def _position(ev: CompactionEvent) -> int:
     step k's after-hook (pi's seed) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
     OpenCode, today's pi) after k."""
     return ev.step + 1 if ev.phase == "after" else ev.step
+
+
+def _main(events: Iterable[Event], phase: str | None = None) -> Event | None:
+    """The strategy's first applied compaction (of ``phase``), not counting Goose's one-pair summaries: those
+    are its own, smaller mechanism, never what the tool's recorded compaction is compared with."""
+    return next((e for e in events if e.ok and e.meta.get("kind") != "tool-pair"
+                 and (phase is None or e.phase == phase)), None)
 
 
 def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -240,7 +250,7 @@ def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
     from compbench.measure.models import effective_limits
     from compbench.strategies import get, resolve
-    from compbench.validation.evidence import complete
+    from compbench.validation.evidence import at_recorded_points, complete, per_call_usage
 
     if t.source not in TOOL_STRATEGY or not t.compactions:
         return []
@@ -249,6 +259,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     t, filled = complete(t)
     window = effective_limits(t)
     limits = window.limits
+    # a log without per-call usage (Crush, Goose) cannot show where the strategy's trigger fires; it records
+    # where the tool's did: there the strategy is made to compact (evidence.at_recorded_points), and what it
+    # keeps and summarizes is compared. A strategy that counts its own tokens (aider) needs no usage.
+    stub = not per_call_usage(t) and not getattr(_strategy_module(t.source), "OWN_COUNT", False)
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
@@ -256,6 +270,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     from compbench.validation.reacquisition import at_compactions
 
     reacq = at_compactions(t, counter.index(t).part_tokens)
+    # with no per-call usage a strategy without a /compact is made to compact where the tool did
+    stubbed = at_recorded_points(t, limits.context_window) if stub else t
     # the calibration columns describe the recorded history, not a strategy: counted from a replay
     # that never compacts (a strategy that compacted earlier would report its own, smaller context)
     segments = [segment(t, n)[0] for n in range(len(t.compactions))]
@@ -274,9 +290,12 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                   [("seed", name)] + [(p, f"{name}:preset={p}") for p in get(name).presets])]
     for name, preset, spec in specs:
         c = resolve(spec)
+        forced = stub and "manual" not in capabilities(c.create())  # else its /compact runs at the point
         for n, seg in enumerate(segments):
             if names[n] != name:
                 continue
+            if forced:
+                seg = segment(stubbed, n)[0]
             rc = seg.compactions[0]
             below = _below_auto_threshold(t, rc, limits)
             unmeasured = _unmeasured(seg, rc)
@@ -298,14 +317,21 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             if trace is None:
                 ev = None
             elif auto:
-                ev = next((e for e in trace.compactions if e.ok), None)
+                ev = _main(trace.compactions)
             else:
-                ev = next((e for e in trace.compactions if e.ok and e.phase == "manual"), None)
-                earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step]
+                ev = _main(trace.compactions, "manual")
+                earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step
+                           and e.meta.get("kind") != "tool-pair"]
                 if earlier:
                     notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
                 if ev is None:
                     notes.append("the strategy's /compact failed or does not exist")
+            dropped = next((e.error for e in trace.compactions if not e.ok and e.error), None) if trace else None
+            if ev is None and dropped:
+                notes.append(f"its compactions did not apply ({dropped})")
+            if forced and auto:
+                own_config = ReplayConfig(limits, system, recorded_usage=True)
+                notes.append(_own_trigger(segment(t, n)[0], c, summarizer, own_config, counter, ev is not None))
             counted = counted_at[n]
             est = [f.id for f in facts if 0 <= f.first_index < t.compactions[n].index]
             real_cov = matcher.facts_in(rc.summary) if rc.summary else frozenset()
@@ -323,10 +349,11 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
                 preset=preset if name == TOOL_STRATEGY[t.source] else f"{name}:{preset}", real_step=real_step,
-                our_step=_position(ev) if ev and auto else None,
-                d_steps=_position(ev) - real_step if ev and auto else None,
-                real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto else None,
-                d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before else None,
+                our_step=_position(ev) if ev and auto and not forced else None,
+                d_steps=_position(ev) - real_step if ev and auto and not forced else None,
+                real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto and not forced else None,
+                d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before and not forced
+                else None,
                 kept_jaccard=_jaccard(recorded_ids, rc.kept_ids) if ev and not rc.meta.get("kept_unknown") else None,
                 rebuilt_tokens=ev.tokens_after if ev else None, next_recorded_input=_next_input(seg, rc.index),
                 real_summary_tokens=counter.count_text(rc.summary) if rc.summary else None,
@@ -345,6 +372,19 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                                             *notes) if x),
             ))
     return out
+
+
+def _own_trigger(seg: Transcript, spec: Any, summarizer: Summarizer, config: ReplayConfig, counter: TokenCounter,
+                 compacted: bool) -> str:
+    """The row's note for a log without per-call usage: compared where the tool compacted, and where the
+    strategy's own trigger would fire on compbench's count (no system prompt calibrated: not compared)."""
+    rc = seg.compactions[0]
+    ev = _main(replay(seg, spec.create(), summarizer, config, counter).compactions)
+    where = (f"its own trigger on compbench's count (no usage to calibrate the hidden prompt) would fire after "
+             f"{_position(ev)} calls, the tool's after {_steps_before(seg, rc.index)}" if ev else
+             "its own trigger on compbench's count (no usage to calibrate the hidden prompt) never fires here")
+    made = "made to compact where the tool did" if compacted else "asked to compact where the tool did, it did not"
+    return f"no per-call usage in the log: the strategy was {made}, trigger not compared; {where}"
 
 
 def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",

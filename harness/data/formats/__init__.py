@@ -41,6 +41,12 @@ FORMATS: dict[str, str] = {
     "codex": "compbench.data.formats.codex",
     "opencode": "compbench.data.formats.opencode",
     "opencode-db": "compbench.data.formats.opencode_db",
+    "crush-db": "compbench.data.formats.crush_db",
+    "aider-chat": "compbench.data.formats.aider_chat",
+    "aider-llm": "compbench.data.formats.aider_llm",
+    "goose-db": "compbench.data.formats.goose_db",
+    "goose": "compbench.data.formats.goose_session",
+    "goose-md": "compbench.data.formats.goose_md",
     "pi": "compbench.data.formats.pi",
     "copilot": "compbench.data.formats.copilot",
     "openhands": "compbench.data.formats.openhands",
@@ -56,6 +62,7 @@ FORMATS: dict[str, str] = {
 GENERIC = "openai"  # tried last: any chat-shaped JSON lines match it
 ENTRY_POINT_GROUP = "compbench.formats"
 # Formats whose files hold many transcripts (each streamed); the others hold one transcript per file.
+# (and modules with MULTI_TRANSCRIPT = True)
 MULTI_TRANSCRIPT = frozenset({"compbench", "openai", "opencode-db", "openhands-eval"})
 
 
@@ -90,17 +97,52 @@ def max_transcript_bytes() -> int:
         raise TranscriptError(LIMIT_ENV, None, f"a number of MiB, got {raw!r}") from None
 
 
-# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only
-# OpenCode's store (``opencode.db``, also ``opencode-<channel>.db``) is picked up, not its -wal/-shm.
+# Suffixes a directory walk picks up; a file named explicitly is always tried. Of SQLite files only the tools'
+# stores are picked up (OpenCode's ``opencode.db``, also ``opencode-<channel>.db``; Crush's ``crush.db``; Goose's
+# ``sessions/sessions.db``), not their -wal/-shm. Of text files: aider's histories by name; a Markdown file when a
+# format that writes Markdown claims its head (``WALK_SUFFIXES``: Goose's and Gemini CLI's exports, aider's
+# history, Roo Code's task export).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+TOOL_FILES = frozenset({"crush.db", ".aider.chat.history.md", ".aider.llm.history"})
+TOOL_HIDDEN = frozenset({".crush", ".aider.chat.history.md", ".aider.llm.history"})  # walked though hidden
 
 
 def _is_store(name: str) -> bool:
     return name.startswith("opencode") and name.endswith(".db")
 
 
-def _walked(name: str) -> bool:
-    return name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name)
+def _is_goose_store(f: Path) -> bool:
+    return f.name == "sessions.db" and f.parent.name == "sessions"
+
+
+def _walked(f: Path, note: Callable[[str], None] | None = None) -> bool:
+    name = f.name
+    if name.endswith(TRANSCRIPT_SUFFIXES) or _is_store(name) or name in TOOL_FILES or _is_goose_store(f):
+        return True
+    if name.endswith(".db"):  # a store under another name (a copy): walked when its tables are a tool's
+        return _known_store(f, note)
+    return False
+
+
+def _known_store(f: Path, note: Callable[[str], None] | None) -> bool:
+    from compbench.data.formats.detect import store_format
+    from compbench.data.formats.sqlite_store import MAGIC, schema
+
+    with f.open("rb") as h:
+        if h.read(len(MAGIC)).decode("latin-1") != MAGIC:
+            return False
+    try:
+        if store_format(schema(f)) is not None:
+            return True
+    except TranscriptError:
+        pass
+    if note is not None:
+        note(f"{f}: a SQLite file that is no known tool's store, passed over")
+    return False
+
+
+def _hidden(parts: tuple[str, ...]) -> bool:
+    return any(part.startswith(".") and part not in TOOL_HIDDEN for part in parts)
 
 
 def module(name: str) -> ModuleType:
@@ -130,6 +172,11 @@ _CLINE_TASKS: Rule = (lambda n: "/" not in n and n != "_index.json",
 _CLINE_HOME: Rule = (lambda n: False, "a Cline / Roo Code / Kilo Code storage folder: its tasks are read, not the {n} "
                                       "around them (settings, caches, state)")
 CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline", "kilocode.kilo-code")
+_CRUSH: Rule = (lambda n: "/" not in n and n.startswith("crush.db"),
+                "Crush's data folder: read its crush.db, not the {n} beside it (settings, logs)")
+_GOOSE: Rule = (lambda n: "/" not in n and n.startswith("sessions.db"),
+                "Goose's session store: read its sessions.db, not the {n} beside it (legacy .jsonl sessions, which "
+                "Goose imported into the database when it created it)")
 
 
 def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
@@ -151,6 +198,10 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
                 out.setdefault(d.parent, _CLINE_TASKS)
                 if d.parent.parent.name.lower() in CLINE_EXTENSIONS:
                     out.setdefault(d.parent.parent, _CLINE_HOME)
+        elif "crush.db" in found:
+            out[d] = _CRUSH
+        elif "sessions.db" in found and d.name == "sessions":
+            out[d] = _GOOSE
         elif (gemini := tool_folder(d, found)) is not None:
             out[gemini[0]] = gemini[1]
     for d, rule in openhands_folders(names).items():
@@ -158,10 +209,10 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
     return out
 
 
-def _offered(f: Path, suffixes: dict[str, tuple[str, ...]]) -> bool:
+def _offered(f: Path, suffixes: dict[str, tuple[str, ...]], note: Callable[[str], None] | None = None) -> bool:
     """Is a file no tool folder claims a transcript candidate? By its ending, or (an ending a format names in
     ``WALK_SUFFIXES``, e.g. a markdown export) by its head, which that format must claim."""
-    if _walked(f.name):
+    if _walked(f, note):
         return True
     claimants = [n for n, x in suffixes.items() if f.name.endswith(x)]
     return bool(claimants) and any(module(n).sniff(_head(f), None) for n in claimants)
@@ -176,12 +227,14 @@ def _head(f: Path) -> str:
 
 def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None = None,
                skip: Callable[[Path, str], None] | None = None) -> Iterator[Path]:
-    """Expand directories (recursively, sorted, hidden files skipped) into transcript files.
+    """Expand directories (recursively, sorted, hidden files skipped but the tools' own: ``.crush/``, aider's
+    ``.aider.chat.history.md`` and ``.aider.llm.history``) into transcript files.
 
     A tool's own store folder is read as the tool reads it: OpenCode's data folder through its database (the
     legacy ``storage/`` JSON it was migrated from and the credentials beside it are not opened), a Copilot CLI
     session folder through its ``events.jsonl``, a Gemini CLI home (``~/.gemini``) or project folder through
-    its recordings and checkpoints; ``note`` is told how many files were passed over. A file of a tool
+    its recordings and checkpoints, Crush's ``.crush`` through its ``crush.db``, Goose's ``sessions`` folder
+    through its ``sessions.db``; ``note`` is told how many files were passed over. A file of a tool
     compbench knows but does not read (:mod:`.known`, by name, hidden ones too, or by content among the
     files no format claims) is given to ``skip`` with the reason.
     """
@@ -195,14 +248,14 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
             yield p
             continue
         every = [f for f in sorted(p.rglob("*")) if f.is_file()]
-        hidden = {f for f in every if any(part.startswith(".") for part in f.relative_to(p).parts)}
+        hidden = {f for f in every if _hidden(f.relative_to(p).parts)}
         folders = _tool_folders([f for f in every if f not in hidden])
         passed: dict[Path, int] = {}
         skipped: dict[tuple[Path, str], int] = {}  # known files listed once a folder (per_folder ones)
         for f in every:
             home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
             known = by_name(f) if home is None else None
-            offered = known is None and home is None and f not in hidden and _offered(f, suffixes)
+            offered = known is None and home is None and f not in hidden and _offered(f, suffixes, note)
             if known is None and home is None and f not in hidden and not offered and f.suffix in (".md", ".db"):
                 known = by_content(f, _head(f))
             if known is not None:
@@ -213,7 +266,7 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
             elif home is None or f in hidden:
                 continue
             elif folders[home][0](f.relative_to(home).as_posix()):
-                if _walked(f.name):
+                if _walked(f):
                     yield f
             else:
                 passed[home] = passed.get(home, 0) + 1

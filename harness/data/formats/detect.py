@@ -9,7 +9,9 @@ key order or size.
   the same parse, see :func:`~compbench.data.formats.jsonio.load_json`), and each format's ``sniff_document``
   (or ``sniff`` with the document as the record) looks at its keys wherever they are: a first field larger
   than any window cannot hide them.
-* **Anything else** (a binary store, a markdown export): ``sniff(head, None)`` on the first 64 KiB.
+* **SQLite stores**: each format's ``sniff_store(schema)`` looks at the tables and their columns
+  (:mod:`~compbench.data.formats.sqlite_store`); a SQLite file no store claims is an error naming its tables.
+* **Anything else** (a markdown export): ``sniff(head, None)`` on the first 64 KiB.
 
 A format claims a file only if the file fits it as a whole (each format's sniffers look at every message
 of a document, not the first). When none does, the one-line error names what the file is instead: a
@@ -21,12 +23,13 @@ the parsed document, or the list of a JSONL file's first records); the fewest mi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compbench.data.formats.jsonio import MAX_JSON_DOCUMENT_BYTES, forget, load_json
+from compbench.data.formats.sqlite_store import MAGIC as SQLITE_MAGIC
 from compbench.errors import TranscriptError
 
 HEAD_BYTES = 64 * 1024
@@ -128,6 +131,33 @@ def _claim_document(head: str, doc: Any) -> str | None:
     return None
 
 
+def store_format(found: Mapping[str, frozenset[str]]) -> str | None:
+    """The store whose tables these are (OpenCode, Crush, Goose), or None."""
+    from compbench.data.formats import detection_order, module
+
+    for name in detection_order():
+        try:
+            by_tables = getattr(module(name), "sniff_store", None)
+        except ModuleNotFoundError:
+            continue
+        if by_tables is not None and by_tables(found):
+            return name
+    return None
+
+
+def _claim_store(path: Path) -> str:
+    """The store whose tables these are, or an error naming the tables found."""
+    from compbench.data.formats.sqlite_store import schema
+
+    found = schema(path)
+    name = store_format(found)
+    if name is None:
+        tables = ", ".join(sorted(found)) or "none"
+        raise TranscriptError(path, None, "a tool's SQLite store (OpenCode's opencode.db, Crush's crush.db, Goose's "
+                                          f"sessions.db); this SQLite file has tables: {tables}")
+    return name
+
+
 def _is_document_start(head: str, first: dict[str, Any] | None) -> bool:
     """A first line that is not a whole object, opening a JSON value: a document over several lines."""
     return first is None and head.lstrip().startswith(("{", "["))
@@ -193,6 +223,8 @@ def detect(path: Path) -> str:
         # byte-level formats (a database), and head evidence when nothing parsed; never the generic chat format
         # for JSON lines whose records it has just refused
         name = _claim(head, None, generic=first is None)
+    if name is None and head.startswith(SQLITE_MAGIC):
+        name = _claim_store(path)
     if name is not None:
         return name
     forget()

@@ -33,14 +33,7 @@ class Known:
 
 
 UNSUPPORTED: tuple[Known, ...] = (
-    Known("Crush's SQLite store", ("crush.db",),
-          tables=frozenset({"sessions", "messages", "files", "goose_db_version"})),
-    Known("aider's chat history (.aider.chat.history.md)", (".aider.chat.history.md",),
-          re.compile(r"\A\s*# aider chat started at ")),
-    Known("aider's LLM request log (.aider.llm.history)", (".aider.llm.history",), re.compile(r"\A\s*TO LLM \d{4}-")),
     Known("aider's prompt history (the user's inputs only)", (".aider.input.history",), reason=NOT_A_TRANSCRIPT),
-    Known("a Goose session database", ("goose/sessions/sessions.db",)),
-    Known("a Goose markdown session export", (), re.compile(r"\A\s*# Session Export: ")),
 )
 
 

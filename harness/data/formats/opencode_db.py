@@ -10,9 +10,8 @@ hydrated as OpenCode does (``{...data, id, sessionID[, messageID]}``; messages b
 parts by id) into the document ``opencode export`` writes, and read by the export importer: one
 transcript per session, sub-agent sessions included (``meta["parent_session"]``).
 
-The database is opened read-only; a store in WAL mode whose ``-shm`` cannot be created there (a
-read-only copy) is opened immutable, and the transcripts say that changes still in the ``-wal`` file
-were not seen. Column names that moved between 1.x releases (``created_at`` / ``time_created``) are
+The database is opened read-only (:mod:`compbench.data.formats.sqlite_store`: nothing written beside it,
+a live ``-wal`` read through). Column names that moved between 1.x releases (``created_at`` / ``time_created``) are
 looked up, not assumed.
 """
 
@@ -24,54 +23,23 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from compbench.data.formats import opencode
+from compbench.data.formats.sqlite_store import Schema, connect
 from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
 
 NAME = "opencode-db"
-MAGIC = "SQLite format 3"
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
-    """Any SQLite file: ``read`` says clearly when it is not OpenCode's store."""
-    return head.startswith(MAGIC)
+    """A SQLite store is claimed by its tables (:func:`sniff_store`), never by its first bytes."""
+    return False
 
 
-def _text(raw: bytes) -> str:
-    """Text columns as written; a damaged byte is replaced rather than failing the whole store."""
-    return raw.decode("utf-8", errors="replace")
-
-
-def _open(uri: str) -> sqlite3.Connection:
-    con = sqlite3.connect(uri, uri=True)
-    con.text_factory = _text
-    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    return con
-
-
-def _connect(path: Path) -> tuple[sqlite3.Connection, list[str]]:
-    """Read-only. A WAL store with no ``-wal`` file has nothing outside the main file: opened immutable,
-    so not even a ``-shm`` is created beside it; a live one is read through its WAL."""
-    uri = "file:" + quote(str(path.resolve()))
-    with path.open("rb") as f:
-        header = f.read(20)
-    wal_mode = len(header) == 20 and header[18:20] == b"\x02\x02"
-    if wal_mode and not path.with_name(path.name + "-wal").exists():
-        try:
-            return _open(uri + "?immutable=1"), []
-        except (sqlite3.Error, UnicodeDecodeError) as e:
-            raise TranscriptError(path, None, f"a readable SQLite database ({e})") from None
-    try:
-        return _open(uri + "?mode=ro"), []
-    except (sqlite3.Error, UnicodeDecodeError):
-        pass
-    try:
-        con = _open(uri + "?immutable=1")
-    except (sqlite3.Error, UnicodeDecodeError) as e:
-        raise TranscriptError(path, None, f"a readable SQLite database ({e})") from None
-    return con, ["opened immutable (read-only place): changes still in the -wal file were not seen"]
+def sniff_store(schema: Schema) -> bool:
+    """OpenCode 1.x's tables, or OpenCode 2's ``session_v2`` (``read`` says that one is not read yet)."""
+    return {"session", "message", "part"} <= set(schema) or "session_v2" in schema
 
 
 def _columns(con: sqlite3.Connection, table: str) -> set[str]:
@@ -93,7 +61,7 @@ def _data(path: Path, raw: Any, what: str) -> dict[str, Any]:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    con, warnings = _connect(path)
+    con, warnings = connect(path)
     try:
         yield from _sessions(path, con, warnings)
     except (sqlite3.Error, UnicodeDecodeError) as e:
