@@ -53,18 +53,12 @@ def test_a_misfit_names_the_closest_format_and_what_did_not_fit(tmp_path: Path) 
 
 
 def test_a_known_tools_file_is_named_not_guessed(tmp_path: Path) -> None:
-    with pytest.raises(TranscriptError) as e:
-        detect(CLINE)
-    assert ("a Cline task's API history (api_conversation_history.json): not supported yet; closest is openai "
-            "(a list of chat messages), but 4 of 6 messages hold Anthropic content blocks") in str(e.value)
-    crush = crush_db(tmp_path / "store.db")  # any name: its tables say what it is
-    with pytest.raises(TranscriptError, match="Crush's SQLite store: not supported yet"):
-        detect(crush)
-    aider = tmp_path / "notes.md"
-    aider.write_text("# aider chat started at 2025-05-01 10:00:00\n\n> Aider v0.82.2\n\n#### fix it\n",
-                     encoding="utf-8")
-    with pytest.raises(TranscriptError, match="aider's chat history"):
-        detect(aider)
+    """A Cline history is Cline's now; a known file that is no transcript (aider's prompt history) is named."""
+    assert detect(CLINE) == "cline"
+    named = tmp_path / ".aider.input.history"
+    named.write_text("# 2025-05-01\n+fix it\n", encoding="utf-8")
+    with pytest.raises(TranscriptError, match=r"aider's prompt history \(the user's inputs only\): not a transcript"):
+        detect(named)
 
 
 def crush_db(path: Path) -> Path:
@@ -80,26 +74,13 @@ def crush_db(path: Path) -> Path:
 
 
 def project(tmp_path: Path) -> Path:
-    """A project folder with Gemini CLI exports, a README, and other tools' files compbench does not read."""
+    """A project folder with Gemini CLI exports, a README, and a known tool's file that is no transcript."""
     d = tmp_path / "proj"
     (d / "exports").mkdir(parents=True)
     shutil.copy(GEMINI_ARRAY, d / "exports")
     shutil.copy(DATA / "gemini-cli" / "share-emoji-last.md", d / "exports")
     (d / "README.md").write_text("# shop\n\nNot a transcript.\n", encoding="utf-8")
-    (d / ".aider.chat.history.md").write_text("# aider chat started at 2025-05-01 10:00:00\n", encoding="utf-8")
     (d / ".aider.input.history").write_text("# 2025-05-01\n+fix it\n", encoding="utf-8")
-    (d / ".crush").mkdir()
-    crush_db(d / ".crush" / "crush.db")
-    task = d / "cline" / "tasks" / "1764584000000"
-    task.mkdir(parents=True)
-    shutil.copy(CLINE, task)
-    (task / "ui_messages.json").write_text('[{"ts": 1764584000000, "type": "say", "say": "text", "text": "hi"}]')
-    (task / "task_metadata.json").write_text('{"files_in_context": []}')
-    events = d / "openhands" / "conv1" / "events"
-    events.mkdir(parents=True)
-    for i in range(3):
-        (events / f"event-0000{i}-abc.json").write_text('{"kind": "MessageEvent"}')
-    (d / "roo.md").write_text("**User:**\n\n<task>\nfix\n</task>\n\n---\n\n**Assistant:**\n\nok\n", encoding="utf-8")
     return d
 
 
@@ -109,19 +90,7 @@ def test_a_walk_lists_known_tools_files_as_skipped_with_the_reason(tmp_path: Pat
     found = list(iter_files([d], skip=lambda f, why: skipped.append((f, why))))
     assert sorted(f.name for f in found) == ["gemini-conversation-1764584000000.json", "share-emoji-last.md"]
     said = {f.relative_to(d).as_posix(): why for f, why in skipped}
-    assert said == {
-        ".aider.chat.history.md": "aider's chat history (.aider.chat.history.md): not supported yet",
-        ".aider.input.history": "aider's prompt history (the user's inputs only): not a transcript",
-        ".crush/crush.db": "Crush's SQLite store: not supported yet",
-        "cline/tasks/1764584000000/api_conversation_history.json":
-            "a Cline task's API history (api_conversation_history.json): not supported yet",
-        "cline/tasks/1764584000000/ui_messages.json":
-            "a Cline task's UI messages (ui_messages.json): not supported yet",
-        "cline/tasks/1764584000000/task_metadata.json":
-            "a Cline task's metadata (task_metadata.json): not a transcript",
-        "openhands/conv1/events": "an OpenHands conversation's events: not supported yet (3 files)",
-        "roo.md": "a Roo Code / Kilo Code markdown task export: not supported yet",
-    }
+    assert said == {".aider.input.history": "aider's prompt history (the user's inputs only): not a transcript"}
 
 
 def test_validate_and_import_agree_on_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -130,25 +99,27 @@ def test_validate_and_import_agree_on_a_folder(tmp_path: Path, capsys: pytest.Ca
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", d)
     assert code == 0
     skips = [line for line in out.splitlines() if line.startswith("SKIP  ")]
-    assert len(skips) == 8 and out.splitlines()[-1] == (
-        "2 valid, 0 invalid; 2 transcripts (gemini-cli 2); 8 files of known tools not supported yet, skipped")
+    assert len(skips) == 1 and out.splitlines()[-1] == (
+        "2 valid, 0 invalid; 2 transcripts (gemini-cli 2); 1 file of known tools that are no transcripts compbench "
+        "reads, skipped")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
-    assert code == 0 and out.startswith("imported 2 transcripts (gemini-cli 2); 0 errors skipped; 8 files of known "
-                                        "tools not supported yet, skipped;")
+    assert code == 0 and out.startswith("imported 2 transcripts (gemini-cli 2); 0 errors skipped; 1 file of known "
+                                        "tools that are no transcripts compbench reads, skipped;")
     assert sorted(line.removeprefix("warning: skipped ") for line in err.splitlines()) == sorted(
         line.removeprefix("SKIP  ") for line in skips)
     meta = json.loads((tmp_path / "ds" / "dataset.json").read_text())
-    assert len(meta["unsupported"]) == 8
+    assert len(meta["unsupported"]) == 1
 
 
 def test_a_known_file_named_explicitly_fails_both_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    crush = crush_db(tmp_path / "crush.db")
-    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", crush)
-    assert code == 2 and f"FAIL  {crush}: not a supported transcript: Crush's SQLite store: not supported yet" in out
-    code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", crush, "--out", tmp_path / "ds")
-    assert code == 2 and err.strip() == f"error: {crush}: not a supported transcript: Crush's SQLite store: not " \
-                                        "supported yet"
+    f = tmp_path / ".aider.input.history"
+    f.write_text("# 2025-05-01\n+fix it\n", encoding="utf-8")
+    why = "not a supported transcript: aider's prompt history (the user's inputs only): not a transcript"
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", f)
+    assert code == 2 and f"FAIL  {f}: {why}" in out
+    code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", f, "--out", tmp_path / "ds")
+    assert code == 2 and err.strip() == f"error: {f}: {why}"
 
 
 def test_every_known_entry_is_found_by_name_or_content() -> None:
@@ -158,10 +129,11 @@ def test_every_known_entry_is_found_by_name_or_content() -> None:
 def test_a_folder_of_unsupported_files_only_fails_both_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     d = tmp_path / "proj"
-    (d / ".crush").mkdir(parents=True)
-    crush_db(d / ".crush" / "crush.db")
+    d.mkdir()
+    (d / ".aider.input.history").write_text("# 2025-05-01\n+fix it\n", encoding="utf-8")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "validate", d)
-    assert code == 2 and out.startswith(f"SKIP  {d / '.crush' / 'crush.db'}: Crush's SQLite store")
-    assert err.strip() == f"error: no transcript files in {d} (1 file of known tools not supported yet)"
+    assert code == 2 and out.startswith(f"SKIP  {d / '.aider.input.history'}: aider's prompt history")
+    assert err.strip() == (f"error: no transcript files in {d} (1 file of known tools that are no transcripts "
+                           "compbench reads)")
     code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
-    assert code == 2 and "1 file(s) of known tools not supported yet" in err
+    assert code == 2 and "1 file(s) of known tools that are no transcripts compbench reads" in err

@@ -263,7 +263,7 @@ def test_crush_aider_and_goose_folders_import_in_one_command_and_validate_agrees
 
 
 @pytest.mark.parametrize(("name", "content", "expected"), [
-    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text (a known transcript format)"),
+    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text, or a markdown task export (a known transcript format)"),
     ("cache.db", None, "cache.db: a tool's SQLite store (OpenCode's opencode.db, Crush's crush.db, Goose's "
                        "sessions.db); this SQLite file has tables: notes"),
     ("export.md", "# Session Export: x\n\n*Total messages: 2*\n\n---\n\n### User:\nhi\n",

@@ -67,7 +67,7 @@ def extras(lines: int, merged: int, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
-        if merged else "") + (f"; {plural(unsupported, 'file')} of known tools not supported yet, skipped"
+        if merged else "") + (f"; {plural(unsupported, 'file')} of known tools that are no transcripts compbench reads, skipped"
                               if unsupported else "")
 
 
@@ -247,7 +247,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
     if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
-        known = f" ({plural(unsupported, 'file')} of known tools not supported yet)" if unsupported else ""
+        known = f" ({plural(unsupported, 'file')} of known tools that are no transcripts compbench reads)" if unsupported else ""
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"

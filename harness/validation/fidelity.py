@@ -30,7 +30,6 @@ from compbench.measure.tokens import TokenCounter
 from compbench.replay.events import CompactionEvent as Event
 from compbench.replay.loop import CompactionEvent, ReplayConfig, Trace, replay
 from compbench.replay.session import ModelLimits
-from compbench.sdk.protocols import capabilities
 from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
@@ -262,7 +261,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     # a log without per-call usage (Crush, Goose) cannot show where the strategy's trigger fires; it records
     # where the tool's did: there the strategy is made to compact (evidence.at_recorded_points), and what it
     # keeps and summarizes is compared. A strategy that counts its own tokens (aider) needs no usage.
-    stub = not per_call_usage(t) and not getattr(_strategy_module(t.source), "OWN_COUNT", False)
+    own_count = bool(getattr(_strategy_module(t.source), "OWN_COUNT", False))
+    stub = not per_call_usage(t) and not own_count
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
@@ -290,15 +290,17 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                   [("seed", name)] + [(p, f"{name}:preset={p}") for p in get(name).presets])]
     for name, preset, spec in specs:
         c = resolve(spec)
-        forced = stub and "manual" not in capabilities(c.create())  # else its /compact runs at the point
         for n, seg in enumerate(segments):
             if names[n] != name:
                 continue
+            # without per-call usage, an automatic compaction is one the strategy is made to make where the tool
+            # did (its trigger cannot be placed); any other is asked of the strategy's own /compact there
+            forced = stub and seg.compactions[0].trigger == "auto"
             if forced:
                 seg = segment(stubbed, n)[0]
             rc = seg.compactions[0]
             below = _below_auto_threshold(t, rc, limits)
-            unmeasured = _unmeasured(seg, rc)
+            unmeasured = not forced and not own_count and _unmeasured(seg, rc)
             auto = rc.trigger != "manual" and not below and not unmeasured
             # a manual /compact is asked of the strategy where the user asked the tool: its trigger is
             # not compared, what it keeps and summarizes is

@@ -192,7 +192,7 @@ def _unsupported(path: Path, head: str, sample: Any) -> TranscriptError:
     if said:
         return TranscriptError(path, None, "not a supported transcript: " + "; ".join(said))
     if not head.lstrip().startswith(("{", "[")):
-        return TranscriptError(path, 1, "JSON or JSONL text (a known transcript format)")
+        return TranscriptError(path, 1, "JSON or JSONL text, or a markdown task export (a known transcript format)")
     return TranscriptError(path, 1, f"a known transcript format ({', '.join(detection_order())}); none matched "
                                     "(if you know the format, pass --format NAME)")
 
