@@ -66,14 +66,14 @@ class DeepAgentsParams:
     keep: str = param(PROFILE_KEEP, "What stays verbatim: messages:N, tokens:N or fraction:F of max input.")
     trim_tokens_to_summarize: int | None = param(None, "Newest tokens of the span the summarizer sees (none: all).")
     chars_per_token: float = param(ANTHROPIC_CHARS_PER_TOKEN, "The approximate counter's characters per token (the "
-                                   "default model is an Anthropic chat model: 3.3).")
+                                   "default model is an Anthropic chat model: 3.3).", lo=0.1)
     truncate_trigger: str = param(PROFILE_TRIGGER, "When write_file/edit_file arguments in old messages are "
                                   "truncated (one kind:value; empty: never).")
     truncate_keep: str = param(PROFILE_KEEP, "Newest messages whose arguments are never truncated.")
     max_arg_length: int = param(MAX_ARG_LENGTH, "Longer string arguments are truncated to 20 characters + the "
                                 "truncation text.")
     input_budget: float = param(INPUT_BUDGET, "Also summarize above this share of max input, less max output "
-                                "(0: no budget, a model without a profile).")
+                                "(0: no budget, a model without a profile).", hi=1)
     summary_prompt: str = param("", "Summary prompt template with {messages} (empty: Deep Agents' default).")
 
     def __post_init__(self) -> None:

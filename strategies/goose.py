@@ -103,7 +103,7 @@ class GooseParams:
     threshold: float = param(DEFAULT_COMPACTION_THRESHOLD, "Compact when the last request's tokens over the window "
                                                            "exceed this (GOOSE_AUTO_COMPACT_THRESHOLD; 0 or >= 1 off).")
     removal_percentages: tuple[int, ...] = param(REMOVAL_PERCENTAGES, "Shares of tool responses dropped, middle "
-                                                                      "out, on each retry of a too-long summary request.")
+                                                                      "out, on each retry of a too-long summary request.", hi=100)
 
 
 def format_message(m: Message) -> str:
