@@ -40,6 +40,12 @@ class Metric:
     # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
     acted_only: bool = False
     doc: str = ""  # what it measures, in the glossary, the report and every command's help
+    most: float | None = None  # the largest value it can take (1 for a share): a threshold above it is a typo
+
+    @property
+    def share(self) -> bool:
+        """A percentage that cannot exceed 100% (a saving, a recall): ``90`` as its threshold means 90%, a typo."""
+        return self.percent and self.most == 1.0
 
 
 def _sum(*cols: str) -> str:
@@ -86,6 +92,7 @@ METRICS: tuple[Metric, ...] = (
            doc="calls per transcript whose prompt exceeds the window: a real API refuses them, so any "
                "overflow ranks a strategy below every strategy without one"),
 )
+METRICS = tuple(replace(m, most=1.0) if m.percent else m for m in METRICS)  # every built-in share is at most 100%
 BY_NAME = {m.name: m for m in METRICS}
 
 
