@@ -5,6 +5,7 @@
 (function () {
   var S = JSON.parse(document.getElementById("summary-data").textContent);
   var ST = S.strategies;
+  var H = S.headline || "net_savings", R = S.recall || "needed_recall";  /* compbench.decide.headline */
   var PAGE = 15;
   var cache = {};
 
@@ -89,7 +90,7 @@
   });
 
   /* ---------- charts ---------- */
-  var charts = [];
+  var charts = [], drawn = {frontier: null, nodata: 0};  /* drawn: what the layout check reports */
   function chart(node) { var c = echarts.init(node, null, {renderer: "canvas"}); charts.push(c); return c; }
   window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
   function tip(lines) { return lines.map(esc).join("<br>"); }
@@ -97,10 +98,11 @@
   function frontierChart() {
     var node = document.getElementById("chart-frontier");
     if (!node || typeof echarts === "undefined") return;
-    var c = chart(node), fit = false;
+    var c = chart(node), fit = true;  /* fitted by default: from 0 every point sits in the top band */
+    drawn.frontier = c;
     var front = S.frontier.map(function (l) { return ST.filter(function (s) { return s.label === l; })[0]; });
-    function pt(s) { return [s.m.net_savings.v, s.m.needed_recall.v]; }
-    function has(s) { return s.m.net_savings.v !== null && s.m.needed_recall.v !== null; }
+    function pt(s) { return [s.m[H].v, s.m[R].v]; }
+    function has(s) { return s.m[H].v !== null && s.m[R].v !== null; }
     function points(tier) {
       return ST.filter(function (s) { return s.tier === tier && has(s); }).map(function (s) {
         return {value: pt(s), name: s.label, itemStyle: tier === 2 ? {color: "#fff", borderColor: s.color, borderWidth: 2} : {color: s.color}};
@@ -109,16 +111,16 @@
     var bars = [];
     ST.forEach(function (s) {
       if (!has(s)) return;
-      var x = s.m.net_savings, y = s.m.needed_recall;
+      var x = s.m[H], y = s.m[R];
       if (x.lo !== null) bars.push([x.lo, y.v], [x.hi, y.v], "-");
       if (y.lo !== null) bars.push([x.v, y.lo], [x.v, y.hi], "-");
     });
     var all = ST.filter(has);
     function option() {
-      var xs = all.map(function (s) { return s.m.net_savings.v; }), ys = all.map(function (s) { return s.m.needed_recall.v; });
-      var pad = function (lo, hi) { var p = Math.max(0.02, (hi - lo) * 0.08); return [lo - p, hi + p]; };
-      var xr = fit && xs.length ? pad(Math.min.apply(null, xs), Math.max.apply(null, xs)) : [Math.min(0, Math.min.apply(null, xs.concat([0]))), 1];
-      var yr = fit && ys.length ? pad(Math.min.apply(null, ys), Math.max.apply(null, ys)) : [0, 1];
+      var xs = all.map(function (s) { return s.m[H].v; }), ys = all.map(function (s) { return s.m[R].v; });
+      var xmin = Math.min.apply(null, xs);  /* below 0 only when a point is (a strategy that costs more than none) */
+      var xr = fit && xs.length ? nice(xmin, Math.max.apply(null, xs), xmin < 0 ? -Infinity : 0) : [Math.min(0, step(Math.min.apply(null, xs.concat([0])), 0.1, Math.floor)), 1, 0.1];
+      var yr = fit && ys.length ? nice(Math.min.apply(null, ys), Math.max.apply(null, ys), 0) : [0, 1, 0.1];
       var lbl = {show: true, position: "right", fontSize: 11, formatter: "{b}", color: "#1b1f24"};
       return {
         animation: false,
@@ -127,14 +129,14 @@
         tooltip: {trigger: "item", formatter: function (p) {
           var s = ST.filter(function (x) { return x.label === p.name; })[0];
           if (!s) return "";
-          return tip([s.label + (s.tier ? " — " + s.tier_name : ""), "net savings " + s.m.net_savings.text + " " + s.m.net_savings.ci,
-            "recall " + s.m.needed_recall.text + " " + s.m.needed_recall.ci, "calls over the window " + num(s.refused)].concat(
+          return tip([s.label + (s.tier ? " — " + s.tier_name : ""), S.metrics[H].title + " " + s.m[H].text + " " + s.m[H].ci,
+            S.metrics[R].title + " " + s.m[R].text + " " + s.m[R].ci, "calls over the window " + num(s.refused)].concat(
             s.flags.map(function (f) { return "! " + f.text; })));
         }},
-        xAxis: {type: "value", name: "net token savings vs none", nameLocation: "middle", nameGap: 28, min: xr[0], max: xr[1],
-          axisLabel: {formatter: function (v) { return pct(v, 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
-        yAxis: {type: "value", name: "needed-fact recall", nameLocation: "middle", nameGap: 46, min: yr[0], max: yr[1],
-          axisLabel: {formatter: function (v) { return pct(v, fit ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
+        xAxis: {type: "value", name: S.metrics[H].title + " vs none", nameLocation: "middle", nameGap: 28, min: xr[0], max: xr[1], interval: xr[2],
+          axisLabel: {formatter: function (v) { return pct(v, xr[2] < 0.01 ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
+        yAxis: {type: "value", name: S.metrics[R].title, nameLocation: "middle", nameGap: 46, min: yr[0], max: yr[1], interval: yr[2],
+          axisLabel: {formatter: function (v) { return pct(v, yr[2] < 0.01 ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
         dataZoom: [{type: "inside", xAxisIndex: 0, filterMode: "none"}, {type: "inside", yAxisIndex: 0, filterMode: "none"}],
         series: [
           {type: "line", name: "95% intervals", data: bars, symbol: "none", lineStyle: {color: "#8c959f", width: 1}, silent: true, z: 1, connectNulls: false},
@@ -154,10 +156,19 @@
     c.setOption(option());
     var b = document.getElementById("frontier-fit");
     if (b) b.addEventListener("click", function () {
-      fit = !fit; b.classList.toggle("on", fit);
-      b.textContent = fit ? "axes from 0 (undo the fit)" : "fit axes to the points";
+      fit = !fit; b.classList.toggle("on", !fit);
+      b.textContent = fit ? "axes from 0" : "fit the axes to the points";
       c.setOption(option(), true);
     });
+  }
+
+  /* an axis range around [lo, hi] on round ticks (a step of 1, 2, 5 or 10 pp, at most ~8 ticks), padded,
+     never past 100% nor below `floor`: [min, max, step] */
+  function step(v, s, round) { return Math.round(round(v / s - 1e-9) * s * 1e6) / 1e6; }
+  function nice(lo, hi, floor) {
+    var span = Math.max(hi - lo, 0.005), s = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2].filter(function (x) { return span / x <= 7; })[0] || 0.2;
+    var a = step(lo - Math.max(s / 2, span * 0.08), s, Math.floor), b = step(hi + Math.max(s / 2, span * 0.08), s, Math.ceil);
+    return [Math.max(a, floor), Math.min(b, 1), s];
   }
 
   function kindsChart() {
@@ -165,16 +176,22 @@
     if (!node || typeof echarts === "undefined") return;
     var c = chart(node), K = S.kinds.length, names = ST.map(function (s) { return s.label; }).reverse();
     var left = 230, gap = 16;
+    var titles = S.kind_titles || {};
     var option = {animation: false, tooltip: {trigger: "item", formatter: function (p) {
-      return tip([p.name, S.kinds[p.seriesIndex] + ": " + pct(p.value)]); }}};
+      var k = S.kinds[p.seriesIndex], none = p.data && p.data.missing;
+      return tip([p.name, (titles[k] || k) + ": " + (none ? "no data (no need of this kind was scored)" : pct(p.value))]); }}};
     var width = node.clientWidth || 1300, plot = (width - left - gap * K) / K;
     option.grid = S.kinds.map(function (k, i) { return {left: left + i * (plot + gap), width: plot, top: 28, bottom: 24}; });
-    option.title = S.kinds.map(function (k, i) { return {text: k, left: left + i * (plot + gap), top: 2, textStyle: {fontSize: 12}}; });
+    option.title = S.kinds.map(function (k, i) { return {text: titles[k] || k, left: left + i * (plot + gap), top: 2, textStyle: {fontSize: 12, width: plot, overflow: "truncate"}}; });
     option.xAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "value", min: 0, max: 1, axisLabel: {formatter: function (v) { return pct(v, 0); }, fontSize: 10}}; });
     option.yAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "category", data: names, axisLabel: {show: i === 0, fontSize: 11, width: left - 12, overflow: "truncate"}}; });
     option.series = S.kinds.map(function (k, i) {
       return {type: "bar", xAxisIndex: i, yAxisIndex: i, barMaxWidth: 14, data: ST.slice().reverse().map(function (s) {
-        return {value: s.kinds[k], name: s.label, itemStyle: {color: s.color, opacity: s.tier === 0 ? 1 : s.tier === 1 ? 0.55 : 0.3}};
+        var v = s.kinds[k];
+        if (v === null || v === undefined || isNaN(v)) /* no need of this kind: said, never drawn as 0% */
+          return (drawn.nodata += 1) && {value: 1, name: s.label, missing: true, itemStyle: {color: "rgba(0,0,0,0)"},  /* invisible: its label shows */
+            label: {show: true, position: "insideLeft", formatter: "no data", color: "#8c959f", fontSize: 10}};
+        return {value: v, name: s.label, itemStyle: {color: s.color, opacity: s.tier === 0 ? 1 : s.tier === 1 ? 0.55 : 0.3}};
       })};
     });
     c.setOption(option);
@@ -483,8 +500,10 @@
     /* measured by the browser test at 1400 px: a cut-off column, an unreadable selected control show here */
     var lb = document.getElementById("lb"), heads = lb ? lb.querySelectorAll("thead th") : [];
     var last = heads.length ? heads[heads.length - 1].getBoundingClientRect() : {right: 0};
+    var fo = drawn.frontier ? drawn.frontier.getOption() : null;
     document.documentElement.setAttribute("data-layout", JSON.stringify({
-      contrast: minContrast(),
+      contrast: minContrast(), nodata: drawn.nodata,
+      frontier: fo ? {x: [fo.xAxis[0].min, fo.xAxis[0].max], y: [fo.yAxis[0].min, fo.yAxis[0].max]} : null,
       viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
       table: lb ? lb.scrollWidth : 0, box: lb ? lb.parentElement.clientWidth : 0,
       last: Math.round(last.right), lastTop: Math.round(last.top), lastBottom: Math.round(last.bottom),
