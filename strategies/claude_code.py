@@ -125,7 +125,8 @@ class ClaudeCodeParams:
         0, "Extra tokens kept free: threshold = window - reserve - buffer (13k; 0 uses threshold_ratio).")
     count_trailing: bool = param(False, "Add Claude Code 2.1's rough estimate of the messages after the last call.")
     autocompact_pct_override: float = param(
-        0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset).", hi=100)
+        0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset; a value "
+             "out of (0, 100] is ignored, as Claude Code ignores it).", lo=None)
     auto_compact_window: int = param(
         0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
     large_window: int = param(

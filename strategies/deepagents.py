@@ -73,7 +73,7 @@ class DeepAgentsParams:
     max_arg_length: int = param(MAX_ARG_LENGTH, "Longer string arguments are truncated to 20 characters + the "
                                 "truncation text.")
     input_budget: float = param(INPUT_BUDGET, "Also summarize above this share of max input, less max output "
-                                "(0: no budget, a model without a profile).", hi=1)
+                                "(0: no budget, a model without a profile).")
     summary_prompt: str = param("", "Summary prompt template with {messages} (empty: Deep Agents' default).")
 
     def __post_init__(self) -> None:
