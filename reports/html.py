@@ -138,10 +138,14 @@ def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, A
     """The verdict per agent (:func:`compbench.decide.breakdown.summary`), when the run mixes agents or its
     agent's own strategy was replayed ("for your Claude Code logs, Claude Code's own strategy beside the best
     alternative")."""
-    from compbench.decide.breakdown import breakdown, summary
+    from compbench.decide.breakdown import OWN_STRATEGY, breakdown, summary
     from compbench.decide.headline import HEADLINE, RECALL
     from compbench.decide.objective import parse_objective
 
+    sources = {str(x) for x in results["source"].unique()}
+    names = {str(x) for x in results["name"].unique()}
+    if len(sources) < 2 and not any(OWN_STRATEGY.get(src) in names for src in sources):
+        return []  # one agent whose own strategy is not in the run: the run's verdict is its verdict
     obj = parse_objective(objective)
     wanted = dict.fromkeys([HEADLINE, RECALL, "cost", obj.metric, *(k for k, _, _ in obj.constraints)])
     groups = breakdown(results, "source", [BY_NAME[m] for m in wanted], resamples, objective=objective)

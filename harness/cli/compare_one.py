@@ -139,7 +139,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                     f"paired bootstrap, resampled by {by}; n = contributing transcripts; pp = percentage points)"]
                    if shown_diffs else []),
                  *(["no difference table: the run has no none (--baseline LABEL picks a strategy to measure "
-                    "differences from)"] if base is None else []),
+                    "differences from)"] if base is None and wide else []),
                  f"median: {metric(HEADLINE).title} of the median transcript; below bar: misses {bars(obj)}",
                  _summarizers((run,)),
                  *([] if wide else ["--wide: every metric, each strategy's difference from "

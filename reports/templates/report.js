@@ -175,7 +175,7 @@
     var node = document.getElementById("chart-kinds");
     if (!node || typeof echarts === "undefined") return;
     var c = chart(node), K = S.kinds.length, names = ST.map(function (s) { return s.label; }).reverse();
-    var left = 230, gap = 16;
+    var left = 230, gap = 36;  /* room between panels: one panel's 100% never runs into the next one's 0% */
     var titles = S.kind_titles || {};
     var option = {animation: false, tooltip: {trigger: "item", formatter: function (p) {
       var k = S.kinds[p.seriesIndex], none = p.data && p.data.missing;
@@ -183,7 +183,7 @@
     var width = node.clientWidth || 1300, plot = (width - left - gap * K) / K;
     option.grid = S.kinds.map(function (k, i) { return {left: left + i * (plot + gap), width: plot, top: 28, bottom: 24}; });
     option.title = S.kinds.map(function (k, i) { return {text: titles[k] || k, left: left + i * (plot + gap), top: 2, textStyle: {fontSize: 12, width: plot, overflow: "truncate"}}; });
-    option.xAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "value", min: 0, max: 1, axisLabel: {formatter: function (v) { return pct(v, 0); }, fontSize: 10}}; });
+    option.xAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "value", min: 0, max: 1, interval: 0.25, axisLabel: {formatter: function (v) { return pct(v, 0); }, fontSize: 10}}; });
     option.yAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "category", data: names, axisLabel: {show: i === 0, fontSize: 11, width: left - 12, overflow: "truncate"}}; });
     option.series = S.kinds.map(function (k, i) {
       return {type: "bar", xAxisIndex: i, yAxisIndex: i, barMaxWidth: 14, data: ST.slice().reverse().map(function (s) {
@@ -225,7 +225,9 @@
         animation: false, grid: {left: 46, right: 8, top: 8, bottom: 22},
         tooltip: {trigger: "axis", formatter: function (ps) { return ps.length ? tip(["step " + ps[0].value[0], num(ps[0].value[1]) + " tokens"]) : ""; }},
         xAxis: {type: "value", min: 0, max: entry.n, axisLabel: {fontSize: 9}},
-        yAxis: {type: mode === "log" ? "log" : "value", min: mode === "log" ? 100 : 0, max: mode === "shared" ? shared : null, logBase: 10,
+        /* the window always in view: a panel whose context stays under it still shows where it is */
+        yAxis: {type: mode === "log" ? "log" : "value", min: mode === "log" ? 100 : 0, logBase: 10,
+          max: mode === "shared" ? Math.max(shared, win || 0) : win ? function (v) { return Math.max(v.max, win) * 1.04; } : null,
           axisLabel: {fontSize: 9, formatter: function (v) { return v >= 1000 ? (v / 1000).toFixed(0) + "k" : v; }}},
         series: [
           {type: "line", step: "end", data: pts, symbol: "none", lineStyle: {color: s.color, width: 1.4},
@@ -369,6 +371,8 @@
     host.appendChild(box);
     box.appendChild(el("h3", null, "Transcript ", el("code", {text: data.rows.tids[ti]}), el("span", {"class": "muted small", text: "  (" + data.rows.sources[ti] + ", window " + num(c.window[rows[0]] || 0) + " tokens)"})));
     var t = el("table", {"class": "board"});
+    /* the strategy column wide enough for the longest label on one line (equal columns wrapped it in three) */
+    t.appendChild(el("colgroup", null, ["24%", "9%", "8%", "10%", "10%", "10%", "9%", "10%", "10%"].map(function (w) { return el("col", {style: "width:" + w}); })));
     t.appendChild(el("thead", null, el("tr", null, ["strategy", "compactions", "prunes", "calls over window", "peak context", "net savings", "recall", "needs missed", "cost $"].map(function (h, k) { return el("th", {"class": k ? "num" : "", text: h}); }))));
     var body = el("tbody");
     rows.slice().sort(function (a, b) { return c.s[a] - c.s[b]; }).forEach(function (i) {
