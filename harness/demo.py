@@ -61,7 +61,35 @@ def main() -> int:
     report = ROOT / "out" / "demo" / "report.html"
     write_report(run_dir, report)
     print(f"report: {report}")
+    print("\n" + next_steps(Path(sys.executable).parent, run_dir))
     return 0
+
+
+def _shown(p: Path) -> str:
+    """``p`` relative to the working directory when it is under it (what a user types), else absolute."""
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def next_steps(bindir: Path, run_dir: Path) -> str:
+    """What to type after ``make demo``: the command lives in the project's virtual environment, which the
+    user's shell does not have on its PATH (``compbench`` alone is "command not found"), then the same steps
+    on their own logs."""
+    activate, exe = _shown(bindir / "activate"), _shown(bindir / "compbench")
+    return "\n".join([
+        f"compbench is installed in {_shown(bindir.parent)}, not on your PATH: run `source {activate}` first (then "
+        f"type `compbench ...`), or call `{exe}` directly.",
+        "Next:",
+        f"  {exe} compare {_shown(run_dir)}        the verdict and the ranking in your terminal",
+        "On your own logs:",
+        f"  {exe} datasets import ~/.claude/projects ~/.codex/sessions ~/.local/share/opencode --out mine "
+        "--on-error skip-lines",
+        f"  {exe} run mine --out out/mine                 every strategy, each log in its own tool's window",
+        f"  {exe} compare out/mine --by source            per agent: its own strategy beside the best alternative",
+        f"  {exe} report out/mine --out out/mine.html",
+    ])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ class TranscriptError(CompbenchError):
         self.line = line
         self.expected = expected
         self.internal = False  # set when an importer bug, not the file, caused it
+        self.broken_line = False  # set for one broken line of a JSONL file: --on-error skip-lines skips it
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {expected}")
 

@@ -31,8 +31,10 @@ class Progress:
     """Call :meth:`tick` once per replayed transcript and :meth:`close` at the end."""
 
     def __init__(self, stream: TextIO, total: int | None, done: int = 0, tty: bool | None = None,
-                 every: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 every: float | None = None, clock: Callable[[], float] = time.monotonic, verb: str = "replayed",
+                 noun: str = "transcripts", unknown: str = "raw files: total unknown") -> None:
         self.stream, self.total, self.done, self.start_done = stream, total, done, done
+        self.verb, self.noun, self.unknown = verb, noun, unknown  # what is counted (judge: model calls)
         self.tty = stream.isatty() if tty is None else tty
         env = os.environ.get("COMPBENCH_PROGRESS_SECONDS")
         self.every = every if every is not None else float(env) if env else (TTY_SECONDS if self.tty else LOG_SECONDS)
@@ -46,14 +48,23 @@ class Progress:
         n = self.done - self.start_done
         rate = n / elapsed if elapsed > 0 else 0.0
         if self.total:
-            text = (f"replayed {self.done:,}/{self.total:,} transcripts ({self.done / self.total:.0%}) in "
+            text = (f"{self.verb} {self.done:,}/{self.total:,} {self.noun} ({self.done / self.total:.0%}) in "
                     f"{duration(elapsed)}")
             left = self.total - self.done
             if left > 0 and rate > 0:
                 text += f", about {duration(left / rate)} left"
         else:
-            text = f"replayed {self.done:,} transcripts in {duration(elapsed)} (raw files: total unknown)"
+            text = f"{self.verb} {self.done:,} {self.noun} in {duration(elapsed)}" + (
+                f" ({self.unknown})" if self.unknown else "")
         return text + (f" ({rate:,.1f}/s)" if rate > 0 else "")
+
+    def note(self, text: str) -> None:
+        """A line of its own between progress lines (a retry, a warning), never lost in a rewritten line."""
+        if self.tty and self.written:
+            self.stream.write("\n")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.written = False
 
     def tick(self, _tid: str = "") -> None:
         self.done += 1

@@ -9,18 +9,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compbench.decide.compare import METRICS, Metric, fmt_value
+from compbench.decide.headline import HEADLINE, RECALL, Spread
 from compbench.decide.ranking import Standing
 from compbench.decide.stats import Estimate
 
 KINDS = ("artifact", "recall", "decision", "continuation")
+# the kinds as a reader calls them (the "recall" kind holds specifics: errors, commands, tests, URLs)
+KIND_TITLES = {"artifact": "files and artifacts", "recall": "specifics (errors, commands, tests, URLs)",
+               "decision": "decisions and constraints", "continuation": "pending work"}
 # the leaderboard's figures, in its column order (all of METRICS are in the glossary and the strategy data)
-LEADERBOARD = ("net_savings", "needed_recall", "retention", "cost_savings", "cost", "compactions")
+LEADERBOARD = tuple(dict.fromkeys((HEADLINE, RECALL, "retention", "cost_savings", "cost", "compactions")))
 
-
-SHORT = {"never_acted": "never acted", "partial": "acted on some", "beyond_window": "threshold beyond window",
-         "overflows": "calls over window", "noop": "no-op compactions", "failed": "failed compactions",
-         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows"}
-SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn"}
 
 
 def estimate_json(e: Estimate, m: Metric) -> dict[str, Any]:
@@ -47,9 +46,10 @@ def per_kind(results: Any, label: str) -> dict[str, float]:
 
 def strategies(results: Any, agg: Mapping[str, Mapping[str, Estimate]], ranked: Sequence[str],
                standing: Mapping[str, Standing], flags: Mapping[str, Sequence[Any]],
-               colors: Mapping[str, str]) -> list[dict[str, Any]]:
+               colors: Mapping[str, str], spreads: Mapping[str, Spread] | None = None,
+               meets: Mapping[str, bool] | None = None) -> list[dict[str, Any]]:
     """One record per strategy label, in ranked order: what the leaderboard, the charts and the drill-down
-    need about it."""
+    need about it (``spreads``: the headline's per-transcript median; ``meets``: the first objective's bars)."""
     out = []
     for rank, label in enumerate(ranked, 1):
         g = results[results["strategy"] == label]
@@ -59,16 +59,22 @@ def strategies(results: Any, agg: Mapping[str, Mapping[str, Estimate]], ranked: 
             "label": label, "name": str(g["name"].iloc[0]), "color": colors[label], "rank": rank,
             "tier": st.tier, "tier_name": st.tier_name, "refused": st.refused, "calls": st.calls,
             "acted": st.acted, "transcripts": st.transcripts,
-            "flags": [{"kind": f.kind, "text": f.text, "short": SHORT.get(f.kind, f.kind),
-                       "severity": SEVERITY.get(f.kind, "bad")} for f in flags.get(label, [])],
+            "flags": [{"kind": f.kind, "text": f.text, "short": f.short, "severity": f.severity}
+                      for f in flags.get(label, [])],
             "m": {m.name: estimate_json(agg[label][m.name], m) for m in METRICS if m.name in agg[label]},
             "kinds": per_kind(results, label), "needs": needs,
             "verbatim": int(g["needs_verbatim"].sum()) / needs if needs else math.nan,
             "carried": int(g["needs_carried"].sum()) / needs if needs else math.nan,
             "missed": (needs - int(g["needs_present"].sum())) / needs if needs else math.nan,
             "peak": int(g["peak_context"].max()) if len(g) else 0,
+            "median": _median(sp.median) if (sp := (spreads or {}).get(label)) else "–",
+            "meets": True if meets is None else bool(meets.get(label, False)),
         })
     return out
+
+
+def _median(v: float) -> str:
+    return "–" if math.isnan(v) else f"{v:.1%}"
 
 
 def rows(results: Any, labels: Sequence[str]) -> dict[str, Any]:
@@ -96,7 +102,9 @@ def rows(results: Any, labels: Sequence[str]) -> dict[str, Any]:
             "acted": acted.tolist(), "comp": r["compactions"].astype(int).tolist(),
             "prunes": r["prunes"].astype(int).tolist(), "ovf": r["overflows"].astype(int).tolist(),
             "peak": r["peak_context"].astype(int).tolist(), "steps": r["steps"].astype(int).tolist(),
-            "net": permille("net_savings"), "rec": permille("needed_recall"),
+            # the headline per transcript: effective savings (a run from before them: net savings)
+            "net": permille("effective_savings" if "effective_savings" in r else "net_savings"),
+            "rec": permille("needed_recall"),
             "needs": r["needs"].astype(int).tolist(),
             "missed": (r["needs"] - r["needs_present"]).astype(int).tolist(),
             "cost": np.round(r["cost_usd"].astype(float).to_numpy() * 1e6).astype(int).tolist(),

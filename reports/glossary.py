@@ -39,6 +39,14 @@ TERMS: tuple[tuple[str, str], ...] = (
     ("95% interval", "a percentile bootstrap over sessions (a sub-agent with its parent), 10,000 resamples, "
                      "seeded; a paired difference resamples both strategies together"),
     ("pp", "percentage points: the difference of two percentages"),
+    ("median (per transcript)", "the headline figure of the median transcript, beside the pooled one: pooled "
+                                "figures are ratios of sums, so a few long transcripts can carry them while the "
+                                "typical transcript saves nothing"),
+    ("below bar", "misses the verdict's first objective's bar (by default needed-fact recall ≥ 90%): ranked after the "
+                  "strategies of its group that meet it, so the leaderboard's first row is the verdict's pick"),
+    ("on the edge", "the pick's 95% interval crosses a bar: on other transcripts it may miss it"),
+    ("fact kinds", "files and artifacts (paths the agent touched), specifics (errors, commands, tests, URLs), "
+                   "decisions and constraints (what the user set), pending work (what remains to be done)"),
 )
 
 

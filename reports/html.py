@@ -41,7 +41,9 @@ def _sanitize(redact_secrets: Callable[[str], str]) -> Callable[[str], str]:
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
                   objectives: Sequence[str] | None = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
-    from compbench.decide.ranking import order, standings
+    from compbench.decide.headline import HEADLINE, RECALL, spreads
+    from compbench.decide.objective import meets, parse_objective
+    from compbench.decide.ranking import standings
     from compbench.decide.verdict import DEFAULT_OBJECTIVES, verdict
     from compbench.measure.models import prices_for
 
@@ -55,11 +57,16 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     standing = standings(results, details)
     b = batch(results, available(results), resamples)
     agg = b.estimates
-    ranked = order(labels, standing, lambda s: agg[s]["net_savings"].value)
     summarizer = describe_summarizer(str(spec.get("summarizer", "?")))
-    v = verdict(results, b, standing, flags, summarizer, objectives or DEFAULT_OBJECTIVES, cache_check(results),
-                str(spec.get("price_model", "")), str(spec.get("cache_ttl", "5m")))
-    strategies = data.strategies(results, agg, ranked, standing, details, colors(labels))
+    objectives = list(objectives or DEFAULT_OBJECTIVES)
+    spread = spreads(results, BY_NAME[HEADLINE])
+    agents = _per_agent(results, resamples, objectives[0])
+    v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
+                str(spec.get("price_model", "")), str(spec.get("cache_ttl", "5m")), spread)
+    ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick
+    first = parse_objective(objectives[0])
+    strategies = data.strategies(results, agg, ranked, standing, details, colors(labels), spread,
+                                 {s: meets(agg[s], first) for s in ranked})
     table = data.rows(results, ranked)
     tids = table["tids"]
 
@@ -103,7 +110,8 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     }
     window = _windows(results)
     summary = {
-        "strategies": strategies, "kinds": list(data.KINDS), "window": window,
+        "strategies": strategies, "kinds": list(data.KINDS), "kind_titles": data.KIND_TITLES, "window": window,
+        "headline": HEADLINE, "recall": RECALL,
         "leaderboard": list(data.LEADERBOARD),
         "metrics": {m.name: {"title": m.title, "percent": m.percent, "higher": m.higher_is_better} for m in METRICS},
         "frontier": [s for s, _, _ in v.frontier], "start": v.choices[0].best if v.choices else None,
@@ -119,10 +127,44 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "retention": _retention(strategies, agg), "orderings": orderings(agg), "summarizer": summarizer,
         "summary_json": inline_json(summary), "blobs": blobs, "counts": summary["counts"],
         "fidelity": fidelity.compact(_fidelity(run)), "errors": manifest.get("errors", []),
-        "limits": manifest.get("method_limits", []), "window": window, "glossary": glossary.entries(),
+        "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
+        "glossary": glossary.entries(), "bar": _bar(first), "agents": agents,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
         "app_js": _asset("report.js"), "n_configs": len(labels),
     }
+
+
+def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, Any]]:
+    """The verdict per agent (:func:`compbench.decide.breakdown.summary`), when the run mixes agents or its
+    agent's own strategy was replayed ("for your Claude Code logs, Claude Code's own strategy beside the best
+    alternative")."""
+    from compbench.decide.breakdown import OWN_STRATEGY, breakdown, summary
+    from compbench.decide.headline import HEADLINE, RECALL
+    from compbench.decide.objective import parse_objective
+
+    sources = {str(x) for x in results["source"].unique()}
+    names = {str(x) for x in results["name"].unique()}
+    if len(sources) < 2 and not any(OWN_STRATEGY.get(src) in names for src in sources):
+        return []  # one agent whose own strategy is not in the run: the run's verdict is its verdict
+    obj = parse_objective(objective)
+    wanted = dict.fromkeys([HEADLINE, RECALL, "cost", obj.metric, *(k for k, _, _ in obj.constraints)])
+    groups = breakdown(results, "source", [BY_NAME[m] for m in wanted], resamples, objective=objective)
+    if len(groups) < 2 and not any(g.own for g in groups):
+        return []
+    return [summary(g, objective) for g in groups]
+
+
+def _bar(obj: Any) -> str:
+    from compbench.decide.objective import bars
+
+    return bars(obj)
+
+
+def _limits(recorded: Sequence[str], summarizer: str) -> list[str]:
+    """The method's limits: the run's, with the line on summaries naming the run's own summarizer (runs
+    written before said "extractive" whatever their summarizer was)."""
+    out = [str(x) for x in recorded if "summar" not in str(x).lower()]
+    return [*out, f"Summaries by {summarizer}."]
 
 
 def _asset(name: str) -> str:

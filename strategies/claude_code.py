@@ -150,14 +150,15 @@ class ClaudeCodeParams:
     threshold_ratio: float = param(
         THRESHOLD_RATIO,
         "Compact when the tokens reach this share of the window (the seed's ~95%; used when "
-        "autocompact_buffer is 0).")
+        "autocompact_buffer is 0).", hi=1)
     output_reserve: int = param(
         0, "Output tokens reserved below the window, at most the model's max output (2.0: 32k, 2.1: 20k).")
     autocompact_buffer: int = param(
         0, "Extra tokens kept free: threshold = window - reserve - buffer (13k; 0 uses threshold_ratio).")
     count_trailing: bool = param(False, "Add Claude Code 2.1's rough estimate of the messages after the last call.")
     autocompact_pct_override: float = param(
-        0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset).")
+        0.0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage that can only lower the threshold (0: unset; a value "
+             "out of (0, 100] is ignored, as Claude Code ignores it).", lo=None)
     auto_compact_window: int = param(
         0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
     large_window: int = param(

@@ -52,7 +52,7 @@ class ClineParams:
     dedupe: bool = param(True, "Rewrite all but the latest read of each file before truncating (Cline's "
                                "file-read optimization).")
     min_percent_saved: float = param(MIN_PERCENT_SAVED, "Truncate anyway when the rewrites save less than this "
-                                                        "share of the characters in context.")
+                                                        "share of the characters in context.", hi=1)
     read_tools: tuple[str, ...] = param(READ_TOOLS, "Other agents' tools whose output counts as a read of their "
                                                     "path argument (compbench's mapping; Cline reads headers).")
 

@@ -49,7 +49,7 @@ from compbench.strategies.cline_prompts import CONTINUATION_AFTER, CONTINUATION_
 @dataclass(frozen=True)
 class ClineCondenseParams:
     min_percent_saved: float = param(MIN_PERCENT_SAVED, "Skip the condense when rewriting duplicate file reads "
-                                                        "saves at least this share of the characters.")
+                                                        "saves at least this share of the characters.", hi=1)
     read_tools: tuple[str, ...] = param(READ_TOOLS, "Other agents' tools whose output counts as a read of their "
                                                     "path argument (compbench's mapping; Cline reads headers).")
     cwd: str = param("", "Working directory named in the summarize_task prompt's Required Files section.")

@@ -80,7 +80,7 @@ class ClineSdkParams:
     preserve_recent_tokens: int = param(DEFAULT_PRESERVE_RECENT_TOKENS, "Estimated tokens kept verbatim at the end "
                                                                         "(capped by the compaction target).")
     trigger_ratio: float = param(COMPACTION_TRIGGER_RATIO, "Compact when the request reaches this share of the "
-                                                           "usable input.")
+                                                           "usable input.", hi=1)
 
 
 def estimate(chars: int) -> int:

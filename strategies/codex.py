@@ -105,9 +105,9 @@ class CodexParams:
     per_model_limits: bool = param(
         True, "Use seed 002's per-model limits first (off: always the window times the effective percent).")
     effective_window_percent: int = param(
-        EFFECTIVE_CONTEXT_WINDOW_PERCENT, "Share of the window Codex treats as usable, in percent (95).")
+        EFFECTIVE_CONTEXT_WINDOW_PERCENT, "Share of the window Codex treats as usable, in percent (95).", hi=100)
     limit_cap_percent: int | None = param(
-        None, "Cap of a configured limit, in percent of the window (None: the effective percent; today 90).")
+        None, "Cap of a configured limit, in percent of the window (None: the effective percent; today 90).", hi=100)
     user_message_max_tokens: int = param(
         COMPACT_USER_MESSAGE_MAX_TOKENS, "Token budget of the recent user messages kept after a compaction (20k).")
     count_pending_items: bool = param(

@@ -87,7 +87,7 @@ class DeepAgentsParams:
     keep: str = param(PROFILE_KEEP, "What stays verbatim: messages:N, tokens:N or fraction:F of max input.")
     trim_tokens_to_summarize: int | None = param(None, "Newest tokens of the span the summarizer sees (none: all).")
     chars_per_token: float = param(ANTHROPIC_CHARS_PER_TOKEN, "The approximate counter's characters per token (the "
-                                   "default model is an Anthropic chat model: 3.3).")
+                                   "default model is an Anthropic chat model: 3.3).", lo=0.1)
     truncate_trigger: str = param(PROFILE_TRIGGER, "When write_file/edit_file arguments in old messages are "
                                   "truncated (one kind:value; empty: never).")
     truncate_keep: str = param(PROFILE_KEEP, "Newest messages whose arguments are never truncated.")

@@ -97,9 +97,9 @@ CHARS_PER_TOKEN = 4  # config.ts getTruncateToolOutputThreshold: "1 token ~= 4 c
 
 @dataclass(frozen=True)
 class GeminiCliParams:
-    threshold: float = param(DEFAULT_COMPRESSION_TOKEN_THRESHOLD, "compressionThreshold: compress when the previous prompt's tokens reach this fraction of the model's token limit.")
+    threshold: float = param(DEFAULT_COMPRESSION_TOKEN_THRESHOLD, "compressionThreshold: compress when the previous prompt's tokens reach this fraction of the model's token limit.", hi=1)
     token_limit: int = param(0, "tokenLimit(model) (1,048,576 for Gemini models); 0 takes the simulated window's input limit.")
-    preserve_fraction: float = param(COMPRESSION_PRESERVE_THRESHOLD, "COMPRESSION_PRESERVE_THRESHOLD: the newest share of the history, by JSON characters, kept verbatim.")
+    preserve_fraction: float = param(COMPRESSION_PRESERVE_THRESHOLD, "COMPRESSION_PRESERVE_THRESHOLD: the newest share of the history, by JSON characters, kept verbatim.", hi=1)
     tool_budget: int = param(COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET, "Estimated tokens of the newest tool outputs kept whole; older outputs are truncated (0: no truncation, as before v0.26).")
     truncation: Literal["chars", "lines"] = param("chars", "How an old tool output is cut: 'chars' keeps its first 20% and last 80% of the allowed characters, 'lines' its last 30 lines (v0.26-v0.28).")
     truncate_threshold: int = param(DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD, "truncateToolOutputThreshold: the most characters kept of an old tool output (also capped at 4 x the tokens left).")

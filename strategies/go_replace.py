@@ -150,7 +150,7 @@ class GoReplaceParams:
     remaining_tokens: int = param(
         LARGE_WINDOW_BUFFER, "Tokens left in a large window below which Crush compacts (20,000).")
     remaining_ratio: float = param(
-        SMALL_WINDOW_RATIO, "Share of a small window left below which Crush compacts (0.2).")
+        SMALL_WINDOW_RATIO, "Share of a small window left below which Crush compacts (0.2).", hi=1)
 
 
 def clean_history(messages: Sequence[Message]) -> list[Message]:

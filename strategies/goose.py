@@ -83,7 +83,7 @@ class GooseParams:
     threshold: float = param(DEFAULT_COMPACTION_THRESHOLD, "Compact when the last request's tokens over the window "
                                                            "exceed this (GOOSE_AUTO_COMPACT_THRESHOLD; 0 or >= 1 off).")
     removal_percentages: tuple[int, ...] = param(REMOVAL_PERCENTAGES, "Shares of tool responses dropped, middle "
-                                                                      "out, on each retry of a too-long summary request.")
+                                                                      "out, on each retry of a too-long summary request.", hi=100)
     tool_pairs: bool = param(True, "Summarize the oldest tool call and its result on every turn past the cutoff "
                                    "(on from 2026-01-28 to 2026-02-26).")
     tool_call_cutoff: int = param(DEFAULT_TOOL_CALL_CUTOFF, "Tool calls the agent sees before the oldest is "

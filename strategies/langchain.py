@@ -89,7 +89,7 @@ class LangChainParams:
     trim_tokens_to_summarize: int | None = param(TRIM_TOKEN_LIMIT, "The summarizer sees only the newest this many "
                                                  "tokens of the span, starting on a human message (none: all).")
     chars_per_token: float = param(CHARS_PER_TOKEN, "The approximate counter's characters per token (3.3 when the "
-                                   "model is an Anthropic chat model).")
+                                   "model is an Anthropic chat model).", lo=0.1)
     summary_prompt: str = param("", "Summary prompt template with {messages} (empty: LangChain's default).")
 
     def __post_init__(self) -> None:

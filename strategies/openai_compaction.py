@@ -50,7 +50,7 @@ AUTO_COMPACT_PERCENT = 90  # codex openai_model_info.rs: auto_compact_token_limi
 @dataclass(frozen=True)
 class OpenAICompactionParams:
     compact_threshold: int = param(0, "context_management compact_threshold: compact when a request's tokens are over it (0: 90% of the input limit, Codex's default).")
-    compression_ratio: float = param(COMPRESSION_RATIO, "The opaque item's size as a share of the tokens it replaces (measured on real Codex remote compactions).")
+    compression_ratio: float = param(COMPRESSION_RATIO, "The opaque item's size as a share of the tokens it replaces (measured on real Codex remote compactions).", hi=1)
 
 
 class OpenAICompaction:

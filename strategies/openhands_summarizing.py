@@ -76,7 +76,7 @@ class LLMSummarizingParams:
     keep_first: int = param(KEEP_FIRST_V0, "The first events never condensed.")
     max_event_length: int = param(MAX_EVENT_LENGTH, "V0: each event's text is cut in the middle past this many characters for the summarizer.")
     max_tokens: int = param(0, "V1: condense when the view's tokens exceed this (0: only the model's input limit, always applied).")
-    minimum_progress: float = param(MINIMUM_PROGRESS, "V1: no condensation forgets fewer than this share of the events (unless a hard reset is due).")
+    minimum_progress: float = param(MINIMUM_PROGRESS, "V1: no condensation forgets fewer than this share of the events (unless a hard reset is due).", hi=1)
     condense_on_overflow: bool = param(True, "Condense before a prompt the provider would refuse (the condensation request after a context-window error).")
     model_limit: bool = param(True, "V1: the agent LLM's input limit is known (litellm's model info, or max_input_tokens) and caps the token trigger; false: only max_tokens does, and a prompt over the window is a context-window error answered by a condensation request.")
     max_message_chars: int = param(MAX_MESSAGE_CHARS, "V0: each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")

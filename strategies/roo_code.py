@@ -84,7 +84,7 @@ class RooCodeParams:
     auto_condense: bool = param(True, "Condense with the model when a threshold is reached (autoCondenseContext); "
                                       "off leaves only the sliding window.")
     threshold_percent: int = param(100, "Condense at this percent of the window (autoCondenseContextPercent, or a "
-                                        "profile's threshold of 5-100).")
+                                        "profile's threshold of 5-100).", hi=100)
     reserved_output: int = param(0, "Tokens reserved for the reply (maxTokens); 0 follows getModelMaxOutputTokens "
                                     "for the model and its output limit.")
     custom_condensing_prompt: str = param("", "Replaces the CONDENSE instruction (customSupportPrompts.CONDENSE; "

@@ -134,7 +134,7 @@ class RoundChainedParams:
     system_reserve: int = param(SYSTEM_RESERVE, "Tokens reserved for the system prompt.")
     output_reserve: int = param(OUTPUT_RESERVE, "Tokens reserved for the reply.")
     safety_buffer: int = param(SAFETY_BUFFER, "Extra tokens kept free.")
-    threshold_percent: float = param(THRESHOLD_PERCENT, "Compact at this share of the available tokens (0.8).")
+    threshold_percent: float = param(THRESHOLD_PERCENT, "Compact at this share of the available tokens (0.8).", hi=1)
     recent_messages_to_keep: int = param(
         RECENT_MESSAGES_TO_KEEP, "Newest messages kept verbatim, with their tool-call pairs (10).")
     max_tokens: int = param(MAX_TOKENS, "Output budget of the round summary.")

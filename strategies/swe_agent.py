@@ -46,9 +46,9 @@ REMOVE_TAGS = ("remove_output",)  # always_remove_output_for_tags
 
 @dataclass(frozen=True)
 class SweAgentParams:
-    n: int = param(N_PAPER, "Observations kept whole, the newest (SWE-agent's n; the paper used 5).")
+    n: int = param(N_PAPER, "Observations kept whole, the newest (SWE-agent's n; the paper used 5).", lo=1)
     polling: int = param(1, "Move the cut only every this many observations: between n and n + polling - 1 stay, "
-                            "and the cached prefix changes less often.")
+                            "and the cached prefix changes less often.", lo=1)
     keep_tags: tuple[str, ...] = param(KEEP_TAGS, "Observations with one of these tags are never elided.")
     remove_tags: tuple[str, ...] = param(REMOVE_TAGS, "Observations with one of these tags are always elided.")
 

@@ -55,7 +55,8 @@ def test_import_fails_on_the_first_error_with_one_line(src: Path, tmp_path: Path
     out = tmp_path / "ds"
     code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", out)
     assert (code, stdout) == (2, "")
-    assert err == f"error: {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)\n"
+    assert err == (f"error: {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2); "
+                   "rerun with --on-error skip-lines to skip broken lines and keep the rest of the file\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # nothing written, no temporary left
 
 
@@ -157,6 +158,8 @@ def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.Ca
         f"OK    {tmp_path / 'ds'} (dataset) (1 transcript, compbench)",
         f"FAIL  {tmp_path / 'nope'}: an existing file or directory",
         "2 valid, 2 invalid; 3 transcripts (compbench 3)",
+        "1 file failed on a broken line: --skip-lines (here) or `import --on-error skip-lines` skips such lines and "
+        "keeps the rest of the file",
     ]
     assert not any(p.name.endswith((".parquet", ".importing")) for p in src.iterdir())  # nothing written
 

@@ -136,4 +136,4 @@ def test_a_folder_of_unsupported_files_only_fails_both_alike(tmp_path: Path, cap
     assert err.strip() == (f"error: no transcript files in {d} (1 file of known tools that are no transcripts "
                            "compbench reads)")
     code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
-    assert code == 2 and "1 file(s) of known tools that are no transcripts compbench reads" in err
+    assert code == 2 and "1 file(s) of known tools compbench does not read" in err

@@ -43,7 +43,8 @@ def test_a_broken_line_fails_by_default_naming_file_and_line(tmp_path: Path, cap
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     d = shapes(tmp_path, BROKEN, "claude-queue-first.jsonl")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
-    assert one_line_error(code, err) == f"{d / BROKEN}:3: a complete JSON object (line is truncated)"
+    assert one_line_error(code, err) == (f"{d / BROKEN}:3: a complete JSON object (line is truncated); rerun with "
+                                         "--on-error skip-lines to skip broken lines and keep the rest of the file")
     assert out == "" and not (tmp_path / "ds").exists()
     # skip: the whole session is lost (said, and recorded)
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds",
@@ -84,7 +85,8 @@ def test_fidelity_takes_the_same_on_error(tmp_path: Path, capsys: pytest.Capture
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     d = shapes(tmp_path, BROKEN, "claude-2.1-records.jsonl")  # the second holds a real-shaped auto compaction
     code, out, err = main_cli(capsys, monkeypatch, "fidelity", d, "--format", "json")
-    assert one_line_error(code, err) == f"{d / BROKEN}:3: a complete JSON object (line is truncated)"
+    assert one_line_error(code, err) == (f"{d / BROKEN}:3: a complete JSON object (line is truncated); rerun with "
+                                         "--on-error skip-lines to skip broken lines and keep the rest of the file")
     code, out, err = main_cli(capsys, monkeypatch, "fidelity", d, "--format", "json", "--on-error", "skip-lines")
     assert code == 0 and err.startswith(f"warning: skipped broken line {d / BROKEN}:3")
     assert {r["transcript"] for r in json.loads(out)} == {"33333333-3333-4333-8333-333333333333"}
@@ -263,7 +265,8 @@ def test_crush_aider_and_goose_folders_import_in_one_command_and_validate_agrees
 
 
 @pytest.mark.parametrize(("name", "content", "expected"), [
-    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text, or a markdown task export (a known transcript format)"),
+    ("notes.md", "# My notes\n\nnot a log\n", "notes.md:1: JSON or JSONL text, or a markdown task export "
+                                                   "(a known transcript format)"),
     ("cache.db", None, "cache.db: a tool's SQLite store (OpenCode's opencode.db, Crush's crush.db, Goose's "
                        "sessions.db); this SQLite file has tables: notes"),
     ("export.md", "# Session Export: x\n\n*Total messages: 2*\n\n---\n\n### User:\nhi\n",

@@ -205,3 +205,77 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     details = json.dumps(blobs(html)["details"])
     assert "\\u001b" not in details and "\\u0000" not in details and "</pre></details><script>x()" in details
     assert html.rstrip().endswith("</html>")
+
+
+# --- issue 26: numbers a user can act on --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A calibrated run of sessions from two agents under two configurations that trade savings for recall, in a
+    window no call exceeds (every strategy sound): the verdict's bar is set between their recalls."""
+    _register()
+    root = tmp_path_factory.mktemp("agents")
+    data = [replace(t, id=f"{t.id}-{k}", source="claude-code" if k % 2 else "codex")
+            for k, t in enumerate(generate(6, seed=4, turns=30, log_lines=20, code_lines=20))]
+    spec = RunSpec(strategies=("none", "test-keep-last:keep=2", "test-keep-last:keep=12"),
+                   limits=ModelLimits(200_000, 1_000), tokenizer="chars4", token_correction="none")
+    write_run(root / "run", spec, "synth", data)
+    return root / "run"
+
+
+def test_the_leaderboard_follows_the_verdicts_rule_and_marks_who_misses_the_bar(two_agents: Path,
+                                                                                 tmp_path: Path) -> None:
+    from compbench.decide.compare import load_results
+
+    r = load_results(two_agents)
+    recall = {s: g["needs_present"].sum() / g["needs"].sum() for s, g in r.groupby("strategy") if g["needs"].sum()}
+    saved = {s: 1 - g["input_tokens"].sum() / g["reference_input_tokens"].sum() for s, g in r.groupby("strategy")}
+    greedy, careful = "test-keep-last:keep=2", "test-keep-last:keep=12"
+    assert saved[greedy] > saved[careful] and recall[greedy] < recall[careful]  # the shape under test
+    bar = (recall[greedy] + recall[careful]) / 2
+    objective = f"max net_savings s.t. needed_recall >= {bar:.4f}"
+    html = write_report(two_agents, tmp_path / "r.html", objectives=[objective]).read_text()
+    order = [s["label"] for s in summary(html)["strategies"]]
+    verdict = html[html.index('id="verdict"'):html.index('id="leaderboard"')]
+    pick = re.search(r'class="best"[^>]*>.*?<code>([^<]+)</code>', verdict, re.S)
+    assert pick and pick.group(1) == careful == order[0]  # the leaderboard's first row is the verdict's pick
+    board = html[html.index('id="lb"'):html.index('id="frontier"')]
+    row = board[board.index(f'data-label="{greedy}"'):]
+    assert 'below bar</span>' in row[:row.index("</tr>")]  # the greedy one says why it is second
+    assert "median" in board  # the per-transcript median beside the pooled headline
+
+
+def test_the_report_has_a_verdict_per_agent_and_names_the_runs_own_summarizer(two_agents: Path,
+                                                                                tmp_path: Path) -> None:
+    manifest = two_agents / "manifest.json"
+    data = json.loads(manifest.read_text())
+    # a run written before: its manifest named the extractive summarizer whatever the run's was
+    data["method_limits"] = ["The replay assumes the agent would have acted the same after a compaction.",
+                             "The extractive summarizer is a deterministic heuristic, not a model."]
+    old = tmp_path / "old"
+    shutil.copytree(two_agents, old)
+    (old / "manifest.json").write_text(json.dumps(data))
+    for run in (two_agents, old):
+        html = write_report(run, tmp_path / f"{run.name}.html").read_text()
+        method = html[html.index('id="limits"'):html.index('id="manifest"')]
+        assert "Summaries by calibrated" in method and "extractive" not in method, run
+    agents = html[html.index('id="agents"'):html.index('id="leaderboard"')]
+    assert "Claude Code logs" in agents and "Codex logs" in agents and "not in this run" in agents
+    s = summary(html)
+    assert s["kind_titles"]["recall"].startswith("specifics") and "recall" not in s["kind_titles"].values()
+
+
+@needs_chromium
+def test_the_frontier_is_fitted_on_round_ticks_and_a_missing_kind_says_no_data(report: Path, tmp_path: Path) -> None:
+    box = layout(dom(report, tmp_path / "p"))
+    s = summary(report.read_text())
+    recalls = [x["m"]["needed_recall"]["v"] for x in s["strategies"] if x["m"]["needed_recall"]["v"] is not None]
+    saves = [x["m"]["net_savings"]["v"] for x in s["strategies"] if x["m"]["needed_recall"]["v"] is not None]
+    (x0, x1), (y0, y1) = box["frontier"]["x"], box["frontier"]["y"]
+    assert 0 <= y0 <= min(recalls) and max(recalls) <= y1 <= 1  # within 0–100%
+    assert y0 > 0 or min(recalls) < 0.1  # fitted: not from 0 unless a point is near it
+    assert x0 <= min(saves) and max(saves) <= x1 <= 1 and (x0 >= 0 or min(saves) < 0)
+    assert all(abs(v * 100 - round(v * 100, 1)) < 1e-6 for v in (x0, x1, y0, y1))  # round ticks
+    none = next(x for x in s["strategies"] if x["label"] == "none")
+    assert all(v is None for v in none["kinds"].values())  # none never acted: no need of any kind
+    assert box["nodata"] >= len(none["kinds"])  # each drawn as "no data", never as a 0% bar

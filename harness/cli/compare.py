@@ -25,13 +25,6 @@ def _summarizers(runs: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def _acted(df: Any, label: str) -> str:
-    g = df[df["strategy"] == label]
-    if "first_action_step" not in g:
-        return "?"
-    return f"{int((g['first_action_step'] >= 0).sum())}/{len(g)}"
-
-
 def _diff(d: Any, m: Any) -> str:
     """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval in
     the units of the single-run tables (percentage points for a percentage)."""
@@ -44,10 +37,6 @@ def _diff(d: Any, m: Any) -> str:
     return f"{mark} {fmt_diff(d, m)}"
 
 
-def _est_json(e: Any) -> dict[str, Any]:
-    return {"value": _num(e.value), "lo": _num(e.lo), "hi": _num(e.hi), "n": e.units}
-
-
 def _diff_json(d: Any) -> dict[str, Any]:
     return {"diff": _num(d.value), "lo": _num(d.lo), "hi": _num(d.hi), "significant": d.significant, "n": d.units}
 
@@ -56,15 +45,29 @@ def _num(v: float) -> float | None:
     return None if math.isnan(v) else round(v, 6) + 0.0  # + 0.0: never -0.0
 
 
+def default_baseline(labels: list[str]) -> str | None:
+    """What ``compare RUN`` measures differences from when no ``--baseline`` is given: ``none``; in a sweep of
+    one strategy (a tune run) its default configuration; else nothing (no difference table)."""
+    if "none" in labels:
+        return "none"
+    names = {s.split(":")[0] for s in labels}
+    if len(names) == 1 and (only := names.pop()) in labels:
+        return only
+    return None
+
+
 EPILOG = """\b
 Examples:
-  compbench compare out/run                         strategies ranked, with each one's difference from none
+  compbench compare out/run                         the verdict, then strategies ranked (fits 160 columns)
+  compbench compare out/run --wide                  every metric, each one's difference from none, every flag
+  compbench compare out/run --by source             per agent: its verdict, its own strategy beside the best
   compbench compare out/run --baseline opencode --metric needed_recall --metric net_savings
   compbench compare out/a out/b --format markdown   B − A for the configurations both runs have
   compbench compare out/a out/b --pair codex codex:preset=0.77
 
 Order: a strategy with calls over the window (a real API refuses them) never ranks above one without;
-then degenerate compacting; within each group by --sort.
+then degenerate compacting; within each group, those that meet the verdict's first objective's bar
+(needed-fact recall >= 90%) first, then by its metric; --sort METRIC orders by METRIC alone instead.
 """
 
 
@@ -72,92 +75,65 @@ then degenerate compacting; within each group by --sort.
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "fmt", default="table", show_default=True,
               type=click.Choice(["table", "markdown", "json", "csv"]))
-@click.option("--sort", "sort_by", default="net_savings", show_default=True,
-              help="Metric that orders strategies within each group of the ranking rule (see below).")
+@click.option("--sort", "sort_by", help="Metric that orders strategies within each group of the ranking rule "
+                                        "(default: the verdict's first objective, its bar first; see below).")
 @click.option("--metric", "metrics", multiple=True, help="Metric to show; repeatable (default: all, listed below).")
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
               help="Bootstrap resamples of the 95% intervals.")
-@click.option("--baseline", help="One run: also print each strategy's paired difference from this strategy "
-                                 "(default: none).")
+@click.option("--baseline", help="One run: each strategy's paired difference from this strategy (default: none; "
+                                 "in a sweep of one strategy, its default configuration).")
 @click.option("--pair", "pairs", multiple=True, nargs=2, metavar="A_LABEL B_LABEL",
               help="Two runs: pair these two configurations (labels differ); repeatable. Others pair by exact label.")
 @click.option("--cluster", "by", default="session", show_default=True,
               type=click.Choice(["session", "project", "transcript"]),
               help="The bootstrap's resampling unit: a session (a sub-agent with its parent), a project where "
                    "the log records one, or each transcript alone.")
-def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, ...], resamples: int,
-            baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str) -> None:
+@click.option("--by", "group_by", type=click.Choice(["source", "model", "project"]),
+              help="One run: the ranking and verdict per agent (source), recorded model or project, each agent's "
+                   "own strategy beside the best alternative.")
+@click.option("--wide", is_flag=True, help="Every metric, the difference table and every flag in full (lines as "
+                                           "wide as they need).")
+def compare(runs: tuple[str, ...], fmt: str, sort_by: str | None, metrics: tuple[str, ...], resamples: int,
+            baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str, group_by: str | None,
+            wide: bool) -> None:
     """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
     configurations across two RUNs (B − A, paired over the transcripts both have)."""
-    from compbench.decide.bootstrap import batch
-    from compbench.decide.compare import METRICS, available, load_results, metric, paired
-    from compbench.decide.compare import fmt as show
-    from compbench.decide.ranking import RULE, order, standings
-    from compbench.decide.summary import flag_details
+    from compbench.decide.compare import load_results
     from compbench.errors import UsageError
 
-    chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
-    key = metric(sort_by)
     if len(runs) > 2:
         raise UsageError("compare takes one run (strategies) or two runs (A then B)")
     if baseline and len(runs) > 1:
         raise UsageError("--baseline compares strategies within one run; with two runs each is paired with itself")
     if pairs and len(runs) == 1:
         raise UsageError("--pair pairs configurations of two runs; with one run use --baseline")
+    if group_by and len(runs) > 1:
+        raise UsageError("--by breaks one run down; compare two runs without it")
     a = load_results(runs[0])
-    if not metrics:
-        chosen = available(a, chosen)
-    details = flag_details(a)
-    standing = standings(a, details)
-    needed = list(dict.fromkeys([*chosen, key, *(metric(n) for n in ("net_savings", "needed_recall", "cost"))]))
-    b_a = batch(a, needed, resamples, by=by)
-    agg = b_a.estimates
-    order_ = order(list(agg), standing, lambda s: agg[s][key.name].value, key.higher_is_better)
     if len(runs) == 1:
-        base = baseline or "none"
-        if base not in agg:
-            raise UsageError(f"--baseline {base!r} is not a strategy of this run (strategies: {', '.join(agg)})")
-        ref = a[a["strategy"] == base]
-        diffs = {s: {m.name: b_a.diff(s, base, m.name) or paired(a[a["strategy"] == s], ref, m, resamples, by=by)
-                     for m in chosen} for s in order_ if s != base}
-        flags = {label: [f.text for f in fs] for label, fs in details.items()}
-        if fmt == "json":
-            def entry(s: str) -> dict[str, Any]:
-                out: dict[str, Any] = {"acted": _acted(a, s), "tier": standing[s].tier_name,
-                                       "calls_over_window": standing[s].refused, "flags": flags.get(s, [])}
-                out.update({m.name: _est_json(agg[s][m.name]) for m in chosen})
-                if s in diffs:
-                    out[f"vs_{base}"] = {m.name: _diff_json(diffs[s][m.name]) for m in chosen}
-                return out
+        from compbench.cli.compare_one import one_run
 
-            click.echo(json.dumps({s: entry(s) for s in order_}, indent=2))
-            return
-        rows = [[s, _acted(a, s), standing[s].tier_name, *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)]
-                for s in order_]
-        click.echo(_table(["strategy", "acted", "group", *(m.title for m in chosen)], rows, fmt))
-        if diffs and fmt != "csv":
-            click.echo("")
-            click.echo(_table(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
-                              [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
-        if fmt == "table":
-            from compbench.decide.summary import cache_check, describe_summarizer
-            from compbench.decide.verdict import lines, verdict
-
-            click.echo("")
-            for s in order_:
-                if s in flags:
-                    click.echo(f"! {s}: {'; '.join(flags[s])}")
-            click.echo("order: " + RULE.format(metric=key.title))
-            click.echo(f"Δ = strategy − {base} over the same transcripts; + worse, - better, ~ not significant "
-                       f"(95% paired bootstrap, resampled by {by}; n = contributing transcripts; pp = percentage "
-                       "points)")
-            click.echo(_summarizers(runs))
-            v = verdict(a, b_a, standing, flags, describe_summarizer(_spec(runs[0]).get("summarizer", "?")),
-                        cache=cache_check(a))
-            click.echo("")
-            for line in lines(v):
-                click.echo(line)
+        one_run(runs[0], a, fmt, sort_by, metrics, resamples, baseline, by, group_by, wide)
         return
+    _two_runs(runs, a, fmt, sort_by, metrics, resamples, pairs, by, wide)
+
+
+def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...],
+              resamples: int, pairs: tuple[tuple[str, str], ...], by: str, wide: bool) -> None:
+    from compbench.decide.bootstrap import batch
+    from compbench.decide.compare import METRICS, available, load_results, metric, paired
+    from compbench.decide.headline import HEADLINE, RECALL
+    from compbench.decide.ranking import order, standings
+    from compbench.decide.summary import flag_details
+    from compbench.errors import UsageError
+
+    chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else available(a, METRICS)
+    if fmt == "table" and not wide and not metrics:  # the default view fits a terminal: --wide has every metric
+        chosen = [metric(n) for n in (HEADLINE, RECALL, "cost", "overflows")]
+    key = metric(sort_by or HEADLINE)
+    standing = standings(a, flag_details(a))
+    agg = batch(a, [key], resamples, by=by).estimates
+    order_ = order(list(agg), standing, lambda s: agg[s][key.name].value, key.higher_is_better)
     b = load_results(runs[1])
     matched, only_a, only_b = _pairs(a, b, pairs)
     out: dict[str, Any] = {}
@@ -192,6 +168,8 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str, metrics: tuple[str, .
         click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap; "
                    "pp = percentage points)")
         click.echo(_summarizers(runs))
+        if not wide and not metrics:
+            click.echo("--wide: the difference of every metric")
 
 
 def _spec(run: str) -> dict[str, Any]:

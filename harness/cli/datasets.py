@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from compbench.cli.options import Registered
+from compbench.cli.options import IMPORT_HINT, SKIP_LINES_HINT, Registered, broken_lines, refuse_runs
 from compbench.data.formats import FORMATS, IMPORTERS
 
 # a built-in or a plug-in's importer (the compbench.data.formats entry points); an unknown name gets a did-you-mean
@@ -57,7 +57,9 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
 
-    r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
+    refuse_runs(paths, "datasets import")
+    with broken_lines(SKIP_LINES_HINT):
+        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
                f"{extras(len(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
@@ -67,7 +69,7 @@ def extras(lines: int, merged: int, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
-        if merged else "") + (f"; {plural(unsupported, 'file')} of known tools that are no transcripts compbench reads, skipped"
+        if merged else "") + (f"; {plural(unsupported, 'file')} of known tools compbench does not read, skipped"
                               if unsupported else "")
 
 
@@ -163,14 +165,16 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
             rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
             yield t
 
+    refuse_runs(dataset, "datasets inspect")
     cal: Any = None
-    if with_calibration:
-        from compbench.measure.calibrate import calibrate
+    with broken_lines(IMPORT_HINT):
+        if with_calibration:
+            from compbench.measure.calibrate import calibrate
 
-        cal = calibrate(tap(), TOKENIZERS)
-    else:
-        for _ in tap():
-            pass
+            cal = calibrate(tap(), TOKENIZERS)
+        else:
+            for _ in tap():
+                pass
     if not rows:
         from compbench.errors import UsageError
 
@@ -207,9 +211,10 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
 
     if not paths and not Path(_default()).exists():
         raise UsageError(f"the bundled sample dataset is missing at {_default()}; give files or folders")
+    refuse_runs(paths, "datasets validate")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = merged = unsupported = 0
+    lines = merged = unsupported = broken = 0
     for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
         if isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
@@ -232,6 +237,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})["lines"] += 1
         else:
             rows[f"fail {len(rows)}"] = {"text": f"FAIL  {ev.error}", "failed": True}
+            broken += getattr(ev.error, "broken_line", False)
     ok = failed = 0
     for label, row in rows.items():
         if "text" in row:
@@ -247,11 +253,14 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
     if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
-        known = f" ({plural(unsupported, 'file')} of known tools that are no transcripts compbench reads)" if unsupported else ""
+        known = f" ({plural(unsupported, 'file')} of known tools compbench does not read)" if unsupported else ""
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
                f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged, unsupported)}")
+    if broken:
+        click.echo(f"{plural(broken, 'file')} failed on a broken line: --skip-lines (here) or `import --on-error "
+                   "skip-lines` skips such lines and keeps the rest of the file")
     if failed:
         sys.exit(2)
 

@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
-from compbench.cli.options import TOKENIZER
+from compbench.cli.options import SKIP_LINES_HINT, TOKENIZER, broken_lines, refuse_runs
+
+# the default view (it fits 160 columns): what a reader compares first; --wide and JSON have every column
+COMPACT = ("tool", "transcript", "n", "trigger", "preset", "step real → ours", "tokens real → ours", "kept set",
+           "facts kept: real, cal., extr.", "re-acq. pred → obs", "window")
+
+
+def compact_rows(rows: Sequence[Any]) -> list[list[str]]:
+    """The rows of :data:`COMPACT`: real and ours side by side, the transcript id clipped in the middle."""
+    from compbench.cli.compare_view import clip
+
+    def n(v: int | None) -> str:
+        return "–" if v is None else f"{v:,}"
+
+    return [[r.tool, clip(r.transcript, 18), str(r.n), r.trigger, r.preset, f"{r.real_step} → {n(r.our_step)}",
+             f"{n(r.real_tokens)} → {n(r.our_tokens)}",
+             "–" if r.kept_jaccard is None else f"{r.kept_jaccard:.2f}",
+             f"{r.kept_real}, {r.kept_calibrated}, {r.kept_extractive}",
+             f"{n(r.reacq_predicted)} → {n(r.reacq_observed)}", n(r.window)] for r in rows]
 
 
 @click.command(short_help="Each strategy against the compactions the real tools recorded.")
@@ -19,7 +39,10 @@ from compbench.cli.options import TOKENIZER
 @click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
               help="For raw files, as `datasets import`: fail on the first unreadable file or line; skip "
                    "unreadable files; skip-lines: also keep a file with broken lines, skipping only those.")
-def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None, on_error: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (calibration, window source, cause): lines as wide as they "
+                                           "need; the default view fits 160 columns.")
+def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None, on_error: str,
+             wide: bool) -> None:
     """Compare each strategy with the tool's own compactions in DATASETS (default: the bundled samples;
     pass ../shared/transcripts ../shared/real-compactions to include the logs that cannot be bundled).
 
@@ -27,19 +50,33 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     a readable summary it also prints the facts of the summarized span kept by the real summary, by the
     calibrated summarizer and by the extractive one on the same span."""
     import itertools
+    import sys
 
     from compbench.cli.render import table
     from compbench.data.dataset import default_dataset, iter_transcripts
     from compbench.errors import UsageError
+    from compbench.progress import Progress, dataset_total
     from compbench.validation.fidelity import COLUMNS, agreement_note, as_json, kept_note, reacquisition_note
     from compbench.validation.fidelity import fidelity as compute
 
-    def warn(msg: str) -> None:
-        click.echo(f"warning: {msg}", err=True)
-
     paths = list(datasets) or [str(default_dataset())]
-    transcripts = list(itertools.chain.from_iterable(iter_transcripts(p, on_error, warn) for p in paths))
-    rows = compute(transcripts, tokenizer)
+    totals = [dataset_total(p) for p in paths]
+    progress = Progress(sys.stderr, sum(t for t in totals if t is not None) if None not in totals else None,
+                        verb="fidelity: read")
+
+    def warn(msg: str) -> None:
+        progress.note(f"warning: {msg}")
+
+    def counted(p: str) -> Any:
+        for t in iter_transcripts(p, on_error, warn):
+            progress.tick()
+            yield t
+
+    refuse_runs(paths, "fidelity")
+    with broken_lines(SKIP_LINES_HINT):
+        transcripts = list(itertools.chain.from_iterable(counted(p) for p in paths))
+        rows = compute(transcripts, tokenizer)
+    progress.close()
     if not rows:
         raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
     data = as_json(rows)
@@ -51,6 +88,16 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         tmp.replace(d / "fidelity.json")
     if fmt == "json":
         click.echo(json.dumps(data["records"], indent=2, ensure_ascii=False))
+    elif fmt == "table" and not wide:
+        click.echo(table(list(COMPACT), compact_rows(rows), fmt))
+        from compbench.cli.compare_view import wrap
+
+        for line in [*wrap(kept_note(rows)), *wrap(agreement_note(transcripts)),
+                     *(x for part in reacquisition_note(rows).split("\n") for x in wrap(part)), *wrap(
+                "cal.: the calibrated summarizer, extr.: the extractive one, on the same span; --wide: every column "
+                "(real and our summary sizes, calibration, window source, cause); re-acq.: tokens of content re-read "
+                "after the real compaction, predicted from its view and observed; --format json: every field")]:
+            click.echo(line)
     else:
         click.echo(table(list(COLUMNS), data["rows"], fmt))
         if fmt == "table":

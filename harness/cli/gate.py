@@ -14,16 +14,19 @@ Examples:
   compbench gate out/run --min needed_recall=0.85 --min net_savings=0.2
   compbench gate out/run --strategy opencode --max overflows=0
   compbench gate out/new --baseline out/main --max-drop needed_recall=0.02
-Thresholds are fractions (0.85 = 85%); also read from [tool.compbench.decide.gate] in pyproject.toml or [gate] in
-compbench.toml (flags win, key by key).
+Thresholds of percentages are fractions (0.85) or written with a percent sign (85%); a bare 85 is refused.
+They are also read from [tool.compbench.decide.gate] in pyproject.toml or [gate] in compbench.toml (flags
+win, key by key). A strategy whose figure has no value (one that never acted has no recall) is a SKIP, not
+a failure.
 """
 
 
 @click.command(cls=WithMetrics, epilog=EPILOG,
                short_help="CI gate on a run's confidence bounds: exit 0 pass, 1 fail, 2 usage.")
 @click.argument("run", type=click.Path(exists=True, file_okay=False))
-@click.option("--min", "mins", multiple=True, metavar="METRIC=V", help="Lower 95% bound must reach V.")
-@click.option("--max", "maxs", multiple=True, metavar="METRIC=V", help="Upper 95% bound must stay under V.")
+@click.option("--min", "mins", multiple=True, metavar="METRIC=V",
+              help="Lower 95% bound must reach V (0.9 or 90% for a percentage).")
+@click.option("--max", "maxs", multiple=True, metavar="METRIC=V", help="Upper 95% bound must stay at or under V.")
 @click.option("--baseline", type=click.Path(exists=True, file_okay=False), help="Run to compare against.")
 @click.option("--max-drop", "drops", multiple=True, metavar="METRIC=D",
               help="Paired drop vs --baseline: its lower 95% bound must stay above -D.")
@@ -46,5 +49,7 @@ def gate(run: str, mins: tuple[str, ...], maxs: tuple[str, ...], baseline: str |
     for c in checks:
         click.echo(c.line())
     failed = [c for c in checks if not c.passed]
-    click.echo(f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+    skipped = [c for c in checks if c.missing]
+    click.echo(f"{len(checks) - len(failed) - len(skipped)} passed, {len(failed)} failed"
+               + (f", {len(skipped)} without a value (skipped)" if skipped else ""))
     sys.exit(1 if failed else 0)

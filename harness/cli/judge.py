@@ -1,11 +1,45 @@
-"""``compbench.cli.judge`` — ``compbench judge``: the optional judged track on a finished run (Factory-style probes)."""
+"""``compbench.cli.judge`` — ``compbench judge``: the optional judged track on a finished run (Factory-style probes).
+
+A model behind a local ``--api-base`` needs no key. Every call is counted on stderr with the time spent, every
+retry is said as it happens, retries are bounded (:data:`RETRIES`), and :data:`GIVE_UP` failed calls in a row
+end the command in one line instead of minutes of silent retrying.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
+
+RETRIES = 2  # per model call (litellm's transient errors: rate limits, timeouts, 5xx)
+GIVE_UP = 3  # failed calls in a row (each after its retries) before judge stops
+
+
+class Watched:
+    """A model (a :class:`~compbench.summarizers.Summarizer`) whose calls are counted as progress, and which
+    stops the command after :data:`GIVE_UP` failures in a row (a server that is down, a wrong model name)."""
+
+    def __init__(self, inner: Any, progress: Any, spec: str) -> None:
+        self.inner, self.progress, self.spec = inner, progress, spec
+        self.name = getattr(inner, "name", spec)
+        self.failed_in_a_row = 0
+
+    def summarize(self, request: Any) -> Any:
+        from compbench.errors import CompbenchError
+
+        result = self.inner.summarize(request)
+        self.progress.tick()
+        if result.error:
+            self.failed_in_a_row += 1
+            self.progress.note(f"{self.spec}: call failed: {result.error[:300]}")
+            if self.failed_in_a_row >= GIVE_UP:
+                raise CompbenchError(f"{self.spec}: {GIVE_UP} calls failed in a row, judge stopped (last: "
+                                     f"{result.error[:200]}); check --agent/--judge, --api-base and the key")
+        else:
+            self.failed_in_a_row = 0
+        return result
 
 
 @click.command(short_help="Probe a run's compactions with a real model and a blind judge (optional).",
@@ -19,7 +53,8 @@ Examples:
 @click.option("--agent", "agent_spec", required=True, help="Model answering probes: litellm:MODEL or cache-only:DIR.")
 @click.option("--judge", "judge_spec", help="Blind judge (and probe writer); default: the --agent model.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm models.")
-@click.option("--api-base", help="Endpoint of an OpenAI-compatible server (a local model needs no key).")
+@click.option("--api-base", help="Endpoint of an OpenAI-compatible server (a local model needs no key; a bare model "
+                                 "name is sent to it as an OpenAI model).")
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="Never stored.")
 @click.option("--max-events", default=50, show_default=True, type=click.IntRange(min=1),
               help="Compactions to probe at most.")
@@ -31,21 +66,31 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
 
     from compbench.errors import UsageError
     from compbench.measure.judge import agreement, judge_run
+    from compbench.progress import Progress
     from compbench.summarizers import get
 
-    def model(spec: str) -> object:
+    progress = Progress(sys.stderr, None, verb="judge: made", noun="model calls", unknown="")
+
+    def said(attempt: int, retries: int, error: str, wait: float) -> None:
+        progress.note(f"retrying ({attempt}/{retries}) in {wait:.1f}s after {error[:200]}")
+
+    def model(spec: str) -> Watched:
         if spec.partition(":")[0] not in ("litellm", "cache-only", "mock"):
             raise UsageError(f"--agent/--judge take litellm:MODEL or cache-only:DIR, got {spec!r}")
         opts: dict[str, Any] = {k: v for k, v in (("cache_dir", cache_dir), ("api_base", api_base),
                                                    ("api_key", api_key)) if v}
-        return get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec)
+        if spec.startswith("litellm"):
+            opts.update(retries=RETRIES, on_retry=said)
+        return Watched(get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec), progress, spec)
 
     for spec in (agent_spec, judge_spec or agent_spec):
         _needs_key(spec, api_key, api_base)
     agent = model(agent_spec)
     grader = model(judge_spec) if judge_spec else agent
-    rows = judge_run(Path(run), agent, grader, max_events,  # type: ignore[arg-type]
-                     {"api_key": api_key} if api_key else None)
+    try:
+        rows = judge_run(Path(run), agent, grader, max_events, {"api_key": api_key} if api_key else None)
+    finally:
+        progress.close()
     if not rows:
         raise UsageError(f"{run} has no successful compaction with facts to probe")
     if all(r["error"] for r in rows):

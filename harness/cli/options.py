@@ -9,7 +9,8 @@ their values into the :class:`~compbench.replay.runs.RunSpec` both commands writ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -226,3 +227,32 @@ def config_defaults(ctx: click.Context, command: click.Command, config: Config) 
             did = f"; did you mean {hint[0]!r}?" if hint else ""
             raise UsageError(f"{config.source}: [run] has no option {key!r}{did}")
     return out
+
+
+SKIP_LINES_HINT = "rerun with --on-error skip-lines to skip broken lines and keep the rest of the file"
+IMPORT_HINT = ("import the logs with `compbench datasets import PATH --out DIR --on-error skip-lines` (broken lines "
+               "skipped, the rest kept), then give DIR")
+
+
+@contextlib.contextmanager
+def broken_lines(hint: str) -> Iterator[None]:
+    """A broken JSONL line that stops the command says how to skip such lines (``hint``), in the same one line."""
+    from compbench.errors import CompbenchError, TranscriptError
+
+    try:
+        yield
+    except TranscriptError as e:
+        if not e.broken_line:
+            raise
+        raise CompbenchError(f"{e}; {hint}") from None
+
+
+def refuse_runs(paths: Sequence[str], command: str) -> None:
+    """A run directory given where transcripts are expected says what it is (its fidelity.json and
+    manifest.json would otherwise be read as logs of an unknown format)."""
+    for p in paths:
+        d = Path(p)
+        if d.is_dir() and (d / "manifest.json").is_file() and (d / "results.parquet").is_file():
+            raise UsageError(f"{p} is a run directory (the output of `compbench run`), not transcripts for "
+                             f"`{command}`: look at it with `compbench compare {p}` or `compbench report {p} --out "
+                             "report.html`; its dataset is named in its manifest.json")

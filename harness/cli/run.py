@@ -10,10 +10,13 @@ import click
 
 from compbench.cli.options import (
     EXECUTION_NAMES,
+    IMPORT_HINT,
     REPLAY_NAMES,
+    broken_lines,
     configured,
     execution_options,
     read_prices,
+    refuse_runs,
     replay_options,
     spec_of,
     take,
@@ -75,16 +78,19 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
             spec = replace(spec, summarizer_options={**spec.summarizer_options, "api_key": api_key})
     else:
         path = dataset or str(default_dataset())
-        spec = spec_of(configured(strategies, find()), replay, path)
+        refuse_runs([path], "run")
+        with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
+            spec = spec_of(configured(strategies, find()), replay, path)
     progress = Progress(sys.stderr, dataset_total(path), done) if not quiet else None
 
     def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
         click.echo(f"warning: {msg}", err=True)
 
-    manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), execution["workers"],
-                         progress.tick if progress else None, force, resume=resume_dir is not None,
-                         executor=execution["executor"], concurrency=execution["concurrency"],
-                         ray_address=execution["ray_address"])
+    with broken_lines(IMPORT_HINT):
+        manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), execution["workers"],
+                             progress.tick if progress else None, force, resume=resume_dir is not None,
+                             executor=execution["executor"], concurrency=execution["concurrency"],
+                             ray_address=execution["ray_address"])
     if progress:
         progress.close()
     for e in manifest.errors:

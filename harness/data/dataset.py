@@ -174,7 +174,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         if report.transcripts == 0:
             skipped = [f"{len(report.errors)} files skipped"] if report.errors else []
             if report.unsupported:
-                skipped.append(f"{len(report.unsupported)} file(s) of known tools that are no transcripts compbench reads")
+                skipped.append(f"{len(report.unsupported)} file(s) of known tools compbench does not read")
             raise UsageError("nothing to import: no transcript was read"
                              + (f" ({'; '.join(skipped)})" if skipped else ""))
         report.fingerprint = digest.hexdigest()

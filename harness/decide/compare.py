@@ -40,6 +40,12 @@ class Metric:
     # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
     acted_only: bool = False
     doc: str = ""  # what it measures, in the glossary, the report and every command's help
+    most: float | None = None  # the largest value it can take (1 for a share): a threshold above it is a typo
+
+    @property
+    def share(self) -> bool:
+        """A percentage that cannot exceed 100% (a saving, a recall): ``90`` as its threshold means 90%, a typo."""
+        return self.percent and self.most == 1.0
 
 
 def _sum(*cols: str) -> str:
@@ -112,6 +118,7 @@ METRICS: tuple[Metric, ...] = (
            doc="calls per transcript whose prompt exceeds the window: a real API refuses them, so any "
                "overflow ranks a strategy below every strategy without one"),
 )
+METRICS = tuple(replace(m, most=1.0) if m.percent else m for m in METRICS)  # every built-in share is at most 100%
 BY_NAME = {m.name: m for m in METRICS}
 
 
@@ -155,10 +162,15 @@ def load_results(run: str | Path) -> Any:
     return Run.open(run).results()
 
 
+# columns a run written before they existed lacks: a sum leaves them out (a run from before re-acquisition was
+# measured has effective savings equal to its net savings, and its summary says it predates them)
+ADDED_LATER = frozenset({"reacquired_tokens", "reacquired_cost_usd"})
+
+
 def column(df: Any, expr: str) -> Any:
     """A metric's column expression (``a+b``: a sum of result columns) on ``df``; a column an older run lacks
     is named in the error (the metrics and the bootstrap read results through this one function)."""
-    cols = expr.split("+")
+    cols = [c for c in expr.split("+") if c in df.columns or c not in ADDED_LATER]
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise UsageError(f"results lack column(s) {', '.join(missing)}; rerun with this compbench version")
@@ -232,7 +244,8 @@ def available(df: Any, metrics: Sequence[Metric] = METRICS) -> list[Metric]:
     have = set(df.columns)
 
     def ok(m: Metric) -> bool:
-        return m not in METRICS or all(c in have for c in (*m.num.split("+"), *(m.den.split("+") if m.den else ())))
+        cols = (*m.num.split("+"), *(m.den.split("+") if m.den else ()))
+        return m not in METRICS or (all(c in have or c in ADDED_LATER for c in cols) and any(c in have for c in cols))
 
     return [m for m in metrics if ok(m)]
 

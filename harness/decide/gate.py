@@ -28,41 +28,55 @@ class Check:
     threshold: float
     value: float
     bound: float
-    passed: bool
+    passed: bool  # True also when the figure has no value (see ``missing``): nothing failed
+    missing: str = ""  # why the figure has no value (a strategy that never acted has no recall); "" when it has
+
+    @property
+    def status(self) -> str:
+        return "SKIP" if self.missing else "PASS" if self.passed else "FAIL"
 
     def line(self) -> str:
-        """One line, in the units of ``compare``'s tables: percentages (and percentage points for a drop),
-        with enough digits that the figure printed is on the side of the threshold that decided."""
+        """One line, in the units of ``compare``'s tables (percentages, percentage points for a drop), with
+        enough digits that the figure printed is on the side of the threshold that decided, saying which way
+        it went: a FAIL line never reads as if its condition held."""
         from compbench.decide.compare import REGISTRY, signed
         from compbench.decide.tune import decisive
 
-        status = "PASS" if self.passed else "FAIL"
         m = REGISTRY.get(self.metric) if self.metric in REGISTRY else None
         percent = m is not None and m.percent
+        head = f"{self.status} {self.strategy}: {self.metric}"
+        if self.missing:
+            return f"{head} has no value: {self.missing} (not a failure)"
         if self.kind == "max-drop":
             scale, unit = (100, " pp") if percent else (1, "")
             digits = 2 if percent else 4
-            return (f"{status} {self.strategy}: {self.metric} change vs baseline {signed(self.value * scale, digits)}"
-                    f"{unit} (lower bound {signed(self.bound * scale, digits)}{unit}) must stay above "
-                    f"-{self.threshold * scale:g}{unit}")
+            bound = f"{signed(self.bound * scale, digits)}{unit}"
+            limit = f"-{self.threshold * scale:g}{unit}"
+            held = f"stays at or above {limit}" if self.passed else f"falls below {limit}: more than the allowed drop"
+            return (f"{head} change vs baseline {signed(self.value * scale, digits)}{unit}; its lower 95% bound "
+                    f"{bound} {held}")
         side = "lower" if self.kind == "min" else "upper"
-        op = ">=" if self.kind == "min" else "<="
-        thr = f"{self.threshold:.4g}".rstrip("0").rstrip(".") if not percent else f"{self.threshold * 100:g}%"
-        return (f"{status} {self.strategy}: {self.metric} = {decisive(self.value, self.threshold, percent)} "
-                f"({side} 95% bound {decisive(self.bound, self.threshold, percent)}) {op} {thr}")
+        thr = f"{self.threshold * 100:g}%" if percent else f"{self.threshold:g}"
+        if self.passed:
+            held = f"≥ the minimum {thr}" if self.kind == "min" else f"≤ the maximum {thr}"
+        else:
+            held = f"is below the minimum {thr}" if self.kind == "min" else f"is above the maximum {thr}"
+        return (f"{head} = {decisive(self.value, self.threshold, percent)}, {side} 95% bound "
+                f"{decisive(self.bound, self.threshold, percent)} {held}")
 
 
 def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str, float]:
+    """``METRIC=V`` items as fractions: ``needed_recall=0.9`` or ``needed_recall=90%`` (a bare ``90`` for a
+    percentage is refused: it would mean 9000%)."""
+    from compbench.decide.objective import threshold
+
     out: dict[str, float] = {}
     for item in items:
         key, eq, value = item.partition("=")
         if not eq:
             raise UsageError(f"{flag} expects METRIC=VALUE, got {item!r}")
         name = metric(key.strip()).name  # an alias (recall) is stored under the one vocabulary (needed_recall)
-        try:
-            out[name] = float(value)
-        except ValueError:
-            raise UsageError(f"{flag} {item!r}: {value!r} is not a number") from None
+        out[name] = threshold(name, value, f"{flag} {item!r}")
     return out
 
 
@@ -79,7 +93,9 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
     table = conf.get(key, {}) if isinstance(conf, dict) else {}
     if not isinstance(table, dict):
         raise UsageError(f"gate config: '{key}' must be a table of METRIC = number")
-    merged = {metric(k).name: float(v) for k, v in table.items()}
+    from compbench.decide.objective import threshold
+
+    merged = {metric(k).name: threshold(metric(k).name, str(v), f"gate config '{key}.{k}'") for k, v in table.items()}
     merged.update(flags)
     return merged
 
@@ -102,12 +118,15 @@ def run_gate(run: str | Path, mins: Mapping[str, float], maxs: Mapping[str, floa
     checks: list[Check] = []
     for s in chosen:
         sub = df[df["strategy"] == s]
-        for name, thr in mins.items():
-            e = estimate(sub, metric(name), resamples)
-            checks.append(Check(s, "min", name, thr, e.value, e.lo, not math.isnan(e.lo) and e.lo >= thr))
-        for name, thr in maxs.items():
-            e = estimate(sub, metric(name), resamples)
-            checks.append(Check(s, "max", name, thr, e.value, e.hi, not math.isnan(e.hi) and e.hi <= thr))
+        for kind, table in (("min", mins), ("max", maxs)):
+            for name, thr in table.items():
+                e = estimate(sub, metric(name), resamples)
+                bound = e.lo if kind == "min" else e.hi
+                if math.isnan(e.value):
+                    checks.append(Check(s, kind, name, thr, e.value, bound, True, _missing(sub, name)))
+                    continue
+                held = not math.isnan(bound) and (bound >= thr if kind == "min" else bound <= thr)
+                checks.append(Check(s, kind, name, thr, e.value, bound, held))
         for name, drop in (drops or {}).items():
             assert base is not None
             other = counterpart(base, s)
@@ -115,8 +134,21 @@ def run_gate(run: str | Path, mins: Mapping[str, float], maxs: Mapping[str, floa
                 raise UsageError(f"baseline {baseline} has no strategy {s!r}")
             m = metric(name)
             e = paired(sub, other, m, resamples)
+            if math.isnan(e.value):
+                checks.append(Check(s, "max-drop", name, drop, e.value, e.lo, True,
+                                    _missing(sub, name) + " (or in the baseline)"))
+                continue
             worse_bound = e.lo if m.higher_is_better else -e.hi
             value = e.value if m.higher_is_better else -e.value
             checks.append(Check(s, "max-drop", name, drop, value, worse_bound,
                                 not math.isnan(worse_bound) and worse_bound >= -drop))
     return checks
+
+
+def _missing(rows: Any, name: str) -> str:
+    """Why a strategy's figure has no value, in words."""
+    n = len(rows)
+    acted = int((rows["first_action_step"] >= 0).sum()) if "first_action_step" in rows else n
+    if not acted:
+        return f"it never acted on any of its {n:,} transcripts, so nothing it did can be scored"
+    return f"no transcript gives it one (it acted on {acted:,} of {n:,}; none had a {metric(name).title} to measure)"

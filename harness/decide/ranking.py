@@ -10,9 +10,12 @@ Strategies fall into three tiers, ranked in this order:
 1. *degenerate*: no call over the window, but compacting on most calls (reserves at or above the window);
 2. *refused calls*: at least one call over the window (fewer first).
 
-Within a tier the chosen metric decides (a figure that is undefined, such as the recall of a strategy that
-never acted, comes last), then the label. ``compare``, ``tune``, the run summary and the report all sort
-with :func:`order`, and the Pareto frontier is drawn among sound strategies only.
+Within a tier, the strategies that meet the objective's bars (by default needed-fact recall ≥ 90%,
+:mod:`compbench.decide.headline`) come before those that miss them; then the objective's metric decides (a
+figure that is undefined, such as the recall of a strategy that never acted, comes last), then the label.
+``compare``, ``tune``, the run summary, the report's leaderboard and the verdict all sort with :func:`order`
+(the verdict names the first strategy in that order that meets the objective, so the leaderboard's first row
+is its pick, or says why not), and the Pareto frontier is drawn among sound strategies only.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ TIERS = ("sound", "degenerate", "refused calls")
 RULE = ("strategies with no call over the window come first (a real API refuses such calls), then those "
         "that compact on most calls (degenerate), then those with calls over the window, fewest first; "
         "within each group, by {metric}")
+BAR_RULE = ("strategies with no call over the window come first (a real API refuses such calls), then those "
+            "that compact on most calls (degenerate), then those with calls over the window, fewest first; "
+            "within each group, those with {bar} before those without, then by {metric}")
 
 
 @dataclass(frozen=True)
@@ -65,17 +71,18 @@ def standings(results: Any, flags: Mapping[str, Sequence[Any]] | None = None) ->
 
 
 def order(labels: Iterable[str], standing: Mapping[str, Standing], key: Callable[[str], float],
-          higher_is_better: bool = True) -> list[str]:
-    """``labels`` ranked by the rule: tier, then (in the refused tier) fewer refused calls, then ``key``
-    (NaN last), then the label."""
+          higher_is_better: bool = True, meets: Callable[[str], bool] | None = None) -> list[str]:
+    """``labels`` ranked by the rule: tier, then (in the refused tier) fewer refused calls, then those that
+    ``meets`` an objective's bars before those that miss them, then ``key`` (NaN last), then the label."""
 
-    def rank(label: str) -> tuple[int, int, int, float, str]:
+    def rank(label: str) -> tuple[int, int, int, int, float, str]:
         s = standing.get(label)
         tier, refused = (s.tier, s.refused) if s is not None else (0, 0)
         v = key(label)
         missing = math.isnan(v)
         score = 0.0 if missing else (-v if higher_is_better else v)
-        return tier, refused if tier == 2 else 0, int(missing), score, label
+        misses = 0 if meets is None or meets(label) else 1
+        return tier, refused if tier == 2 else 0, misses, int(missing), score, label
 
     return sorted(labels, key=rank)
 

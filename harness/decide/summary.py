@@ -38,6 +38,22 @@ class Flag:
     #            reference_overflows
     text: str
 
+    @property
+    def short(self) -> str:
+        """A few words for a table cell or a compact line (the full text is in :attr:`text`)."""
+        return SHORT.get(self.kind, self.kind)
+
+    @property
+    def severity(self) -> str:
+        """``bad`` (a figure is misleading), ``warn`` (read it with care) or ``info`` (the table shows it)."""
+        return SEVERITY.get(self.kind, "bad")
+
+
+SHORT = {"never_acted": "never acted", "partial": "acted on some", "beyond_window": "threshold beyond window",
+         "overflows": "calls over window", "noop": "no-op compactions", "failed": "failed compactions",
+         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows"}
+SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn"}
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'s' * (n != 1)}"
@@ -143,7 +159,11 @@ def summary_table(run_dir: Path) -> str:
     of their span carries), cost.
 
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
-    from compbench.decide.ranking import RULE
+    import math
+
+    from compbench.decide.compare import metric
+    from compbench.decide.headline import PRIMARY, pooled
+    from compbench.decide.objective import OPS, parse_objective, rule
     from compbench.measure.savings import net_saved
     from compbench.store.runread import Run
 
@@ -175,12 +195,20 @@ def summary_table(run_dir: Path) -> str:
                      f"{int(row['input']):,}", _pct(ref - row["input"], ref),
                      f"{nets[str(name)]:.1%}" if ref else "–",
                      _pct(row["present"], row["needs"]), span, f"{int(row['peak']):,}", f"{row['cost']:,.2f}"])
-    ranked = order([x[0] for x in rows], standing, lambda s: nets[s])
+    # the one rule of the verdict and the leaderboard: within each tier, those meeting the headline objective's
+    # bars first, then its metric (pooled, as every figure of this table)
+    obj = parse_objective(PRIMARY)
+    groups = {str(k): v for k, v in r.groupby("strategy", sort=False)}
+    figure = {s: {k: pooled(groups[s], metric(k)) for k in (obj.metric, *(c[0] for c in obj.constraints))}
+              for s in groups}
+    ranked = order([x[0] for x in rows], standing, lambda s: figure[s][obj.metric], obj.maximize,
+                   lambda s: all(not math.isnan(figure[s][k]) and OPS[op](figure[s][k], v)
+                                 for k, op, v in obj.constraints) and not math.isnan(figure[s][obj.metric]))
     rows.sort(key=lambda x: ranked.index(x[0]))
     lines = table(["strategy", "group", "acted", "compactions", "prunes", "over window", "input tok", "savings",
                    "net", "recall", "range", "peak", "cost $"], rows,
                   [False, False, *([True] * 8), False, True, True])
-    lines.append("order: " + RULE.format(metric="net savings"))
+    lines.append("order: " + rule(obj))
     if details:
         lines.append("")
         lines += [f"! {label}: {'; '.join(f.text for f in details[label])}" for label in ranked if label in details]

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 import random
-import re
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from compbench.decide.compare import metric
-from compbench.decide.ranking import Standing, order
+from compbench.decide.objective import OPS as OPS
+from compbench.decide.objective import Objective as Objective
+from compbench.decide.objective import decisive as decisive
+from compbench.decide.objective import meets, ranked
+from compbench.decide.objective import parse_objective as parse_objective  # re-exported: tune's objectives
+from compbench.decide.objective import satisfies as satisfies
+from compbench.decide.ranking import Standing
 from compbench.decide.ranking import pareto as pareto  # re-exported: tune's frontier
 from compbench.decide.stats import Estimate
 from compbench.errors import UsageError
@@ -95,53 +97,11 @@ def random_specs(strategy: str, n: int, ranges: Sequence[str], seed: int, fixed:
     return list(dict.fromkeys(out))
 
 
-@dataclass(frozen=True)
-class Objective:
-    maximize: bool
-    metric: str
-    constraints: tuple[tuple[str, str, float], ...]
-
-
-def parse_objective(text: str) -> Objective:
-    """``max net_savings s.t. recall >= 0.9 and cost <= 0.5`` (``min`` also accepted)."""
-    m = re.fullmatch(r"\s*(max|min)\s+(\w+)\s*(?:(?:s\.t\.|subject to|where)\s+(.+))?", text)
-    if not m:
-        raise UsageError(f"objective {text!r}: expected 'max|min METRIC [s.t. METRIC >= V [and ...]]'")
-    cons = []
-    for part in filter(None, re.split(r"\s+and\s+|,", m.group(3) or "")):
-        c = re.fullmatch(r"\s*(\w+)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*", part)
-        if not c:
-            raise UsageError(f"objective constraint {part!r}: expected METRIC >= V or METRIC <= V")
-        cons.append((metric(c.group(1)).name, c.group(2), float(c.group(3))))
-    return Objective(m.group(1) == "max", metric(m.group(2)).name, tuple(cons))
-
-
-OPS = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
-
-
-def satisfies(ms: Mapping[str, Estimate], obj: Objective) -> bool:
-    return all(not math.isnan(ms[k].value) and OPS[op](ms[k].value, v) for k, op, v in obj.constraints)
-
-
 def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective,
            standing: Mapping[str, Standing] | None = None) -> str | None:
-    """The configuration that best meets ``obj`` by the ranking rule (:mod:`compbench.decide.ranking`): a sound
-    one before a degenerate one before one with calls over the window, then the objective's metric."""
-    ok = [s for s, ms in agg.items() if satisfies(ms, obj) and not math.isnan(ms[obj.metric].value)]
-    if not ok:
-        return None
-    return order(ok, standing or {}, lambda s: agg[s][obj.metric].value, obj.maximize)[0]
-
-
-def decisive(value: float, threshold: float, percent: bool) -> str:
-    """``value`` with enough digits that the printed figure falls on the same side of ``threshold`` as the
-    value itself: 0.8998 against 0.9 prints 89.98%, never 90.0% beside a constraint it fails."""
-    for digits in range(1, 8):
-        text = f"{value:.{digits}%}" if percent else f"{value:,.{digits + 2}f}"
-        shown = float(text.rstrip("%").replace(",", "")) / (100 if percent else 1)
-        if (shown < threshold) == (value < threshold) and (shown > threshold) == (value > threshold):
-            return text
-    return f"{value!r}"
+    """The configuration that best meets ``obj`` by the ranking rule (:func:`compbench.decide.objective.ranked`):
+    the first in the one order that meets it."""
+    return next((s for s in ranked(agg, standing or {}, obj) if meets(agg[s], obj)), None)
 
 
 def toml_snippet(spec: str) -> str:

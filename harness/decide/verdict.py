@@ -11,14 +11,12 @@ from typing import Any
 
 from compbench.decide.bootstrap import Batch
 from compbench.decide.compare import fmt_diff, metric
-from compbench.decide.ranking import RULE, Standing, frontier, order
+from compbench.decide.headline import DEFAULT_OBJECTIVES, HEADLINE, RECALL, Spread
+from compbench.decide.objective import Objective, decisive, edge, meets, parse_objective, ranked, rule, words
+from compbench.decide.ranking import Standing, frontier
 from compbench.decide.stats import Estimate
-from compbench.decide.tune import Objective, decisive, parse_objective, satisfies
 
-DEFAULT_OBJECTIVES = ("max net_savings s.t. needed_recall >= 0.9",
-                      "max needed_recall s.t. net_savings >= 0.25",
-                      "min cost s.t. needed_recall >= 0.9")
-OPS = {">=": "≥", "<=": "≤", ">": ">", "<": "<"}
+__all__ = ["DEFAULT_OBJECTIVES", "Choice", "Verdict", "choose", "lines", "verdict", "words"]
 
 
 @dataclass(frozen=True)
@@ -31,32 +29,35 @@ class Choice:
     figures: str
     margin: str  # against the runner-up, paired
     note: str
+    edge: str = ""  # the pick's interval crosses a bar: it may miss it on other transcripts
+    above: str = ""  # why the strategies ranked above the pick (the leaderboard's first rows) are not it
 
 
 @dataclass(frozen=True)
 class Verdict:
     choices: list[Choice]
-    frontier: list[tuple[str, float, float]]  # label, net savings, recall
+    frontier: list[tuple[str, float, float]]  # label, headline savings, recall
     rule: str
     below: dict[str, list[str]]  # tier name -> labels ranked below the sound ones
     caveats: list[str] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)  # every label by the rule of the first objective
+    groups: list[str] = field(default_factory=list)  # the verdict per agent, one sentence each
+    pooled: str = ""  # a few transcripts hold most of the headline's weight: said once, in words
 
 
 def _pct(e: Estimate) -> str:
     return "–" if math.isnan(e.value) else f"{e.value:.1%}"
 
 
-def words(obj: Objective) -> str:
-    """``max net_savings s.t. needed_recall >= 0.9`` as "highest net savings with needed-fact recall ≥ 90%"."""
-    m = metric(obj.metric)
-    head = "highest " if obj.maximize else "lowest "
-    cons = [f"{metric(k).title} {OPS[op]} {v:.0%}" if metric(k).percent else f"{metric(k).title} {OPS[op]} {v:g}"
-            for k, op, v in obj.constraints]
-    return head + m.title + (" with " + " and ".join(cons) if cons else "")
+def spread_text(sp: Spread | None) -> str:
+    """``per-transcript median 0.0%`` (where the pooled figure and the typical transcript part ways)."""
+    if sp is None or math.isnan(sp.median):
+        return ""
+    return f"per-transcript median {sp.median:.1%}"
 
 
-def _figures(agg: Mapping[str, Estimate], obj: Objective) -> str:
-    keys = dict.fromkeys([obj.metric, *(k for k, _, _ in obj.constraints), "net_savings", "needed_recall"])
+def _figures(agg: Mapping[str, Estimate], obj: Objective, sp: Spread | None = None) -> str:
+    keys = dict.fromkeys([obj.metric, *(k for k, _, _ in obj.constraints), HEADLINE, RECALL])
     parts = []
     for k in keys:
         e, m = agg[k], metric(k)
@@ -67,60 +68,90 @@ def _figures(agg: Mapping[str, Estimate], obj: Objective) -> str:
             f"{e.value:.1%}" if m.percent else f"{e.value:,.3f}" if k == "cost" else f"{e.value:.2f}")
         ci = "" if math.isnan(e.lo) else (f" [{e.lo:.1%}, {e.hi:.1%}]" if m.percent else f" [{e.lo:,.3f}, {e.hi:,.3f}]")
         few = f" (n={e.units}, few)" if e.few else ""
-        parts.append(f"{m.title} {text}{ci}{few}")
+        median = spread_text(sp) if k == HEADLINE else ""
+        parts.append(f"{m.title} {text}{ci}{few}" + (f" ({median})" if median else ""))
     return "; ".join(parts)
 
 
-def choose(b: Batch, standing: Mapping[str, Standing], spec: str) -> Choice:
+def _better(a: float, b: float, maximize: bool) -> bool:
+    return a > b if maximize else a < b
+
+
+def choose(b: Batch, standing: Mapping[str, Standing], spec: str,
+           spreads: Mapping[str, Spread] | None = None) -> Choice:
+    """The first strategy in the one order (:func:`compbench.decide.objective.ranked`) that meets ``spec``:
+    the leaderboard's first row, or the rows above it said in words."""
     obj = parse_objective(spec)
     agg = b.estimates
-    meets = [s for s, ms in agg.items() if satisfies(ms, obj) and not math.isnan(ms[obj.metric].value)]
-    ranked = order(meets, standing, lambda s: agg[s][obj.metric].value, obj.maximize)
-    sound = [s for s in ranked if standing[s].sound]
+    everyone = ranked(agg, standing, obj)
+    meeting = [s for s in everyone if meets(agg[s], obj)]
     text = words(obj)
-    if not sound:
-        if not ranked:
-            return Choice(text, spec, None, "", "", "no strategy meets it")
-        best = ranked[0]  # the rule still decides: fewest calls over the window first, then the objective
-        st = standing[best]
+    if not meeting:
+        return Choice(text, spec, None, "", "", "no strategy meets it")
+    best = meeting[0]
+    st = standing[best]
+    figures = _figures(agg[best], obj, (spreads or {}).get(best))
+    if not st.sound:  # the rule still decides: fewest calls over the window first, then the objective
         what = (f"{st.refused:,} of its {st.calls:,} calls over the window (a real API refuses them)" if st.refused
                 else "it compacts on most calls")
-        return Choice(text, spec, best, _figures(agg[best], obj), "",
-                      f"no sound strategy meets it; the best by the ranking rule still has {what}")
-    best = sound[0]
+        note = f"no sound strategy meets it; the best by the ranking rule still has {what}"
+    else:
+        better = [s for s in meeting if not standing[s].sound
+                  and _better(agg[s][obj.metric].value, agg[best][obj.metric].value, obj.maximize)]
+        note = (f"{', '.join(better[:3])}{' and others' if len(better) > 3 else ''} would score better but "
+                + ("have" if len(better) > 1 else "has") + " calls over the window or compacts on most calls"
+                ) if better else ""
     margin = ""
-    if len(sound) > 1:
-        d = b.diff(best, sound[1], obj.metric)
+    runner = next((s for s in meeting[1:] if standing[s].sound == st.sound), None)
+    if runner is not None:
+        d = b.diff(best, runner, obj.metric)
         if d is not None and not math.isnan(d.value):
             verdict = "ahead of" if d.significant else "statistically tied with"
-            margin = f"{verdict} {sound[1]} ({fmt_diff(d, metric(obj.metric))}, paired)"
-    note = ""
-    others = [s for s in ranked if not standing[s].sound and ranked.index(s) < ranked.index(best)]
-    if others:
-        note = (f"{', '.join(others[:3])} would score better but "
-                + ("have" if len(others) > 1 else "has") + " calls over the window or compacts on most calls")
-    return Choice(text, spec, best, _figures(agg[best], obj), margin, note)
+            margin = f"{verdict} {runner} ({fmt_diff(d, metric(obj.metric))}, paired)"
+    above = everyone[:everyone.index(best)]
+    why = ""
+    if above:
+        shown = ", ".join(above[:3]) + (f" and {len(above) - 3} more" if len(above) > 3 else "")
+        why = f"ranked above it: {shown} ({'misses' if len(above) == 1 else 'miss'} {_bars_or_metric(obj)})"
+    return Choice(text, spec, best, figures, margin, note, edge(agg[best], obj), why)
+
+
+def _bars_or_metric(obj: Objective) -> str:
+    from compbench.decide.objective import bars
+
+    return bars(obj) if obj.constraints else f"a {metric(obj.metric).title}"
 
 
 def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Mapping[str, Sequence[str]],
             summarizer: str, objectives: Sequence[str] = DEFAULT_OBJECTIVES,
             cache: Mapping[str, tuple[int, float, float]] | None = None, price_model: str = "",
-            cache_ttl: str = "5m") -> Verdict:
+            cache_ttl: str = "5m", spreads: Mapping[str, Spread] | None = None,
+            groups: Sequence[str] = ()) -> Verdict:
     """The run's verdict; ``summarizer`` in words (:func:`compbench.decide.summary.describe_summarizer`),
-    ``cache`` as :func:`compbench.decide.summary.cache_check` gives it."""
+    ``cache`` as :func:`compbench.decide.summary.cache_check` gives it, ``spreads`` the headline's per strategy
+    (:func:`compbench.decide.headline.spreads`), ``groups`` the verdict per agent
+    (:func:`compbench.decide.breakdown.sentence`)."""
     agg = b.estimates
-    points = {s: (agg[s]["net_savings"].value, agg[s]["needed_recall"].value) for s in agg}
+    first = parse_objective(objectives[0]) if objectives else parse_objective(DEFAULT_OBJECTIVES[0])
+    everyone = ranked(agg, standing, first)
+    points = {s: (agg[s][HEADLINE].value, agg[s][RECALL].value) for s in agg}
     front = [(s, *points[s]) for s in frontier(points, standing)]
     below: dict[str, list[str]] = {}
-    for s in order(list(agg), standing, lambda s: agg[s]["net_savings"].value):
+    for s in everyone:
         if not standing[s].sound:
             below.setdefault(standing[s].tier_name, []).append(s)
     caveats = [f"Summaries by {summarizer}. Recall depends on it: each strategy's recall is a range, from "
                "summaries that carry nothing to summaries that copy their span (the table below)."]
-    few = sorted({s for s, ms in agg.items() for k in ("net_savings", "needed_recall")
+    few = sorted({s for s, ms in agg.items() for k in (HEADLINE, RECALL)
                   if not math.isnan(ms[k].value) and ms[k].few and ms[k].units > 0})
     if few:
         caveats.append(f"Figures resting on fewer than 5 transcripts or sessions (marked few): {', '.join(few)}.")
+    heavy = next((sp for sp in (spreads or {}).values() if sp.dominated), None)
+    pooled = ""
+    if heavy is not None:
+        pooled = (f"pooled figures are ratios of sums: {heavy.note()}, so each pooled {metric(HEADLINE).title} is "
+                  "mostly theirs; the per-transcript median is beside it")
+        caveats.append(pooled[0].upper() + pooled[1:] + ".")
     n_flagged = len([s for s in flags if s != "none"])
     if n_flagged:
         caveats.append(f"{n_flagged} of {len(agg)} configurations carry flags (never acted, threshold beyond the "
@@ -137,8 +168,8 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
     caveats.append(costs)
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
                    "presence of a fact's anchors in the prompt, an upper bound on what a model retains.")
-    return Verdict([choose(b, standing, o) for o in objectives], front, RULE.format(metric="net savings"), below,
-                   caveats)
+    return Verdict([choose(b, standing, o, spreads) for o in objectives], front, rule(first), below, caveats,
+                   everyone, list(groups), pooled)
 
 
 def lines(v: Verdict) -> list[str]:
@@ -148,10 +179,13 @@ def lines(v: Verdict) -> list[str]:
         if c.best is None:
             out.append(f"best for {c.objective}: none ({c.note})")
         else:
-            out.append(f"best for {c.objective}: {c.best} ({c.figures})" + (f"; {c.margin}" if c.margin else "")
-                       + (f"; {c.note}" if c.note else ""))
+            out.append(f"best for {c.objective}: {c.best} ({c.figures})"
+                       + "".join(f"; {x}" for x in (c.edge, c.margin, c.note, c.above) if x))
+    if v.pooled:
+        out.append("note: " + v.pooled)
+    out += v.groups
     if v.frontier:
-        out.append("frontier (sound strategies, net savings vs recall): " + " · ".join(
+        out.append(f"frontier (sound strategies, {metric(HEADLINE).title} vs recall): " + " · ".join(
             f"{s} ({x:.1%}, {'–' if math.isnan(y) else f'{y:.1%}'})" for s, x, y in v.frontier))
     for tier, labels in v.below.items():
         out.append(f"ranked below every sound strategy ({tier}): {', '.join(labels)}")

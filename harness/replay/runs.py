@@ -237,12 +237,15 @@ def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
 def units(t: Transcript) -> dict[str, str]:
     """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
     Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
-    working directory or project the log records; empty when unknown)."""
+    working directory or project the log records; empty when unknown); and its recorded ``model``."""
     parent = t.meta.get("parent_session")
     session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
     project = next((str(v) for k in ("project_id", "cwd", "repository", "project")
                     if isinstance(v := t.meta.get(k), str) and v), "")
-    return {"session": session, "project": project}
+    # the recorded model (the first a message names when the log has none for the session): `compare --by model`
+    model = next((str(v) for v in (t.meta.get("model"), *(m.meta.get("model") for m in t.messages))
+                  if isinstance(v, str) and v and v != "<synthetic>"), "")
+    return {"session": session, "project": project, "model": model}
 
 
 def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:

@@ -31,14 +31,42 @@ P = TypeVar("P")
 T = TypeVar("T")
 
 
-def param(default: T, doc: str) -> T:
+def param(default: T, doc: str, *, lo: float | None = 0, hi: float | None = None) -> T:
     """A strategy parameter with the one sentence that explains it (``strategies show`` prints it):
-    ``keep: int = param(3, "Tool uses kept, newest first (Anthropic's keep).")``."""
-    return field(default=default, metadata={"doc": doc})
+    ``keep: int = param(3, "Tool uses kept, newest first (Anthropic's keep).")``.
+
+    A number must lie in ``[lo, hi]``: by default it is a size, a count or a share and cannot be negative
+    (``lo=None`` allows any); a fraction sets ``hi=1``, a percentage ``hi=100``. Every configuration is
+    checked (:func:`check_bounds`), so ``protect=-5`` is refused in one line instead of replayed."""
+    return field(default=default, metadata={"doc": doc, "lo": lo, "hi": hi})
 
 
 def param_doc(f: dataclasses.Field[Any]) -> str:
     return str(f.metadata.get("doc", ""))
+
+
+def _numbers(value: Any) -> list[float]:
+    """The numbers a parameter value holds (a tuple's each; a bool is no number)."""
+    items = value if isinstance(value, tuple) else (value,)
+    return [float(x) for x in items if isinstance(x, int | float) and not isinstance(x, bool)]
+
+
+def check_bounds(name: str, params: Any) -> None:
+    """Every numeric parameter of ``params`` within its bounds (:func:`param`); a field declared without
+    ``param()`` is a size or count: never negative."""
+    for f in dataclasses.fields(params):
+        lo, hi = f.metadata.get("lo", 0), f.metadata.get("hi")
+        for v in _numbers(getattr(params, f.name)):
+            shown = f"{v:g}"
+            if v != v:  # NaN
+                raise UsageError(f"strategy {name!r}: {f.name}={shown} is not a number")
+            if lo is not None and v < lo:
+                what = "negative; it is a size, count or share" if lo == 0 else f"below its minimum {lo:g}"
+                raise UsageError(f"strategy {name!r}: {f.name}={shown} is {what} (expected >= {lo:g})")
+            if hi is not None and v > hi:
+                what = ("a fraction" if hi == 1 else "a percentage" if hi == 100 else "a value") + \
+                    f" between {lo if lo is not None else '-inf'} and {hi:g}"
+                raise UsageError(f"strategy {name!r}: {f.name}={shown} is above {hi:g}: it is {what}")
 
 
 BUILTIN: dict[str, str] = {
@@ -125,8 +153,10 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
     def deco(factory: Callable[[P], Strategy]) -> Callable[[P], Strategy]:
+        check_bounds(name, params())  # a default out of its own bounds is the author's mistake: said at once
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
+            check_bounds(name, params(**values))
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
                                                configurable_only, needs_model, composition), factory.__module__)
         return factory
@@ -197,6 +227,7 @@ def resolve(spec: str) -> Configured:
     for key, raw in overrides.items():
         values[key] = parse_value(name, key, raw, hints[key])
     params = info.params(**values)
+    check_bounds(name, params)
     return Configured(info, params, label(name, preset, overrides))
 
 
@@ -208,8 +239,9 @@ def configure(name: str, **values: Any) -> Configured:
     preset = values.pop("preset", "")
     merged = {**info.presets.get(preset, {}), **values}
     _check_fields(name, info.params, merged, "parameter")
-    return Configured(info, info.params(**merged),
-                      label(name, preset, {k: _fmt(v) for k, v in values.items()}))
+    params = info.params(**merged)
+    check_bounds(name, params)
+    return Configured(info, params, label(name, preset, {k: _fmt(v) for k, v in values.items()}))
 
 
 def label(name: str, preset: str, overrides: Mapping[str, str]) -> str:

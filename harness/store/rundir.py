@@ -84,6 +84,13 @@ def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Tra
         yield batch
 
 
+def summarizer_limit(summarizer: str) -> str:
+    """The method limit of the run's own summarizer, in words (a calibrated run is not an extractive one)."""
+    from compbench.decide.summary import describe_summarizer
+
+    return f"Summaries by {describe_summarizer(summarizer)}."
+
+
 def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
@@ -199,7 +206,7 @@ def _finalize(out: Path, partial: Path, spec: RunSpec, dataset: str, committed: 
         errors=tuple(e for b in committed for e in b["errors"]),
         environment={"python": platform.python_version(), **versions()},
         method_limits=("The replay assumes the agent would have acted the same after a compaction.",
-                       "The extractive summarizer is a deterministic heuristic, not a model."))
+                       summarizer_limit(spec.summarizer)))
     _atomic_text(final / "manifest.json", manifest.dumps())
     if out.exists():
         shutil.rmtree(out)

@@ -33,6 +33,37 @@ BACKOFF_MAX_S = 30.0
 CACHE_FORMAT = 1
 _TRANSIENT = ("RateLimitError", "Timeout", "APIConnectionError", "InternalServerError",
               "ServiceUnavailableError", "APIError", "BadGatewayError")
+# what a provider says when no key reached it: retrying cannot help (litellm reports it as a server error)
+_NO_CREDENTIALS = ("Missing credentials", "api_key client option must be set", "No API key provided")
+# sent to a local --api-base when no key is set anywhere: an OpenAI-compatible server ignores it, and the
+# OpenAI client litellm uses refuses to call without one
+LOCAL_KEY = "no-key-needed"
+
+
+def transient(error_type: str, message: str) -> bool:
+    """Whether a failed call may succeed if retried (a rate limit, a timeout, a 5xx), not a missing key."""
+    return error_type in _TRANSIENT and not any(x in message for x in _NO_CREDENTIALS)
+
+
+def local_call(model: str, api_base: str | None, api_key: str | None) -> tuple[str, str | None]:
+    """The model name and key for a call to ``api_base``, an OpenAI-compatible server: a bare model name
+    (``llama3``) goes to it as an OpenAI model, and without a key anywhere a placeholder is sent (a local
+    server needs none); a model litellm routes (``ollama/llama3``) and any key given or set are kept."""
+    if not api_base:
+        return model, api_key
+    litellm = import_litellm()
+    try:
+        provider = litellm.get_llm_provider(model)[1]
+    except Exception:  # no provider litellm knows for this name: the server speaks OpenAI's API
+        model, provider = f"openai/{model}", "openai"
+    if api_key:
+        return model, api_key
+    try:
+        env = litellm.validate_environment(model=model)
+        missing = isinstance(env, dict) and not env.get("keys_in_environment", True)
+    except Exception:
+        missing = provider == "openai" and not os.environ.get("OPENAI_API_KEY")
+    return model, LOCAL_KEY if missing else None
 
 
 def import_litellm() -> Any:
@@ -120,7 +151,8 @@ class LLMSummarizer:
                  api_base: str | None = None, api_key: str | None = None, retries: int = DEFAULT_RETRIES,
                  temperature: float = 0.0, timeout_s: float = 120.0, mock_response: str | None = None,
                  sleep: Callable[[float], None] = time.sleep, seed: int = 0,
-                 completion: Callable[..., Any] | None = None) -> None:
+                 completion: Callable[..., Any] | None = None,
+                 on_retry: Callable[[int, int, str, float], None] | None = None) -> None:
         self.model = model
         self.name = f"{'cache-only' if cache_only else 'litellm'}:{model}"
         self.cache = ResponseCache(cache_dir or DEFAULT_CACHE_DIR)
@@ -134,6 +166,7 @@ class LLMSummarizer:
         self._sleep = sleep
         self._rng = random.Random(seed)
         self._completion = completion
+        self.on_retry = on_retry  # (attempt, retries, error, seconds to wait): a retry said, never silent
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMSummarizer({self.name!r})"
@@ -152,14 +185,16 @@ class LLMSummarizer:
 
     def _call(self, key: str, messages: list[dict[str, Any]], max_tokens: int | None) -> SummaryResult:
         completion = self._completion or import_litellm().completion
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
-                                  "timeout": self.timeout_s}
+        model, api_key = local_call(self.model, self.api_base, self._api_key)
+        # max_retries 0: the provider clients' own silent retries would multiply ours (each attempt became three)
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": self.temperature,
+                                  "timeout": self.timeout_s, "max_retries": 0}
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self._api_key:
-            kwargs["api_key"] = self._api_key
+        if api_key:
+            kwargs["api_key"] = api_key
         if self.mock_response is not None:
             kwargs["mock_response"] = self.mock_response
         error = "no attempt made"
@@ -170,8 +205,8 @@ class LLMSummarizer:
                 text, inp, out = _parse(response)
             except Exception as e:  # litellm raises many types; classify by name, never crash the run
                 error = f"{type(e).__name__}: {_redact(str(e), self._api_key)}"[:500]
-                if attempt <= self.retries and type(e).__name__ in _TRANSIENT:
-                    self._backoff(attempt)
+                if attempt <= self.retries and transient(type(e).__name__, str(e)):
+                    self._backoff(attempt, error)
                     continue
                 return SummaryResult("", error=error, attempts=attempt)
             latency = round((time.perf_counter() - start) * 1000, 1)
@@ -182,9 +217,12 @@ class LLMSummarizer:
             return SummaryResult(text, inp, out, attempts=attempt, latency_ms=latency)
         return SummaryResult("", error=error, attempts=self.retries + 1)
 
-    def _backoff(self, attempt: int) -> None:
+    def _backoff(self, attempt: int, error: str = "") -> None:
         delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (attempt - 1))
-        self._sleep(delay * (0.5 + self._rng.random() / 2))  # full-jitter variant: 50-100 % of the delay
+        wait = delay * (0.5 + self._rng.random() / 2)  # full-jitter variant: 50-100 % of the delay
+        if self.on_retry is not None:
+            self.on_retry(attempt, self.retries, error, wait)
+        self._sleep(wait)
 
 
 def _parse(response: Any) -> tuple[str, int | None, int | None]:

@@ -5,6 +5,7 @@
 (function () {
   var S = JSON.parse(document.getElementById("summary-data").textContent);
   var ST = S.strategies;
+  var H = S.headline || "net_savings", R = S.recall || "needed_recall";  /* compbench.decide.headline */
   var PAGE = 15;
   var cache = {};
 
@@ -89,7 +90,7 @@
   });
 
   /* ---------- charts ---------- */
-  var charts = [];
+  var charts = [], drawn = {frontier: null, nodata: 0};  /* drawn: what the layout check reports */
   function chart(node) { var c = echarts.init(node, null, {renderer: "canvas"}); charts.push(c); return c; }
   window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
   function tip(lines) { return lines.map(esc).join("<br>"); }
@@ -97,10 +98,11 @@
   function frontierChart() {
     var node = document.getElementById("chart-frontier");
     if (!node || typeof echarts === "undefined") return;
-    var c = chart(node), fit = false;
+    var c = chart(node), fit = true;  /* fitted by default: from 0 every point sits in the top band */
+    drawn.frontier = c;
     var front = S.frontier.map(function (l) { return ST.filter(function (s) { return s.label === l; })[0]; });
-    function pt(s) { return [s.m.net_savings.v, s.m.needed_recall.v]; }
-    function has(s) { return s.m.net_savings.v !== null && s.m.needed_recall.v !== null; }
+    function pt(s) { return [s.m[H].v, s.m[R].v]; }
+    function has(s) { return s.m[H].v !== null && s.m[R].v !== null; }
     function points(tier) {
       return ST.filter(function (s) { return s.tier === tier && has(s); }).map(function (s) {
         return {value: pt(s), name: s.label, itemStyle: tier === 2 ? {color: "#fff", borderColor: s.color, borderWidth: 2} : {color: s.color}};
@@ -109,16 +111,16 @@
     var bars = [];
     ST.forEach(function (s) {
       if (!has(s)) return;
-      var x = s.m.net_savings, y = s.m.needed_recall;
+      var x = s.m[H], y = s.m[R];
       if (x.lo !== null) bars.push([x.lo, y.v], [x.hi, y.v], "-");
       if (y.lo !== null) bars.push([x.v, y.lo], [x.v, y.hi], "-");
     });
     var all = ST.filter(has);
     function option() {
-      var xs = all.map(function (s) { return s.m.net_savings.v; }), ys = all.map(function (s) { return s.m.needed_recall.v; });
-      var pad = function (lo, hi) { var p = Math.max(0.02, (hi - lo) * 0.08); return [lo - p, hi + p]; };
-      var xr = fit && xs.length ? pad(Math.min.apply(null, xs), Math.max.apply(null, xs)) : [Math.min(0, Math.min.apply(null, xs.concat([0]))), 1];
-      var yr = fit && ys.length ? pad(Math.min.apply(null, ys), Math.max.apply(null, ys)) : [0, 1];
+      var xs = all.map(function (s) { return s.m[H].v; }), ys = all.map(function (s) { return s.m[R].v; });
+      var xmin = Math.min.apply(null, xs);  /* below 0 only when a point is (a strategy that costs more than none) */
+      var xr = fit && xs.length ? nice(xmin, Math.max.apply(null, xs), xmin < 0 ? -Infinity : 0) : [Math.min(0, step(Math.min.apply(null, xs.concat([0])), 0.1, Math.floor)), 1, 0.1];
+      var yr = fit && ys.length ? nice(Math.min.apply(null, ys), Math.max.apply(null, ys), 0) : [0, 1, 0.1];
       var lbl = {show: true, position: "right", fontSize: 11, formatter: "{b}", color: "#1b1f24"};
       return {
         animation: false,
@@ -127,14 +129,14 @@
         tooltip: {trigger: "item", formatter: function (p) {
           var s = ST.filter(function (x) { return x.label === p.name; })[0];
           if (!s) return "";
-          return tip([s.label + (s.tier ? " — " + s.tier_name : ""), "net savings " + s.m.net_savings.text + " " + s.m.net_savings.ci,
-            "recall " + s.m.needed_recall.text + " " + s.m.needed_recall.ci, "calls over the window " + num(s.refused)].concat(
+          return tip([s.label + (s.tier ? " — " + s.tier_name : ""), S.metrics[H].title + " " + s.m[H].text + " " + s.m[H].ci,
+            S.metrics[R].title + " " + s.m[R].text + " " + s.m[R].ci, "calls over the window " + num(s.refused)].concat(
             s.flags.map(function (f) { return "! " + f.text; })));
         }},
-        xAxis: {type: "value", name: "net token savings vs none", nameLocation: "middle", nameGap: 28, min: xr[0], max: xr[1],
-          axisLabel: {formatter: function (v) { return pct(v, 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
-        yAxis: {type: "value", name: "needed-fact recall", nameLocation: "middle", nameGap: 46, min: yr[0], max: yr[1],
-          axisLabel: {formatter: function (v) { return pct(v, fit ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
+        xAxis: {type: "value", name: S.metrics[H].title + " vs none", nameLocation: "middle", nameGap: 28, min: xr[0], max: xr[1], interval: xr[2],
+          axisLabel: {formatter: function (v) { return pct(v, xr[2] < 0.01 ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
+        yAxis: {type: "value", name: S.metrics[R].title, nameLocation: "middle", nameGap: 46, min: yr[0], max: yr[1], interval: yr[2],
+          axisLabel: {formatter: function (v) { return pct(v, yr[2] < 0.01 ? 1 : 0); }}, splitLine: {lineStyle: {color: "#eee"}}},
         dataZoom: [{type: "inside", xAxisIndex: 0, filterMode: "none"}, {type: "inside", yAxisIndex: 0, filterMode: "none"}],
         series: [
           {type: "line", name: "95% intervals", data: bars, symbol: "none", lineStyle: {color: "#8c959f", width: 1}, silent: true, z: 1, connectNulls: false},
@@ -154,27 +156,42 @@
     c.setOption(option());
     var b = document.getElementById("frontier-fit");
     if (b) b.addEventListener("click", function () {
-      fit = !fit; b.classList.toggle("on", fit);
-      b.textContent = fit ? "axes from 0 (undo the fit)" : "fit axes to the points";
+      fit = !fit; b.classList.toggle("on", !fit);
+      b.textContent = fit ? "axes from 0" : "fit the axes to the points";
       c.setOption(option(), true);
     });
+  }
+
+  /* an axis range around [lo, hi] on round ticks (a step of 1, 2, 5 or 10 pp, at most ~8 ticks), padded,
+     never past 100% nor below `floor`: [min, max, step] */
+  function step(v, s, round) { return Math.round(round(v / s - 1e-9) * s * 1e6) / 1e6; }
+  function nice(lo, hi, floor) {
+    var span = Math.max(hi - lo, 0.005), s = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2].filter(function (x) { return span / x <= 7; })[0] || 0.2;
+    var a = step(lo - Math.max(s / 2, span * 0.08), s, Math.floor), b = step(hi + Math.max(s / 2, span * 0.08), s, Math.ceil);
+    return [Math.max(a, floor), Math.min(b, 1), s];
   }
 
   function kindsChart() {
     var node = document.getElementById("chart-kinds");
     if (!node || typeof echarts === "undefined") return;
     var c = chart(node), K = S.kinds.length, names = ST.map(function (s) { return s.label; }).reverse();
-    var left = 230, gap = 16;
+    var left = 230, gap = 36;  /* room between panels: one panel's 100% never runs into the next one's 0% */
+    var titles = S.kind_titles || {};
     var option = {animation: false, tooltip: {trigger: "item", formatter: function (p) {
-      return tip([p.name, S.kinds[p.seriesIndex] + ": " + pct(p.value)]); }}};
+      var k = S.kinds[p.seriesIndex], none = p.data && p.data.missing;
+      return tip([p.name, (titles[k] || k) + ": " + (none ? "no data (no need of this kind was scored)" : pct(p.value))]); }}};
     var width = node.clientWidth || 1300, plot = (width - left - gap * K) / K;
     option.grid = S.kinds.map(function (k, i) { return {left: left + i * (plot + gap), width: plot, top: 28, bottom: 24}; });
-    option.title = S.kinds.map(function (k, i) { return {text: k, left: left + i * (plot + gap), top: 2, textStyle: {fontSize: 12}}; });
-    option.xAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "value", min: 0, max: 1, axisLabel: {formatter: function (v) { return pct(v, 0); }, fontSize: 10}}; });
+    option.title = S.kinds.map(function (k, i) { return {text: titles[k] || k, left: left + i * (plot + gap), top: 2, textStyle: {fontSize: 12, width: plot, overflow: "truncate"}}; });
+    option.xAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "value", min: 0, max: 1, interval: 0.25, axisLabel: {formatter: function (v) { return pct(v, 0); }, fontSize: 10}}; });
     option.yAxis = S.kinds.map(function (k, i) { return {gridIndex: i, type: "category", data: names, axisLabel: {show: i === 0, fontSize: 11, width: left - 12, overflow: "truncate"}}; });
     option.series = S.kinds.map(function (k, i) {
       return {type: "bar", xAxisIndex: i, yAxisIndex: i, barMaxWidth: 14, data: ST.slice().reverse().map(function (s) {
-        return {value: s.kinds[k], name: s.label, itemStyle: {color: s.color, opacity: s.tier === 0 ? 1 : s.tier === 1 ? 0.55 : 0.3}};
+        var v = s.kinds[k];
+        if (v === null || v === undefined || isNaN(v)) /* no need of this kind: said, never drawn as 0% */
+          return (drawn.nodata += 1) && {value: 1, name: s.label, missing: true, itemStyle: {color: "rgba(0,0,0,0)"},  /* invisible: its label shows */
+            label: {show: true, position: "insideLeft", formatter: "no data", color: "#8c959f", fontSize: 10}};
+        return {value: v, name: s.label, itemStyle: {color: s.color, opacity: s.tier === 0 ? 1 : s.tier === 1 ? 0.55 : 0.3}};
       })};
     });
     c.setOption(option);
@@ -208,7 +225,9 @@
         animation: false, grid: {left: 46, right: 8, top: 8, bottom: 22},
         tooltip: {trigger: "axis", formatter: function (ps) { return ps.length ? tip(["step " + ps[0].value[0], num(ps[0].value[1]) + " tokens"]) : ""; }},
         xAxis: {type: "value", min: 0, max: entry.n, axisLabel: {fontSize: 9}},
-        yAxis: {type: mode === "log" ? "log" : "value", min: mode === "log" ? 100 : 0, max: mode === "shared" ? shared : null, logBase: 10,
+        /* the window always in view: a panel whose context stays under it still shows where it is */
+        yAxis: {type: mode === "log" ? "log" : "value", min: mode === "log" ? 100 : 0, logBase: 10,
+          max: mode === "shared" ? Math.max(shared, win || 0) : win ? function (v) { return Math.max(v.max, win) * 1.04; } : null,
           axisLabel: {fontSize: 9, formatter: function (v) { return v >= 1000 ? (v / 1000).toFixed(0) + "k" : v; }}},
         series: [
           {type: "line", step: "end", data: pts, symbol: "none", lineStyle: {color: s.color, width: 1.4},
@@ -277,7 +296,7 @@
   var SORTS = {
     worst: ["worst first (needs missed, calls over window, compactions)", function (c, a, b) { return (c.missed[b] - c.missed[a]) || (c.ovf[b] - c.ovf[a]) || (c.comp[b] - c.comp[a]) || (c.t[a] - c.t[b]); }],
     recall: ["lowest recall", function (c, a, b) { return ((c.rec[a] < 0 ? 2000 : c.rec[a]) - (c.rec[b] < 0 ? 2000 : c.rec[b])) || (c.t[a] - c.t[b]); }],
-    savings: ["highest net savings", function (c, a, b) { return (c.net[b] - c.net[a]) || (c.t[a] - c.t[b]); }],
+    savings: ["highest effective savings", function (c, a, b) { return (c.net[b] - c.net[a]) || (c.t[a] - c.t[b]); }],
     compactions: ["most compactions", function (c, a, b) { return (c.comp[b] - c.comp[a]) || (c.t[a] - c.t[b]); }],
     peak: ["highest peak context", function (c, a, b) { return (c.peak[b] - c.peak[a]) || (c.t[a] - c.t[b]); }]
   };
@@ -312,7 +331,7 @@
     state.page = Math.min(state.page, pages - 1);
     var table = el("table", {"class": "board", id: "x-table"});
     table.appendChild(el("colgroup", null, ["29%", "10%", "6%", "8%", "7%", "9%", "8%", "8%", "7%", "8%"].map(function (w) { return el("col", {style: "width:" + w}); })));
-    table.appendChild(el("thead", null, el("tr", null, ["transcript", "agent", "acted", "compactions", "prunes", "calls over window", "peak context", "net savings", "recall", "needs missed"].map(function (h, k) { return el("th", {"class": k > 1 ? "num" : "", text: h}); }))));
+    table.appendChild(el("thead", null, el("tr", null, ["transcript", "agent", "acted", "compactions", "prunes", "calls over window", "peak context", "effective savings", "recall", "needs missed"].map(function (h, k) { return el("th", {"class": k > 1 ? "num" : "", text: h}); }))));
     var body = el("tbody");
     rows.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (i) {
       var ti = c.t[i];
@@ -352,7 +371,9 @@
     host.appendChild(box);
     box.appendChild(el("h3", null, "Transcript ", el("code", {text: data.rows.tids[ti]}), el("span", {"class": "muted small", text: "  (" + data.rows.sources[ti] + ", window " + num(c.window[rows[0]] || 0) + " tokens)"})));
     var t = el("table", {"class": "board"});
-    t.appendChild(el("thead", null, el("tr", null, ["strategy", "compactions", "prunes", "calls over window", "peak context", "net savings", "recall", "needs missed", "cost $"].map(function (h, k) { return el("th", {"class": k ? "num" : "", text: h}); }))));
+    /* the strategy column wide enough for the longest label on one line (equal columns wrapped it in three) */
+    t.appendChild(el("colgroup", null, ["24%", "9%", "8%", "10%", "10%", "10%", "9%", "10%", "10%"].map(function (w) { return el("col", {style: "width:" + w}); })));
+    t.appendChild(el("thead", null, el("tr", null, ["strategy", "compactions", "prunes", "calls over window", "peak context", "effective savings", "recall", "needs missed", "cost $"].map(function (h, k) { return el("th", {"class": k ? "num" : "", text: h}); }))));
     var body = el("tbody");
     rows.slice().sort(function (a, b) { return c.s[a] - c.s[b]; }).forEach(function (i) {
       body.appendChild(el("tr", {"class": "clickable tier" + ST[c.s[i]].tier + (c.s[i] === state.s ? " selected" : ""), onclick: function () { go({s: c.s[i], t: ti}); }},
@@ -483,8 +504,10 @@
     /* measured by the browser test at 1400 px: a cut-off column, an unreadable selected control show here */
     var lb = document.getElementById("lb"), heads = lb ? lb.querySelectorAll("thead th") : [];
     var last = heads.length ? heads[heads.length - 1].getBoundingClientRect() : {right: 0};
+    var fo = drawn.frontier ? drawn.frontier.getOption() : null;
     document.documentElement.setAttribute("data-layout", JSON.stringify({
-      contrast: minContrast(),
+      contrast: minContrast(), nodata: drawn.nodata,
+      frontier: fo ? {x: [fo.xAxis[0].min, fo.xAxis[0].max], y: [fo.yAxis[0].min, fo.yAxis[0].max]} : null,
       viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
       table: lb ? lb.scrollWidth : 0, box: lb ? lb.parentElement.clientWidth : 0,
       last: Math.round(last.right), lastTop: Math.round(last.top), lastBottom: Math.round(last.bottom),

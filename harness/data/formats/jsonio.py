@@ -32,15 +32,30 @@ _kept: dict[tuple[str, int, int], Any] = {}  # at most one document parsed by de
 _DECODER = json.JSONDecoder()
 
 
+def _at(e: json.JSONDecodeError) -> str:
+    """``Expecting ',' delimiter at column 42``; json's "Unterminated string starting at" already ends in
+    "at" (never "starting at at column")."""
+    return f"{e.msg.removesuffix(' at').rstrip()} at column {e.colno}"
+
+
 def _broken(path: Path, lineno: int, text: str, e: json.JSONDecodeError) -> TranscriptError:
     """A line cut short (a crash mid-write) says so: the error is at its end, or in a string left open."""
     cut = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
-    what = "a complete JSON object (line is truncated)" if cut else f"a JSON object ({e.msg} at column {e.colno})"
+    what = "a complete JSON object (line is truncated)" if cut else f"a JSON object ({_at(e)})"
     return TranscriptError(path, lineno, what)
 
 
 def parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
-    """One JSONL line as an object, or the TranscriptError that says what is wrong with it."""
+    """One JSONL line as an object, or the TranscriptError that says what is wrong with it (marked as a
+    broken line: ``--on-error skip-lines`` would skip it)."""
+    try:
+        return _parse_line(path, lineno, raw)
+    except TranscriptError as e:
+        e.broken_line = True
+        raise
+
+
+def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -122,7 +137,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             obj, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            raise TranscriptError(path, e.lineno, f"valid JSON ({e.msg} at column {e.colno})") from None
+            raise TranscriptError(path, e.lineno, f"valid JSON ({_at(e)})") from None
         except RecursionError:
             raise TranscriptError(path, line, "a JSON object (nesting too deep)") from None
         if not isinstance(obj, dict):
@@ -188,8 +203,8 @@ def _load(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        what = "a complete JSON document (file is truncated)" if e.pos >= len(text.rstrip()) else (
-            f"valid JSON ({e.msg} at column {e.colno})")
+        cut = e.pos >= len(text.rstrip()) or (e.msg.startswith("Unterminated string") and "\n" not in text[e.pos:])
+        what = "a complete JSON document (file is truncated)" if cut else f"valid JSON ({_at(e)})"
         raise TranscriptError(path, e.lineno, what) from None
     except RecursionError:
         raise TranscriptError(path, None, "a JSON document (nesting too deep)") from None

@@ -1,0 +1,154 @@
+"""``compbench.cli.compare_one`` — ``compare RUN``: the strategies of one run, ranked by the one rule, with the
+verdict first.
+
+By default the view fits :data:`~compbench.cli.compare_view.WIDTH` columns: the verdict, a table of the
+headline (with its per-transcript median), recall and cost, a short line per flag. ``--wide`` adds every
+metric, each strategy's paired difference from the baseline and every flag in full; ``--by`` ranks each
+agent's, model's or project's transcripts on their own. JSON, Markdown and CSV carry every metric.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from compbench.cli.render import table as render
+
+
+def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...], resamples: int,
+            baseline: str | None, by: str, group_by: str | None, wide: bool) -> None:
+    from compbench.cli import compare_view as view
+    from compbench.cli.compare import _diff, _summarizers, default_baseline
+    from compbench.decide.bootstrap import batch
+    from compbench.decide.compare import METRICS, metric, paired
+    from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, spreads
+    from compbench.decide.objective import bars, edge, meets, parse_objective, ranked, rule
+    from compbench.decide.ranking import RULE, order, standings
+    from compbench.decide.summary import cache_check, describe_summarizer, flag_details
+    from compbench.errors import UsageError
+
+    chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
+    obj = parse_objective(PRIMARY)
+    details = flag_details(a)
+    standing = standings(a, details)
+    needed = list(dict.fromkeys([*chosen, *(metric(n) for n in (HEADLINE, RECALL, "cost", obj.metric)),
+                                 *(metric(k) for k, _, _ in obj.constraints),
+                                 *([metric(sort_by)] if sort_by else [])]))
+    b = batch(a, needed, resamples, by=by)
+    agg = b.estimates
+    labels = list(agg)
+    if sort_by:
+        key = metric(sort_by)
+        order_ = order(labels, standing, lambda s: agg[s][key.name].value, key.higher_is_better)
+        rule_text = RULE.format(metric=key.title)
+    else:
+        order_ = ranked(agg, standing, obj)
+        rule_text = rule(obj)
+    base = baseline or default_baseline(labels)
+    if baseline and baseline not in agg:
+        raise UsageError(f"--baseline {baseline!r} is not a strategy of this run (strategies: {', '.join(agg)})")
+    spread = {m.name: spreads(a, m) for m in chosen if m.name in (HEADLINE, RECALL)}
+    spread.setdefault(HEADLINE, spreads(a, metric(HEADLINE)))
+    edges = {s: edge(agg[s], obj) for s in order_}
+
+    groups = None
+    if group_by:
+        from compbench.decide.breakdown import breakdown
+
+        groups = breakdown(a, group_by, needed, resamples, by)
+        if fmt == "json":
+            click.echo(json.dumps({"by": group_by, "groups": view.group_json(groups, chosen)}, indent=2))
+            return
+        if fmt == "table":
+            for line in view.group_lines(groups, a, wide):
+                click.echo(line)
+            for line in view.wrap("order in each group: " + rule_text):
+                click.echo(line)
+            return
+        raise UsageError("--by prints a table or JSON (--format table|json)")
+
+    def diffs_for(ms: list[Any]) -> dict[str, dict[str, Any]]:
+        if base is None:
+            return {}
+        ref = a[a["strategy"] == base]
+        return {s: {m.name: b.diff(s, base, m.name) or paired(a[a["strategy"] == s], ref, m, resamples, by=by)
+                    for m in ms} for s in order_ if s != base}
+
+    if fmt == "json":
+        diffs = diffs_for(chosen)
+
+        def entry(s: str) -> dict[str, Any]:
+            out: dict[str, Any] = {"acted": view.acted(a, s), "tier": standing[s].tier_name,
+                                   "calls_over_window": standing[s].refused,
+                                   "flags": [f.text for f in details.get(s, [])], "edge": edges[s]}
+            out.update({m.name: view.estimate_json(agg[s][m.name]) for m in chosen})
+            out["spread"] = {name: view.spread_json(sp[s]) for name, sp in spread.items()}
+            if s in diffs:
+                out[f"vs_{base}"] = {m.name: view.diff_json(diffs[s][m.name]) for m in chosen}
+            return out
+
+        click.echo(json.dumps({s: entry(s) for s in order_}, indent=2))
+        return
+    from compbench.decide.compare import fmt as show
+
+    if fmt != "table" or wide:
+        rows = [[s, view.acted(a, s), standing[s].tier_name,
+                 *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)] for s in order_]
+        headers = ["strategy", "acted", "group", *(m.title for m in chosen)]
+        if fmt != "table":
+            click.echo(render(headers, rows, fmt))
+            diffs = diffs_for(chosen)
+            if diffs and fmt != "csv":
+                click.echo("")
+                click.echo(render(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
+                                  [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
+            return
+    from compbench.decide.verdict import lines, verdict
+
+    v = verdict(a, b, standing, {s: [f.text for f in fs] for s, fs in details.items()},
+                describe_summarizer(_spec_summarizer(run)), cache=cache_check(a), spreads=spread[HEADLINE])
+    out: list[str] = []
+    for line in lines(v):
+        out += view.wrap(line) if not wide else [line]
+    out.append("")
+    if wide:
+        out += render(headers, rows, fmt).split("\n")
+        out.append("median per transcript (" + metric(HEADLINE).title + "): " + ", ".join(
+            f"{s} {view.median_cell(spread[HEADLINE].get(s), metric(HEADLINE))}" for s in order_))
+        shown_diffs = diffs_for(chosen)
+        diff_metrics = chosen
+    else:
+        below = {s: not meets(agg[s], obj) for s in order_}
+        table_lines, clipped = view.compact_table(a, order_, agg, standing, spread[HEADLINE], below)
+        out += table_lines
+        if clipped:
+            out.append("(long labels clipped in the middle; --wide shows them whole)")
+        shown_diffs = diffs_for([metric(HEADLINE), metric(RECALL)]) if baseline else {}
+        diff_metrics = [metric(HEADLINE), metric(RECALL)]
+    if shown_diffs:
+        out.append("")
+        out += render(["strategy", *(f"Δ {m.title} vs {base}" for m in diff_metrics)],
+                      [[s, *(_diff(shown_diffs[s][m.name], m) for m in diff_metrics)] for s in shown_diffs],
+                      "table").split("\n")
+    out.append("")
+    out += view.flag_lines(order_, details, wide)
+    for line in ("order: " + rule_text,
+                 *([f"Δ = strategy − {base} over the same transcripts; + worse, - better, ~ not significant (95% "
+                    f"paired bootstrap, resampled by {by}; n = contributing transcripts; pp = percentage points)"]
+                   if shown_diffs else []),
+                 *(["no difference table: the run has no none (--baseline LABEL picks a strategy to measure "
+                    "differences from)"] if base is None and wide else []),
+                 f"median: {metric(HEADLINE).title} of the median transcript; below bar: misses {bars(obj)}",
+                 _summarizers((run,)),
+                 *([] if wide else ["--wide: every metric, each strategy's difference from "
+                                    f"{base or 'a --baseline'} and every flag in full; --by source: per agent"])):
+        out += view.wrap(line) if not wide else [line]
+    click.echo("\n".join(out))
+
+
+def _spec_summarizer(run: str) -> str:
+    from compbench.cli.compare import _spec
+
+    return str(_spec(run).get("summarizer", "?"))
