@@ -38,12 +38,30 @@ def _sanitize(redact_secrets: Callable[[str], str]) -> Callable[[str], str]:
     return redact
 
 
+def _cache_premiums(results: Any, spec: dict[str, Any], tids: set[str]) -> dict[str, float]:
+    """Per transcript, dollars a re-written cached token costs over reading it: at its price model (each
+    transcript's own since runs price at the recorded model; a former run's one model otherwise)."""
+    from compbench.measure.cache import cache_model_for
+    from compbench.measure.models import Prices, prices_for, prices_with_cache
+
+    given = spec.get("price_model") or "claude-sonnet-4-5"
+    models = (dict(zip(results["transcript_id"], results["price_model"], strict=True)) if "price_model" in results
+              else {})
+    ttls = dict(zip(results["transcript_id"], results["cache_ttl"], strict=True)) if "cache_ttl" in results else {}
+    out = {}
+    for tid in tids:
+        model, ttl = str(models.get(tid) or given), str(ttls.get(tid) or spec.get("cache_ttl") or "5m")
+        p = (Prices(**{k: float(v) for k, v in spec["prices"].items()}) if spec.get("prices") else
+             prices_with_cache(prices_for(model), cache_model_for(model, ttl)))
+        out[tid] = max(0.0, p.cache_write - p.cache_read)
+    return out
+
+
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
                   objectives: Sequence[str] | None = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
     from compbench.decide.ranking import order, standings
     from compbench.decide.verdict import DEFAULT_OBJECTIVES, verdict
-    from compbench.measure.models import prices_for
 
     redact = _sanitize(redact_secrets)
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
@@ -58,7 +76,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     ranked = order(labels, standing, lambda s: agg[s]["net_savings"].value)
     summarizer = describe_summarizer(str(spec.get("summarizer", "?")))
     v = verdict(results, b, standing, flags, summarizer, objectives or DEFAULT_OBJECTIVES, cache_check(results),
-                str(spec.get("price_model", "")), str(spec.get("cache_ttl", "5m")))
+                str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"))
     strategies = data.strategies(results, agg, ranked, standing, details, colors(labels))
     table = data.rows(results, ranked)
     tids = table["tids"]
@@ -88,11 +106,10 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
                             ids = list(rec["replaced_ids"] or [])[:events.PREVIEW_MESSAGES]
                             wanted_ids.setdefault(rec["transcript_id"], set()).update(ids)
                 start += n
-        prices = prices_for(str(spec.get("price_model", "claude-sonnet-4-5")))
         detail = events.details(
             run, cols, chosen, events.fact_texts(run, set(detail_tids)), tids, redact,
             events.previews(str(manifest.get("dataset", {}).get("path", "")), set(wanted_ids), wanted_ids, redact),
-            steps["cache_write"], max(0.0, prices.cache_write - prices.cache_read))
+            steps["cache_write"], _cache_premiums(results, spec, set(detail_tids)))
 
     safe_tids = [redact(t) for t in tids]
     blobs = {
