@@ -144,8 +144,13 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
     assert m["token_corrections"]["claude"] == family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
     assert m["token_corrections"]["openai"] == "none"
     assert RunSpec.from_manifest(m) == spec
-    old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections")}
+    old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections", "cache_ttl",
+                                                     "price_model")}
     assert RunSpec.from_manifest(old).token_correction == "none"  # runs from before corrections counted without
+    # runs from before the cache expired, and before each transcript was priced at its recorded model
+    assert (RunSpec.from_manifest(old).cache_ttl, RunSpec.from_manifest(old).price_model) == (
+        "none", "claude-sonnet-4-5")
+    assert (spec.cache_ttl, spec.price_model) == ("auto", None)
     assert in_use("o200k_base", "none") == {} and in_use("chars4", "auto")["claude"] == "none"
 
 

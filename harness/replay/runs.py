@@ -23,7 +23,7 @@ from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
-from compbench.measure.pricing import price_model_for
+from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_model_for
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.context import ReplayContext
@@ -84,6 +84,8 @@ class RunSpec:
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
         values.setdefault("token_correction", "none")  # a run from before corrections counted without one
+        values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
+        values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 
