@@ -128,7 +128,8 @@ def format_overheads(rows: Any) -> list[str]:
     out = ["", "hidden overhead (system prompt, tool schemas, what the log omits), as `run --system-tokens auto` adds "
                "it: a fixed", "part from each session's first recorded call and a growth rate per counted token "
                "from its other calls; without", "recorded usage, its format's defaults (`--system-tokens N` sets one "
-               "fixed part for all); error of the first call and of every call",
+               "fixed part for all). Error of the first", "call (one per session) and of every call, against the "
+               "former constant overhead and with the format's defaults:",
            f"{'format':<16}{'sessions':>9}{'calls':>7}{'fixed':>8}{'rate':>7}{'constant (median)':>32}"
            f"{'fixed + rate':>32}{'format default':>32}",
            f"{'':<16}{'':>9}{'':>7}{'':>8}{'':>7}" + f"{'first':>16}{'every call':>16}" * 3,
