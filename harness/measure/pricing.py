@@ -11,6 +11,7 @@ and its ``price_model_source`` says so.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from compbench.data.transcript import Transcript
@@ -24,10 +25,12 @@ def _priced(entry: dict[str, Any]) -> bool:
     return bool(entry.get("input_cost_per_token"))
 
 
+@cache
 def price_entry(model: str) -> str | None:
     """The litellm key whose prices apply to ``model`` (None: the table prices no such model): the name as
     given, then without its provider prefix under each provider's prefix, then their dated variants —
-    only entries with prices."""
+    only entries with prices. Memoized: a dataset's transcripts share a few models, and an unknown one
+    costs a scan of the table."""
     from compbench.errors import UsageError
     from compbench.measure.models import model_table
 
