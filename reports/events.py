@@ -10,7 +10,7 @@ hold the chosen rows, so a run of hundreds of thousands of compactions never sit
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,9 @@ def pick(cols: dict[str, list[int]], n_strategies: int, limit: int = MAX_DETAILS
 def details(run: Path, cols: dict[str, list[int]], positions: Sequence[int],
             facts: dict[tuple[str, str], tuple[str, str]],
             tids: Sequence[str], redact: Callable[[str], str], previews: dict[tuple[str, str], str],
-            cache_write: dict[tuple[str, int, int], int], cache_premium: float) -> dict[str, Any]:
-    """Per chosen position (as a string key): the compaction's full detail, transcript text redacted."""
+            cache_write: dict[tuple[str, int, int], int], cache_premium: Mapping[str, float]) -> dict[str, Any]:
+    """Per chosen position (as a string key): the compaction's full detail, transcript text redacted;
+    ``cache_premium`` per transcript (its price model's)."""
     import pyarrow.parquet as pq
 
     f = pq.ParquetFile(run / "compactions.parquet")
@@ -136,7 +137,8 @@ def details(run: Path, cols: dict[str, list[int]], positions: Sequence[int],
                                              ("dropped user constraint", rec.get("guard_dropped_constraint")),
                                              ("fabricated path/identifier", bool(rec.get("fabricated"))))
                            if on],
-                "cache_rewritten": rewritten, "cache_dollars": None if rewritten is None else rewritten * cache_premium,
+                "cache_rewritten": rewritten,
+                "cache_dollars": None if rewritten is None else rewritten * cache_premium.get(tid, 0.0),
                 "preview": [previews[(tid, m)] for m in list(rec.get("replaced_ids") or [])[:PREVIEW_MESSAGES]
                             if (tid, m) in previews],
             }

@@ -38,6 +38,25 @@ def _sanitize(redact_secrets: Callable[[str], str]) -> Callable[[str], str]:
     return redact
 
 
+def _cache_premiums(results: Any, spec: dict[str, Any], tids: set[str]) -> dict[str, float]:
+    """Per transcript, dollars a re-written cached token costs over reading it: at its price model (each
+    transcript's own since runs price at the recorded model; a former run's one model otherwise)."""
+    from compbench.measure.cache import cache_model_for
+    from compbench.measure.models import Prices, prices_for, prices_with_cache
+
+    given = spec.get("price_model") or "claude-sonnet-4-5"
+    models = (dict(zip(results["transcript_id"], results["price_model"], strict=True)) if "price_model" in results
+              else {})
+    ttls = dict(zip(results["transcript_id"], results["cache_ttl"], strict=True)) if "cache_ttl" in results else {}
+    out = {}
+    for tid in tids:
+        model, ttl = str(models.get(tid) or given), str(ttls.get(tid) or spec.get("cache_ttl") or "5m")
+        p = (Prices(**{k: float(v) for k, v in spec["prices"].items()}) if spec.get("prices") else
+             prices_with_cache(prices_for(model), cache_model_for(model, ttl)))
+        out[tid] = max(0.0, p.cache_write - p.cache_read)
+    return out
+
+
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
                   objectives: Sequence[str] | None = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
@@ -45,7 +64,6 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     from compbench.decide.objective import meets, parse_objective
     from compbench.decide.ranking import standings
     from compbench.decide.verdict import DEFAULT_OBJECTIVES, verdict
-    from compbench.measure.models import prices_for
 
     redact = _sanitize(redact_secrets)
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
@@ -62,7 +80,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     spread = spreads(results, BY_NAME[HEADLINE])
     agents = _per_agent(results, resamples, objectives[0])
     v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
-                str(spec.get("price_model", "")), str(spec.get("cache_ttl", "5m")), spread)
+                str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"), spread)
     ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick
     first = parse_objective(objectives[0])
     strategies = data.strategies(results, agg, ranked, standing, details, colors(labels), spread,
@@ -95,11 +113,10 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
                             ids = list(rec["replaced_ids"] or [])[:events.PREVIEW_MESSAGES]
                             wanted_ids.setdefault(rec["transcript_id"], set()).update(ids)
                 start += n
-        prices = prices_for(str(spec.get("price_model", "claude-sonnet-4-5")))
         detail = events.details(
             run, cols, chosen, events.fact_texts(run, set(detail_tids)), tids, redact,
             events.previews(str(manifest.get("dataset", {}).get("path", "")), set(wanted_ids), wanted_ids, redact),
-            steps["cache_write"], max(0.0, prices.cache_write - prices.cache_read))
+            steps["cache_write"], _cache_premiums(results, spec, set(detail_tids)))
 
     safe_tids = [redact(t) for t in tids]
     blobs = {

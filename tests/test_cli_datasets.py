@@ -114,8 +114,12 @@ def test_inspect_json_with_calibration(src: Path, capsys: pytest.CaptureFixture[
     assert cal["chars4"] == {"tokenizer": "chars4", "source": "compbench", "calls": 2, "overhead": 92.0,
                              "median_error": 0.0, "p90_error": 0.0, "sessions": 2}
     # model "m" is of no known family: the default tokenizer's counts are not corrected
-    assert [(c["source"], c["family"], c["correction"], c["sessions"], c["overhead"], c["default"])
-            for c in doc["token_correction"]] == [("compbench", "unknown", "none", 2, 91, None)]
+    assert [(c["source"], c["family"], c["correction"], c["sessions"], c["overhead"])
+            for c in doc["token_correction"]] == [("compbench", "unknown", "none", 2, 91)]
+    # one call each: the fixed part is that call's excess, no growth (no default for this format)
+    (o,) = doc["overhead"]
+    assert (o["source"], o["sessions"], o["calls"], o["fixed"], o["rate"], o["first"], o["default_first"],
+            o["flagged"]) == ("compbench", 2, 2, 91, 1000, {"median": 0.0, "p90": 0.0}, None, [])
 
 
 def test_inspect_calibration_table(src: Path, capsys: pytest.CaptureFixture[str],
@@ -126,7 +130,7 @@ def test_inspect_calibration_table(src: Path, capsys: pytest.CaptureFixture[str]
     fix = stdout.index("format          family   correction                       sessions  calls     uncorrected"
                        "       corrected")
     assert stdout[fix + 2].split() == ["compbench", "unknown", "none", "2", "2", "0.0%", "0.0%", "0.0%", "0.0%"]
-    assert stdout[-1].split() == ["compbench", "unknown", "91", "-"]
+    assert stdout[-1].split() == ["compbench", "2", "2", "91", "1.000", *["0.0%"] * 8, "-", "-"]
 
 
 def test_inspect_default_dataset_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],

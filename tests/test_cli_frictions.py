@@ -271,9 +271,13 @@ def test_judge_without_an_api_key_is_one_line_and_exit_2(runs: tuple[Path, Path]
 
 def test_calibrated_overhead_is_what_system_tokens_auto_uses() -> None:
     from compbench.cli.datasets import format_calibration
-    from compbench.measure.calibrate import Calibration, CalibrationRow
+    from compbench.measure.calibrate import Calibration, CalibrationRow, CorrectionRow, OverheadRow, Spread
 
-    text = "\n".join(format_calibration(Calibration([CalibrationRow("o200k_base", "pi", 10, 30_122.0, 0.01, 0.02, 1)])))
-    assert "--system-tokens auto" in text and "30,122" in text
+    z = Spread(0.01, 0.02)
+    cal = Calibration([CalibrationRow("o200k_base", "pi", 10, 30_500.0, 0.01, 0.02, 1)],
+                      [CorrectionRow("pi", "claude", "claude x1.235", 1, 10, 0.05, 0.1, 0.01, 0.02, 30_400)],
+                      [OverheadRow("pi", 1, 10, 30_122, 1_011, z, z, z, z, None, None, ("s: poor",))])
+    text = "\n".join(format_calibration(cal))
+    assert "--system-tokens auto" in text and "30,122" in text and "1.011" in text and "! s: poor" in text
     run_help = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
     assert "[default: auto]" in run_help and "--calibrate" in run_help

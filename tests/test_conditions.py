@@ -32,16 +32,22 @@ def claude_session() -> Transcript:
 
 def test_window_and_overhead_come_from_the_recording() -> None:
     counter = TokenCounter("chars4", 0)
-    config, cond = replay_conditions(RunSpec(strategies=("none",), system_tokens=None), claude_session(), counter)
+    config, cond, session = replay_conditions(RunSpec(strategies=("none",), system_tokens=None), claude_session(),
+                                              counter)
     # Claude Code runs Opus 4.6 at 200k (litellm's table says 1M): the tool's default, with its source
     assert config.limits.context_window == 200_000 and "Claude Code default 200k" in cond["window_source"]
-    # recorded 30,500 and 31,001 against counted 500 and 1,001: 30,000 tokens of hidden prompt
-    assert config.system_tokens == cond["system_tokens"] == 30_000
-    assert "calibrated on 2 recorded calls" in cond["system_tokens_source"]
-    spec = RunSpec(strategies=("none",), limits=ModelLimits(50_000, 1_000), system_tokens=7)
-    fixed, cond = replay_conditions(spec, claude_session(), counter)
-    assert fixed.limits.context_window == 50_000 and fixed.system_tokens == 7
-    assert "every transcript" in cond["window_source"]
+    # recorded 30,500 and 31,001 against counted 500 and 1,001: 30,000 tokens of hidden prompt, no growth
+    assert config.system_tokens == cond["system_tokens"] == 30_000 and cond["overhead_rate"] == 1.0
+    assert session is counter and cond["overhead_error"] == 0.0 and cond["overhead_flag"] == ""
+    assert cond["system_tokens_source"] == "fixed from the first of 2 recorded calls, growth x1.000 per counted token"
+    # priced at the recorded model, its cache lifetime the default (the recording wrote to no 1-hour cache)
+    assert (cond["price_model"], cond["price_model_source"]) == ("claude-opus-4-6", "recorded model claude-opus-4-6")
+    assert (cond["cache_ttl"], config.cache.ttl_s) == ("5m", 300.0)
+    spec = RunSpec(strategies=("none",), limits=ModelLimits(50_000, 1_000), system_tokens=7, price_model="gpt-5")
+    fixed, cond, _ = replay_conditions(spec, claude_session(), counter)
+    assert fixed.limits.context_window == 50_000 and fixed.system_tokens == 7 and cond["overhead_rate"] == 1.0
+    assert "every transcript" in cond["window_source"] and "every transcript" in cond["system_tokens_source"]
+    assert cond["price_model"] == "gpt-5" and fixed.cache.provider == "openai"
 
 
 class Noop:

@@ -325,3 +325,33 @@ def test_a_sub_agents_own_file_is_its_transcript(tmp_path: Path, transcripts_dir
     assert "sidechain_records" not in sub.meta
     (hand,) = read(_write(tmp_path, _session()))
     assert hand.meta["sidechain_records"] == 1 and "sidechain" not in hand.meta
+
+
+def _usage_with(one_hour: int, five_minutes: int) -> dict[str, Any]:
+    return {"input_tokens": 3, "cache_read_input_tokens": 100, "cache_creation_input_tokens": one_hour + five_minutes,
+            "output_tokens": 1, "cache_creation": {"ephemeral_1h_input_tokens": one_hour,
+                                                   "ephemeral_5m_input_tokens": five_minutes}}
+
+
+def test_a_response_that_wrote_to_the_one_hour_cache_says_so(tmp_path: Path) -> None:
+    """Claude Code 2.1 asks for Anthropic's 1-hour cache: the recorded usage splits what each lifetime wrote."""
+    recs = [_prompt("u01", None, "hi")]
+    for k, (hour, five) in enumerate([(20, 0), (0, 20), (0, 0)]):
+        a = _say(f"u{2 * k + 2:02d}", f"u{2 * k + 1:02d}", "ok")
+        a["message"]["usage"] = _usage_with(hour, five)
+        recs += [a, _prompt(f"u{2 * k + 3:02d}", a["uuid"], "go on")]
+    (t,) = read_cc(_write(tmp_path, recs))
+    assert [m.meta.get("cache_ttl") for m in t.messages if m.role == "assistant"] == ["1h", None, None]
+    assert "starts_mid_chain" not in t.meta and not t.warnings
+
+
+def test_a_file_that_starts_mid_conversation_says_its_history_is_missing(tmp_path: Path) -> None:
+    """A checkpoint's slice of a session: its first record's parent is in no record of the file (a progress
+    record's uuid is, and a parent that is one is no gap)."""
+    progress = {"type": "progress", "uuid": "p00", "parentUuid": None, "data": {"type": "hook_progress"}}
+    whole = [progress, _prompt("u01", "p00", "hi"), _say("u02", "u01", "ok")]
+    (t,) = read_cc(_write(tmp_path, whole))
+    assert "starts_mid_chain" not in t.meta
+    (t,) = read_cc(_write(tmp_path, [_prompt("u01", "gone", "hi"), _say("u02", "u01", "ok")], "slice.jsonl"))
+    assert t.meta["starts_mid_chain"] is True
+    assert t.warnings[0].startswith("the file starts mid-conversation: its first record's parent is not in it")

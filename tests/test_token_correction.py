@@ -12,7 +12,7 @@ import pytest
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, Transcript, Usage
 from compbench.errors import UsageError
 from compbench.measure import correction
-from compbench.measure.calibrate import calibrate, overhead_for, pairs
+from compbench.measure.calibrate import calibrate, pairs
 from compbench.measure.correction import (
     check_mode,
     correction_for,
@@ -22,6 +22,7 @@ from compbench.measure.correction import (
     overhead_default,
     recorded_model,
 )
+from compbench.measure.overhead import fit
 from compbench.measure.tokens import Correction, TokenCounter, scale
 from compbench.strategies import resolve
 from helpers import main_cli, one_line_error, run, tool, user
@@ -116,19 +117,21 @@ def test_an_unknown_mode_is_a_usage_error() -> None:
         correction_for(thinking_session(), "o200k_base", "klingon")
 
 
-def test_overhead_for_own_usage_then_agent_default_then_zero() -> None:
+def test_without_usage_the_overhead_is_the_agents_default_then_zero() -> None:
     counter = TokenCounter("chars4", 0)
-    # the calls see 4 (u1) and 4 + 4 + 10 = 18: recorded - counted = 96, 132 -> median 114
+    # the calls see 4 (u1) and 4 + 4 + 10 = 18
     assert pairs(thinking_session(), counter) == [(100, 4), (150, 18)]
-    assert overhead_for(thinking_session(), counter) == (114, "calibrated on 2 recorded calls")
     d = correction.table()["overhead_defaults"]["claude-code"]
-    assert overhead_for(thinking_session(source="claude-code", usage=False), counter) == (
-        d["tokens"], f"claude-code default {d['tokens']:,} (median of {d['sessions']} sessions)")
+    o, _ = fit(thinking_session(source="claude-code", usage=False), counter)
+    assert (o.fixed, o.rate, o.calls) == (d["tokens"], d["rate"], 0)
+    assert o.source == (f"no recorded usage: claude-code defaults, fixed {d['tokens']:,}, growth "
+                        f"x{d['rate'] / 1000:.3f} (medians of {d['sessions']} sessions)")
     assert overhead_default("swe-agent") is None
-    assert overhead_for(thinking_session(source="swe-agent", usage=False), counter) == (
-        0, "no recorded usage, and no swe-agent default: 0")
+    o, same = fit(thinking_session(source="swe-agent", usage=False), counter)
+    assert (o.fixed, o.rate, o.source) == (0, 1000, "no recorded usage, and no swe-agent default: 0")
+    assert same is counter
     negative = Transcript("n", "pi", (user("u", "x" * 400), Message("a", "assistant", (Text("a"),), Usage(10, 1))))
-    assert overhead_for(negative, counter)[0] == 0  # a prompt smaller than our count: never a negative overhead
+    assert fit(negative, counter)[0].fixed == 0  # a prompt smaller than our count: never a negative overhead
 
 
 def test_the_manifest_says_which_correction_a_run_applied() -> None:
@@ -141,8 +144,13 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
     assert m["token_corrections"]["claude"] == family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
     assert m["token_corrections"]["openai"] == "none"
     assert RunSpec.from_manifest(m) == spec
-    old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections")}
+    old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections", "cache_ttl",
+                                                     "price_model")}
     assert RunSpec.from_manifest(old).token_correction == "none"  # runs from before corrections counted without
+    # runs from before the cache expired, and before each transcript was priced at its recorded model
+    assert (RunSpec.from_manifest(old).cache_ttl, RunSpec.from_manifest(old).price_model) == (
+        "none", "claude-sonnet-4-5")
+    assert (spec.cache_ttl, spec.price_model) == ("auto", None)
     assert in_use("o200k_base", "none") == {} and in_use("chars4", "auto")["claude"] == "none"
 
 
@@ -160,7 +168,7 @@ def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None
     (row,) = Replayer(spec).run(claude)["results"]  # each results row says how its transcript was counted
     c = family_correction("claude", "o200k_base")
     assert c is not None and row["token_correction"] == c.label
-    assert row["system_tokens_source"] == "calibrated on 2 recorded calls"
+    assert row["system_tokens_source"].startswith("fixed from the first of 2 recorded calls")
     assert first_inputs(claude, "auto") != first_inputs(claude, "none") == first_inputs(other, "auto")
     assert first_inputs(claude, "auto") == [TokenCounter(correction=c).message(m) for m in claude.messages[:1]] + [
         sum(TokenCounter(correction=c).message(m) for m in claude.messages[:3])]

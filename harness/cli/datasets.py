@@ -95,11 +95,11 @@ def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
 
 def format_calibration(cal: Any) -> list[str]:
     """The calibration tables: every tokenizer uncorrected; the default tokenizer with and without each model
-    family's correction; the hidden overhead per format, with the run options that set them."""
+    family's correction; the hidden overhead per format as a run models it, with the run options that set
+    them."""
     out = ["calibration against recorded API usage (only calls before the first recorded compaction)",
-           "error = |counted + overhead - recorded| / recorded; overhead = each session's own median(recorded - "
-           "counted),",
-           "as `run --system-tokens auto` adds it: the system prompt and tool schemas are not in transcripts",
+           "error = |counted + overhead - recorded| / recorded; in the first two tables each session's overhead is a",
+           "constant, its median(recorded - counted) (the counting error alone)",
            f"{'tokenizer':<14}{'format':<16}{'sessions':>9}{'calls':>7}{'overhead':>10}{'median err':>12}"
            f"{'p90 err':>10}"]
     for c in cal.rows:
@@ -118,15 +118,32 @@ def format_calibration(cal: Any) -> list[str]:
     for r in cal.corrections:
         out.append(f"{r.source:<16}{r.family:<9}{r.correction:<32}{r.sessions:>9}{r.calls:>7}{r.raw_median:>8.1%}"
                    f"{r.raw_p90:>8.1%}{r.median_error:>8.1%}{r.p90_error:>8.1%}")
-    out += ["", "hidden overhead per format (system prompt, tool schemas; corrected counts): a run takes each",
-            "session's own; without recorded usage, its format's default (`--system-tokens N` sets one for all)",
-            f"{'format':<16}{'family':<9}{'own (median)':>13}{'default':>10}{'error with the default':>24}",
-            f"{'':<16}{'':<9}{'':>13}{'':>10}{'median':>12}{'p90':>12}"]
-    for r in cal.corrections:
-        default = "-" if r.default is None else f"{r.default:,}"
-        err = ("" if r.default_median is None or r.default_p90 is None else
-               f"{r.default_median:>12.1%}{r.default_p90:>12.1%}")
-        out.append(f"{r.source:<16}{r.family:<9}{r.overhead:>13,}{default:>10}{err}")
+    out += format_overheads(cal.overheads)
+    return out
+
+
+def format_overheads(rows: Any) -> list[str]:
+    """The hidden overhead a run adds (`--system-tokens auto`): a fixed part from each session's first call and
+    a growth rate, against the former constant (the session's median), on the first call and on every call."""
+    def cell(x: Any) -> str:
+        return f"{'-':>8}{'':>8}" if x is None else f"{x.median:>8.1%}{x.p90:>8.1%}"
+
+    out = ["", "hidden overhead (system prompt, tool schemas, what the log omits), as `run --system-tokens auto` adds "
+               "it: a fixed", "part from each session's first recorded call and a growth rate per counted token "
+               "from its other calls; without", "recorded usage, its format's defaults (`--system-tokens N` sets one "
+               "fixed part for all). Error of the first", "call (one per session) and of every call, against the "
+               "former constant overhead and with the format's defaults:",
+           f"{'format':<16}{'sessions':>9}{'calls':>7}{'fixed':>8}{'rate':>7}{'constant (median)':>32}"
+           f"{'fixed + rate':>32}{'format default':>32}",
+           f"{'':<16}{'':>9}{'':>7}{'':>8}{'':>7}" + f"{'first':>16}{'every call':>16}" * 3,
+           f"{'':<16}{'':>9}{'':>7}{'':>8}{'':>7}" + f"{'median':>8}{'p90':>8}" * 6]
+    flagged = []
+    for r in rows:
+        out.append(f"{r.source:<16}{r.sessions:>9}{r.calls:>7}{r.fixed:>8,}{r.rate / 1000:>7.3f}"
+                   f"{cell(r.median_first)}{cell(r.median_calls)}{cell(r.first)}{cell(r.calls_error)}"
+                   f"{cell(r.default_first)}{cell(r.default_calls)}")
+        flagged += r.flagged
+    out += [f"! {x}" for x in flagged]
     return out
 
 
@@ -134,7 +151,8 @@ def format_calibration(cal: Any) -> list[str]:
 @click.argument("dataset", nargs=-1)
 @click.option("--calibrate", "with_calibration", is_flag=True,
               help="Compare our token counts (every tokenizer; o200k_base also with the model family's correction "
-                   "a run applies) with the recorded API usage, and give each format's hidden overhead.")
+                   "a run applies) with the recorded API usage, and give each format's hidden overhead (its "
+                   "errors on the first call and on every call; sessions whose fit stays poor are named).")
 @click.option("--tokenizer", default="o200k_base", show_default=True, help="Tokenizer of the tokens column.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fmt: str) -> None:
@@ -188,6 +206,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 
             doc["calibration"] = [asdict(c) for c in cal.rows]
             doc["token_correction"] = [asdict(c) for c in cal.corrections]
+            doc["overhead"] = [asdict(c) for c in cal.overheads]
         click.echo(json.dumps(doc, indent=2))
         return
     for line in format_table(rows, tokenizer):

@@ -87,13 +87,15 @@ REPLAY: tuple[Callable[[F], F], ...] = (
                       "real usage, see `datasets inspect --calibrate`); none; or a family name to force it."),
     click.option("--system-tokens", default="auto", show_default=True, type=SYSTEM_TOKENS,
                  help="Tokens of system prompt and tool schemas not recorded in transcripts: a number for every "
-                      "transcript, or auto: each transcript's own (calibrated on its recorded usage, else its "
-                      "agent's default) on its own window; 0 under a --context-window / --model set for every "
-                      "transcript."),
-    click.option("--cache-ttl", default="5m", show_default=True, type=click.Choice(["5m", "1h", "none"]),
-                 help="The provider's prompt-cache lifetime: Anthropic's 5-minute or 1-hour cache, or none "
-                      "(never expires)."),
-    click.option("--price-model", help="Model whose prices cost the run (default: --model or claude-sonnet-4-5)."),
+                      "transcript, or auto: each transcript's own (a fixed part from its first recorded call and "
+                      "a growth rate from the others, else its agent's defaults) on its own window; 0 under a "
+                      "--context-window / --model set for every transcript."),
+    click.option("--cache-ttl", default="auto", show_default=True, type=click.Choice(["auto", "5m", "1h", "none"]),
+                 help="The provider's prompt-cache lifetime: auto (each transcript's recorded one: Claude Code "
+                      "2.1 asks for Anthropic's 1-hour cache; else 5 minutes), Anthropic's 5-minute or 1-hour "
+                      "cache for every transcript, or none (never expires)."),
+    click.option("--price-model", help="Model whose prices cost every transcript (default: --model, else each "
+                                       "transcript's recorded model; claude-sonnet-4-5 where none is recorded)."),
     click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
                  help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
                       "in dollars per million tokens."),
@@ -176,14 +178,15 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
     from compbench.measure.facts.boilerplate import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
     from compbench.measure.models import lookup
-    from compbench.replay.runs import DEFAULT_PRICE_MODEL, RunSpec
+    from compbench.replay.runs import RunSpec
     from compbench.summarizers import info
 
     r = dict(replay)
     backend = info(r["summarizer"])  # an unknown summarizer fails here, before any work
     limits = limits_option(r["model"], r["context_window"], r["max_output"])
-    price_model = r["price_model"] or r["model"] or DEFAULT_PRICE_MODEL
-    lookup(price_model)
+    price_model = r["price_model"] or r["model"] or None  # None: each transcript at its recorded model
+    if price_model:
+        lookup(price_model)
     options: dict[str, object] = {}
     if backend.name in ("litellm", "cache-only"):
         options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}

@@ -149,6 +149,30 @@ def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
             for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
 
 
+def overhead_flags(results: Any) -> list[str]:
+    """Per transcript whose hidden-overhead fit is flagged (poor fit, inherited history, a clamped rate):
+    ``"<transcript>: <why>"`` (:mod:`compbench.measure.overhead`)."""
+    if "overhead_flag" not in results:
+        return []
+    first = results.drop_duplicates("transcript_id")
+    return [f"{tid}: {flag}" for tid, flag in zip(first["transcript_id"], first["overhead_flag"], strict=True)
+            if isinstance(flag, str) and flag]
+
+
+def price_models(results: Any) -> str:
+    """What the run's transcripts were priced at: each model with its number of transcripts, and how many
+    fell back to the default (no recorded model, or one litellm's table does not price)."""
+    if "price_model" not in results:
+        return ""
+    first = results.drop_duplicates("transcript_id")
+    counts = first["price_model"].value_counts()
+    text = ", ".join(f"{m} ({n})" for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    fallback = (int(first["price_model_source"].str.contains("the default").sum()) if "price_model_source" in first
+                else 0)
+    return text + (f"; {fallback} at the default (no recorded model, or one the table does not price)"
+                   if fallback else "")
+
+
 def _pct(num: float, den: float) -> str:
     return f"{num / den:.1%}" if den else "–"
 
@@ -216,13 +240,24 @@ def summary_table(run_dir: Path) -> str:
     if "window" in windows:
         counts = windows["window"].value_counts().sort_index()
         sizes = ", ".join(f"{int(str(w)):,} ({k})" for w, k in counts.items())
-        lines.append(f"windows: {sizes} transcripts; overhead: median {int(windows['system_tokens'].median()):,} "
-                     "tokens (see results: window_source, system_tokens_source)")
+        rate = (f", growth x{windows['overhead_rate'].median():.3f} per counted token"
+                if "overhead_rate" in windows else "")
+        lines.append(f"windows: {sizes} transcripts; hidden overhead: median fixed part "
+                     f"{int(windows['system_tokens'].median()):,} tokens{rate} (see results: window_source, "
+                     "system_tokens_source)")
+    priced = price_models(r)
+    if priced:
+        lines.append(f"priced at: {priced} (see results: price_model_source)")
     hits = cache_check(r)
     if hits:
-        lines.append("prompt cache of none, simulated (the recording provider's cache) vs recorded on the same "
-                     "calls: " + "; ".join(
+        lines.append("prompt cache of none, simulated (the recording provider's cache, its recorded lifetime) vs "
+                     "recorded on the same calls: " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
+    poor = overhead_flags(r)
+    if poor:
+        lines.append(f"! hidden overhead flagged on {len(poor)} transcript{'s' * (len(poor) != 1)} (their savings rest "
+                     "on it; see results: overhead_flag):")
+        lines += [f"!   {x}" for x in poor]
     lines.append("")
     lines.append(f"summaries: {describe_summarizer(run.summarizer)}")
     lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "

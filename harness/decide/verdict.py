@@ -158,14 +158,22 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
                        "window, degenerate compacting, identical configurations...): see the leaderboard.")
     if "none" in flags:
         caveats.append(f"The reference none: {flags['none'][0]}.")
-    costs = (f"Costs assume a simulated prompt cache ({price_model or 'the price model'}'s cache prices, "
-             f"{cache_ttl} time to live) that a compaction breaks; cost savings without a cache give the "
-             "range's other end.")
+    from compbench.decide.summary import overhead_flags, price_models
+
+    priced = (f"{price_model}'s prices" if price_model else
+              f"each transcript at its recorded model's prices: {price_models(results) or 'see price_model'}")
+    ttl = "each transcript's recorded time to live" if cache_ttl == "auto" else f"{cache_ttl} time to live"
+    costs = (f"Costs assume a simulated prompt cache ({priced}; {ttl}) that a compaction breaks; cost savings "
+             "without a cache give the range's other end.")
     if cache:
         costs += (" Cache hit rate of none, simulated under the recording provider's cache vs recorded, on the "
                   "same calls: ") + "; ".join(
             f"{src} {sim:.0%} vs {rec:.0%}" for src, (_, rec, sim) in cache.items()) + "."
     caveats.append(costs)
+    poor = overhead_flags(results)
+    if poor:
+        caveats.append(f"The hidden overhead (system prompt, what the log omits) is flagged on {len(poor)} "
+                       f"transcript{'s' * (len(poor) != 1)}, whose savings rest on it: " + "; ".join(poor) + ".")
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
                    "presence of a fact's anchors in the prompt, an upper bound on what a model retains.")
     return Verdict([choose(b, standing, o, spreads) for o in objectives], front, rule(first), below, caveats,

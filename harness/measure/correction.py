@@ -8,8 +8,9 @@ of each transcript's recorded model family by default (``mode="auto"``), ``"none
 family name forces one. OpenAI's models use ``o200k_base`` itself: no correction.
 
 The fitted values ship as ``data/token_correction.json`` with the files and calls they were fitted on,
-the errors before and after (in-sample and leaving each transcript out) and, per agent, the median
-hidden overhead (system prompt, tool schemas) of its sessions. Regenerate (a test fails when stale)::
+the errors before and after (in-sample and leaving each transcript out) and, per agent, the medians of its
+sessions' hidden overhead (fixed part and growth rate, :mod:`compbench.measure.overhead`). Regenerate (a
+test fails when stale)::
 
     python -m compbench.measure.token_fit ../shared/transcripts ../shared/real-compactions
 """
@@ -102,9 +103,11 @@ def in_use(tokenizer: str, mode: str) -> dict[str, str]:
     return out
 
 
-def overhead_default(source: str) -> tuple[int, str] | None:
-    """The shipped hidden-overhead default of an agent (format), with the sentence saying where it is from."""
+def overhead_default(source: str) -> tuple[int, int, str] | None:
+    """The shipped hidden-overhead defaults of an agent (format): its fixed part, its growth rate (per mille)
+    and the sentence saying where they come from (:mod:`compbench.measure.overhead`)."""
     d = table()["overhead_defaults"].get(source)
     if not d:
         return None
-    return int(d["tokens"]), f"{source} default {d['tokens']:,} (median of {d['sessions']} sessions)"
+    return (int(d["tokens"]), int(d["rate"]), f"no recorded usage: {source} defaults, fixed {d['tokens']:,}, "
+            f"growth x{d['rate'] / 1000:.3f} (medians of {d['sessions']} sessions)")

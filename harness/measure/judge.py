@@ -225,7 +225,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
     for t in iter_transcripts(finished.dataset):
-        counter = base.scoped(t)
+        config, _, counter = replay_conditions(spec, t, base.scoped(t))  # t's conditions, counted as the run did
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
         context.begin(t, index)
@@ -234,8 +234,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
             if c.name == "none":
                 continue
             cap = Capture(index)
-            trace = replay(t, c.create(), summarizer, replay_conditions(spec, t, counter)[0], counter, None, cap,
-                           context=context)
+            trace = replay(t, c.create(), summarizer, config, counter, None, cap, context=context)
             outcome = {e.seq: e for e in cap.events}
             at = {st.step: st.message_index for st in trace.steps}
             for ev in trace.compactions:

@@ -16,8 +16,12 @@ steps of 0.005, reasoning of 0.01), deterministic.
 
 The errors are then measured with the real :class:`~compbench.measure.tokens.TokenCounter` (integers, per part):
 in-sample, leaving each transcript out (its family's correction fitted without it; its own overhead
-still its own, as a run has it), and with the agent's default overhead (the median of its *other*
-sessions) instead of its own. Written to ``data/token_correction.json``::
+still its own, as a run has it). The hidden overhead a run adds (:mod:`compbench.measure.overhead`: a
+fixed part from the first call, a growth rate) ships as each agent's defaults (the medians of its
+sessions), with its errors on the first call and on every call: in-sample, against the former constant
+overhead, with the rate fitted on each session's first half of calls (the errors on the second half), and
+as a session without usage gets it (the defaults of the agent's *other* sessions, the family's
+correction fitted without it). Written to ``data/token_correction.json``::
 
     python -m compbench.measure.token_fit ../shared/transcripts ../shared/real-compactions
 """
@@ -35,6 +39,8 @@ from typing import Any
 from compbench.data.transcript import Media, Reasoning, Transcript
 from compbench.measure.calibrate import errors, own_overhead, p90, pairs
 from compbench.measure.correction import DATA, REGENERATE, family_of, recorded_model
+from compbench.measure.overhead import RATE_RANGE, UNIT, Overhead, growth_rate, rated
+from compbench.measure.overhead import fit as hidden_fit
 from compbench.measure.tokens import DEFAULT_MESSAGE_OVERHEAD, DEFAULT_TOKENIZER, Correction, TokenCounter
 
 FITTED = ("claude", "gemini")  # families whose tokenizer is not ours
@@ -213,33 +219,70 @@ def fit_sessions(sessions: Sequence[Session]) -> dict[str, Any]:
         families[family] = entry
     corrected = {id(s): _corrected(s, shipped.get(s.family)) for s in sessions}
     overheads = {id(s): own_overhead(corrected[id(s)]) for s in sessions}
+    counters = {id(s): s.counter.with_correction(shipped.get(s.family)) for s in sessions}
+    hidden = {id(s): hidden_fit(s.t, counters[id(s)], None)[0] for s in sessions}
     by_source: dict[str, list[Session]] = {}
     for s in sessions:
         by_source.setdefault(s.t.source, []).append(s)
-    defaults = {src: {"tokens": round(statistics.median(overheads[id(s)] for s in ms)), "sessions": len(ms),
-                      "min": min(overheads[id(s)] for s in ms), "max": max(overheads[id(s)] for s in ms)}
+    defaults = {src: {"tokens": round(statistics.median(hidden[id(s)].fixed for s in ms)),
+                      "rate": round(statistics.median(hidden[id(s)].rate for s in ms)), "sessions": len(ms),
+                      "min": min(hidden[id(s)].fixed for s in ms), "max": max(hidden[id(s)].fixed for s in ms)}
                 for src, ms in sorted(by_source.items())}
     report: dict[str, Any] = {}
     for src, ms in sorted(by_source.items()):
         raw = {id(s): pairs(s.t, s.counter) for s in ms}
         pooled = round(statistics.median(r - c for s in ms for r, c in raw[id(s)]))
-        e: dict[str, list[float]] = {k: [] for k in ("pooled", "uncorrected", "corrected", "loo", "default_loo")}
+        e: dict[str, list[float]] = {k: [] for k in ("pooled", "uncorrected", "corrected", "loo")}
         for s in ms:
             e["pooled"] += errors(raw[id(s)], pooled)
             e["uncorrected"] += errors(raw[id(s)], own_overhead(raw[id(s)]))
             e["corrected"] += errors(corrected[id(s)], overheads[id(s)])
             held_out = _corrected(s, _correction(s.family, held[id(s)]))
             e["loo"] += errors(held_out, own_overhead(held_out))
-            rest = [overheads[id(o)] for o in ms if o is not s]
-            if rest:
-                e["default_loo"] += errors(held_out, round(statistics.median(rest)))
         report[src] = {"families": sorted({s.family for s in ms}), "sessions": len(ms),
                        "calls": sum(len(s.rec) for s in ms), "pooled_overhead": pooled,
-                       **{k: _stats(v) for k, v in e.items() if v}}
+                       **{k: _stats(v) for k, v in e.items() if v},
+                       "overhead": _overhead_errors(ms, corrected, overheads, counters, hidden, held)}
     return {"regenerate": REGENERATE, "tokenizer": DEFAULT_TOKENIZER, "message_overhead": DEFAULT_MESSAGE_OVERHEAD,
             "model": "recorded = overhead(session) + factor x counted + reasoning x thinking + media; "
                      "fitted per family: min mean over sessions of the median relative error",
+            "overhead_model": "recorded = fixed + rate x counted (compbench.measure.overhead): fixed from the "
+                              "session's first call, rate its own; defaults: medians over the agent's sessions",
             "families": families, "overhead_defaults": defaults, "errors": report}
+
+
+def _overhead_errors(ms: Sequence[Session], corrected: dict[int, list[tuple[int, int]]], overheads: dict[int, int],
+                     counters: dict[int, TokenCounter], hidden: dict[int, Overhead],
+                     held: dict[int, tuple[float, float] | None]) -> dict[str, Any]:
+    """The hidden-overhead errors of one agent's sessions, first call (one per session) and every call:
+    ``median`` the former constant overhead; ``fitted`` the run's model; ``half`` its rate fitted on each
+    session's first half of calls, the errors on the second half; ``default_loo`` a session without usage:
+    the agent's fixed part and rate from its other sessions, its family's correction fitted without it."""
+    e: dict[str, list[float]] = {}
+
+    def add(key: str, errs: Sequence[float], first: bool = True) -> None:
+        if first:
+            e.setdefault(f"{key}_first", []).append(errs[0])
+        e.setdefault(f"{key}_calls", []).extend(errs)
+
+    for s in ms:
+        add("median", errors(corrected[id(s)], overheads[id(s)]))
+        o = hidden[id(s)]
+        counter = counters[id(s)]
+        add("fitted", errors(pairs(s.t, rated(counter, o.rate)), o.fixed))
+        ps = corrected[id(s)]
+        half = len(ps) // 2
+        if half >= 2:
+            rate = min(max(growth_rate(ps[:half]) or UNIT, RATE_RANGE[0]), RATE_RANGE[1])
+            first_half = pairs(s.t, rated(counter, rate))
+            add("half", errors(first_half, max(0, first_half[0][0] - first_half[0][1]))[half:], first=False)
+        rest = [hidden[id(x)] for x in ms if x is not s]
+        if rest:
+            loo = s.counter.with_correction(_correction(s.family, held[id(s)]))
+            rate = round(statistics.median(x.rate for x in rest))
+            add("default_loo", errors(pairs(s.t, rated(loo, rate)), round(statistics.median(x.fixed for x in rest))))
+    return {k: _stats(v) for k, v in sorted(e.items())} | {
+        "flagged": [f"{s.file}: {hidden[id(s)].flag}" for s in ms if hidden[id(s)].flag]}
 
 
 def fit_paths(paths: Sequence[str]) -> dict[str, Any]:
@@ -248,7 +291,7 @@ def fit_paths(paths: Sequence[str]) -> dict[str, Any]:
 
 def table_lines(data: dict[str, Any]) -> list[str]:
     """The before/after table per agent: median and p90 of the per-call relative error."""
-    cols = ("pooled", "uncorrected", "corrected", "loo", "default_loo")
+    cols = ("pooled", "uncorrected", "corrected", "loo")
     out = [f"{'agent':<16}{'family':<9}{'sessions':>9}{'calls':>7}" + "".join(f"{c:>16}" for c in cols)]
     for src, r in data["errors"].items():
         cells = "".join(f"{r[c]['median']:>8.1%}{r[c]['p90']:>8.1%}" if c in r else f"{'-':>16}" for c in cols)
@@ -256,6 +299,15 @@ def table_lines(data: dict[str, Any]) -> list[str]:
     for f, e in data["families"].items():
         what = f"factor {e['factor']:.3f}, reasoning {e['reasoning']:.2f}" if e["fitted"] else f"none ({e['why']})"
         out.append(f"{f}: {what}; {e['sessions']} sessions, {e['calls']} calls")
+    hidden = ("median_first", "median_calls", "fitted_first", "fitted_calls", "half_calls", "default_loo_first",
+              "default_loo_calls")
+    out += ["", "hidden overhead, median and p90 of the relative error (first call: one per session)",
+            f"{'agent':<16}" + "".join(f"{c:>20}" for c in hidden)]
+    for src, r in data["errors"].items():
+        o = r["overhead"]
+        out.append(f"{src:<16}" + "".join(f"{o[c]['median']:>10.1%}{o[c]['p90']:>10.1%}" if c in o else f"{'-':>20}"
+                                          for c in hidden))
+        out += [f"  flagged {x}" for x in o["flagged"]]
     return out
 
 

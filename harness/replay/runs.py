@@ -17,12 +17,13 @@ from typing import Any
 
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
-from compbench.measure.cache import cache_model_for
+from compbench.measure.cache import CacheModel, cache_model_for, ttl_for
 from compbench.measure.facts.boilerplate import Templates, boilerplate_keys
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
+from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_model_for
 from compbench.measure.reacquire import ContentTracker, Trackers, columns, counted
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter
@@ -40,7 +41,6 @@ from compbench.summarizers.extractive import ExtractiveSummarizer
 # summarizer options a manifest may keep: endpoints and folders, never credentials
 SAFE_SUMMARIZER_OPTIONS = ("api_base", "cache_dir", "retries", "temperature", "timeout_s")
 SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)
-DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
 
 @dataclass(frozen=True)
@@ -54,16 +54,18 @@ class RunSpec:
     tokenizer: str = "o200k_base"
     message_overhead: int = 4
     token_correction: str = "auto"  # compbench.measure.correction: the recorded model family's, "none", or a family
-    # None: each transcript's own hidden overhead (system prompt, tool schemas), calibrated on its
-    # recorded usage, else its agent's default (calibrate.overhead_for)
+    # None: each transcript's own hidden overhead (a fixed part and a growth rate, calibrated on its
+    # recorded usage, else its agent's defaults: compbench.measure.overhead)
     system_tokens: int | None = 0
     model: str | None = None
-    price_model: str = DEFAULT_PRICE_MODEL
+    price_model: str | None = None  # None: each transcript at its recorded model (compbench.measure.pricing)
     seed: int = 0
     gold: str | None = None  # a gold_facts.jsonl file
     prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
     summarizer_options: dict[str, Any] = field(default_factory=dict)
-    cache_ttl: str = "5m"  # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), or "none": never expires
+    # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), "none": never expires; "auto": each transcript's recorded
+    # lifetime, else 5 minutes
+    cache_ttl: str = "auto"
     # the dataset's template lines per source (compbench.measure.facts.boilerplate.Templates.to_json())
     boilerplate: dict[str, Any] = field(default_factory=dict)
 
@@ -85,6 +87,8 @@ class RunSpec:
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
         values.setdefault("token_correction", "none")  # a run from before corrections counted without one
+        values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
+        values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 
@@ -103,10 +107,9 @@ class Replayer:
         backend = summarizer_info(spec.summarizer)
         self.summarizer: Summarizer = backend.create(spec.summarizer.partition(":")[2], self.context,
                                                      **spec.summarizer_options)
-        self.cache = cache_model_for(spec.price_model, spec.cache_ttl)
-        # a price file is taken as given; the table's cache writes follow the provider's premium
-        self.prices: Prices = Prices(**spec.prices) if spec.prices else prices_with_cache(
-            prices_for(spec.price_model), self.cache)
+        if spec.price_model:
+            prices_for(spec.price_model)  # an unknown model fails here, before any work
+        self._pricing: dict[tuple[str, str], tuple[CacheModel, Prices]] = {}
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
         self.share = backend.deterministic  # see _trajectories
         self.templates = Templates.from_json(spec.boilerplate)
@@ -119,10 +122,21 @@ class Replayer:
         finally:
             self.context.end()  # nothing derived from a transcript outlives it
 
+    def pricing(self, price_model: str, ttl: str) -> tuple[CacheModel, Prices]:
+        """The cache and the prices of one price model (a price file is taken as given; the table's cache
+        writes follow the provider's premium), built once per run."""
+        key = (price_model, ttl)
+        if key not in self._pricing:
+            cache = cache_model_for(price_model, ttl)
+            self._pricing[key] = cache, (Prices(**self.spec.prices) if self.spec.prices else
+                                         prices_with_cache(prices_for(price_model), cache))
+        return self._pricing[key]
+
     def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
-        counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
+        # corrected for t's recorded model family (spec.token_correction), then at its own growth rate
+        config, conditions, counter = self.conditions(t, self.counter.scoped(t))
         index = counter.index(t)
-        config, conditions = self.conditions(t, counter)
+        prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
         groups = units(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
@@ -147,9 +161,9 @@ class Replayer:
             retained, per_event, fact_rows = evaluated[id(trace)]
             key = {"transcript_id": t.id, "strategy": c.label}
             reacquired = columns(counted(tracker.content.events, guard), trace.steps, trace.compactions,
-                                 self.prices)
+                                 prices)
             rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
-                                    **result_row(trace, ref[0], self.prices, reacquired), **retained})
+                                    **result_row(trace, ref[0], prices, reacquired), **retained})
             rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
             outcome = {e.seq: e for e in per_event}
             rows["compactions"] += [{**key, **_compaction_row(e), **_event_facts(outcome.get(e.seq))}
@@ -160,8 +174,8 @@ class Replayer:
         return rows
 
 
-    def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
-        return replay_conditions(self.spec, t, counter)
+    def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
+        return replay_conditions(self.spec, t, counter, self.pricing)
 
     def _trajectories(self, go: Callable[..., tuple[Trace, Trackers]]
                       ) -> tuple[tuple[Trace, Trackers], list[tuple[Trace, Trackers]]]:
@@ -213,15 +227,17 @@ class Replayer:
 def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
     """The prompt cache the API recorded on the fully recorded calls (before the tool's first compaction)
     beside what the ``none`` replay simulates on the same calls: the cache model checked against reality.
-    The simulation uses the cache of the provider that recorded the calls (the recorded model's), not the
-    run's price model: a Gemini session is checked against Gemini's cache, whatever the run is priced at."""
+    The simulation uses the cache of the provider that recorded the calls (the recorded model's, with the
+    lifetime the recording asked for), not the run's price model: a Gemini session is checked against
+    Gemini's cache, whatever the run is priced at."""
     from compbench.measure.cache import message_time, none_reads
+    from compbench.measure.correction import recorded_model
 
     limit = min((c.index for c in t.compactions), default=len(t.messages))
     out = {"cache_calls": 0, "recorded_cache_read": 0, "recorded_input": 0, "simulated_cache_read": 0,
            "simulated_input": 0}
     messages = t.messages
-    model = cache_model_for(str(t.meta.get("model") or ""))
+    model = cache_model_for(recorded_model(t), ttl_for(messages, "auto")[0])
     reads = none_reads([(st.input, message_time(messages[st.message_index].meta)) for st in reference.steps], model)
     for st, read in zip(reference.steps, reads, strict=True):
         u = messages[st.message_index].usage if st.message_index < limit else None
@@ -248,26 +264,38 @@ def units(t: Transcript) -> dict[str, str]:
     return {"session": session, "project": project, "model": model}
 
 
-def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
-    """The replay conditions of ``t``: its window and hidden overhead, each with where it comes from
-    (fixed by the spec, or the transcript's own: the window its tool used, the overhead its recorded
-    usage shows)."""
-    from compbench.measure.calibrate import overhead_for
+Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)
+
+
+def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, pricing: Pricing | None = None
+                      ) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
+    """The replay conditions of ``t``, each with where it comes from (fixed by the spec, or the
+    transcript's own): its window (the one its tool used), its hidden overhead (the fixed part and growth
+    rate its recorded usage shows, :mod:`compbench.measure.overhead`), its price model and cache lifetime
+    (recorded); and the counter its replay counts with (``counter`` at the session's growth rate)."""
     from compbench.measure.models import effective_limits
+    from compbench.measure.overhead import UNIT, Overhead, fit
 
     if spec.limits is not None:
         limits, window_source = spec.limits, "--context-window / --model (every transcript)"
     else:
         eff = effective_limits(t)
         limits, window_source = eff.limits, eff.source
+    family = counter.correction.label if counter.correction else "none"
     if spec.system_tokens is not None:
-        system, system_source = spec.system_tokens, "--system-tokens (every transcript)"
+        hidden, session = Overhead(spec.system_tokens, UNIT, "--system-tokens (every transcript)"), counter
     else:
-        system, system_source = overhead_for(t, counter)
-    return ReplayConfig(limits, system, cache=cache_model_for(spec.price_model, spec.cache_ttl)), {
+        hidden, session = fit(t, counter)
+    price_model, price_source = price_model_for(t, spec.price_model)
+    ttl, ttl_source = ttl_for(t.messages, spec.cache_ttl)
+    cache = pricing(price_model, ttl)[0] if pricing else cache_model_for(price_model, ttl)
+    return ReplayConfig(limits, hidden.fixed, cache=cache), {
         "window": limits.context_window, "window_source": window_source,
-        "system_tokens": system, "system_tokens_source": system_source,
-        "token_correction": counter.correction.label if counter.correction else "none"}
+        "system_tokens": hidden.fixed, "system_tokens_source": hidden.source, "overhead_rate": hidden.rate / UNIT,
+        "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
+        "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
+        "token_correction": family, "price_model": price_model, "price_model_source": price_source,
+        "cache_ttl": ttl, "cache_ttl_source": ttl_source}, session
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

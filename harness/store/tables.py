@@ -26,8 +26,9 @@ def _columns(text: str) -> tuple[tuple[str, str], ...]:
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "results": _columns("""
         transcript_id:str strategy:str name:str source:str session:str project:str model:str window:int
-        window_source:str system_tokens:int system_tokens_source:str token_correction:str cache_calls:int
-        recorded_cache_read:int
+        window_source:str system_tokens:int system_tokens_source:str overhead_rate:float overhead_first_error:float
+        overhead_error:float overhead_p90:float overhead_flag:str token_correction:str price_model:str
+        price_model_source:str cache_ttl:str cache_ttl_source:str cache_calls:int recorded_cache_read:int
         recorded_input:int simulated_cache_read:int simulated_input:int steps:int compactions:int
         failed_compactions:int noop_compactions:int prunes:int pruned_parts:int overflows:int input_tokens:int
         output_tokens:int cache_read_tokens:int cache_write_tokens:int summarizer_input_tokens:int

@@ -10,11 +10,12 @@ the next recorded prompt, the summary's budget and fact coverage against the rea
 token count compbench computes right before the compaction against what the API recorded there.
 
 Two things make the comparison fair. The system prompt and tool schemas are not in transcripts, so
-the replay adds the transcript's own calibrated overhead (median of recorded − counted prompt before
-its first compaction). And the k-th compaction is replayed from the tool's state after the (k−1)-th:
-the recorded summary as a user message, the messages the tool kept, then what followed — so an early
-difference does not shift every later comparison. What a log leaves out of the tool's own count is filled
-from the tool's recorded figures (``evidence``), and the row says so.
+the replay adds the transcript's own hidden overhead as a run does (a fixed part from its first recorded
+call, its messages counted at the session's growth rate: :mod:`compbench.measure.overhead`). And the k-th
+compaction is replayed from the tool's state after the (k−1)-th: the recorded summary as a user message,
+the messages the tool kept, then what followed — so an early difference does not shift every later
+comparison. What a log leaves out of the tool's own count is filled from the tool's recorded figures
+(``evidence``), and the row says so.
 """
 
 from __future__ import annotations
@@ -208,14 +209,17 @@ def _below_auto_threshold(t: Transcript, rc: RecordedCompaction, limits: ModelLi
     return str(why(rc.tokens_before, limits.context_window)) if why is not None else ""
 
 
-def overhead(t: Transcript, counter: TokenCounter) -> int:
-    """The transcript's unrecorded prompt (system prompt, tool schemas): median(recorded − counted)."""
-    import statistics
-
+def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
+    """The transcript's unrecorded prompt as a run adds it (:mod:`compbench.measure.overhead`): the fixed
+    part of its first recorded call, and the counter at the session's growth rate; 0 and ``counter``
+    without recorded usage (the agent's defaults describe no particular session)."""
     from compbench.measure.calibrate import pairs
+    from compbench.measure.overhead import fit
 
-    ps = pairs(t, counter)
-    return max(0, round(statistics.median(r - c for r, c in ps))) if ps else 0
+    if not pairs(t, counter):
+        return 0, counter
+    o, session = fit(t, counter)
+    return o.fixed, session
 
 
 def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
@@ -266,7 +270,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
-    system = overhead(t, counter)
+    system, counter = overhead(t, counter)
     from compbench.validation.reacquisition import at_compactions
 
     reacq = at_compactions(t, counter.index(t).part_tokens)

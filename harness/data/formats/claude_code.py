@@ -30,6 +30,9 @@ Mapping decisions, each taken from the real files (not from documentation, which
   trigger and preTokens (``postTokens``, ...) are kept in its meta, with the boundary's ``version``
   (``tool_version``: a resumed session can compact under a newer CLI than its first record's). A
   ``microcompact_boundary`` (tool results cleared, no summary) is listed in ``meta["microcompactions"]``.
+* A response that wrote to Anthropic's 1-hour prompt cache is flagged ``cache_ttl: "1h"`` (the lifetime Claude
+  Code asked for; 5 minutes otherwise). A file whose first record's ``parentUuid`` is not in it is a slice of
+  a longer session (``meta["starts_mid_chain"]``): its first recorded prompt holds history the file lacks.
 * Unknown record types, and known ones that may reach the model but are not modelled (``attachment``,
   ...), are counted in ``meta["unknown_records"]`` / ``meta["unmodelled_records"]`` and warned, never fatal.
 * The conversation is the ``parentUuid`` chain that ends at the last user/assistant record; rewound
@@ -199,6 +202,8 @@ def _assistant(st: _State, r: dict[str, Any], line: int) -> None:
         st.messages[at] = Message(last.id, "assistant", last.parts + tuple(parts), usage or last.usage, last.meta)
         return
     meta: dict[str, Any] = {k: v for k, v in (("model", model), ("timestamp", r.get("timestamp"))) if v}
+    if not synthetic and _one_hour(msg.get("usage")):
+        meta["cache_ttl"] = "1h"
     if synthetic:
         meta["synthetic"] = True
         if isinstance(r.get("error"), str):
@@ -209,6 +214,14 @@ def _assistant(st: _State, r: dict[str, Any], line: int) -> None:
     st.messages.append(Message(st.uid(r), "assistant", tuple(parts), usage, meta))
     if model and not synthetic:
         st.meta.setdefault("model", model)
+
+
+def _one_hour(u: Any) -> bool:
+    """The response wrote to Anthropic's 1-hour prompt cache (``usage.cache_creation.ephemeral_1h_input_tokens``):
+    the lifetime Claude Code asked for (5 minutes, the API's default, otherwise)."""
+    cc = u.get("cache_creation") if isinstance(u, dict) else None
+    n = cc.get("ephemeral_1h_input_tokens") if isinstance(cc, dict) else None
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0
 
 
 def _user_meta(r: dict[str, Any], text: str) -> dict[str, Any]:
@@ -345,10 +358,16 @@ def _report(st: _State) -> None:
 def _read(path: Path, sidechain: bool) -> Transcript:
     st = _State(path)
     agent = None
+    uuids: set[str] = set()  # of every record, bookkeeping included (a progress record can be a parent)
+    first_parent: str | None = None  # the parentUuid of the file's first record that has one
     for line, r in iter_records(path):
         t = r.get("type")
         if not isinstance(t, str):
             t = f"<{type(t).__name__}>"  # a type that is not a string is just an unknown record type
+        if isinstance(r.get("uuid"), str):
+            uuids.add(r["uuid"])
+        if first_parent is None and "parentUuid" in r:
+            first_parent = r["parentUuid"] if isinstance(r["parentUuid"], str) else ""
         if t in BOOKKEEPING:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])
@@ -389,6 +408,10 @@ def _read(path: Path, sidechain: bool) -> Transcript:
             raise _OnlySidechain
         raise TranscriptError(path, None, "at least one user or assistant record")
     drop_rewound(st)
+    if first_parent and first_parent not in uuids:  # a slice of a longer session (a checkpoint's copy)
+        st.meta["starts_mid_chain"] = True
+        st.warnings.append("the file starts mid-conversation: its first record's parent is not in it (the "
+                           "history before it is missing; the first recorded prompt holds it)")
     _report(st)
     session, parents = lineage(st.sessions)
     st.meta.update({"session_id": session, "sidechain_records": st.sidechain, "api_errors": st.system["api_error"],
