@@ -94,7 +94,7 @@ class RecentEventsParams:
     keep_first: int = param(1, "The first events always kept (RecentEventsCondenserConfig.keep_first).")
     max_events: int = param(100, "Events kept: the first keep_first and the newest (max_events - keep_first).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
 
 
 class RecentEvents(Forgetting):
@@ -121,7 +121,7 @@ class AmortizedParams:
     max_size: int = param(100, "Forget when the view has more events than this (AmortizedForgettingCondenserConfig).")
     keep_first: int = param(1, "The first events always kept.")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
 
 
 class AmortizedForgetting(Forgetting):
@@ -149,7 +149,7 @@ class AmortizedForgetting(Forgetting):
 @dataclass(frozen=True)
 class ConversationWindowParams:
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
 
 
 class ConversationWindow(Forgetting):
@@ -240,7 +240,7 @@ class Masking:
 class ObservationMaskingParams:
     attention_window: int = param(100, "The most recent events whose observations are not masked (ObservationMaskingCondenserConfig).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
 
 
 class ObservationMasking(Masking):
@@ -268,7 +268,7 @@ class BrowserOutputParams:
     attention_window: int = param(1, "The most recent browser outputs not masked (BrowserOutputCondenserConfig; the server uses 2).")
     browser_tools: tuple[str, ...] = param(BROWSER_TOOLS, "Tools whose outputs are OpenHands browser observations (BrowserOutputObservation).")
     recall_events: bool = param(True, "Count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "Each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
 
 
 class BrowserOutput(Masking):

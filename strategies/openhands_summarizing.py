@@ -79,7 +79,7 @@ class LLMSummarizingParams:
     minimum_progress: float = param(MINIMUM_PROGRESS, "V1: no condensation forgets fewer than this share of the events (unless a hard reset is due).", hi=1)
     condense_on_overflow: bool = param(True, "Condense before a prompt the provider would refuse (the condensation request after a context-window error).")
     model_limit: bool = param(True, "V1: the agent LLM's input limit is known (litellm's model info, or max_input_tokens) and caps the token trigger; false: only max_tokens does, and a prompt over the window is a context-window error answered by a condensation request.")
-    max_message_chars: int = param(MAX_MESSAGE_CHARS, "V0: each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).")
+    max_message_chars: int = param(MAX_MESSAGE_CHARS, "V0: each observation is cut to this many characters in the middle before the model sees it (LLMConfig.max_message_chars; negative: never).", lo=None)
     recall_events: bool = param(True, "V0: count the RecallAction (and first RecallObservation) OpenHands adds per user message.")
 
 

@@ -80,7 +80,7 @@ def test_compare_fits_160_columns_with_the_verdict_first(run: Path) -> None:
     assert code == 0, out
     lines = out.splitlines()
     assert max(len(x) for x in lines) <= 160
-    assert lines[0].startswith("best for highest net savings with needed-fact recall ≥ 90%")
+    assert lines[0].startswith("best for highest effective savings with needed-fact recall ≥ 90%")
     header = next(k for k, x in enumerate(lines) if x.startswith("strategy "))
     assert all(not x.startswith("best for") for x in lines[header:])  # the verdict comes before the table
     assert "median" in lines[header] and "recall kept verbatim" not in out  # --wide has every metric
@@ -89,16 +89,16 @@ def test_compare_fits_160_columns_with_the_verdict_first(run: Path) -> None:
     assert not any(x.startswith("!") and "acted on some" in x for x in lines)
     assert any(x.startswith("! never acted") and NEVER in x for x in lines)
     wide = invoke("compare", run, "--wide", "--resamples", "300")[1]
-    assert "recall kept verbatim" in wide and "Δ net savings vs none" in wide and "acted on 4/8 transcripts" in wide
+    assert "recall kept verbatim" in wide and "Δ effective savings vs none" in wide and "acted on 4/8 transcripts" in wide
 
 
 def test_compare_shows_the_median_and_json_carries_it(run: Path) -> None:
     data = json.loads(invoke("compare", run, "--format", "json", "--resamples", "300")[1])
     entry = data["test-keep-last"]
-    spread = entry["spread"]["net_savings"]
+    spread = entry["spread"]["effective_savings"]
     assert spread["transcripts"] == 8 and spread["median_per_transcript"] is not None
     assert set(spread) == {"median_per_transcript", "transcripts", "top3_share", "dominated"}
-    assert data[NEVER]["spread"]["net_savings"]["median_per_transcript"] == 0.0
+    assert data[NEVER]["spread"]["effective_savings"]["median_per_transcript"] == 0.0
 
 
 def test_compare_by_source_model_and_project(run: Path) -> None:
@@ -125,7 +125,7 @@ def test_compare_a_run_without_none_measures_from_the_strategys_default(run: Pat
     code, out = invoke("compare", sweep, "--resamples", "300")
     assert code == 0 and "is not a strategy of this run" not in out
     wide = invoke("compare", sweep, "--wide", "--resamples", "300")[1]
-    assert "Δ net savings vs test-keep-last" in wide
+    assert "Δ effective savings vs test-keep-last" in wide
     code, out = invoke("compare", sweep, "--baseline", "none", "--resamples", "300")
     assert code == 2 and "--baseline 'none' is not a strategy of this run" in out  # given, so it is said
 

@@ -100,11 +100,10 @@ def test_validate_and_import_agree_on_a_folder(tmp_path: Path, capsys: pytest.Ca
     assert code == 0
     skips = [line for line in out.splitlines() if line.startswith("SKIP  ")]
     assert len(skips) == 1 and out.splitlines()[-1] == (
-        "2 valid, 0 invalid; 2 transcripts (gemini-cli 2); 1 file of known tools that are no transcripts compbench "
-        "reads, skipped")
+        "2 valid, 0 invalid; 2 transcripts (gemini-cli 2); 1 file of known tools compbench does not read, skipped")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
     assert code == 0 and out.startswith("imported 2 transcripts (gemini-cli 2); 0 errors skipped; 1 file of known "
-                                        "tools that are no transcripts compbench reads, skipped;")
+                                        "tools compbench does not read, skipped;")
     assert sorted(line.removeprefix("warning: skipped ") for line in err.splitlines()) == sorted(
         line.removeprefix("SKIP  ") for line in skips)
     meta = json.loads((tmp_path / "ds" / "dataset.json").read_text())
@@ -133,7 +132,6 @@ def test_a_folder_of_unsupported_files_only_fails_both_alike(tmp_path: Path, cap
     (d / ".aider.input.history").write_text("# 2025-05-01\n+fix it\n", encoding="utf-8")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "validate", d)
     assert code == 2 and out.startswith(f"SKIP  {d / '.aider.input.history'}: aider's prompt history")
-    assert err.strip() == (f"error: no transcript files in {d} (1 file of known tools that are no transcripts "
-                           "compbench reads)")
+    assert err.strip() == (f"error: no transcript files in {d} (1 file of known tools compbench does not read)")
     code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds")
     assert code == 2 and "1 file(s) of known tools compbench does not read" in err

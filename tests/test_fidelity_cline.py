@@ -79,5 +79,4 @@ def test_cli_fidelity_on_the_real_logs(real_rows: list[Row], capsys: pytest.Capt
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = main_cli(capsys, monkeypatch, "fidelity", REAL_LOGS)
     assert code == 0
-    assert sum(line.split()[:1] == ["roo-code"] and line.split()[1].startswith("tchr-dev__IOPaint-mod")
-               for line in out.splitlines() if line.strip()) == 4
+    assert sum(line.split()[:1] == ["roo-code"] and "tchr-dev" in line for line in out.splitlines()) == 4

@@ -270,7 +270,7 @@ def test_the_frontier_is_fitted_on_round_ticks_and_a_missing_kind_says_no_data(r
     box = layout(dom(report, tmp_path / "p"))
     s = summary(report.read_text())
     recalls = [x["m"]["needed_recall"]["v"] for x in s["strategies"] if x["m"]["needed_recall"]["v"] is not None]
-    saves = [x["m"]["net_savings"]["v"] for x in s["strategies"] if x["m"]["needed_recall"]["v"] is not None]
+    saves = [x["m"]["effective_savings"]["v"] for x in s["strategies"] if x["m"]["needed_recall"]["v"] is not None]
     (x0, x1), (y0, y1) = box["frontier"]["x"], box["frontier"]["y"]
     assert 0 <= y0 <= min(recalls) and max(recalls) <= y1 <= 1  # within 0–100%
     assert y0 > 0 or min(recalls) < 0.1  # fitted: not from 0 unless a point is near it

@@ -166,11 +166,11 @@ def test_per_agent_the_tools_own_strategy_stands_beside_the_best_alternative() -
     assert set(groups) == {"claude-code", "codex"}
     cc = summary(groups["claude-code"])
     assert cc["best"] == "roo-code" and cc["own"] == "claude-code" and not cc["own_is_best"]
-    assert cc["margin"].startswith("+") and "net savings" in cc["margin"]  # best − own, paired
+    assert cc["margin"].startswith("+") and "effective savings" in cc["margin"]  # best − own, paired
     cx = summary(groups["codex"])
     assert cx["best"] == "codex" and cx["own_is_best"] and cx["versus"] == "roo-code"
     text = sentence(groups["claude-code"])
-    assert text.startswith("For your Claude Code logs (6 transcripts): best for highest net savings")
+    assert text.startswith("For your Claude Code logs (6 transcripts): best for highest effective savings")
     assert "The tool's own strategy: claude-code" in text
     by_model = {g.key for g in breakdown(df, "model", METRICS, 300)}
     assert by_model == {"claude-opus-4-5", "gpt-5"}

@@ -13,7 +13,7 @@ from compbench.cli.options import SKIP_LINES_HINT, TOKENIZER, broken_lines, refu
 
 # the default view (it fits 160 columns): what a reader compares first; --wide and JSON have every column
 COMPACT = ("tool", "transcript", "n", "trigger", "preset", "step real → ours", "tokens real → ours", "kept set",
-           "facts kept: real, cal., extr.", "re-acq. pred → obs", "window")
+           "facts kept: real,cal.,extr.", "re-acq p→o")
 
 
 def compact_rows(rows: Sequence[Any]) -> list[list[str]]:
@@ -26,8 +26,8 @@ def compact_rows(rows: Sequence[Any]) -> list[list[str]]:
     return [[r.tool, clip(r.transcript, 18), str(r.n), r.trigger, r.preset, f"{r.real_step} → {n(r.our_step)}",
              f"{n(r.real_tokens)} → {n(r.our_tokens)}",
              "–" if r.kept_jaccard is None else f"{r.kept_jaccard:.2f}",
-             f"{r.kept_real}, {r.kept_calibrated}, {r.kept_extractive}",
-             f"{n(r.reacq_predicted)} → {n(r.reacq_observed)}", n(r.window)] for r in rows]
+             f"{r.kept_real},{r.kept_calibrated},{r.kept_extractive}",
+             f"{n(r.reacq_predicted)}→{n(r.reacq_observed)}"] for r in rows]
 
 
 @click.command(short_help="Each strategy against the compactions the real tools recorded.")
@@ -95,8 +95,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         for line in [*wrap(kept_note(rows)), *wrap(agreement_note(transcripts)),
                      *(x for part in reacquisition_note(rows).split("\n") for x in wrap(part)), *wrap(
                 "cal.: the calibrated summarizer, extr.: the extractive one, on the same span; --wide: every column "
-                "(real and our summary sizes, calibration, window source, cause); re-acq.: tokens of content re-read "
-                "after the real compaction, predicted from its view and observed; --format json: every field")]:
+                "(real and our summary sizes, calibration, window and its source, cause); re-acq p→o: tokens of content "
+                "re-read after the real compaction, predicted from its view → observed; --format json: every field")]:
             click.echo(line)
     else:
         click.echo(table(list(COLUMNS), data["rows"], fmt))

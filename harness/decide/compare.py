@@ -164,7 +164,7 @@ def load_results(run: str | Path) -> Any:
 
 # columns a run written before they existed lacks: a sum leaves them out (a run from before re-acquisition was
 # measured has effective savings equal to its net savings, and its summary says it predates them)
-ADDED_LATER = frozenset({"reacquired_tokens", "reacquired_cost_usd"})
+ADDED_LATER = frozenset({"reacquired_tokens", "reacquired_cost_usd", "reacquired_content_tokens"})
 
 
 def column(df: Any, expr: str) -> Any:
