@@ -89,7 +89,8 @@ def test_compare_fits_160_columns_with_the_verdict_first(run: Path) -> None:
     assert not any(x.startswith("!") and "acted on some" in x for x in lines)
     assert any(x.startswith("! never acted") and NEVER in x for x in lines)
     wide = invoke("compare", run, "--wide", "--resamples", "300")[1]
-    assert "recall kept verbatim" in wide and "Δ effective savings vs none" in wide and "acted on 4/8 transcripts" in wide
+    assert "recall kept verbatim" in wide and "Δ effective savings vs none" in wide
+    assert "acted on 4/8 transcripts" in wide
 
 
 def test_compare_shows_the_median_and_json_carries_it(run: Path) -> None:

@@ -95,8 +95,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         for line in [*wrap(kept_note(rows)), *wrap(agreement_note(transcripts)),
                      *(x for part in reacquisition_note(rows).split("\n") for x in wrap(part)), *wrap(
                 "cal.: the calibrated summarizer, extr.: the extractive one, on the same span; --wide: every column "
-                "(real and our summary sizes, calibration, window and its source, cause); re-acq p→o: tokens of content "
-                "re-read after the real compaction, predicted from its view → observed; --format json: every field")]:
+                "(real and our summary sizes, calibration, window and its source, cause); re-acq p→o: tokens of "
+                "content re-read after the real compaction, predicted from its view → observed; --format json: every field")]:
             click.echo(line)
     else:
         click.echo(table(list(COLUMNS), data["rows"], fmt))
