@@ -96,7 +96,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
                      *(x for part in reacquisition_note(rows).split("\n") for x in wrap(part)), *wrap(
                 "cal.: the calibrated summarizer, extr.: the extractive one, on the same span; --wide: every column "
                 "(real and our summary sizes, calibration, window and its source, cause); re-acq p→o: tokens of "
-                "content re-read after the real compaction, predicted from its view → observed; --format json: every field")]:
+                "content re-read after the real compaction, predicted from its view → observed; --format json: "
+                "every field")]:
             click.echo(line)
     else:
         click.echo(table(list(COLUMNS), data["rows"], fmt))
