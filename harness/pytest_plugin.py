@@ -2,7 +2,7 @@
 test suite.
 
     def test_compaction_keeps_what_the_agent_needs(compbench_gate):
-        compbench_gate("runs/nightly", min={"needed_recall": 0.85, "net_savings": 0.3})
+        compbench_gate("runs/nightly", min={"needed_recall": 0.85, "effective_savings": 0.3})
 
 The fixture applies the same checks as ``compbench gate`` (lower 95% bounds; ``max_drop`` against a
 ``baseline`` run) and fails the test with every failed figure. Nothing heavy is imported until used.

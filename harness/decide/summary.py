@@ -178,9 +178,9 @@ def _pct(num: float, den: float) -> str:
 
 
 def summary_table(run_dir: Path) -> str:
-    """Per strategy: transcripts it acted on, compactions, prunes, overflows, savings, net savings,
-    needed-fact recall with its range (summaries carry nothing .. they also carry what an extractive copy
-    of their span carries), cost.
+    """Per strategy: transcripts it acted on, compactions, prunes, overflows, savings, net savings, effective
+    savings (net of predicted re-acquisition), needed-fact recall with its range (summaries carry nothing ..
+    they also carry what an extractive copy of their span carries), cost.
 
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
     import math
@@ -210,6 +210,8 @@ def summary_table(run_dir: Path) -> str:
     standing = standings(r, details)
     rows = []
     nets: dict[str, float] = {}
+    groups = {str(k): v for k, v in r.groupby("strategy", sort=False)}
+    effective = metric("effective_savings")
     for name, row in g.iterrows():
         ref = float(row["reference"])
         nets[str(name)] = net_saved(row["input"] + row["summarizer"] + row["summarizer_out"], ref) if ref else 0.0
@@ -218,11 +220,11 @@ def summary_table(run_dir: Path) -> str:
                      f"{int(row['compactions']):,}", f"{int(row['prunes']):,}", f"{int(row['overflows']):,}",
                      f"{int(row['input']):,}", _pct(ref - row["input"], ref),
                      f"{nets[str(name)]:.1%}" if ref else "–",
+                     f"{pooled(groups[str(name)], effective):.1%}" if ref else "–",
                      _pct(row["present"], row["needs"]), span, f"{int(row['peak']):,}", f"{row['cost']:,.2f}"])
     # the one rule of the verdict and the leaderboard: within each tier, those meeting the headline objective's
     # bars first, then its metric (pooled, as every figure of this table)
     obj = parse_objective(PRIMARY)
-    groups = {str(k): v for k, v in r.groupby("strategy", sort=False)}
     figure = {s: {k: pooled(groups[s], metric(k)) for k in (obj.metric, *(c[0] for c in obj.constraints))}
               for s in groups}
     ranked = order([x[0] for x in rows], standing, lambda s: figure[s][obj.metric], obj.maximize,
@@ -230,8 +232,8 @@ def summary_table(run_dir: Path) -> str:
                                  for k, op, v in obj.constraints) and not math.isnan(figure[s][obj.metric]))
     rows.sort(key=lambda x: ranked.index(x[0]))
     lines = table(["strategy", "group", "acted", "compactions", "prunes", "over window", "input tok", "savings",
-                   "net", "recall", "range", "peak", "cost $"], rows,
-                  [False, False, *([True] * 8), False, True, True])
+                   "net", "effective", "recall", "range", "peak", "cost $"], rows,
+                  [False, False, *([True] * 9), False, True, True])
     lines.append("order: " + rule(obj))
     if details:
         lines.append("")
