@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
@@ -24,10 +24,10 @@ from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
 from compbench.measure.retention import CompactionFacts, evaluate
-from compbench.measure.tokens import TokenCounter
+from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.replay.context import ReplayContext
-from compbench.replay.loop import ReplayConfig, Trace, recorded_entries, replay
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import Member, ReplayConfig, Trace, recorded_entries, replay, replay_together
+from compbench.replay.session import Entry, ModelLimits
 from compbench.store.tables import TABLES
 from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
@@ -125,13 +125,10 @@ class Replayer:
         entries = recorded_entries(t, index)
         self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
-        def go(c: Configured, shadows: list[Configured] | None = None,
-               diverged: set[int] | None = None) -> tuple[Trace, PresenceTracker]:
-            tracker = PresenceTracker(facts, self.copy)
-            return replay(t, c.create(), self.summarizer, config, counter, index, tracker, entries,
-                          [x.create() for x in shadows or ()], diverged, self.context), tracker
+        def new_tracker() -> PresenceTracker:
+            return PresenceTracker(facts, self.copy)
 
-        ref, outcomes = self._trajectories(go)
+        ref, outcomes = self._trajectories(t, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
         evaluated: dict[int, Any] = {}
         rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
@@ -155,51 +152,31 @@ class Replayer:
     def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any]]:
         return replay_conditions(self.spec, t, counter)
 
-    def _trajectories(self, go: Callable[..., tuple[Trace, PresenceTracker]]
+    def _trajectories(self, t: Transcript, config: ReplayConfig, counter: TokenCounter, index: TranscriptTokens,
+                      entries: Sequence[Entry], tracker: Callable[[], PresenceTracker]
                       ) -> tuple[tuple[Trace, PresenceTracker], list[tuple[Trace, PresenceTracker]]]:
         """The reference replay and each configuration's.
 
-        Every configuration first shadows the ``none`` reference: while a strategy has not acted its
-        replay is the reference's (on a transcript that never reaches its thresholds, all of it), and
-        as ``none`` never asks for a summary this holds with any summarizer. Those that act are then
-        replayed per strategy, a tuning grid's configurations together: one leads, the others shadow it
-        while they act as it does, and those that diverge are replayed again, together, from the start
-        — only with a pure summarizer; otherwise each by itself."""
+        Every configuration follows the ``none`` reference, asked the questions it is asked on its view:
+        while a strategy has not acted its replay is the reference's (on a transcript that never reaches
+        its thresholds, all of it), and as ``none`` never asks for a summary this holds with any summarizer.
+        One that acts forks its own trajectory from there (:mod:`compbench.replay.branch`), followed by the
+        configurations that acted alike and go on acting alike — only with a pure summarizer; otherwise
+        each by itself."""
         configs = self.configs
         if not SHARE_REPLAYS:
-            ref = go(self.reference)
-            return ref, [ref if c.name == "none" else go(c) for c in configs]
-        out: list[tuple[Trace, PresenceTracker] | None] = [None] * len(configs)
+            def alone(c: Configured) -> tuple[Trace, PresenceTracker]:
+                observer = tracker()
+                return replay(t, c.create(), self.summarizer, config, counter, index, observer, entries,
+                              self.context), observer
 
-        def settle(result: tuple[Trace, PresenceTracker], members: list[int], diverged: set[int]) -> list[int]:
-            """Members still in step take ``result``; the diverged ones are returned."""
-            left = []
-            for j, k in enumerate(members):
-                if j in diverged:
-                    left.append(k)
-                else:
-                    out[k] = result
-            return left
-
-        everyone = list(range(len(configs)))  # "none" configurations never act: they stay with the reference
-        diverged: set[int] = set()
-        ref = go(self.reference, configs, diverged)
-        groups: dict[str, list[int]] = {}
-        for k in settle(ref, everyone, diverged):
-            if self.share:
-                groups.setdefault(configs[k].name, []).append(k)
-            else:
-                out[k] = go(configs[k])
-        pending = list(groups.values())
-        while pending:
-            group = pending.pop()
-            left: set[int] = set()
-            result = go(configs[group[0]], [configs[k] for k in group[1:]], left)
-            out[group[0]] = result
-            rest = settle(result, group[1:], left)
-            if rest:
-                pending.append(rest)
-        return ref, [o for o in out if o is not None]
+            ref = alone(self.reference)
+            return ref, [ref if c.name == "none" else alone(c) for c in configs]
+        followers = [Member(k, c.create(), c.create) for k, c in enumerate(configs)]
+        out = replay_together(t, Member(-1, self.reference.create()), followers, self.summarizer, config, counter,
+                              index, tracker, entries, self.context, reference=True, pure=self.share)
+        return cast(tuple[Trace, PresenceTracker], out[-1]), [cast(tuple[Trace, PresenceTracker], out[k])
+                                                               for k in range(len(configs))]
 
 
 def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:

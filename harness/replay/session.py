@@ -181,6 +181,35 @@ class Prune:
 Action: TypeAlias = Compact | Prune
 
 
+# --- when to ask a strategy again ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """When a strategy that has just answered nothing must next be asked (its ``wake``,
+    :class:`compbench.sdk.protocols.Wakeful`): at the first question — before a step, after one — where any
+    condition set here holds. Nothing set: never again on this transcript (``none``).
+
+    ``tokens``: the view's :attr:`SessionView.context_tokens` reaches this; ``usage``: the last step's usage,
+    ``input + output``, reaches this; ``user``: a recorded user message joined the view since; ``entries``:
+    the view holds this many entries; ``step``: :attr:`SessionView.step` reaches this (``step=0``: at the
+    next question, :data:`NEXT_QUESTION`).
+
+    The conditions are a strategy's *necessary* conditions for acting: waking early only costs a question
+    answered with nothing (and another ``wake``); waking late changes the replay, which the strategy's
+    tests rule out by replaying with and without its wake conditions."""
+
+    tokens: int | None = None
+    usage: int | None = None
+    user: bool = False
+    entries: int | None = None
+    step: int | None = None
+
+
+NEXT_QUESTION = Wake(step=0)
+NEVER = Wake()
+
+
 # --- the strategy's read-only window onto the session -----------------------------------------------
 
 
@@ -217,6 +246,13 @@ class SessionView:
     @property
     def entries(self) -> Sequence[Entry]:
         return self._entries
+
+    def fork(self, entries: Sequence[Entry], round_cache: RoundCache) -> SessionView:
+        """This view's state over ``entries`` (a copy of its own), for a forked trajectory."""
+        v = SessionView(entries, self.limits, self.counter, self.system_tokens, self.context, round_cache)
+        v.step, v.context_tokens, v.last_usage = self.step, self.context_tokens, self.last_usage
+        v.compactions, v.revision, v.last_event, v.meta = self.compactions, self.revision, self.last_event, self.meta
+        return v
 
     def count(self, text: str) -> int:
         return self.counter.count_text(text)
