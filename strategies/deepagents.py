@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from compbench.data.transcript import ToolCall
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Prune, SessionView
+from compbench.replay.session import NEXT_QUESTION, Action, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import LangChainSummarization, parse_clauses, system_head
 from compbench.strategies.langchain_messages import ANTHROPIC_CHARS_PER_TOKEN, LCMessage
@@ -96,6 +96,10 @@ class DeepAgents(LangChainSummarization):
         self.truncate = parse_clauses(p.truncate_trigger, "truncate_trigger")[0][0] if p.truncate_trigger else None
         (((self.truncate_kind, self.truncate_value),),) = parse_clauses(p.truncate_keep, "truncate_keep")
         self.truncated: set[tuple[str, int]] = set()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Its argument truncation and input budget act without a summary trigger: asked every question."""
+        return NEXT_QUESTION
 
     def total(self, s: SessionView, system: list[LCMessage], messages: list[LCMessage]) -> int:
         """``_count_tokens``: the system message and tools with the messages, usage-scaled."""

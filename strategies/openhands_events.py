@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from compbench.replay.session import Entry, Insert, Keep, SessionView, Slot
 
 MASKED = "<MASKED>"  # observation_masking_condenser.py
@@ -78,6 +78,20 @@ class EventState:
         self.first_user = ""
         self.forgotten: set[Key] = set()
         self.ids: dict[Key, int] = {}
+        self._counted: tuple[SessionView, int, int, int] | None = None  # view, revision, entries: events
+
+    def of_view(self, s: SessionView) -> list[Event]:
+        """The view's events (remembering how many, for :meth:`count`)."""
+        evs = self.events(s.entries)
+        self._counted = (s, s.revision, len(s.entries), len(evs))
+        return evs
+
+    def count(self, s: SessionView) -> int:
+        """How many events the view holds (a condenser's wake: counted again only if the view changed)."""
+        c = self._counted
+        if c is not None and c[0] is s and c[1] == s.revision and c[2] == len(s.entries):
+            return c[3]
+        return len(self.of_view(s))
 
     def events(self, entries: Sequence[Entry]) -> list[Event]:
         out: list[Event] = []
@@ -188,6 +202,38 @@ def rebuild(s: SessionView, events: Sequence[Event], kept: set[Key], summary_at:
     if not placed:
         slots.append(summary)
     return tuple(slots)
+
+
+def event_bound(m: Message) -> int:
+    """The most events a recorded message adds to a view (a user message with its recall action and the
+    first recall observation; an assistant message's calls; a tool message's results): the weight of the
+    condensers' wake on the number of events."""
+    if m.role == "user":
+        return 3
+    if m.role == "assistant":
+        return max(1, sum(isinstance(p, ToolCall) for p in m.parts))
+    if m.role == "system":
+        return 1
+    return sum(isinstance(p, ToolResult) for p in m.parts)
+
+
+_TOOL_RESULTS: dict[tuple[str, ...], Callable[[Message], int]] = {}
+
+
+def tool_results_of(tools: tuple[str, ...]) -> Callable[[Message], int]:
+    """The weight counting a recorded tool message's results of ``tools`` (one function per tuple: the loop
+    keeps the prefix sums of a weight per function)."""
+    fn = _TOOL_RESULTS.get(tools)
+    if fn is None:
+        names = frozenset(tools)
+
+        def fn(m: Message) -> int:
+            if m.role in ("user", "assistant", "system"):
+                return 0
+            return sum(isinstance(p, ToolResult) and p.name in names for p in m.parts)
+
+        fn = _TOOL_RESULTS[tools] = fn
+    return fn
 
 
 def overflowing(s: SessionView) -> bool:

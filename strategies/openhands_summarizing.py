@@ -38,13 +38,14 @@ from typing import Literal
 
 from compbench.data.transcript import Message, Role, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, SessionView, SummaryRequest
+from compbench.replay.session import Action, Compact, SessionView, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
 from compbench.strategies.openhands_events import (
     NO_SUMMARY,
     Event,
     EventState,
+    event_bound,
     overflowing,
     rebuild,
     str_v0,
@@ -91,12 +92,20 @@ class LLMSummarizing:
         self.state = EventState(p.recall_events and p.version == "v0")
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        evs = self.state.events(s.entries)
+        evs = self.state.of_view(s)
         act = self.v0(s, evs) if self.p.version == "v0" else self.v1(s, evs)
         return (act,) if act is not None else ()
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Over ``max_size`` events, or (V1) over its token limit, or a prompt over the input limit."""
+        limit = s.limits.input_limit
+        if self.p.version == "v1" and self.p.max_tokens:
+            limit = min(self.p.max_tokens, limit)
+        tokens = limit + 1 if self.p.version == "v1" or self.p.condense_on_overflow else None
+        return Wake(tokens=tokens, grown=(event_bound, self.p.max_size + 1 - self.state.count(s)))
 
     # --- V0 -------------------------------------------------------------------------------------------
     def v0(self, s: SessionView, evs: list[Event]) -> Compact | None:

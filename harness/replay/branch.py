@@ -29,7 +29,7 @@ from compbench.data.transcript import Message, Reasoning, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.context import ReplayContext, RoundCache
 from compbench.replay.events import CompactionEvent, Event, Phase, PruneEvent
-from compbench.replay.members import Alarm, Member, Question, ask
+from compbench.replay.members import Alarm, Member, Question, Weights, ask
 from compbench.replay.session import Action, Compact, Entry, Prune, SessionView
 from compbench.replay.trace import StepRecord
 from compbench.replay.viewstate import NOOP, Observer, ReplayConfig, ViewState, apply_compact, apply_prune
@@ -53,7 +53,7 @@ class Shared:
     message's output tokens and each message's recorded time."""
 
     __slots__ = ("config", "context", "counter", "entries", "messages", "outputs", "summarizer", "times",
-                 "transcript")
+                 "transcript", "weights")
 
     def __init__(self, transcript: Transcript, entries: Sequence[Entry], config: ReplayConfig,
                  counter: TokenCounter, summarizer: Summarizer, context: ReplayContext) -> None:
@@ -69,6 +69,7 @@ class Shared:
         self.outputs = [_output_tokens(counter, m, e.part_tokens) if m.role == "assistant" else 0
                         for m, e in zip(self.messages, entries, strict=True)]
         self.times = [message_time(m.meta) for m in self.messages] if config.cache.ttl_s is not None else None
+        self.weights = Weights(self.messages)
 
 
 def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> int:
@@ -96,6 +97,7 @@ class Branch:
         self.seq = 0
         self.step = 0
         self.users = 0  # recorded user messages that joined the view (wake "user")
+        self.at = 0  # recorded messages read so far (wake "grown")
         self.own: list[Event | None] = [None] * len(members[0].stages)  # each stage's last event
         self.manual_at = shared.config.manual_at  # None once asked (or never asked)
         self.alarm = Alarm()
@@ -122,11 +124,13 @@ class Branch:
     def _rest(self, i: int) -> None:
         """Message ``i`` once any /compact before it was asked."""
         if self.t.messages[i].meta.get("compaction"):
+            self.at = i + 1
             return  # the recorded tool's own compaction artifacts: the strategy compacts by itself
         entry = self.t.entries[i]
         s, view = self.s, self.view
         if entry.role != "assistant":
             s.append(entry)
+            self.at = i + 1
             if entry.role == "user":
                 self.users += 1
             view.context_tokens = s.input_tokens()
@@ -149,6 +153,7 @@ class Branch:
         steps.append(StepRecord(self.step, entry.id, i, inp, out, cached, written, len(s.entries),
                                 len(s.epochs) - 1, inp > self.t.config.limits.input_limit))
         s.append(entry)
+        self.at = i + 1
         m = self.t.messages[i]
         if self.t.config.recorded_usage and m.usage is not None and not self.compactions and not self.prunes:
             usage = m.usage
@@ -197,7 +202,7 @@ class Branch:
         next_index = i + 1 if phase == "after" else i
         hook = self._hook(phase)
         manual = phase == "manual"
-        q = Question(self.view, self.users)
+        q = Question(self.view, self.users, self.at)
         if first is None and not manual and self.alarm.quiet(q, self.members):
             return  # nobody awake, nobody wakes: every answer is nothing
         leader = self.members[0]
@@ -208,14 +213,14 @@ class Branch:
             elif manual:
                 actions = list(hook(leader.stages[k]))
             else:
-                actions, asked = ask(leader, k, hook, self.view, q, self.users)
+                actions, asked = ask(leader, k, hook, self.view, q, self.t.weights)
                 self.alarm.dirty |= asked
             if len(self.members) > 1 and not (first is not None and k == start):
                 self._follow(phase, i, k, hook, actions, q)
             self._apply(actions, phase, next_index, k)
             if actions:
                 self.rounds.clear()  # computed on the view before these actions
-                q = Question(self.view, self.users)
+                q = Question(self.view, self.users, self.at)
                 if leader.until_first:
                     break
         if manual:
@@ -238,7 +243,7 @@ class Branch:
                     if manual:
                         b = list(hook(m.stages[j]))
                     else:
-                        b, asked = ask(m, j, hook, view, q, self.users)
+                        b, asked = ask(m, j, hook, view, q, self.t.weights)
                         self.alarm.dirty |= asked
                     if b:
                         left.append((m, j, b))
@@ -248,7 +253,7 @@ class Branch:
             if manual:
                 b = list(hook(m.stages[k]))
             else:
-                b, asked = ask(m, k, hook, view, q, self.users)
+                b, asked = ask(m, k, hook, view, q, self.t.weights)
                 self.alarm.dirty |= asked
             if b != actions:
                 left.append((m, k, b))
@@ -283,7 +288,7 @@ class Branch:
         b.s = self.s.fork(b.observer, b.rounds)
         b.view = b.s.view
         b.steps, b.compactions, b.prunes = list(self.steps), list(self.compactions), list(self.prunes)
-        b.seq, b.step, b.users, b.own, b.manual_at = self.seq, self.step, self.users, own, self.manual_at
+        b.seq, b.step, b.users, b.at, b.own, b.manual_at = self.seq, self.step, self.users, self.at, own, self.manual_at
         b.alarm, b.forks, b.restarts, b.usage = Alarm(), [], [], self.usage
         return b
 
@@ -313,6 +318,9 @@ class Branch:
                     queue.insert(0, a.fallback)
             if ev.applied:
                 view.revision += 1
+                for m in self.members:  # a wake condition speaks of a view that only grows
+                    m.awake()
+                self.alarm.dirty = True
             self.own[stage] = view.last_event = ev
             view.context_tokens = s.input_tokens()
             if isinstance(a, Compact):

@@ -193,17 +193,23 @@ class Wake:
     ``tokens``: the view's :attr:`SessionView.context_tokens` reaches this; ``usage``: the last step's usage,
     ``input + output``, reaches this; ``user``: a recorded user message joined the view since; ``entries``:
     the view holds this many entries; ``step``: :attr:`SessionView.step` reaches this (``step=0``: at the
-    next question, :data:`NEXT_QUESTION`).
+    next question, :data:`NEXT_QUESTION`); ``grown``: ``(weight, n)``, the recorded messages that joined
+    since weigh ``n`` by ``weight`` (a module-level function of a recorded message, its upper bound on what
+    the message adds to the strategy's own count: its estimate of the tokens, its events; the loop sums it
+    over the transcript once, so the wake is a search in those prefix sums).
 
-    The conditions are a strategy's *necessary* conditions for acting: waking early only costs a question
-    answered with nothing (and another ``wake``); waking late changes the replay, which the strategy's
-    tests rule out by replaying with and without its wake conditions."""
+    The conditions are a strategy's *necessary* conditions for acting while the view only grows by recorded
+    messages: any action applied to the view (the strategy's or, in a composition, another stage's) wakes
+    every stage. Waking early only costs a question answered with nothing (and another ``wake``); waking
+    late changes the replay, which the strategy's tests rule out by replaying with and without its wake
+    conditions (``tests/test_wake.py``)."""
 
     tokens: int | None = None
     usage: int | None = None
     user: bool = False
     entries: int | None = None
     step: int | None = None
+    grown: tuple[Callable[[Message], int], int] | None = None
 
 
 NEXT_QUESTION = Wake(step=0)
