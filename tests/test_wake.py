@@ -21,7 +21,9 @@ from compbench.replay.session import ModelLimits
 from compbench.sdk import capabilities
 from compbench.store.rundir import write_run
 from compbench.strategies import get, resolve, runnable
+from compbench.strategies.langchain_clear_tool_uses import recorded_tokens
 from compbench.strategies.openhands_events import EventState
+from compbench.strategies.round_chained import message_estimate
 from compbench.summarizers.extractive import ExtractiveSummarizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +45,11 @@ ACTIVE = [
     "openhands-observation-masking:attention_window=12", "openhands-recent-events:max_events=25",
     "openhands-recent-events:max_events=25,keep_first=4", "pi:reserve_tokens=4000,keep_recent_tokens=2000",
     "round-chained:preset=window", "truncate:reserve_output=6000",
+    "gemini-cli-masking:protection=2000,min_prunable=1000",
+    "gemini-cli-masking:protection=500,min_prunable=3000,protect_latest_turn=false",
+    "gemini-cli-compression:threshold=0.3", "gemini-cli-compression:threshold=0.3,verify=false",
+    "cline-sdk:trigger_ratio=0.3", "cline-sdk:trigger_ratio=0.3,preserve_recent_tokens=1000", "goose:threshold=0.3",
+    "aider:max_chat_history_tokens=3000", "openhands-conversation-window",
 ]
 
 
@@ -101,25 +108,29 @@ def big_session() -> Transcript:
     return session(5, 0, turns=80, log_lines=150, code_lines=150)
 
 
-def quantities(t: Transcript) -> tuple[list[int], list[int], list[int]]:
-    """What the ``none`` replay reaches: each call's context, each step's usage (input + output), and the
-    OpenHands events of the view before each call."""
+def quantities(t: Transcript) -> dict[str, list[int]]:
+    """What the ``none`` replay reaches before each call: the context, the step's usage (input + output),
+    the OpenHands events, round-chained's and LangChain's own estimates of the view."""
     counter = TokenCounter("o200k_base").scoped(t)
     trace = replay(t, resolve("none").create(), ExtractiveSummarizer(), ReplayConfig(BIG), counter)
     entries = recorded_entries(t, counter.index(t))
-    events = [len(EventState(True).events(entries[:s.message_index])) for s in trace.steps]
-    return [s.input for s in trace.steps], [s.input + s.output for s in trace.steps], events
+    before = [entries[:s.message_index] for s in trace.steps]
+    return {"context": [s.input for s in trace.steps], "usage": [s.input + s.output for s in trace.steps],
+            "events": [len(EventState(True).events(v)) for v in before],
+            "round": [sum(message_estimate(e.message) for e in v) for v in before],
+            "langchain": [sum(recorded_tokens(e.message) for e in v if e.role != "system") for v in before]}
 
 
 def test_waking_at_the_trigger_boundary_changes_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Thresholds exactly at a context, a usage or an event count the replay reaches, and one token (one
     event) either side: a wake one question late would show here."""
     t = big_session()
-    contexts, usages, events = quantities(t)
+    q = quantities(t)
+    contexts, usages = q["context"], q["usage"]
     assert max(contexts) > 50_000
     specs = []
     for k in (len(usages) // 3, len(usages) // 2, 4 * len(usages) // 5):
-        c, u, n = contexts[k], usages[k], events[k]
+        c, u, n = contexts[k], usages[k], q["events"][k]
         for d in (-1, 0, 1):
             specs += [
                 f"claude-code:autocompact_buffer={BIG.context_window - (u + d)}",  # threshold u + d
@@ -134,6 +145,10 @@ def test_waking_at_the_trigger_boundary_changes_no_table(tmp_path: Path, monkeyp
                 f"openhands-llm-summarizing:max_size={n + d}",
                 f"openhands-llm-summarizing:preset=v1,max_size={n + d}",
                 f"observation-masking:keep_last_turns={k + d}",
+                # threshold = model_context_limit with no reserves at 100%
+                f"round-chained:model_context_limit={q['round'][k] + d},system_reserve=0,output_reserve=0,"
+                "safety_buffer=0,threshold_percent=1.0",
+                f"langchain-clear-tool-uses:trigger={q['langchain'][k] + d - 1}",  # clears over the trigger
             ]
     with_and_without(tmp_path / "thresholds", monkeypatch, sorted(set(specs)), [t], BIG)
     acted = pd.read_parquet(tmp_path / "thresholds" / "wake" / "results.parquet")["first_action_step"]
