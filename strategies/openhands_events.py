@@ -79,6 +79,9 @@ class EventState:
         self.forgotten: set[Key] = set()
         self.ids: dict[Key, int] = {}
         self._counted: tuple[SessionView, int, int, int] | None = None  # view, revision, entries: events
+        # each entry's events at its place (an entry is immutable; the first user message, which alone has a
+        # recall observation, is fixed once seen)
+        self._of_entry: dict[int, tuple[Entry, int, tuple[Event, ...]]] = {}
 
     def of_view(self, s: SessionView) -> list[Event]:
         """The view's events (remembering how many, for :meth:`count`)."""
@@ -95,10 +98,14 @@ class EventState:
 
     def events(self, entries: Sequence[Entry]) -> list[Event]:
         out: list[Event] = []
+        cache, forgotten, ids = self._of_entry, self.forgotten, self.ids
         for pos, e in enumerate(entries):
-            for ev in self._of(pos, e):
-                if ev.key not in self.forgotten:
-                    self.ids.setdefault(ev.key, len(self.ids))
+            hit = cache.get(id(e))
+            if hit is None or hit[0] is not e or hit[1] != pos:  # an entry's events, made once per place
+                hit = cache[id(e)] = (e, pos, tuple(self._of(pos, e)))
+            for ev in hit[2]:
+                if ev.key not in forgotten:
+                    ids.setdefault(ev.key, len(ids))
                     out.append(ev)
         return out
 
