@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
@@ -26,7 +26,8 @@ from compbench.measure.models import Prices, prices_for, prices_with_cache
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.replay.context import ReplayContext
-from compbench.replay.loop import Member, ReplayConfig, Trace, recorded_entries, replay, replay_together
+from compbench.replay.loop import Member, ReplayConfig, StepRecord, Trace, recorded_entries, replay, replay_together
+from compbench.replay.rows import Columns, Table, columns_of
 from compbench.replay.session import Entry, ModelLimits
 from compbench.store.tables import TABLES
 from compbench.strategies import Configured, resolve
@@ -109,13 +110,14 @@ class Replayer:
         # recall's optimistic end: what an extractive copy of each summarized span would carry
         self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
 
-    def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
+    def run(self, t: Transcript) -> dict[str, Table]:
+        """The rows of ``t`` under every configuration, per table."""
         try:
             return self._run(t)
         finally:
             self.context.end()  # nothing derived from a transcript outlives it
 
-    def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
+    def _run(self, t: Transcript) -> dict[str, Table]:
         counter = self.counter.scoped(t)  # corrected for t's recorded model family (spec.token_correction)
         index = counter.index(t)
         config, conditions = self.conditions(t, counter)
@@ -130,22 +132,25 @@ class Replayer:
 
         ref, outcomes = self._trajectories(t, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
-        evaluated: dict[int, Any] = {}
-        rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
+        shared: dict[int, _TraceRows] = {}
+        rows = {k: Table() for k in TABLES}
         for c, (trace, tracker) in zip(self.configs, outcomes, strict=True):
-            if id(trace) not in evaluated:  # configurations that shared a trajectory share its evaluation
-                evaluated[id(trace)] = evaluate(t, trace, facts, tracker, index.part_tokens, config.system_tokens)
-            retained, per_event, fact_rows = evaluated[id(trace)]
+            got = shared.get(id(trace))
+            if got is None:  # configurations that shared a trajectory share its evaluation and its rows
+                retained, per_event, fact_rows = evaluate(t, trace, facts, tracker, index.part_tokens,
+                                                          config.system_tokens)
+                outcome = {e.seq: e for e in per_event}
+                got = shared[id(trace)] = _TraceRows(
+                    {**result_row(trace, ref[0], self.prices), **retained}, _step_columns(trace),
+                    columns_of([{**_compaction_row(e), **_event_facts(outcome.get(e.seq))} for e in trace.compactions]),
+                    columns_of(fact_rows),
+                    columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
+                                 "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]))
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
-                                    **result_row(trace, ref[0], self.prices), **retained})
-            rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
-            outcome = {e.seq: e for e in per_event}
-            rows["compactions"] += [{**key, **_compaction_row(e), **_event_facts(outcome.get(e.seq))}
-                                    for e in trace.compactions]
-            rows["facts"] += [{**key, **r} for r in fact_rows]
-            rows["prunes"] += [{**key, "seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
-                                "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]
+            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions, **got.result})
+            for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
+                                        ("prunes", got.prunes)):
+                rows[table].extend(columns, n, key)
         return rows
 
 
@@ -247,14 +252,23 @@ def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:
             "guard_dropped_constraint": c.guard_dropped_constraint}
 
 
-def _steps(t: Trace) -> Iterable[Any]:
-    return t.steps
+class _TraceRows(NamedTuple):
+    """One trajectory's rows, made once for every configuration that followed it to its end."""
+
+    result: dict[str, Any]
+    steps: tuple[Columns, int]
+    compactions: tuple[Columns, int]
+    facts: tuple[Columns, int]
+    prunes: tuple[Columns, int]
 
 
-def _step_row(s: Any) -> dict[str, Any]:
-    return {"step": s.step, "message_id": s.message_id, "input": s.input, "output": s.output,
-            "cache_read": s.cache_read, "cache_write": s.cache_write, "visible": s.visible, "epoch": s.epoch,
-            "overflow": s.overflow}
+STEP_COLUMNS = ("step", "message_id", "input", "output", "cache_read", "cache_write", "visible", "epoch", "overflow")
+
+
+def _step_columns(t: Trace) -> tuple[Columns, int]:
+    """The steps table's columns of a trace (its step records, field by field)."""
+    fields = dict(zip(StepRecord._fields, zip(*t.steps, strict=True), strict=True)) if t.steps else {}
+    return {name: list(fields.get(name, ())) for name in STEP_COLUMNS}, len(t.steps)
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:
@@ -268,7 +282,7 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "summary_budget": e.summary_budget if e.summary_budget is not None else -1}
 
 
-Outcome = dict[str, list[dict[str, Any]]] | str  # a transcript's rows per table, or why it failed
+Outcome = dict[str, Table] | str  # a transcript's rows per table, or why it failed
 
 
 def run_one(r: Replayer, t: Transcript) -> Outcome:
