@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench profile fuzz env clean
+.PHONY: demo test lint bench bench-engine profile fuzz env clean
 
 env: $(STAMP)
 
@@ -35,9 +35,15 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m compbench.bench
 
-# where a run's time goes: pyinstrument over the bench's run, written to out/profile.{txt,html}
+# issue 27's rows only: the engine's ratios to tokenizing once (a few minutes)
+bench-engine: $(STAMP)
+	$(PY) -m compbench.bench --engine
+
+# where a run's time goes: pyinstrument over the bench's run, written to out/profile.{txt,html};
+# PROFILE=every profiles every default configuration on the bundled samples at their own windows
+PROFILE ?= base
 profile: $(STAMP)
-	$(PY) -m compbench.bench --profile
+	$(PY) -m compbench.bench --profile $(PROFILE)
 
 # 10,000 structure-aware inputs per importer; prints the count per format
 fuzz: $(STAMP)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 
 TRIGGER = 150_000  # docs: trigger default {"type": "input_tokens", "value": 150000}
@@ -78,6 +78,9 @@ class AnthropicCompaction:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        return Wake(tokens=self.p.trigger)
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         if s.context_tokens < self.p.trigger:

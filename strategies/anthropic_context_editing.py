@@ -50,7 +50,7 @@ from typing import Literal
 
 from compbench.data.transcript import Part, Reasoning, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Prune, SessionView
+from compbench.replay.session import NEXT_QUESTION, Action, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
@@ -115,6 +115,13 @@ class AnthropicContextEditing:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Clearing tool uses starts once the original prompt (the view plus what was cleared) passes the
+        trigger. Clearing thinking, or a trigger on tool uses, is asked every question."""
+        if CLEAR_THINKING in self.p.edits or self.p.trigger_type != "input_tokens":
+            return NEXT_QUESTION
+        return Wake(tokens=self.p.trigger_value - self.cleared_delta + 1)
 
     def _scan(self, s: SessionView) -> None:
         entries = s.entries

@@ -93,7 +93,18 @@ from dataclasses import dataclass
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.measure.facts.derive import call_args
 from compbench.measure.workset import path_key, touches
-from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 
 THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
@@ -304,6 +315,17 @@ class ClaudeCode:
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.last = u
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """It compacts before a step whose last usage reached the threshold: asked at the first question
+        where the last usage does (the after question that records it, then the next before). Skipped
+        after questions record a smaller usage, which would not have compacted either. The rough estimate of
+        the trailing messages (2.1) is no token count: then it is asked every question."""
+        if not s.limits.context_window:
+            return NEVER
+        if self.p.count_trailing:
+            return NEXT_QUESTION
+        return Wake(usage=math.ceil(self.threshold(s)))
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         """``autoCompactIfNeeded`` before the call, once the step's tool results are in the view."""

@@ -27,11 +27,12 @@ Messages are counted as Cline's Anthropic-format messages (:mod:`.api_groups`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Text, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Keep, Prune, SessionView
+from compbench.replay.session import NEVER, Action, Compact, Entry, Keep, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.cline_context import (
@@ -104,6 +105,12 @@ class Cline:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Before a request whose previous one used the window's allowed size."""
+        if not s.limits.context_window:
+            return NEVER
+        return Wake(usage=math.ceil(max_allowed_size(s.limits.context_window)))
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         u = s.last_usage

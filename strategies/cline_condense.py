@@ -27,11 +27,24 @@ of up to 8 "Required Files", which needs the workspace). A failed summary leaves
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from compbench.data.transcript import Message, Text, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, Prune, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    Prune,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
@@ -68,6 +81,12 @@ class ClineCondense:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Before a request whose previous one used the window's allowed size."""
+        if not s.limits.context_window:
+            return NEVER
+        return Wake(usage=math.ceil(max_allowed_size(s.limits.context_window)))
 
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
         """The handler ran (the summary came back): it records the deleted range and rewrites the first

@@ -38,7 +38,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
 
@@ -92,6 +103,11 @@ def _args(call: ToolCall) -> Any:
         return json.loads(call.args)
     except ValueError:
         return {}
+
+
+def message_size(m: Message) -> int:
+    """A recorded message's estimate (the wake's weight: what it adds to a request)."""
+    return estimate(len(as_json(m)))
 
 
 def as_json(m: Message) -> str:
@@ -180,6 +196,14 @@ class ClineSdk:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """A request estimated at the trigger: each new message adds its own estimate."""
+        if not s.limits.context_window:
+            return NEVER
+        entries = s.entries
+        request = s.system_tokens + sum(self.size(e) for e in entries[head_end(entries):])
+        return Wake(grown=(message_size, math.ceil(self.max_input(s) * self.p.trigger_ratio) - request))
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         entries = s.entries

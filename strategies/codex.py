@@ -61,7 +61,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
@@ -308,6 +320,14 @@ class Codex:
         if s.limits.context_window and u.input + u.output + self.reasoning_tokens(s) >= self.limit(s):
             self.pending = True
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """A queued compaction runs at the next question; else the seed's check only fires after a step
+        whose usage reached the limit. Today's count (pending items, earlier reasoning) grows with
+        estimates of the view that are no token count: asked every question."""
+        if self.pending or self.p.count_pending_items or self.p.reasoning_items != "off":
+            return NEXT_QUESTION
+        return Wake(usage=self.limit(s)) if s.limits.context_window else NEVER
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         if self.p.count_pending_items and s.last_usage is not None and s.limits.context_window:

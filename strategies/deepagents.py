@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 
 from compbench.data.transcript import ToolCall, ToolResult
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Prune, SessionView
+from compbench.replay.session import NEXT_QUESTION, Action, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import LangChainSummarization, parse_clauses, system_head
 from compbench.strategies.langchain_messages import ANTHROPIC_CHARS_PER_TOKEN, LCMessage
@@ -123,6 +123,10 @@ class DeepAgents(LangChainSummarization):
         self.evicted: dict[tuple[str, int], str] = {}  # tool results evicted to files: their replacement
         self.seen = 0  # view entries already looked at for eviction (a result is evicted as it arrives)
         self.revision = -1
+
+    def wake(self, s: SessionView) -> Wake:
+        """Its argument truncation and input budget act without a summary trigger: asked every question."""
+        return NEXT_QUESTION
 
     def total(self, s: SessionView, system: list[LCMessage], messages: list[LCMessage]) -> int:
         """``_count_tokens``: the system message and tools with the messages, usage-scaled."""

@@ -63,6 +63,7 @@ from compbench.replay.session import (
     SessionView,
     Slot,
     SummaryRequest,
+    Wake,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import gemini_cli_prompts as prompts
@@ -143,6 +144,13 @@ class GeminiCli:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """It compresses before a step whose last prompt reached ``threshold`` of the token limit (the
+        prompt is at most the usage's input + output)."""
+        if self.p.threshold <= 0:
+            return Wake()
+        return Wake(usage=math.ceil(self.p.threshold * self.token_limit(s)))
 
     def manual(self, s: SessionView) -> Compact | None:
         """``/compress``: ``tryCompressChat(force=true)``."""

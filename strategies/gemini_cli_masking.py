@@ -32,8 +32,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import ToolResult, Usage
-from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.data.transcript import Message, ToolResult, Usage
+from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.gemini_cli_history import (
     PROJECT_TEMP_DIR,
@@ -126,6 +126,20 @@ class GeminiCliMasking:
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
 
+    def wake(self, s: SessionView) -> Wake:
+        """Masking needs more than ``protection`` tokens of unmasked outputs and ``min_prunable`` of them
+        past it: at least the larger of the two in all (the latest turn and exempt tools counted too, an
+        upper bound), which grows by each new message's outputs."""
+        total = 0
+        for e in s.entries:
+            for j, part in enumerate(e.message.parts):
+                if isinstance(part, ToolResult):
+                    if j in e.pruned:
+                        part = replace(part, output=e.pruned[j])
+                    if f"<{MASKING_INDICATOR_TAG}" not in part.output:
+                        total += self.part_tokens(e, j, part)
+        return Wake(grown=(output_tokens, max(self.p.protection + 1, self.p.min_prunable) - total))
+
     def snippet(self, part: ToolResult) -> str:
         """``formatMaskedSnippet`` with the preview of ``mask()`` and the file it wrote."""
         tool = part.name or "unknown_tool"
@@ -142,6 +156,14 @@ class GeminiCliMasking:
             preview = content
         return (f"<{MASKING_INDICATOR_TAG}>\n{preview}\n\nOutput too large. Full output available at: {path}\n"
                 f"</{MASKING_INDICATOR_TAG}>")
+
+
+def output_tokens(m: Message) -> int:
+    """A recorded message's function responses as ``estimateTokenCountSync`` counts each (the masking's
+    wake weight)."""
+    return sum(math.floor(estimate_part({"functionResponse": {"id": p.call_id, "name": p.name,
+                                                              "response": response_of(p)}}))
+               for p in m.parts if isinstance(p, ToolResult))
 
 
 def simple_preview(content: str) -> str:

@@ -27,7 +27,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 
 DEFAULT_COMPACT_THRESHOLD = 200_000  # seed 003
@@ -188,6 +200,17 @@ class GoReplace:
         u = s.last_usage
         tokens = u.input + u.output if u else 0
         return self.p.threshold > 0 and tokens >= self.p.threshold
+
+    def wake(self, s: SessionView) -> Wake:
+        """Seed: before a step whose last usage reached the threshold. Crush: after a step whose usage left
+        the remaining tokens at the threshold (a summary waiting for the step's tool results is asked for
+        at the next question)."""
+        if self.p.mode == "remaining":
+            if self.pending is not None:
+                return NEXT_QUESTION
+            window = s.limits.context_window
+            return Wake(usage=window - remaining_threshold(window, self.p)) if window else NEVER
+        return Wake(usage=self.p.threshold) if self.p.threshold > 0 else NEVER
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         if self.p.mode == "remaining":

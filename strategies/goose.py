@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
 from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -164,6 +164,12 @@ class Goose:
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.seen = len(s.entries)
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """It compacts at a new prompt (if over its threshold) or before a call over the input limit. The
+        prompts it has not looked at are those since it was last asked: all of them joined after the
+        previous question, which it is asked at."""
+        return Wake(user=True, tokens=s.limits.input_limit + 1)
 
     def needs_compaction(self, s: SessionView) -> bool:
         """``check_if_compaction_needed``: ``total_tokens / context_limit > threshold``."""

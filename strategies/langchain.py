@@ -32,7 +32,19 @@ from typing import Protocol
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import (
+    NEVER,
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain_messages import (
     ANTHROPIC_CHARS_PER_TOKEN,
@@ -159,6 +171,11 @@ class LangChainSummarization:
         if s.entries and s.entries[-1].role == "assistant":
             self.usage[s.entries[-1].id] = u.input + u.output
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Without a trigger it never summarizes automatically; with one, its count rests on the usage each
+        AI message reported (recorded after every step): asked every question."""
+        return NEVER if not self.trigger else NEXT_QUESTION
 
     # --- the trigger ----------------------------------------------------------------------------------------
 

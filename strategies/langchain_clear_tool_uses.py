@@ -22,9 +22,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import ToolCall, Usage
+from compbench.data.transcript import Message, ToolCall, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Prune, SessionView
+from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import system_head
 from compbench.strategies.langchain_messages import (
@@ -62,6 +62,11 @@ def _tokens(m: LCMessage) -> int:
     return math.ceil(message_chars(m) / CHARS_PER_TOKEN) + int(EXTRA_TOKENS_PER_MESSAGE) + 85 * m.images
 
 
+def recorded_tokens(m: Message) -> int:
+    """A recorded message's share of the approximate count (the wake's weight)."""
+    return sum(_tokens(x) for x in entry_messages(Entry(m, 0, ()), 0, {}, original=True))
+
+
 class LangChainClearToolUses:
     """One instance per replay: what it has cleared (the view keeps it; the source recomputes it)."""
 
@@ -74,6 +79,10 @@ class LangChainClearToolUses:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """The recorded messages' approximate count passes the trigger: each new message adds its own."""
+        return Wake(grown=(recorded_tokens, self.p.trigger + 1 - self.original(s)[1]))
 
     def original(self, s: SessionView) -> tuple[list[LCMessage], int]:
         """The state's messages as recorded (the request copy the edit starts from) and their count."""
@@ -101,8 +110,11 @@ class LangChainClearToolUses:
         targets: list[tuple[str, int, str]] = []
         reclaimed = 0
         edited_ai: dict[int, LCMessage] = {}
+        tally = self.p.clear_at_least > 0  # what the clears reclaim matters only with clear_at_least
         for i in candidates:
             tm = messages[i]
+            if not tally and (s.entries[tm.entry].id, tm.part) in self.cleared:
+                continue  # cleared at an earlier step: nothing new (its call's arguments were cleared with it)
             ai = next((j for j in range(i - 1, -1, -1) if messages[j].type == "ai"), None)
             if ai is None:
                 continue
@@ -111,12 +123,14 @@ class LangChainClearToolUses:
                 continue
             e = s.entries[tm.entry]
             targets.append((e.id, tm.part, self.p.placeholder))
-            reclaimed += _tokens(tm) - _tokens(replace(tm, content=self.p.placeholder))
+            if tally:
+                reclaimed += _tokens(tm) - _tokens(replace(tm, content=self.p.placeholder))
             if self.p.clear_tool_inputs:
                 before = edited_ai.get(ai, messages[ai])
                 calls = tuple({**c, "args": {}} if c.get("id") == tm.tool_call_id else c for c in before.tool_calls)
                 edited_ai[ai] = replace(before, tool_calls=calls)
-                reclaimed += _tokens(before) - _tokens(edited_ai[ai])
+                if tally:
+                    reclaimed += _tokens(before) - _tokens(edited_ai[ai])
                 ai_entry = s.entries[messages[ai].entry]
                 part = next(j for j, p in enumerate(ai_entry.message.parts)
                             if isinstance(p, ToolCall) and p.id == tm.tool_call_id)

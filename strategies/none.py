@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Usage
-from compbench.replay.session import Action, SessionView
+from compbench.replay.session import NEVER, Action, SessionView, Wake
 from compbench.sdk.registry import strategy
 
 
@@ -24,6 +24,9 @@ class NoCompaction:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        return NEVER
 
 
 @strategy("none", params=NoneParams, source="reference",

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import ToolResult, Usage
-from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # SWE-agent LastNObservations
@@ -57,6 +57,7 @@ class ObservationMasking:
         self.p = p
         self.scanned = 0  # view positions already assigned to a turn
         self.turns: deque[list[Target]] = deque()
+        self.due = 0  # the first step at which a turn can age out (its wake)
 
     def _outputs(self, e: Entry) -> list[Target]:
         return [(e.id, j, self.p.placeholder.format(lines=len(part.output.splitlines())))
@@ -75,10 +76,17 @@ class ObservationMasking:
         targets: list[Target] = []
         while len(self.turns) > self.p.keep_last_turns:
             targets.extend(self.turns.popleft())
+        # each step adds one turn (its assistant message), a first turn may open before it: the turn that
+        # ages out next does so this many steps from now
+        held = len(self.turns)
+        self.due = s.step + max(1, self.p.keep_last_turns + 1 - held - (held == 0))
         return (Prune(tuple(targets), "observation masking"),) if targets else ()
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        return Wake(step=self.due)
 
 
 @strategy("observation-masking", params=ObservationMaskingParams,

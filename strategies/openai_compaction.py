@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.codex import CURRENT_COMPACT_PROMPT
 
@@ -71,6 +71,9 @@ class OpenAICompaction:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        return Wake(tokens=self.threshold(s) + 1)
 
     def manual(self, s: SessionView) -> Compact:
         """``POST /responses/compact`` on the current history."""

@@ -68,6 +68,7 @@ from compbench.replay.session import (
     Prune,
     SessionView,
     SummaryRequest,
+    Wake,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.opencode_prompts import (
@@ -173,6 +174,17 @@ class OpenCode:
         if self.is_overflow(s, u):
             self.pending = True
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """A queued compaction runs at the next question; an overflow needs a step whose usage (input +
+        output, at least the count it checks: cache writes are left out in the seed) passes the usable
+        window; a prune, a new prompt."""
+        if self.pending:
+            return Wake(step=0)
+        usage = None
+        if self.p.auto and s.limits.context_window:
+            usage = self.usable(s) if self.p.at_limit else self.usable(s) + 1
+        return Wake(usage=usage, user=self.p.prune)
 
     # --- the next iteration: prune at a new prompt, then run a queued compaction ----------------------
     def before_step(self, s: SessionView) -> Sequence[Action]:

@@ -31,7 +31,7 @@ from typing import NoReturn
 
 from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Prune, SessionView
+from compbench.replay.session import NEXT_QUESTION, Action, Compact, Prune, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.openhands_events import (
     BROWSER_MASK,
@@ -45,10 +45,14 @@ from compbench.strategies.openhands_events import (
     EventState,
     Key,
     cut_tokens,
+    event_bound,
     message_char_cuts,
+    no_events,
     overflowing,
     rebuild,
+    tool_results_of,
     untouched,
+    with_long_outputs,
 )
 
 SOURCE = "All-Hands-AI/OpenHands openhands/memory/condenser/impl @ 156d068"
@@ -70,7 +74,7 @@ class Forgetting:
         raise NotImplementedError
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        evs = self.state.events(s.entries)
+        evs = self.state.of_view(s)
         cut = message_char_cuts(s, evs, self.max_message_chars)
         cuts: tuple[Action, ...] = (cut,) if cut is not None else ()
         self.less = cut_tokens(s, cut)
@@ -84,6 +88,10 @@ class Forgetting:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Each condenser below says when it can next forget; by default, at every question."""
+        return NEXT_QUESTION
 
 
 # --- recent events -----------------------------------------------------------------------------------------
@@ -111,6 +119,13 @@ class RecentEvents(Forgetting):
         tail = evs[-tail_length:] if tail_length else evs  # view[-0:] is the whole view
         keep = {ev.key for ev in head} | {ev.key for ev in tail}
         return {ev.key for ev in evs} - keep
+
+    def wake(self, s: SessionView) -> Wake:
+        """Events are forgotten once there are more than ``max_events``."""
+        if self.p.max_events - self.p.keep_first <= 0:
+            return NEXT_QUESTION
+        return Wake(grown=(with_long_outputs(event_bound, self.max_message_chars),
+                           self.p.max_events + 1 - self.state.count(s)))
 
 
 # --- amortized forgetting ---------------------------------------------------------------------------------
@@ -141,6 +156,11 @@ class AmortizedForgetting(Forgetting):
         head = evs[: self.p.keep_first]
         tail = evs[-(self.p.max_size // 2 - len(head)):]
         return {ev.key for ev in evs} - {ev.key for ev in head} - {ev.key for ev in tail}
+
+    def wake(self, s: SessionView) -> Wake:
+        """Over ``max_size`` events, or a prompt over the input limit."""
+        return Wake(tokens=s.limits.input_limit + 1, grown=(with_long_outputs(event_bound, self.max_message_chars),
+                                                            self.p.max_size + 1 - self.state.count(s)))
 
 
 # --- conversation window -----------------------------------------------------------------------------------
@@ -180,6 +200,11 @@ class ConversationWindow(Forgetting):
         keep = essential | {ev.key for ev in evs[start:]}
         return {ev.key for ev in evs} - keep
 
+    def wake(self, s: SessionView) -> Wake:
+        """Only on a condensation request (a prompt over the input limit), or a long observation to cut."""
+        long = with_long_outputs(no_events, self.max_message_chars)
+        return Wake(tokens=s.limits.input_limit + 1, grown=(long, 1) if long is not no_events else None)
+
 
 # --- masking ------------------------------------------------------------------------------------------------
 
@@ -199,7 +224,7 @@ class Masking:
         raise NotImplementedError
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        evs = self.state.events(s.entries)
+        evs = self.state.of_view(s)
         cut = message_char_cuts(s, evs, self.max_message_chars)
         masks = self.masks(s, evs)
         if cut is not None:
@@ -235,6 +260,9 @@ class Masking:
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
 
+    def wake(self, s: SessionView) -> Wake:
+        return NEXT_QUESTION
+
 
 @dataclass(frozen=True)
 class ObservationMaskingParams:
@@ -261,6 +289,20 @@ class ObservationMasking(Masking):
             elif ev.kind == "condensation" and ev.key[1] == USER_SLOT and 0 not in e.pruned:
                 out[ev.key] = MASKED  # an AgentCondensationObservation (a summary) is an observation too
         return out
+
+    def wake(self, s: SessionView) -> Wake:
+        """The next observation to mask is the oldest unmasked one: it is outside the window once enough
+        events follow it (events keep their places while the view only grows)."""
+        evs = self.state.events(s.entries)
+        n = len(evs)
+        first = next((k for k in range(n) if self._maskable(s, evs[k])), n)  # outside the window already: now
+        return Wake(grown=(event_bound, first + self.p.attention_window + 1 - n))
+
+    @staticmethod
+    def _maskable(s: SessionView, ev: Event) -> bool:
+        e = s.entries[ev.pos]
+        return (ev.kind == "observation" and ev.key[1] not in e.pruned) or (
+            ev.kind == "condensation" and ev.key[1] == USER_SLOT and 0 not in e.pruned)
 
 
 @dataclass(frozen=True)
@@ -292,6 +334,14 @@ class BrowserOutput(Masking):
             else:
                 count += 1
         return out
+
+    def wake(self, s: SessionView) -> Wake:
+        """The oldest unmasked browser output is masked once ``attention_window`` browser outputs follow it."""
+        tools = self.p.browser_tools
+        outputs = [ev for ev in self.state.events(s.entries) if ev.kind == "observation" and ev.name in tools]
+        first = next((k for k, ev in enumerate(outputs) if s.entries[ev.pos].pruned.get(ev.key[1]) is None),
+                     len(outputs))
+        return Wake(grown=(tool_results_of(tools), first + self.p.attention_window + 1 - len(outputs)))
 
     @staticmethod
     def url(s: SessionView, evs: list[Event], ev: Event) -> str:

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult
+from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from compbench.replay.session import Entry, Insert, Keep, Prune, SessionView, Slot
 
 MASKED = "<MASKED>"  # observation_masking_condenser.py
@@ -87,13 +87,34 @@ class EventState:
         self.first_user = ""
         self.forgotten: set[Key] = set()
         self.ids: dict[Key, int] = {}
+        self._counted: tuple[SessionView, int, int, int] | None = None  # view, revision, entries: events
+        # each entry's events at its place (an entry is immutable; the first user message, which alone has a
+        # recall observation, is fixed once seen)
+        self._of_entry: dict[int, tuple[Entry, int, tuple[Event, ...]]] = {}
+
+    def of_view(self, s: SessionView) -> list[Event]:
+        """The view's events (remembering how many, for :meth:`count`)."""
+        evs = self.events(s.entries)
+        self._counted = (s, s.revision, len(s.entries), len(evs))
+        return evs
+
+    def count(self, s: SessionView) -> int:
+        """How many events the view holds (a condenser's wake: counted again only if the view changed)."""
+        c = self._counted
+        if c is not None and c[0] is s and c[1] == s.revision and c[2] == len(s.entries):
+            return c[3]
+        return len(self.of_view(s))
 
     def events(self, entries: Sequence[Entry]) -> list[Event]:
         out: list[Event] = []
+        cache, forgotten, ids = self._of_entry, self.forgotten, self.ids
         for pos, e in enumerate(entries):
-            for ev in self._of(pos, e):
-                if ev.key not in self.forgotten:
-                    self.ids.setdefault(ev.key, len(self.ids))
+            hit = cache.get(id(e))
+            if hit is None or hit[0] is not e or hit[1] != pos:  # an entry's events, made once per place
+                hit = cache[id(e)] = (e, pos, tuple(self._of(pos, e)))
+            for ev in hit[2]:
+                if ev.key not in forgotten:
+                    ids.setdefault(ev.key, len(ids))
                     out.append(ev)
         return out
 
@@ -201,6 +222,67 @@ def rebuild(s: SessionView, events: Sequence[Event], kept: set[Key], summary_at:
     if not placed:
         slots.append(summary)
     return tuple(slots)
+
+
+def event_bound(m: Message) -> int:
+    """The most events a recorded message adds to a view (a user message with its recall action and the
+    first recall observation; an assistant message's calls; a tool message's results): the weight of the
+    condensers' wake on the number of events."""
+    if m.role == "user":
+        return 3
+    if m.role == "assistant":
+        return max(1, sum(isinstance(p, ToolCall) for p in m.parts))
+    if m.role == "system":
+        return 1
+    return sum(isinstance(p, ToolResult) for p in m.parts)
+
+
+def no_events(m: Message) -> int:
+    """The zero weight: a wake on long observations alone."""
+    return 0
+
+
+LONG = 10**9  # a long observation's weight: past any count a wake waits for
+_WITH_LONG: dict[tuple[Callable[[Message], int], int], Callable[[Message], int]] = {}
+
+
+def with_long_outputs(weight: Callable[[Message], int], max_chars: int) -> Callable[[Message], int]:
+    """``weight``, plus more than any wake waits for on a message holding an observation over ``max_chars``:
+    V0 cuts such an observation the first time it is in the view (:func:`message_char_cuts`), so a condenser
+    must be asked then. A negative ``max_chars`` never cuts: ``weight`` itself. One function per pair (the
+    loop keeps the prefix sums of a weight per function)."""
+    if max_chars < 0:
+        return weight
+    fn = _WITH_LONG.get((weight, max_chars))
+    if fn is None:
+        def fn(m: Message) -> int:
+            w = weight(m)
+            if m.role in ("assistant", "system"):
+                return w
+            return w + LONG * sum((isinstance(p, ToolResult) and len(p.output) > max_chars)
+                                  or (isinstance(p, Text) and len(p.text) > max_chars) for p in m.parts)
+
+        fn = _WITH_LONG[(weight, max_chars)] = fn
+    return fn
+
+
+_TOOL_RESULTS: dict[tuple[str, ...], Callable[[Message], int]] = {}
+
+
+def tool_results_of(tools: tuple[str, ...]) -> Callable[[Message], int]:
+    """The weight counting a recorded tool message's results of ``tools`` (one function per tuple: the loop
+    keeps the prefix sums of a weight per function)."""
+    fn = _TOOL_RESULTS.get(tools)
+    if fn is None:
+        names = frozenset(tools)
+
+        def fn(m: Message) -> int:
+            if m.role in ("user", "assistant", "system"):
+                return 0
+            return sum(isinstance(p, ToolResult) and p.name in names for p in m.parts)
+
+        fn = _TOOL_RESULTS[tools] = fn
+    return fn
 
 
 def message_char_cuts(s: SessionView, events: Sequence[Event], max_chars: int) -> Prune | None:

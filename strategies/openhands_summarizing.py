@@ -42,7 +42,7 @@ from typing import Literal
 
 from compbench.data.transcript import Message, Role, Text, Transcript, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, SessionView, SummaryRequest
+from compbench.replay.session import Action, Compact, SessionView, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
 from compbench.strategies.openhands_events import (
@@ -51,12 +51,14 @@ from compbench.strategies.openhands_events import (
     Event,
     EventState,
     cut_tokens,
+    event_bound,
     message_char_cuts,
     overflowing,
     rebuild,
     str_v0,
     str_v1,
     truncate_content,
+    with_long_outputs,
 )
 
 MAX_SIZE_V0 = 100  # condenser_config.py LLMSummarizingCondenserConfig.max_size
@@ -102,7 +104,7 @@ class LLMSummarizing:
         self.state = EventState(p.recall_events and p.version == "v0")
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        evs = self.state.events(s.entries)
+        evs = self.state.of_view(s)
         if self.p.version == "v1":
             act = self.v1(s, evs)
             return (act,) if act is not None else ()
@@ -112,6 +114,15 @@ class LLMSummarizing:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Over ``max_size`` events, or (V1) over its token limit, or a prompt over the input limit."""
+        limit = s.limits.input_limit
+        if self.p.version == "v1" and self.p.max_tokens:
+            limit = min(self.p.max_tokens, limit)
+        tokens = limit + 1 if self.p.version == "v1" or self.p.condense_on_overflow else None
+        weight = event_bound if self.p.version == "v1" else with_long_outputs(event_bound, self.p.max_message_chars)
+        return Wake(tokens=tokens, grown=(weight, self.p.max_size + 1 - self.state.count(s)))
 
     # --- V0 -------------------------------------------------------------------------------------------
     def v0(self, s: SessionView, evs: list[Event], less: int = 0) -> Compact | None:

@@ -55,7 +55,7 @@ from typing import Any
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit
@@ -394,6 +394,16 @@ class RoundChained:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """Its estimate of the view reaches the threshold: each new message adds its own estimate."""
+        threshold = calculate_threshold(self.p, s.limits.context_window)
+        return Wake(grown=(message_estimate, threshold - self._estimate(s)))
+
+
+def message_estimate(m: Message) -> int:
+    """A recorded message's estimate as the view carries it (the wake's weight)."""
+    return estimate_message(_visible(m))
 
 
 @strategy("round-chained", params=RoundChainedParams, source="seed 004",

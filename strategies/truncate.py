@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Keep, SessionView
+from compbench.replay.session import Action, Compact, Entry, Keep, SessionView, Wake
 from compbench.sdk.registry import param, strategy
 
 RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, ModelLimits examples)
@@ -87,6 +87,10 @@ class Truncate:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """It drops turns only before a call over its budget."""
+        return Wake(tokens=s.limits.input_limit - self.reserve(s) + 1)
 
 
 @strategy("truncate", params=TruncateParams, source="baseline",

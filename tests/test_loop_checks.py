@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
+from compbench.replay.loop import Member, ReplayConfig, replay_together
 from compbench.replay.session import (
     PREVIOUS_ANSWER,
     Action,
@@ -121,9 +121,19 @@ def test_compaction_prune_marks_apply_with_the_new_view_only(chars4: TokenCounte
     assert rejected.steps[2].input == rejected.steps[1].input + 2 + 10  # t1 still whole
 
 
-def test_a_shadow_that_judges_otherwise_diverges(chars4: TokenCounter) -> None:
+def test_a_follower_that_judges_otherwise_is_replayed_again_by_itself(chars4: TokenCounter) -> None:
+    """A follower that rejects the summary its leader accepts cannot fork at a question: it is replayed
+    again from the start, from a fresh instance, and its trace is its own."""
     leader, same, other = Once(compaction()), Once(compaction()), Once(compaction(), verdict="no")
-    diverged: set[int] = set()
-    replay(session(), leader, MockSummarizer("s"), ReplayConfig(ModelLimits(128_000, 4_096)), chars4,
-           shadows=[same, other], diverged=diverged)
-    assert diverged == {1} and same.asked == ["s"] and other.asked == ["s"]
+    fresh: list[Once] = []
+
+    def again() -> Once:
+        fresh.append(Once(compaction(), verdict="no"))
+        return fresh[-1]
+
+    out = replay_together(session(), Member(0, leader), [Member(1, same), Member(2, other, again)],
+                          MockSummarizer("s"), ReplayConfig(ModelLimits(128_000, 4_096)), chars4)
+    assert same.asked == ["s"] and other.asked == ["s"] and [x.asked for x in fresh] == [["s"]]
+    assert out[0][0] is out[1][0] and out[0][0].compactions[0].ok
+    alone = run(session(), Once(compaction(), verdict="no"), chars4, summarizer=MockSummarizer("s"))
+    assert out[2][0] == alone and not alone.compactions[0].ok

@@ -1,5 +1,6 @@
-"""A tuning grid's configurations share replays while they act alike (``Replayer._trajectories``):
-the tables must be byte-identical to replaying every configuration by itself."""
+"""A run's configurations share one trajectory while they act alike, and a tuning grid's go on sharing
+theirs after acting (``Replayer._trajectories``, :mod:`compbench.replay.branch`): the tables must be
+byte-identical to replaying every configuration by itself."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from compbench.data.dataset import iter_transcripts
 from compbench.data.synth import generate
 from compbench.decide.tune import grid_specs
-from compbench.replay import loop, runs
+from compbench.replay import branch, loop, runs
 from compbench.replay.runs import TABLES, RunSpec
 from compbench.replay.session import ModelLimits
 from compbench.store.rundir import write_run
@@ -40,14 +41,20 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
             else list(iter_transcripts(ROOT / "datasets" / "samples"))[:6])
     spec = RunSpec(strategies=tuple(GRID), limits=ModelLimits(24_000, 4_096), tokenizer="o200k_base",
                    summarizer=summarizer)
-    calls = {"n": 0}
+    calls = {"n": 0, "trajectories": 0}
     real = loop.replay
+    real_branch = branch.Branch.run
 
     def counting(*a: object, **k: object) -> loop.Trace:
         calls["n"] += 1
         return real(*a, **k)  # type: ignore[arg-type]
 
+    def trajectory(self: branch.Branch, *a: object) -> None:
+        calls["trajectories"] += 1
+        real_branch(self, *a)  # type: ignore[arg-type]
+
     monkeypatch.setattr(runs, "replay", counting)
+    monkeypatch.setattr(branch.Branch, "run", trajectory)
     held: list[int] = []  # values cached in the run's context when a transcript's replays end
     real_run = runs.Replayer._run
 
@@ -60,12 +67,14 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
     monkeypatch.setattr(runs.Replayer, "_run", run)
     write_run(tmp_path / "shared", spec, source, iter(data))
     assert all(n > 0 for n in held)  # the replays shared work through the run's context
-    shared_calls = calls["n"]
+    assert calls["n"] == 0  # one replay of all configurations together, forked where they act otherwise
+    shared_calls = calls["trajectories"]
     monkeypatch.setattr(runs, "SHARE_REPLAYS", False)
     calls["n"] = 0
     write_run(tmp_path / "alone", spec, source, iter(data))
     assert calls["n"] == len(data) * len(GRID)  # + the reference, minus the "none" configuration: same count
-    assert shared_calls < calls["n"] * 0.75  # the grid really shared most replays
+    # the grid really shared most trajectories (not with the mock summarizer: each that acts has its own)
+    assert shared_calls < calls["n"] * (0.75 if summarizer != "mock" else 1)
     assert tables(tmp_path / "shared") == tables(tmp_path / "alone")
 
 
@@ -77,3 +86,22 @@ def test_the_replay_context_forgets_each_transcript() -> None:
     for t in data:
         r.run(t)
         assert r.context.size() == 0 and r.context.transcript is None
+
+
+@pytest.mark.parametrize("source", ["synth", "samples"])
+def test_every_strategy_forked_from_the_reference_gives_its_own_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      source: str) -> None:
+    """Every runnable strategy (compositions too: they follow the reference with all their stages) forks
+    from the ``none`` trajectory at its first action; its tables are those of its replay from the start."""
+    from compbench.strategies import runnable
+
+    if source == "synth":
+        data = list(generate(4, seed=7, turns=40))
+    else:  # the smallest samples of each format
+        data = sorted(iter_transcripts(ROOT / "datasets" / "samples"), key=lambda t: len(t.messages))[:5]
+    spec = RunSpec(strategies=tuple(runnable()), limits=ModelLimits(12_000, 2_048), tokenizer="o200k_base",
+                   summarizer="calibrated")
+    write_run(tmp_path / "shared", spec, source, iter(data))
+    monkeypatch.setattr(runs, "SHARE_REPLAYS", False)
+    write_run(tmp_path / "alone", spec, source, iter(data))
+    assert tables(tmp_path / "shared") == tables(tmp_path / "alone")

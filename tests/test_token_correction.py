@@ -161,11 +161,11 @@ def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None
     def first_inputs(t: Transcript, mode: str) -> list[int]:
         spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock",
                        token_correction=mode)
-        return [row["input"] for row in Replayer(spec).run(t)["steps"]][:2]
+        return [row["input"] for row in Replayer(spec).run(t)["steps"].records()][:2]
 
     claude, other = thinking_session(), thinking_session("qwen3-coder")
     spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock", system_tokens=None)
-    (row,) = Replayer(spec).run(claude)["results"]  # each results row says how its transcript was counted
+    (row,) = Replayer(spec).run(claude)["results"].records()  # each results row says how its transcript was counted
     c = family_correction("claude", "o200k_base")
     assert c is not None and row["token_correction"] == c.label
     assert row["system_tokens_source"].startswith("fixed from the first of 2 recorded calls")

@@ -71,6 +71,15 @@ class ContentTracker:
         self._step = 0
         self._message = 0
 
+    def fork(self) -> ContentTracker:
+        """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
+        c = ContentTracker(self.ws, dict(self.visible), dict(self.covered), dict(self.carried), list(self.events),
+                           self.acted)
+        c._parts, c._inserted = self._parts, dict(self._inserted)
+        c._gone, c._back = dict(self._gone), set(self._back)
+        c._step, c._message = self._step, self._message
+        return c
+
     # -- the view --------------------------------------------------------------------------------------
 
     def added(self, e: Entry) -> None:
@@ -200,6 +209,9 @@ class Trackers:
     def __init__(self, presence: Any, content: ContentTracker) -> None:
         self.presence = presence
         self.content = content
+
+    def fork(self) -> Trackers:
+        return Trackers(self.presence.fork(), self.content.fork())
 
     def added(self, e: Entry) -> None:
         self.presence.added(e)

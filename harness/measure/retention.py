@@ -113,7 +113,8 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         oc = by_seq.get(ev.seq)
         if oc is None or not ev.ok:
             continue
-        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.seen_text, facts, index,
+        seen = oc.seen_text if ev.summary else ""  # what a summary could have seen; no summary, nothing to check
+        per_event.append(compaction_facts(ev, oc.before, oc.after, seen, facts, index,
                                           step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
     scored = [h for h in tracker.need_hits if h.scored]
     events = tracker.events

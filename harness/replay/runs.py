@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
@@ -24,13 +24,15 @@ from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
 from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_model_for
-from compbench.measure.reacquire import ContentTracker, Trackers, columns, counted
+from compbench.measure.reacquire import ContentTracker, Trackers, counted
+from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
-from compbench.measure.tokens import TokenCounter
+from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import WorkingSet
 from compbench.replay.context import ReplayContext
-from compbench.replay.loop import ReplayConfig, Trace, recorded_entries, replay
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import Member, ReplayConfig, StepRecord, Trace, recorded_entries, replay, replay_together
+from compbench.replay.rows import Columns, Table, columns_of
+from compbench.replay.session import Entry, ModelLimits
 from compbench.sdk.protocols import reads_before_edit
 from compbench.store.tables import TABLES
 from compbench.strategies import Configured, resolve
@@ -116,7 +118,8 @@ class Replayer:
         # recall's optimistic end: what an extractive copy of each summarized span would carry
         self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
 
-    def run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
+    def run(self, t: Transcript) -> dict[str, Table]:
+        """The rows of ``t`` under every configuration, per table."""
         try:
             return self._run(t)
         finally:
@@ -132,7 +135,7 @@ class Replayer:
                                          prices_with_cache(prices_for(price_model), cache))
         return self._pricing[key]
 
-    def _run(self, t: Transcript) -> dict[str, list[dict[str, Any]]]:
+    def _run(self, t: Transcript) -> dict[str, Table]:
         # corrected for t's recorded model family (spec.token_correction), then at its own growth rate
         config, conditions, counter = self.conditions(t, self.counter.scoped(t))
         index = counter.index(t)
@@ -144,84 +147,64 @@ class Replayer:
         ws = WorkingSet.build(t, index.part_tokens)
         self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
-        def go(c: Configured, shadows: list[Configured] | None = None,
-               diverged: set[int] | None = None) -> tuple[Trace, Trackers]:
-            tracker = Trackers(PresenceTracker(facts, self.copy), ContentTracker(ws))
-            return replay(t, c.create(), self.summarizer, config, counter, index, tracker, entries,
-                          [x.create() for x in shadows or ()], diverged, self.context), tracker
+        def new_tracker() -> Trackers:
+            return Trackers(PresenceTracker(facts, self.copy), ContentTracker(ws))
 
-        ref, outcomes = self._trajectories(go)
+        ref, outcomes = self._trajectories(t, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
-        evaluated: dict[int, Any] = {}
-        rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
+        shared: dict[tuple[int, bool], _TraceRows] = {}
+        rows = {k: Table() for k in TABLES}
         for c, guard, (trace, tracker) in zip(self.configs, self.guards, outcomes, strict=True):
-            if id(trace) not in evaluated:  # configurations that shared a trajectory share its evaluation
-                evaluated[id(trace)] = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
-                                                config.system_tokens)
-            retained, per_event, fact_rows = evaluated[id(trace)]
+            # a strategy whose tool insists on a read before an edit pays those re-reads (compbench.sdk)
+            got = shared.get((id(trace), guard))
+            if got is None:  # configurations that shared a trajectory share its evaluation and its rows
+                retained, per_event, fact_rows = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
+                                                          config.system_tokens)
+                reacquired = reacquisition(counted(tracker.content.events, guard), trace.steps, trace.compactions,
+                                           prices)
+                outcome = {e.seq: e for e in per_event}
+                got = shared[(id(trace), guard)] = _TraceRows(
+                    {**result_row(trace, ref[0], prices, reacquired), **retained}, _step_columns(trace),
+                    columns_of([{**_compaction_row(e), **_event_facts(outcome.get(e.seq))} for e in trace.compactions]),
+                    columns_of(fact_rows),
+                    columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
+                                 "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]))
             key = {"transcript_id": t.id, "strategy": c.label}
-            reacquired = columns(counted(tracker.content.events, guard), trace.steps, trace.compactions,
-                                 prices)
-            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions,
-                                    **result_row(trace, ref[0], prices, reacquired), **retained})
-            rows["steps"] += [{**key, **_step_row(s)} for s in _steps(trace)]
-            outcome = {e.seq: e for e in per_event}
-            rows["compactions"] += [{**key, **_compaction_row(e), **_event_facts(outcome.get(e.seq))}
-                                    for e in trace.compactions]
-            rows["facts"] += [{**key, **r} for r in fact_rows]
-            rows["prunes"] += [{**key, "seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
-                                "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]
+            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions, **got.result})
+            for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
+                                        ("prunes", got.prunes)):
+                rows[table].extend(columns, n, key)
         return rows
 
 
     def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
         return replay_conditions(self.spec, t, counter, self.pricing)
 
-    def _trajectories(self, go: Callable[..., tuple[Trace, Trackers]]
+    def _trajectories(self, t: Transcript, config: ReplayConfig, counter: TokenCounter, index: TranscriptTokens,
+                      entries: Sequence[Entry], tracker: Callable[[], Trackers]
                       ) -> tuple[tuple[Trace, Trackers], list[tuple[Trace, Trackers]]]:
         """The reference replay and each configuration's.
 
-        Every configuration first shadows the ``none`` reference: while a strategy has not acted its
-        replay is the reference's (on a transcript that never reaches its thresholds, all of it), and
-        as ``none`` never asks for a summary this holds with any summarizer. Those that act are then
-        replayed per strategy, a tuning grid's configurations together: one leads, the others shadow it
-        while they act as it does, and those that diverge are replayed again, together, from the start
-        — only with a pure summarizer; otherwise each by itself."""
+        Every configuration follows the ``none`` reference, asked the questions it is asked on its view:
+        while a strategy has not acted its replay is the reference's (on a transcript that never reaches
+        its thresholds, all of it), and as ``none`` never asks for a summary this holds with any summarizer.
+        One that acts forks its own trajectory from there (:mod:`compbench.replay.branch`), followed by the
+        configurations that acted alike and go on acting alike — only with a pure summarizer; otherwise
+        each by itself."""
         configs = self.configs
         if not SHARE_REPLAYS:
-            ref = go(self.reference)
-            return ref, [ref if c.name == "none" else go(c) for c in configs]
-        out: list[tuple[Trace, Trackers] | None] = [None] * len(configs)
+            def alone(c: Configured) -> tuple[Trace, Trackers]:
+                observer = tracker()
+                return replay(t, c.create(), self.summarizer, config, counter, index, observer, entries,
+                              self.context), observer
 
-        def settle(result: tuple[Trace, Trackers], members: list[int], diverged: set[int]) -> list[int]:
-            """Members still in step take ``result``; the diverged ones are returned."""
-            left = []
-            for j, k in enumerate(members):
-                if j in diverged:
-                    left.append(k)
-                else:
-                    out[k] = result
-            return left
-
-        everyone = list(range(len(configs)))  # "none" configurations never act: they stay with the reference
-        diverged: set[int] = set()
-        ref = go(self.reference, configs, diverged)
-        groups: dict[str, list[int]] = {}
-        for k in settle(ref, everyone, diverged):
-            if self.share:
-                groups.setdefault(configs[k].name, []).append(k)
-            else:
-                out[k] = go(configs[k])
-        pending = list(groups.values())
-        while pending:
-            group = pending.pop()
-            left: set[int] = set()
-            result = go(configs[group[0]], [configs[k] for k in group[1:]], left)
-            out[group[0]] = result
-            rest = settle(result, group[1:], left)
-            if rest:
-                pending.append(rest)
-        return ref, [o for o in out if o is not None]
+            ref = alone(self.reference)
+            return ref, [ref if c.name == "none" else alone(c) for c in configs]
+        followers = [Member(k, c.create(), c.create) for k, c in enumerate(configs)]
+        out = replay_together(t, Member(-1, self.reference.create()), followers, self.summarizer, config, counter,
+                              index, tracker, entries, self.context, reference=True, pure=self.share)
+        return cast(tuple[Trace, Trackers], out[-1]), [cast(tuple[Trace, Trackers], out[k])
+                                                               for k in range(len(configs))]
 
 
 def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
@@ -309,14 +292,23 @@ def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:
             "guard_dropped_constraint": c.guard_dropped_constraint}
 
 
-def _steps(t: Trace) -> Iterable[Any]:
-    return t.steps
+class _TraceRows(NamedTuple):
+    """One trajectory's rows, made once for every configuration that followed it to its end."""
+
+    result: dict[str, Any]
+    steps: tuple[Columns, int]
+    compactions: tuple[Columns, int]
+    facts: tuple[Columns, int]
+    prunes: tuple[Columns, int]
 
 
-def _step_row(s: Any) -> dict[str, Any]:
-    return {"step": s.step, "message_id": s.message_id, "input": s.input, "output": s.output,
-            "cache_read": s.cache_read, "cache_write": s.cache_write, "visible": s.visible, "epoch": s.epoch,
-            "overflow": s.overflow}
+STEP_COLUMNS = ("step", "message_id", "input", "output", "cache_read", "cache_write", "visible", "epoch", "overflow")
+
+
+def _step_columns(t: Trace) -> tuple[Columns, int]:
+    """The steps table's columns of a trace (its step records, field by field)."""
+    fields = dict(zip(StepRecord._fields, zip(*t.steps, strict=True), strict=True)) if t.steps else {}
+    return {name: list(fields.get(name, ())) for name in STEP_COLUMNS}, len(t.steps)
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:
@@ -330,7 +322,7 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "summary_budget": e.summary_budget if e.summary_budget is not None else -1}
 
 
-Outcome = dict[str, list[dict[str, Any]]] | str  # a transcript's rows per table, or why it failed
+Outcome = dict[str, Table] | str  # a transcript's rows per table, or why it failed
 
 
 def run_one(r: Replayer, t: Transcript) -> Outcome:

@@ -198,6 +198,41 @@ class Prune:
 Action: TypeAlias = Compact | Prune
 
 
+# --- when to ask a strategy again ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """When a strategy that has just answered nothing must next be asked (its ``wake``,
+    :class:`compbench.sdk.protocols.Wakeful`): at the first question — before a step, after one — where any
+    condition set here holds. Nothing set: never again on this transcript (``none``).
+
+    ``tokens``: the view's :attr:`SessionView.context_tokens` reaches this; ``usage``: the last step's usage,
+    ``input + output``, reaches this; ``user``: a recorded user message joined the view since; ``entries``:
+    the view holds this many entries; ``step``: :attr:`SessionView.step` reaches this (``step=0``: at the
+    next question, :data:`NEXT_QUESTION`); ``grown``: ``(weight, n)``, the recorded messages that joined
+    since weigh ``n`` by ``weight`` (a module-level function of a recorded message, its upper bound on what
+    the message adds to the strategy's own count: its estimate of the tokens, its events; the loop sums it
+    over the transcript once, so the wake is a search in those prefix sums).
+
+    The conditions are a strategy's *necessary* conditions for acting while the view only grows by recorded
+    messages: any action applied to the view (the strategy's or, in a composition, another stage's) wakes
+    every stage. Waking early only costs a question answered with nothing (and another ``wake``); waking
+    late changes the replay, which the strategy's tests rule out by replaying with and without its wake
+    conditions (``tests/test_wake.py``)."""
+
+    tokens: int | None = None
+    usage: int | None = None
+    user: bool = False
+    entries: int | None = None
+    step: int | None = None
+    grown: tuple[Callable[[Message], int], int] | None = None
+
+
+NEXT_QUESTION = Wake(step=0)
+NEVER = Wake()
+
+
 # --- the strategy's read-only window onto the session -----------------------------------------------
 
 
@@ -234,6 +269,13 @@ class SessionView:
     @property
     def entries(self) -> Sequence[Entry]:
         return self._entries
+
+    def fork(self, entries: Sequence[Entry], round_cache: RoundCache) -> SessionView:
+        """This view's state over ``entries`` (a copy of its own), for a forked trajectory."""
+        v = SessionView(entries, self.limits, self.counter, self.system_tokens, self.context, round_cache)
+        v.step, v.context_tokens, v.last_usage = self.step, self.context_tokens, self.last_usage
+        v.compactions, v.revision, v.last_event, v.meta = self.compactions, self.revision, self.last_event, self.meta
+        return v
 
     def count(self, text: str) -> int:
         return self.counter.count_text(text)

@@ -48,6 +48,10 @@ class Observer(Protocol):
 
     def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None: ...
 
+    def fork(self) -> Observer:
+        """An independent copy, following a trajectory forked from here (see compbench.replay.branch)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
@@ -91,6 +95,11 @@ class PrefixSums:
             self.tree[i] += delta
             i += i & -i
 
+    def copy(self) -> PrefixSums:
+        c = PrefixSums()
+        c.tree = list(self.tree)
+        return c
+
     def prefix(self, n: int) -> int:
         total, i = 0, n
         while i > 0:
@@ -119,6 +128,21 @@ class ViewState:
         self.epoch_starts: list[int] = [0]
         self.sums = PrefixSums()
         self.positions: dict[str, int] = {}  # message id -> view position
+
+    def fork(self, observer: Observer | None, rounds: RoundCache) -> ViewState:
+        """A copy of this state for a forked trajectory: its own entries, sums and view (a new
+        :class:`SessionView`: a strategy that cached work against the old one starts over), ``observer``."""
+        c = ViewState.__new__(ViewState)
+        c.observer, c.config, c.counter = observer, self.config, self.counter
+        c.entries = list(self.entries)
+        c.context = self.context
+        c.view = self.view.fork(c.entries, rounds)
+        c.prev_len, c.prev_input, c.prev_time, c.now, c.dirty = (self.prev_len, self.prev_input, self.prev_time,
+                                                                  self.now, self.dirty)
+        c.epochs, c.epoch_starts = list(self.epochs), list(self.epoch_starts)
+        c.sums = self.sums.copy()
+        c.positions = dict(self.positions)
+        return c
 
     # view changes
     def append(self, e: Entry) -> None:

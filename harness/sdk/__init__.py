@@ -58,7 +58,17 @@ reads them, for the loop and for ``strategies show``):
 - ``manual`` (:class:`ManualCompaction`): the tool's user-issued ``/compact``;
 - ``accept`` (:class:`CompactionCheck`): looks at a summary before using it;
 - ``after_compaction`` (:class:`CompactionFollowup`): acts on what its compaction produced;
-- ``stages`` (:class:`Composed`): composed strategies asked stage by stage (``pipeline``).
+- ``stages`` (:class:`Composed`): composed strategies asked stage by stage (``pipeline``);
+- ``wake`` (:class:`Wakeful`): having answered a question with nothing, says when it could next act (a
+  :class:`Wake`: the context reaches N tokens, the last usage reaches N, a new user message, N entries,
+  step N); the loop asks it nothing until then. Most strategies wait for a threshold: without ``wake``
+  they are asked before and after every step of every transcript, with it a replay costs what the
+  strategy does. It must be exact: skipping the questions in between changes nothing (the strategy would
+  have answered nothing, and keeps no state it would have updated there), which a strategy's tests check
+  by replaying with and without it (``tests/test_wake.py``)::
+
+      def wake(self, s: SessionView) -> Wake:             # after a question answered with nothing
+          return Wake(tokens=self.p.trigger)               # before_step acts only from the trigger on
 
 **Optional declaration**: ``read_before_edit = True`` (an attribute) says the tool refuses to edit a file
 not read since its compaction, as Claude Code does: predicted re-acquisition then counts such an edit even
@@ -73,6 +83,8 @@ from compbench.data.transcript import Media, Message, Part, Reasoning, Text, Too
 from compbench.replay.context import IdentityMemo, ReplayContext
 from compbench.replay.events import CompactionEvent, Event, Phase, PruneEvent
 from compbench.replay.session import (
+    NEVER,
+    NEXT_QUESTION,
     PREVIOUS_ANSWER,
     Action,
     Compact,
@@ -86,6 +98,7 @@ from compbench.replay.session import (
     SessionView,
     Slot,
     SummaryRequest,
+    Wake,
 )
 from compbench.sdk.protocols import (
     CAPABILITIES,
@@ -95,6 +108,7 @@ from compbench.sdk.protocols import (
     Composed,
     ManualCompaction,
     Strategy,
+    Wakeful,
     capabilities,
     optional,
     reads_before_edit,
@@ -103,11 +117,10 @@ from compbench.sdk.protocols import (
 from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
 
 __all__ = [
-    "CAPABILITIES", "PREVIOUS_ANSWER", "Action", "Capability", "Compact", "CompactionCheck", "CompactionEvent",
-    "CompactionFollowup", "Composed", "Configured", "Entry", "Event", "Followup", "IdentityMemo", "Insert", "Keep",
-    "ManualCompaction", "Media", "Message", "ModelLimits", "Origin", "Part", "Phase", "Prune", "PruneEvent",
-    "Reasoning", "ReplayContext", "SessionView", "Slot", "Strategy", "StrategyInfo", "SummaryRequest", "Text",
-    "ToolCall", "ToolResult", "Usage", "capabilities", "configure", "optional", "param", "reads_before_edit", "resolve",
-    "stages_of",
-    "strategy",
+    "CAPABILITIES", "NEVER", "NEXT_QUESTION", "PREVIOUS_ANSWER", "Action", "Capability", "Compact", "CompactionCheck",
+    "CompactionEvent", "CompactionFollowup", "Composed", "Configured", "Entry", "Event", "Followup", "IdentityMemo",
+    "Insert", "Keep", "ManualCompaction", "Media", "Message", "ModelLimits", "Origin", "Part", "Phase", "Prune",
+    "PruneEvent", "Reasoning", "ReplayContext", "SessionView", "Slot", "Strategy", "StrategyInfo", "SummaryRequest",
+    "Text", "ToolCall", "ToolResult", "Usage", "Wake", "Wakeful", "capabilities", "configure", "optional", "param",
+    "reads_before_edit", "resolve", "stages_of", "strategy",
 ]

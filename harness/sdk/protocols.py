@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from compbench.data.transcript import Usage
 from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, SessionView
+from compbench.replay.session import Action, Compact, SessionView, Wake
 
 
 class Strategy(Protocol):
@@ -51,6 +51,20 @@ class CompactionFollowup(Protocol):
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]: ...
 
 
+class Wakeful(Protocol):
+    """A strategy that can say, having just answered a question with nothing, when it could next act: the
+    loop asks it nothing until then (a threshold on the context, on the last usage, a new user message,
+    a number of entries or steps; see :class:`compbench.replay.session.Wake`). Without it a strategy is
+    asked before and after every step.
+
+    Skipping the questions in between must change nothing: every hook asked there would have returned no
+    action, and the strategy's later answers do not depend on having been asked (state it keeps from
+    step to step is what the view shows again when it is next asked: ``last_usage``, the entries). Called
+    on the view of the question just answered, before anything else changes it."""
+
+    def wake(self, s: SessionView) -> Wake: ...
+
+
 class Composed(Protocol):
     """Strategies composed in order (mask → prune → summarize): the loop asks each stage in turn, on the view
     the previous stages' actions left; the composed object's own hooks are never called."""
@@ -58,12 +72,13 @@ class Composed(Protocol):
     stages: Sequence[Strategy]
 
 
-Capability = Literal["manual", "accept", "after_compaction", "stages"]
+Capability = Literal["manual", "accept", "after_compaction", "stages", "wake"]
 CAPABILITIES: Mapping[Capability, str] = {
     "manual": "/compact: a compaction the user asks for",
     "accept": "checks a summary before using it (may reject the compaction)",
     "after_compaction": "acts again on what its own compaction produced",
     "stages": "composed of strategies asked in turn",
+    "wake": "says when it can next act (the replay skips asking it until then)",
 }
 
 
@@ -84,7 +99,7 @@ def stages_of(strategy: Strategy) -> Sequence[Strategy]:
 
 
 def optional(strategy: object, capability: Capability) -> Callable[..., Any] | None:
-    """The method of an optional capability (``manual``, ``accept``, ``after_compaction``), or None."""
+    """The method of an optional capability (``manual``, ``accept``, ``after_compaction``, ``wake``), or None."""
     method = getattr(strategy, capability, None)
     return method if callable(method) else None
 

@@ -24,6 +24,7 @@ from typing import Any
 from compbench import __version__
 from compbench.data.transcript import Transcript, to_json
 from compbench.errors import CompbenchError, UsageError
+from compbench.replay.rows import Table
 from compbench.replay.runs import RunSpec, replay_all, versions
 from compbench.store.manifest import FORMAT_VERSION, DatasetRef, Manifest, StrategyRecord
 from compbench.store.tables import TABLES, conform, empty
@@ -140,7 +141,7 @@ def _replay(out: Path, partial: Path, spec: RunSpec, dataset: str, transcripts: 
     replays = replay_all(spec, _skip_done(transcripts, done), workers, progress, executor, concurrency, ray_address)
     for batch in _batches(replays):
         record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
-        rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
+        rows = {k: Table() for k in TABLES}
         for t, result in batch:
             record["ids"].append(t.id)
             record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
@@ -148,12 +149,12 @@ def _replay(out: Path, partial: Path, spec: RunSpec, dataset: str, transcripts: 
                 record["errors"].append({"transcript_id": t.id, "error": result})
                 continue
             for k in TABLES:
-                rows[k] += result[k]
+                rows[k].merge(result[k])
         for k in TABLES:
-            if rows[k]:
+            if rows[k].rows:
                 dest = partial / "parts" / k / f"{n:06d}.parquet"
                 tmp = dest.with_name(f".{dest.name}.tmp")
-                pq.write_table(pa.Table.from_pylist(rows[k]), tmp, compression="zstd")
+                pq.write_table(pa.Table.from_pydict(rows[k].columns), tmp, compression="zstd")
                 tmp.replace(dest)
         _atomic_text(partial / "batches" / f"{n:06d}.json", json.dumps(record))  # the commit point
         committed.append(record)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NamedTuple, cast
 
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
@@ -88,6 +89,12 @@ class FactIndex:
     needs: dict[int, tuple[str, ...]]  # assistant message index -> fact ids needed there
     # per message, the fact ids of all its parts with multiplicity: what an unpruned entry adds in one loop
     message_facts: tuple[tuple[str, ...], ...] = ()
+
+    @cached_property
+    def received_order(self) -> tuple[Fact, ...]:
+        """Received facts in order of appearance (every replay's tracker walks them)."""
+        return tuple(sorted((f for f in self.facts if f.received and f.first_index >= 0),
+                            key=lambda f: (f.first_index, f.id)))
 
     @classmethod
     def build(cls, t: Transcript, facts: Sequence[Fact], boilerplate: Collection[str] = ()) -> FactIndex:
@@ -235,8 +242,7 @@ class PresenceTracker:
     def __post_init__(self) -> None:
         # received facts in order of appearance; the first `_next` are established (appeared before the
         # current step). The counters follow presence incrementally: a step costs no pass over the facts.
-        self._order = sorted((f for f in self.index.facts if f.received and f.first_index >= 0),
-                             key=lambda f: (f.first_index, f.id))
+        self._order = self.index.received_order
         self._next = 0
         self._established: set[str] = set()
         self._n_present = self._n_verbatim = self._n_upper = 0  # among established received facts
@@ -244,6 +250,18 @@ class PresenceTracker:
         self._lost = 0
         self._calls = 0  # steps seen so far: the next call's number
         self._compacted_at = -1  # the first call after the last compaction
+
+    def fork(self) -> PresenceTracker:
+        """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
+        c = PresenceTracker(self.index, self.copy, dict(self.counts), dict(self.carried), dict(self.copied),
+                            dict(self.inserted), dict(self.inserted_copy), dict(self.inserted_text),
+                            list(self.need_hits), list(self.events), list(self.step_ratios), self.compacted,
+                            self.acted, set(self._pending_copy))
+        c._order, c._next, c._established = self._order, self._next, set(self._established)
+        c._n_present, c._n_verbatim, c._n_upper = self._n_present, self._n_verbatim, self._n_upper
+        c._n_any, c._lost = self._n_any, self._lost
+        c._calls, c._compacted_at = self._calls, self._compacted_at
+        return c
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
         if e.index < 0:
