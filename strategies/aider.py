@@ -48,13 +48,12 @@ messages are user messages, and a message's text is its text parts, its tool cal
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
+from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
 from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -183,11 +182,6 @@ class Aider:
 
     def before_step(self, s: SessionView) -> Sequence[Action]:
         return ()
-
-    def wake(self, s: SessionView) -> Wake:
-        """The history after the system messages is at most the view: it passes the budget only once the
-        context (view + system overhead) does."""
-        return Wake(tokens=s.system_tokens + math.floor(self.budget(s)) + 1)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         """``send_message``: a reply that edited files moves the exchange into the history

@@ -48,7 +48,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
+from compbench.replay.session import (
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Entry,
+    Insert,
+    Keep,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Wake,
+)
 from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -168,7 +179,10 @@ class Goose:
     def wake(self, s: SessionView) -> Wake:
         """It compacts at a new prompt (if over its threshold) or before a call over the input limit. The
         prompts it has not looked at are those since it was last asked: all of them joined after the
-        previous question, which it is asked at."""
+        previous question, which it is asked at. Its tool-pair summaries act during any turn past the cutoff:
+        with them on it is asked every question."""
+        if self.p.tool_pairs:
+            return NEXT_QUESTION
         return Wake(user=True, tokens=s.limits.input_limit + 1)
 
     def needs_compaction(self, s: SessionView) -> bool:
