@@ -296,12 +296,13 @@ class ObservationMasking(Masking):
         evs = self.state.events(s.entries)
         n = len(evs)
         first = next((k for k in range(n) if self._maskable(s, evs[k])), n)  # outside the window already: now
-        return Wake(grown=(event_bound, first + self.p.attention_window + 1 - n))
+        return Wake(grown=(with_long_outputs(event_bound, self.max_message_chars),
+                           first + self.p.attention_window + 1 - n))
 
     @staticmethod
     def _maskable(s: SessionView, ev: Event) -> bool:
-        e = s.entries[ev.pos]
-        return (ev.kind == "observation" and ev.key[1] not in e.pruned) or (
+        e = s.entries[ev.pos]  # an observation only cut to max_message_chars is still to be masked
+        return (ev.kind == "observation" and untouched(e, ev.key[1])) or (
             ev.kind == "condensation" and ev.key[1] == USER_SLOT and 0 not in e.pruned)
 
 
@@ -339,9 +340,10 @@ class BrowserOutput(Masking):
         """The oldest unmasked browser output is masked once ``attention_window`` browser outputs follow it."""
         tools = self.p.browser_tools
         outputs = [ev for ev in self.state.events(s.entries) if ev.kind == "observation" and ev.name in tools]
-        first = next((k for k, ev in enumerate(outputs) if s.entries[ev.pos].pruned.get(ev.key[1]) is None),
+        first = next((k for k, ev in enumerate(outputs) if untouched(s.entries[ev.pos], ev.key[1])),
                      len(outputs))
-        return Wake(grown=(tool_results_of(tools), first + self.p.attention_window + 1 - len(outputs)))
+        return Wake(grown=(with_long_outputs(tool_results_of(tools), self.max_message_chars),
+                           first + self.p.attention_window + 1 - len(outputs)))
 
     @staticmethod
     def url(s: SessionView, evs: list[Event], ev: Event) -> str:

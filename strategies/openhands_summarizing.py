@@ -42,7 +42,7 @@ from typing import Literal
 
 from compbench.data.transcript import Message, Role, Text, Transcript, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, SessionView, SummaryRequest, Wake
+from compbench.replay.session import NEXT_QUESTION, Action, Compact, SessionView, SummaryRequest, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
 from compbench.strategies.openhands_events import (
@@ -116,7 +116,11 @@ class LLMSummarizing:
         return ()
 
     def wake(self, s: SessionView) -> Wake:
-        """Over ``max_size`` events, or (V1) over its token limit, or a prompt over the input limit."""
+        """Over ``max_size`` events, or (V1) over its token limit, or a prompt over the input limit. V0 is asked
+        every question: its summary prompt names events by the ids its state gives them as it sees them (with
+        the observation cuts merged in, a sleeping V0 wrote a prompt 11 tokens off on the samples)."""
+        if self.p.version == "v0":
+            return NEXT_QUESTION
         limit = s.limits.input_limit
         if self.p.version == "v1" and self.p.max_tokens:
             limit = min(self.p.max_tokens, limit)

@@ -122,14 +122,14 @@ def test_a_run_replays_the_fixed_part_and_the_rate_and_reports_them() -> None:
     spec = RunSpec(strategies=("none",), limits=None, summarizer="mock", tokenizer="chars4", message_overhead=0,
                    token_correction="none", system_tokens=None)
     rows = Replayer(spec).run(t)
-    (row,) = rows["results"]
+    (row,) = rows["results"].records()
     assert (row["system_tokens"], row["overhead_rate"], row["overhead_flag"]) == (5_000, 1.25, "")
     assert row["overhead_first_error"] == 0.0 and row["overhead_error"] <= GOAL_CALLS
-    simulated = [s["input"] for s in rows["steps"]]
+    simulated = [s["input"] for s in rows["steps"].records()]
     assert all(abs(s - r) / r < 0.001 for s, r in zip(simulated, [m.usage.input for m in t.messages if m.usage],
                                                       strict=True))
     # --system-tokens N: that fixed part for every transcript, no rate
-    (row,) = Replayer(replace(spec, system_tokens=7)).run(t)["results"]
+    (row,) = Replayer(replace(spec, system_tokens=7)).run(t)["results"].records()
     assert (row["system_tokens"], row["overhead_rate"]) == (7, 1.0) and math.isnan(row["overhead_error"])
 
 

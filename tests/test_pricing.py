@@ -40,7 +40,7 @@ SPEC = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 8_000), summari
 
 
 def row(t: Transcript, spec: RunSpec = SPEC) -> dict[str, object]:
-    (r,) = Replayer(spec).run(t)["results"]
+    (r,) = Replayer(spec).run(t)["results"].records()
     return r
 
 
@@ -49,7 +49,7 @@ def test_a_gpt_session_is_priced_at_its_model_under_its_providers_cache() -> Non
     r = row(t)
     assert (r["price_model"], r["price_model_source"]) == ("gpt-5.2-codex", "recorded model gpt-5.2-codex")
     trace_prices = prices_with_cache(prices_for("gpt-5.2-codex"), cache_model_for("gpt-5.2-codex"))
-    steps = Replayer(SPEC).run(t)["steps"]
+    steps = Replayer(SPEC).run(t)["steps"].records()
     # OpenAI's cache: no write premium, reads in 128-token steps
     assert all(s["cache_read"] % 128 == 0 for s in steps)
     assert trace_prices.cache_write == trace_prices.input
@@ -94,9 +94,9 @@ def test_the_cache_lifetime_is_the_recorded_one() -> None:
     assert ttl_for(session("claude-opus-4-6", "claude-code", gaps).messages, "auto") == (
         "5m", "5m: the default (none recorded)")
     assert ttl_for(hour.messages, "5m")[0] == "5m"
-    steps = Replayer(SPEC).run(hour)["steps"]
+    steps = Replayer(SPEC).run(hour)["steps"].records()
     assert steps[2]["cache_read"] > 0
-    five = Replayer(replace(SPEC, cache_ttl="5m")).run(hour)["steps"]
+    five = Replayer(replace(SPEC, cache_ttl="5m")).run(hour)["steps"].records()
     assert five[2]["cache_read"] == 0
     r = row(hour)
     assert r["cache_ttl"] == "1h"

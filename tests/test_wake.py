@@ -162,3 +162,13 @@ def test_waking_at_the_trigger_boundary_changes_no_table(tmp_path: Path, monkeyp
         limit = ModelLimits(contexts[k] + d, 2_048)  # a condensation request: the prompt over the input limit
         with_and_without(tmp_path / f"limit{d}", monkeypatch,
                          ["openhands-conversation-window", "openhands-llm-summarizing:max_size=100000"], [t], limit)
+
+
+def test_the_openhands_v0_condensers_wake_for_observations_to_cut(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """V0 cuts an observation past max_message_chars the first time it is in the view and still masks it later:
+    the samples hold seven such outputs (at the demo's 32k window a sleeping masking condenser once masked 4
+    observations fewer)."""
+    data = list(iter_transcripts(ROOT / "datasets" / "samples"))
+    with_and_without(tmp_path, monkeypatch, ["openhands-observation-masking", "openhands", "openhands-browser-output",
+                                             "openhands-recent-events"], data, limits=ModelLimits(32_000, 4_096))
