@@ -307,3 +307,74 @@ def test_a_need_the_recorded_agent_met_only_by_reacquiring_is_marked() -> None:
     assert (8, path) in reacquired_in_record(t, index)
     carried = replace(t, compactions=(replace(rc, summary=f"Found it in {PATH}."),))
     assert (8, path) not in reacquired_in_record(carried, FactIndex.build(carried, extract(carried)))
+
+
+@pytest.mark.parametrize(("first", "need"), [
+    ("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nRun tests with make check-scheduler-fast\n</INSTRUCTIONS>",
+     False),
+    ("<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>\nmake check-scheduler-fast", False),
+    ("Please note: run tests with make check-scheduler-fast", True),  # the user's own words: a need
+])
+def test_what_an_instructions_file_states_is_no_need(first: str, need: bool) -> None:
+    """Codex sends AGENTS.md as a user message and re-sends it after every compaction; the other tools keep
+    theirs in the system prompt: an agent never has to remember what its instructions file says."""
+    t = transcript(
+        user("u0", first),
+        user("u1", "Fix the scheduler."),
+        assistant("a1", "Looking.", [("c1", "bash", {"command": "echo hm"})]),
+        tool("t1", "c1", "hm"),
+        assistant("a2", "Still looking.", [("c2", "bash", {"command": "echo hm2"})]),
+        tool("t2", "c2", "hm2"),
+        assistant("a3", "Testing.", [("c3", "bash", {"command": "make check-scheduler-fast"})]),
+        tool("t3", "c3", "ok"),
+    )
+    found, index, _, _ = hits(t, resolve("none").create())
+    stated = [f for f in index.facts if "check-scheduler-fast" in " ".join(f.anchors)]
+    assert stated and all(f.provenance == ("user" if need else "system") for f in stated)
+    assert bool(found) is need
+
+
+def _retyped(command: str) -> Transcript:
+    """t1 reveals ``command`` (tool provenance); the agent types it at a2, then again at a4 after a gap."""
+    return transcript(
+        user("u0", "Fix the scheduler."),
+        assistant("a1", "How are tests run?", [("c1", "bash", {"command": "cat CONTRIBUTING"})]),
+        tool("t1", "c1", f"Run the suite with: {command}"),
+        assistant("a2", "Running.", [("c2", "bash", {"command": command})]),
+        tool("t2", "c2", "1 failed"),
+        assistant("a3", "Editing.", [("c3", "bash", {"command": "echo fix"})]),
+        tool("t3", "c3", "fix"),
+        assistant("a4", "Again.", [("c4", "bash", {"command": command})]),
+        tool("t4", "c4", "ok"),
+    )
+
+
+def test_a_command_the_agent_has_typed_itself_is_no_longer_a_need() -> None:
+    """After real compactions that dropped it, agents typed such a command again without looking 20 times in
+    22 (compbench.validation.discounts): the first use of what the tool printed is a need (a2 follows t1
+    directly, so none here); a later retyping is not, unless the discount is lifted to measure it."""
+    t = _retyped("make check-scheduler-fast")
+    index = FactIndex.build(t, extract(t))
+    cmd = fact(index, "make check-scheduler-fast")
+    assert next(f for f in index.facts if f.id == cmd).provenance == "tool"
+    assert all(cmd not in ids for ids in index.needs.values())
+    lifted = FactIndex.build(t, extract(t), retyped=False)
+    assert lifted.needs.get(7) == (cmd,)
+
+
+def test_a_path_the_agent_has_typed_stays_a_need() -> None:
+    """Paths are not retyped from memory as commands are (20 of 68 without looking): still needs."""
+    path = "/repo/src/engine/scheduler_core.py"
+    t = transcript(
+        user("u0", "Fix the scheduler."),
+        assistant("a1", "Searching.", [("c1", "bash", {"command": "grep -rl drop /repo"})]),
+        tool("t1", "c1", path),
+        assistant("a2", "Reading.", [("c2", "read", {"file_path": path})]),
+        tool("t2", "c2", "def run(): pass"),
+        assistant("a3", "Thinking.", [("c3", "bash", {"command": "echo hm"})]),
+        tool("t3", "c3", "hm"),
+        assistant("a4", "Editing.", [("c4", "edit", {"file_path": path, "old_string": "pass", "new_string": "x"})]),
+        tool("t4", "c4", "ok"),
+    )
+    index = FactIndex.build(t, extract(t))
+    assert any(f.kind == "artifact" for f in index.facts if f.id in index.needs.get(7, ()))

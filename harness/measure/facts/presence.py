@@ -97,8 +97,10 @@ class FactIndex:
                             key=lambda f: (f.first_index, f.id)))
 
     @classmethod
-    def build(cls, t: Transcript, facts: Sequence[Fact], boilerplate: Collection[str] = ()) -> FactIndex:
-        """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent."""
+    def build(cls, t: Transcript, facts: Sequence[Fact], boilerplate: Collection[str] = (),
+              retyped: bool = True) -> FactIndex:
+        """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent.
+        ``retyped=False`` keeps the needs an agent meets by typing again (to measure that discount)."""
         matcher = Matcher(facts)
         part_facts = tuple(tuple(matcher.facts_in(part_match_text(p)) for p in m.parts) for m in t.messages)
         first: dict[str, tuple[int, Provenance]] = {}
@@ -113,7 +115,8 @@ class FactIndex:
         received = {f.id for f in fixed if f.received}
         flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
         firsts = {f.id: f.first_index for f in fixed}
-        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received), flat)
+        retypable = {f.id for f in fixed if f.kind == "recall"} if retyped else set()
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat)
 
 
 def fact_key(f: Fact) -> str:
@@ -121,11 +124,21 @@ def fact_key(f: Fact) -> str:
     return f"{f.kind}:{f.anchors[0]}"
 
 
+# A user-role part that is the harness's instructions, not the user's words: Codex sends the project's
+# AGENTS.md and its environment context as user messages and re-sends them after every compaction (Claude
+# Code, OpenCode, pi and Gemini CLI put their instructions files in the system prompt, which logs omit).
+INSTRUCTION_MARKS = ("# agents.md instructions", "<user_instructions>", "<environment_context>")
+
+
 def provenance_of(role: str, part: Part) -> Provenance:
-    """Where a part's text came from: environment output, the user, the system prompt or the model."""
+    """Where a part's text came from: environment output, the user, the system prompt or the model. An
+    instructions file injected as a user message is the system prompt's: the agent's harness states it on
+    every call, so what it states (a test command, a path) is never a need, however long ago it was read."""
     if isinstance(part, ToolResult) or role == "tool":
         return "tool"
     if role == "system":
+        return "system"
+    if role == "user" and isinstance(part, Text) and part.text.lstrip()[:40].lower().startswith(INSTRUCTION_MARKS):
         return "system"
     return "user" if role == "user" else "agent"
 
@@ -142,18 +155,27 @@ def _placed(f: Fact, first: tuple[int, Provenance] | None, boilerplate: Collecti
 
 
 def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[str]]],
-           first: dict[str, int], received: Collection[str]) -> dict[int, tuple[str, ...]]:
+           first: dict[str, int], received: Collection[str],
+           retypable: Collection[str] = ()) -> dict[int, tuple[str, ...]]:
+    """Per assistant message, the received facts it uses that it did not just see. A command or address the
+    agent has already typed itself (``retypable`` facts in an earlier assistant message) is its own from then
+    on: after real compactions that dropped one, agents typed it again without looking 20 times in 22
+    (:mod:`compbench.validation.discounts`), against 20 in 68 for paths they had typed."""
     needs: dict[int, tuple[str, ...]] = {}
     fresh: set[str] = set()  # facts in the previous step's message and in every message since
+    typed: set[str] = set()  # retypable facts the agent has written itself
     for i, m in enumerate(messages):
         if m.meta.get("compaction"):
             continue
         ids = set().union(*part_facts[i]) if part_facts[i] else set()
         if m.role == "assistant":
-            needed = sorted(f for f in ids if f in received and first.get(f, i) < i and f not in fresh)
+            needed = sorted(f for f in ids if f in received and first.get(f, i) < i and f not in fresh
+                            and f not in typed)
             if needed:
                 needs[i] = tuple(needed)
             fresh = ids
+            if retypable:
+                typed.update(f for f in ids if f in retypable)
         else:
             fresh |= ids
     return needs
