@@ -62,10 +62,18 @@ GUTTER = re.compile(r"^\s*\d+(?:→|\t|: |:|\|)\s?")  # a read tool's line numbe
 
 
 def content_lines(text: str) -> frozenset[int]:
-    """The output's distinctive lines, normalized and hashed (compared within one process only)."""
+    """The output's distinctive lines, normalized and hashed (compared within one process only). Every
+    tool output passes here once: a line shorter than :data:`MIN_LINE` is shorter once normalized and is
+    skipped unread, and only a line that starts with a space or a digit can carry a gutter."""
     out = set()
+    gutter = GUTTER.sub
     for line in text.splitlines():
-        line = " ".join(GUTTER.sub("", line, count=1).split())
+        if len(line) < MIN_LINE:
+            continue
+        first = line[0]
+        if first.isspace() or first.isdigit():
+            line = gutter("", line, count=1)
+        line = " ".join(line.split())
         if len(line) >= MIN_LINE:
             out.add(hash(line))
     return frozenset(out)
@@ -146,26 +154,27 @@ class WorkingSet:
         calls: dict[str, list[Touch]] = {}
         deliveries: list[Delivery] = []
         uses: dict[int, tuple[Use, ...]] = {}
-        by_key: dict[str, list[Delivery]] = {}
-        by_tail: dict[str, set[str]] = {}  # a file's last component -> its keys (a bare name is a mention)
+        known = _Known()
         for i, m in enumerate(t.messages):
             if m.meta.get("compaction"):
                 continue
             if m.role == "assistant":
-                found = _uses(m, by_key, by_tail)
+                for p in m.parts:
+                    if isinstance(p, ToolCall):
+                        calls[p.id] = touches(p)
+                found = _uses(m, known, calls)
                 if found:
                     uses[i] = found
             for j, p in enumerate(m.parts):
                 if isinstance(p, ToolCall):
-                    calls[p.id] = found_touches = touches(p)
+                    found_touches = calls[p.id] if p.id in calls else calls.setdefault(p.id, touches(p))
                     written = _written(p) if any(x.verb == "write" for x in found_touches) else ""
                     if written:  # a file the agent wrote: its body is in the call, and is content to lose
                         key = next(x.key for x in found_touches if x.verb == "write")
                         d = Delivery(key, "file", i, j, part_tokens[i][j], content_lines(written))
                         if d.lines:
                             deliveries.append(d)
-                            by_key.setdefault(key, []).append(d)
-                            by_tail.setdefault(key.rsplit("/", 1)[-1], set()).add(key)
+                            known.add(d)
                 elif isinstance(p, ToolResult) and not p.is_error:
                     for touch in calls.get(p.call_id, ()):
                         if touch.verb != "read":
@@ -174,12 +183,10 @@ class WorkingSet:
                         if not d.lines:
                             continue
                         deliveries.append(d)
-                        by_key.setdefault(d.key, []).append(d)
-                        if d.kind == "file":
-                            by_tail.setdefault(d.key.rsplit("/", 1)[-1], set()).add(d.key)
+                        known.add(d)
                         break
         return cls(tuple(deliveries), {(d.message, d.part): d for d in deliveries}, uses,
-                   {k: tuple(v) for k, v in by_key.items()})
+                   {k: tuple(v) for k, v in known.by_key.items()})
 
     def before(self, key: str, message: int) -> Delivery | None:
         """``key``'s latest delivery before ``message`` (the content an agent would re-acquire there)."""
@@ -220,16 +227,44 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _uses(m: Message, by_key: Mapping[str, list[Delivery]], by_tail: Mapping[str, set[str]]) -> tuple[Use, ...]:
+class _Known:
+    """The content delivered so far, indexed for :func:`_uses`: deliveries by key, file keys by their last
+    component, and the latest delivery's lines of each search or inspection (a line -> the keys whose
+    latest output holds it), so a message's lines find their keys without a pass over every key."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[Delivery]] = {}
+        self.by_tail: dict[str, set[str]] = {}  # a file's last component -> its keys (a bare name is a mention)
+        self.by_line: dict[int, set[str]] = {}
+        self.rank: dict[str, int] = {}  # key -> order of its first delivery
+
+    def add(self, d: Delivery) -> None:
+        ds = self.by_key.get(d.key)
+        if ds is None:
+            ds = self.by_key[d.key] = []
+            self.rank[d.key] = len(self.rank)
+        if d.kind == "file":
+            self.by_tail.setdefault(d.key.rsplit("/", 1)[-1], set()).add(d.key)
+        else:
+            if ds:
+                for h in ds[-1].lines:
+                    self.by_line[h].discard(d.key)
+            for h in d.lines:
+                self.by_line.setdefault(h, set()).add(d.key)
+        ds.append(d)
+
+
+def _uses(m: Message, known: _Known, calls: Mapping[str, Sequence[Touch]]) -> tuple[Use, ...]:
     """The keys delivered before ``m`` that ``m`` needs: edits, mentions, repeated lines (in that order of
     precedence; one use per key)."""
+    by_key = known.by_key
     if not by_key:
         return ()
     found: dict[str, How] = {}
     reads: set[str] = set()
     for p in m.parts:
         if isinstance(p, ToolCall):
-            for touch in touches(p):
+            for touch in calls[p.id]:
                 if touch.verb == "edit" and touch.key in by_key:
                     found.setdefault(touch.key, "edit")
                 elif touch.verb == "read":
@@ -240,17 +275,19 @@ def _uses(m: Message, by_key: Mapping[str, list[Delivery]], by_tail: Mapping[str
             for match in PATH_SHAPE.finditer(text):
                 if url_like(text, match.start(), match.group(0)):
                     continue
-                for key in _mentioned(match.group(0), by_tail):
+                for key in _mentioned(match.group(0), known.by_tail):
                     if key in by_key and key not in reads:
                         found.setdefault(key, "mention")
         if "\n" in text or len(text) >= MIN_LINE:
             lines |= content_lines(text)
-    if lines:
-        for key, ds in by_key.items():
-            if key in found or key in reads or ds[-1].kind == "file":
-                continue
-            if not ds[-1].lines.isdisjoint(lines):
-                found[key] = "lines"
+    if lines and known.by_line:
+        hit: set[str] = set()
+        for h in lines:
+            keys = known.by_line.get(h)
+            if keys:
+                hit |= keys
+        for key in sorted(hit - found.keys() - reads, key=known.rank.__getitem__):
+            found[key] = "lines"
     return tuple(Use(k, h) for k, h in found.items())
 
 
