@@ -114,14 +114,15 @@ def aider_role(m: Message) -> str:
     return "assistant" if m.role == "assistant" else "user"
 
 
+def section(m: Message) -> str:
+    """One message of ``summarize_all``: its ``# USER`` / ``# ASSISTANT`` section, ending with a newline."""
+    content = f"# {'ASSISTANT' if m.role == 'assistant' else 'USER'}\n" + aider_content(m)
+    return content if content.endswith("\n") else content + "\n"
+
+
 def summarize_all_content(messages: Sequence[Message]) -> str:
     """``summarize_all``: ``# USER`` / ``# ASSISTANT`` sections, each ending with a newline."""
-    content = ""
-    for m in messages:
-        content += f"# {'ASSISTANT' if m.role == 'assistant' else 'USER'}\n" + aider_content(m)
-        if not content.endswith("\n"):
-            content += "\n"
-    return content
+    return "".join(section(m) for m in messages)
 
 
 def edits_files(m: Message) -> bool:
@@ -243,10 +244,31 @@ class Aider:
             keep.append(e)
         return self.compact(s, messages, keep, messages[split:], depth)
 
+    def request_text(self, s: SessionView, head: Sequence[Entry], shown: Sequence[Message]) -> Text:
+        """The summary request's one user message. aider sends the whole history again at every
+        summarization, and without a working summary (since 0.72) that history only grows: its count is
+        the sum of its sections' counts, each section counted once per message (the same count, see
+        :attr:`~compbench.measure.tokens.TokenCounter.sections_add_up`), not a tokenizer pass per request."""
+        sections = [section(m) for m in shown]
+        part = Text("".join(sections))
+        counter = s.counter
+        if counter.sections_add_up:
+            memo = s.memo(f"aider-section-{id(counter)}")
+            raw = 0
+            for e, text in zip(head, sections, strict=True):
+                found = None if e.pruned else memo.get(e.message)
+                if found is None:
+                    found = counter.count_raw(text)
+                    if not e.pruned:
+                        memo.put(e.message, found)
+                raw += int(found)
+            counter.remember_raw(part, raw)
+        return part
+
     def compact(self, s: SessionView, messages: Sequence[Entry], head: Sequence[Entry], tail: Sequence[Entry],
                 depth: int) -> Compact:
         shown = tuple(e.rendered() for e in head)
-        request = SummaryRequest(SUMMARIZE, (Message("aider-summarize", "user", (Text(summarize_all_content(shown)),)),),
+        request = SummaryRequest(SUMMARIZE, (Message("aider-summarize", "user", (self.request_text(s, head, shown),)),),
                                  shown, meta={"model": "weak", "depth": depth})
         entries = s.entries
         systems = [Keep(e.id) for e in entries[:head_end(entries)]]

@@ -223,6 +223,20 @@ class TokenCounter:
             if not isinstance(p, Media | Reasoning) or (reasoning and isinstance(p, Reasoning) and not p.encrypted):
                 memo[id(p)] = (p, self._raw(p))
 
+    @property
+    def sections_add_up(self) -> bool:
+        """Whether the count of sections joined is the sum of their counts, for sections that each end with
+        a newline and begin with a character that is neither whitespace nor a newline (``# USER``): the BPE
+        tokenizers split text into pieces before merging and no piece spans such a boundary (checked on the
+        samples by tests/test_token_sections.py); the character heuristics round per text and do not."""
+        return self.tokenizer in ("o200k_base", "cl100k_base")
+
+    def remember_raw(self, p: Part, raw: int) -> None:
+        """Memoize a part's tokenizer count found another way (a prompt made of sections already counted):
+        whatever counts the part later reads it instead of tokenizing it."""
+        if self._memo is not None:
+            self._memo[id(p)] = (p, raw)
+
     def _raw(self, p: Part) -> int:
         """The tokenizer's count of a part's text (a reasoning part's too), from the memo when indexed."""
         memo = self._memo

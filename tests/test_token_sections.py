@@ -1,0 +1,42 @@
+"""A prompt made of sections is counted as the sum of its sections' counts where that is the same number
+(TokenCounter.sections_add_up): aider's summary request re-sends the whole history at every summarization."""
+
+from __future__ import annotations
+
+import pytest
+
+from compbench.data.dataset import default_dataset, iter_transcripts
+from compbench.data.transcript import Text
+from compbench.measure.tokens import TokenCounter
+from compbench.strategies.aider import section, summarize_all_content
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "cl100k_base"])
+def test_sections_add_up_for_the_bpe_tokenizers_on_every_sample(tokenizer: str) -> None:
+    counter = TokenCounter(tokenizer)
+    assert counter.sections_add_up
+    checked = 0
+    for t in iter_transcripts(default_dataset()):
+        ms = t.messages
+        for k in range(0, len(ms) - 1, 5):
+            chunk = ms[k:k + 8]
+            whole = summarize_all_content(chunk)
+            assert counter.count_raw(whole) == sum(counter.count_raw(section(m)) for m in chunk), (t.id, k)
+            checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("text", ["# USER\nsee x.py  \n", "# USER\n}\n\n\n", "# ASSISTANT\n \t\n", "# USER\nä\n"])
+def test_a_section_boundary_is_never_merged(text: str) -> None:
+    counter = TokenCounter("o200k_base")
+    nxt = "# ASSISTANT\nok\n"
+    assert counter.count_raw(text + nxt) == counter.count_raw(text) + counter.count_raw(nxt)
+
+
+def test_the_heuristics_do_not_add_up_and_a_remembered_count_is_read_back() -> None:
+    assert not TokenCounter("chars4").sections_add_up  # ceil(5/4) + ceil(5/4) != ceil(10/4)
+    counter = TokenCounter("o200k_base").scoped()
+    part = Text("# USER\nhello\n")
+    counter.remember_raw(part, 999)
+    assert counter.part(part) == 999
+    assert TokenCounter("o200k_base").part(part) != 999  # an unscoped counter keeps no memo
