@@ -217,3 +217,19 @@ def test_a_file_path_beside_a_colon_or_a_route_like_folder_stays_a_path(command:
     from compbench.measure.facts.derive import command_paths
 
     assert [p for p, _ in command_paths(command)] == [path]
+
+
+def test_what_the_summarizer_saw_is_found_part_by_part_as_in_the_whole_text(chars4: TokenCounter) -> None:
+    """EventOutcome.saw answers as a test against the normalized whole view would: a path in one part, one
+    split across two parts (not seen: parts are joined by a newline), and a text with a space."""
+    from compbench.measure.facts.presence import EventOutcome
+    from compbench.replay.session import Entry
+
+    msgs = [user("u0", "Look at SRC\\Auth\\Login.py please"), assistant("a1", "src/auth/ then"),
+            tool("t1", "c1", "login.py found")]
+    entries = [Entry(m, chars4.message(m), chars4.parts(m), index=i) for i, m in enumerate(msgs)]
+    oc = EventOutcome(1, frozenset(), before_entries=entries, inserted_text={})
+    wanted = {"src/auth/login.py", "then login.py", "src/auth/ then", "ghost.py", "auth/ then\nlogin"}
+    whole = normalize(oc.seen_text)
+    assert oc.saw(wanted) == {w for w in wanted if w in whole} == {"src/auth/login.py", "src/auth/ then",
+                                                                  "then login.py"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,9 +65,12 @@ def shapes(summary: str) -> list[str]:
     return list(seen)
 
 
-def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str], seen_text: str,
+def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozenset[str],
+                     saw: Callable[[Iterable[str]], frozenset[str]],
                      facts: Mapping[str, Fact], index: FactIndex, message_index: int,
                      after_verbatim: frozenset[str] | None = None) -> CompactionFacts:
+    """``saw``: which of the given normalized texts the summarizer could have seen
+    (:meth:`~compbench.measure.facts.presence.EventOutcome.saw`)."""
     lost = tuple(sorted(before - after))
     retention = (len(before) - len(lost)) / len(before) if before else NAN
     kept_verbatim = len(before & after_verbatim) if after_verbatim is not None else None
@@ -77,9 +80,9 @@ def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozens
              if f.kind == "artifact" and f.meta.get("modified") and 0 <= f.first_index <= message_index}
     hit = len(mentioned & truth)
     f1 = NAN if not truth and not mentioned else (2 * hit / (len(mentioned) + len(truth)))
-    norm_input = normalize(seen_text)  # a summary's path is fabricated when the summarizer could not have seen it
     cands = shapes(ev.summary) if ev.summary else []
-    fabricated = tuple(s for s in cands if normalize(s) not in norm_input)
+    seen = saw({normalize(s) for s in cands}) if cands else frozenset()
+    fabricated = tuple(s for s in cands if normalize(s) not in seen)  # a path the summarizer could not have seen
     dropped = any(facts[f].kind == "decision" for f in lost)
     return CompactionFacts(ev.seq, retention, lost, f1, fabricated, len(cands),
                            ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped,
@@ -113,8 +116,7 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         oc = by_seq.get(ev.seq)
         if oc is None or not ev.ok:
             continue
-        seen = oc.seen_text if ev.summary else ""  # what a summary could have seen; no summary, nothing to check
-        per_event.append(compaction_facts(ev, oc.before, oc.after, seen, facts, index,
+        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.saw, facts, index,
                                           step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
     scored = [h for h in tracker.need_hits if h.scored]
     events = tracker.events

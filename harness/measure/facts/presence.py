@@ -227,6 +227,36 @@ class EventOutcome:
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
                          "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
 
+    def saw(self, wanted: Iterable[str]) -> frozenset[str]:
+        """Which of ``wanted`` (normalized texts) the summarizer could have seen: the same answer as a test
+        against ``normalize(seen_text)``, found part by part, stopping once every one is found. A text without
+        whitespace cannot span two parts (they are joined by a newline), so it is looked for in each part's
+        normalized text; another is looked for in the whole. A chain of small compactions (goose summarizes
+        one tool pair at a time) would otherwise rebuild and normalize the whole view at every one."""
+        left = set(wanted)
+        whole = {w for w in left if any(c.isspace() for c in w)}
+        found: set[str] = set()
+        if whole:
+            text = normalize(self.seen_text)
+            found |= {w for w in whole if w in text}
+            left -= whole
+        for e in self.before_entries:
+            if not left:
+                break
+            texts = (self.inserted_text.get(e.id, ""),) if e.index < 0 else (
+                part_match_text(p) for p in e.rendered().parts)
+            for text in texts:
+                if not text:
+                    continue
+                norm = normalize(text)
+                hit = {w for w in left if w in norm}
+                if hit:
+                    found |= hit
+                    left -= hit
+                    if not left:
+                        break
+        return frozenset(found)
+
     @property
     def kept_share(self) -> float:
         if self.kind == "prune":
