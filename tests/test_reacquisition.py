@@ -190,3 +190,22 @@ def test_spearman_and_summary() -> None:
     assert spearman([1, 2], [1, 2]) != spearman([1, 2], [1, 2])  # NaN: too few points
     s = summarize([])
     assert s["all"]["compactions"] == 0
+
+
+def test_effective_savings_is_net_savings_less_what_reacquisition_adds() -> None:
+    """Pooled over transcripts: 1 − (input + summarizer + re-acquired) / none's input; the
+    ``reacquired_tokens`` metric is that last term per transcript (lower is better)."""
+    import pandas as pd
+
+    from compbench.decide.compare import estimate, metric
+
+    df = pd.DataFrame({
+        "transcript_id": ["a", "b"], "input_tokens": [400, 300], "summarizer_input_tokens": [50, 0],
+        "summarizer_output_tokens": [10, 0], "reacquired_tokens": [140, 0], "reference_input_tokens": [1000, 500],
+        "first_action_step": [3, 2]})
+    net = estimate(df, metric("net_savings"), resamples=50).value
+    eff = estimate(df, metric("effective_savings"), resamples=50).value
+    assert net == pytest.approx(1 - 760 / 1500) and eff == pytest.approx(1 - 900 / 1500)
+    assert net - eff == pytest.approx(140 / 1500)
+    m = metric("reacquired_tokens")
+    assert not m.higher_is_better and estimate(df, m, resamples=50).value == pytest.approx(70)

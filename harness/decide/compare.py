@@ -72,6 +72,10 @@ METRICS: tuple[Metric, ...] = (
            higher_is_better=False, percent=False,
            doc="tokens of content the agent would read, list or search again because the strategy's view lost "
                "it (the sizes of the outputs that had delivered it)"),
+    Metric("reacquired_tokens", "tokens re-acquisition adds / transcript", "reacquired_tokens",
+           higher_is_better=False, percent=False,
+           doc="what effective savings subtracts from net savings: the re-acquired content, the extra calls that "
+               "fetch it and the content riding along in every call until the strategy's next compaction"),
     Metric("needed_recall", "needed-fact recall", "needs_present", "needs",
            doc="needs met / needs: a need is a later step where the recorded agent uses a fact it was given "
                "(by the user or a tool), scored from the strategy's first action; met when the fact is in "
