@@ -313,15 +313,19 @@ def from_json(text: str) -> Transcript:
 
 def build_transcript(header: Mapping[str, Any], messages: Iterable[Mapping[str, Any]],
                      compactions: Iterable[Mapping[str, Any]]) -> Transcript:
+    return assemble(header, tuple(message_from_dict(m) for m in messages),
+                    tuple(compaction_from_dict(c) for c in compactions))
+
+
+def assemble(header: Mapping[str, Any], messages: tuple[Message, ...],
+             compactions: tuple[RecordedCompaction, ...]) -> Transcript:
+    """A transcript from its header record and its messages and compactions already built (a reader that
+    validated each record on its own line keeps what it built rather than building it twice)."""
     meta = header.get("meta", {})
     if not isinstance(meta, dict):
         raise TypeError("meta must be an object")
-    return Transcript(
-        _str(header["id"]), _str(header["source"]),
-        tuple(message_from_dict(m) for m in messages), meta,
-        tuple(compaction_from_dict(c) for c in compactions),
-        tuple(_str(w) for w in header.get("warnings", [])),
-    )
+    return Transcript(_str(header["id"]), _str(header["source"]), messages, meta, compactions,
+                      tuple(_str(w) for w in header.get("warnings", [])))
 
 
 def _str(v: object) -> str:

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from compbench.data.formats.jsonio import iter_jsonl
-from compbench.data.transcript import FORMAT_VERSION, Transcript, build_transcript, to_jsonl
+from compbench.data.transcript import (
+    FORMAT_VERSION,
+    Message,
+    RecordedCompaction,
+    Transcript,
+    assemble,
+    compaction_from_dict,
+    message_from_dict,
+    to_jsonl,
+)
 from compbench.errors import TranscriptError
 
 NAME = "compbench"
@@ -24,8 +33,8 @@ def sniff(head: str, first: dict[str, Any] | None) -> bool:
 def read(path: Path) -> Iterator[Transcript]:
     header: dict[str, Any] | None = None
     header_line = 0
-    messages: list[dict[str, Any]] = []
-    compactions: list[dict[str, Any]] = []
+    messages: list[Message] = []
+    compactions: list[RecordedCompaction] = []
     lineno = 0
     for lineno, rec in iter_jsonl(path):
         kind = rec.get("type")
@@ -39,11 +48,9 @@ def read(path: Path) -> Iterator[Transcript]:
         elif header is None:
             raise TranscriptError(path, lineno, "a 'transcript' header record first")
         elif kind == "message":
-            _check(path, lineno, rec)
-            messages.append(rec)
+            messages.append(_message(path, lineno, rec))
         elif kind == "compaction":
-            _check(path, lineno, rec, compaction=True)
-            compactions.append(rec)
+            compactions.append(_compaction(path, lineno, rec))
         else:
             raise TranscriptError(path, lineno, f"a record of type transcript|message|compaction, found {kind!r}")
     if header is None:
@@ -51,25 +58,31 @@ def read(path: Path) -> Iterator[Transcript]:
     yield _build(path, header_line, header, messages, compactions)
 
 
-def _check(path: Path, lineno: int, rec: dict[str, Any], compaction: bool = False) -> None:
-    """Validate one record now so the error names its own line."""
-    from compbench.data.transcript import compaction_from_dict, message_from_dict
-
+def _message(path: Path, lineno: int, rec: dict[str, Any]) -> Message:
+    """One message record, built (and so validated) on its own line so an error names that line."""
     try:
-        (compaction_from_dict if compaction else message_from_dict)(rec)
+        return message_from_dict(rec)
     except (KeyError, TypeError, ValueError) as e:
-        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        kind = "compaction" if compaction else "message"
-        raise TranscriptError(path, lineno, f"a valid {kind} record ({what})") from None
+        raise TranscriptError(path, lineno, f"a valid message record ({_what(e)})") from None
 
 
-def _build(path: Path, line: int, header: dict[str, Any], messages: list[dict[str, Any]],
-           compactions: list[dict[str, Any]]) -> Transcript:
+def _compaction(path: Path, lineno: int, rec: dict[str, Any]) -> RecordedCompaction:
     try:
-        return build_transcript(header, messages, compactions)
+        return compaction_from_dict(rec)
     except (KeyError, TypeError, ValueError) as e:
-        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        raise TranscriptError(path, line, f"a valid transcript header ({what})") from None
+        raise TranscriptError(path, lineno, f"a valid compaction record ({_what(e)})") from None
+
+
+def _what(e: Exception) -> str:
+    return f"missing field {e}" if isinstance(e, KeyError) else str(e)
+
+
+def _build(path: Path, line: int, header: dict[str, Any], messages: list[Message],
+           compactions: list[RecordedCompaction]) -> Transcript:
+    try:
+        return assemble(header, tuple(messages), tuple(compactions))
+    except (KeyError, TypeError, ValueError) as e:
+        raise TranscriptError(path, line, f"a valid transcript header ({_what(e)})") from None
 
 
 def write(transcripts: Iterable[Transcript], path: Path) -> None:
