@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, TypeAlias
 
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
@@ -79,6 +80,20 @@ def content_lines(text: str) -> frozenset[int]:
     return frozenset(out)
 
 
+def has_content(text: str) -> bool:
+    """Whether :func:`content_lines` of ``text`` is not empty, stopping at the first distinctive line."""
+    gutter = GUTTER.sub
+    for line in text.splitlines():
+        if len(line) < MIN_LINE:
+            continue
+        first = line[0]
+        if first.isspace() or first.isdigit():
+            line = gutter("", line, count=1)
+        if len(" ".join(line.split())) >= MIN_LINE:
+            return True
+    return False
+
+
 def path_key(path: str) -> str:
     parts = [x for x in normalize(path).rstrip("/").split("/") if x and x != "."]
     return "file:" + "/".join(parts[-PATH_KEY_COMPONENTS:])
@@ -122,16 +137,23 @@ def touches(call: ToolCall) -> list[Touch]:
     return []
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Delivery:
-    """One tool result that delivered ``key``'s content: at ``message``/``part``, ``tokens`` as counted."""
+    """One tool result that delivered ``key``'s content: at ``message``/``part``, ``tokens`` as counted.
+
+    Its ``lines`` are hashed when first asked for: a file's are needed only where a compaction asks what a
+    message still holds of it, so a replay that never compacts never hashes a file body."""
 
     key: str
     kind: Kind
     message: int
     part: int
     tokens: int
-    lines: frozenset[int]
+    text: str = field(default="", compare=False, repr=False)  # the output (or written body) it delivered
+
+    @cached_property
+    def lines(self) -> frozenset[int]:
+        return content_lines(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,17 +193,17 @@ class WorkingSet:
                     written = _written(p) if any(x.verb == "write" for x in found_touches) else ""
                     if written:  # a file the agent wrote: its body is in the call, and is content to lose
                         key = next(x.key for x in found_touches if x.verb == "write")
-                        d = Delivery(key, "file", i, j, part_tokens[i][j], content_lines(written))
-                        if d.lines:
+                        if has_content(written):
+                            d = Delivery(key, "file", i, j, part_tokens[i][j], written)
                             deliveries.append(d)
                             known.add(d)
                 elif isinstance(p, ToolResult) and not p.is_error:
                     for touch in calls.get(p.call_id, ()):
                         if touch.verb != "read":
                             continue
-                        d = Delivery(touch.key, touch.kind, i, j, part_tokens[i][j], content_lines(p.output))
-                        if not d.lines:
+                        if not has_content(p.output):
                             continue
+                        d = Delivery(touch.key, touch.kind, i, j, part_tokens[i][j], p.output)
                         deliveries.append(d)
                         known.add(d)
                         break
