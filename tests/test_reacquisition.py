@@ -16,7 +16,7 @@ from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.models import Prices
 from compbench.measure.reacquire import ContentTracker, Trackers, counted, reacquisition_cost
 from compbench.measure.tokens import TokenCounter
-from compbench.measure.workset import WorkingSet, content_lines, touches
+from compbench.measure.workset import WorkingSet, content_lines, has_content, touches
 from compbench.replay.loop import ReplayConfig, Trace, replay
 from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.summarizers.mock import MockSummarizer
@@ -158,6 +158,16 @@ def test_what_a_tool_call_delivers(name: str, args: dict[str, object], want: tup
 def test_content_lines_fold_gutters_and_skip_short_lines() -> None:
     assert content_lines("    12→    return compute_total(items)\n}\n") == content_lines("return compute_total(items)")
     assert content_lines("}\nimport os\n") == frozenset()
+
+
+@pytest.mark.parametrize("text", [
+    "", "}\nimport os\n", "    12→    x = 1          \n", "12\tshort line here\n", "1234567890123456",
+    "   a    b    c    d    e    f   ", "  7: return compute_total(items)", "x\r\nreturn compute_total(items)\r\n",
+    "\u2028return compute_total(items)", "99999999999999999999→",
+])
+def test_whether_an_output_has_content_is_what_its_lines_say(text: str) -> None:
+    """The early exit the working set takes before hashing a body agrees with the lines it would hash."""
+    assert has_content(text) is bool(content_lines(text))
 
 
 def _real(restored: bool, reread: bool, edit: bool = True) -> Transcript:
