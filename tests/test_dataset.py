@@ -87,8 +87,10 @@ def test_manifest_and_fingerprint_are_deterministic(tmp_path: Path, monkeypatch:
     ds.write_dataset(tmp_path / "two", ["."])
     meta = json.loads((tmp_path / "one" / "dataset.json").read_text())
     expected = ds.fingerprint_of(to_json(t) for t in ts)
+    boilerplate = meta.pop("boilerplate")
     assert meta == {"format_version": 1, "created_by": "compbench 0.1.0", "n_transcripts": 2,
                     "formats": {"compbench": 2}, "fingerprint": expected, "errors": []}
+    assert boilerplate["templates"] == {"lines": {}, "transcripts": {"compbench": 2}}
     assert (tmp_path / "two" / "dataset.json").read_text() == (tmp_path / "one" / "dataset.json").read_text()
     assert ds.fingerprint(tmp_path / "one") == expected
     assert ds.fingerprint(tmp_path / "src") is None
@@ -327,3 +329,32 @@ def test_calibration_on_real_pi(transcripts_dir: Path) -> None:
     assert [(r.tokenizer, r.source, r.calls, r.overhead) for r in rows] == [
         ("o200k_base", "pi", 171, 30_122.0), ("chars4", "pi", 171, 31_235.0)]
     assert round(rows[0].median_error, 3) == 0.046 and round(rows[0].p90_error, 3) == 0.188
+
+
+def test_a_dataset_carries_its_boilerplate_scan_and_a_run_reads_it_instead_of_the_transcripts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan made while importing is the one a run would make; a run over the dataset reads it from
+    dataset.json (not a transcript read); a dataset scanned under other settings, or raw files, are scanned."""
+    from compbench.measure.facts import boilerplate as bp
+
+    template = "Please follow the repository contribution rules exactly"
+    ts = [Transcript(f"t{i}", "compbench", (user(f"u{i}", f"{template}\ntask number {i} is here"),
+                                              assistant(f"a{i}", "ok"))) for i in range(4)]
+    write_native(tmp_path / "src" / "a.jsonl", *ts)
+    ds.write_dataset(tmp_path / "data", [tmp_path / "src"])
+    fresh = bp.scan(ds.iter_transcripts(tmp_path / "data")).to_json()
+    assert fresh["lines"] == {"compbench": [template.lower()]}
+
+    def unread(*a: object, **k: object) -> None:
+        raise AssertionError("the transcripts were read")
+
+    with monkeypatch.context() as m:
+        m.setattr(ds, "iter_transcripts", unread)
+        assert bp.scan_dataset(str(tmp_path / "data")) == fresh
+    assert bp.scan_dataset(str(tmp_path / "src")) == fresh  # raw files: scanned
+    with monkeypatch.context() as m:
+        m.setattr(bp, "SHARE", 0.9)  # today's scan differs from the stored one: scanned again
+        assert bp.scan_dataset(str(tmp_path / "data")) == bp.scan(ts).to_json()
+        m.setattr(ds, "iter_transcripts", unread)
+        with pytest.raises(AssertionError, match="were read"):
+            bp.scan_dataset(str(tmp_path / "data"))

@@ -120,6 +120,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
     import pyarrow.parquet as pq
 
     from compbench.data.importing import ON_ERROR, Imported, Merged, Note, Unsupported, collect, describe
+    from compbench.measure.facts.boilerplate import Scanner, stored
 
     if on_error not in ON_ERROR:
         raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
@@ -143,6 +144,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
             rows, pending = [], 0
 
         digest = hashlib.sha256()
+        scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
         for ev in collect(paths, fmt, on_error):
             if not isinstance(ev, Imported):
                 if isinstance(ev, Merged):
@@ -160,6 +162,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                     warn(describe(ev))
                 continue
             t = ev.transcript
+            scanner.add(t)
             payload = to_json(t)
             digest.update(payload.encode("utf-8"))
             digest.update(b"\n")
@@ -180,7 +183,8 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         report.fingerprint = digest.hexdigest()
         meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
                 "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
-                "fingerprint": report.fingerprint, "errors": report.errors}
+                "fingerprint": report.fingerprint, "errors": report.errors,
+                "boilerplate": stored(scanner.templates())}
         meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
                                         ("notes", report.notes), ("unsupported", report.unsupported)) if v})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -64,23 +64,51 @@ def _lines(t: Transcript) -> set[str]:
     return out
 
 
+class Scanner:
+    """The scan one transcript at a time: ``datasets import`` feeds it as it writes, so a dataset carries its
+    templates and a run over it reads its transcripts once, not twice (:func:`scan_dataset`)."""
+
+    def __init__(self) -> None:
+        self.per_source: dict[str, Counter[str]] = {}
+        self.sizes: Counter[str] = Counter()
+
+    def add(self, t: Transcript) -> None:
+        self.sizes[t.source] += 1
+        self.per_source.setdefault(t.source, Counter()).update(_lines(t))
+
+    def templates(self) -> Templates:
+        lines: dict[str, tuple[str, ...]] = {}
+        for source, counter in self.per_source.items():
+            n = self.sizes[source]
+            if n < MIN_TRANSCRIPTS:
+                continue
+            need = max(MIN_TRANSCRIPTS, SHARE * n)
+            found = sorted(line for line, k in counter.items() if k >= need)
+            if found:
+                lines[source] = tuple(found)
+        return Templates(lines, dict(self.sizes))
+
+
 def scan(transcripts: Iterable[Transcript]) -> Templates:
     """Template lines per source over a dataset (one pass; only user and system text is read)."""
-    per_source: dict[str, Counter[str]] = {}
-    sizes: Counter[str] = Counter()
+    scanner = Scanner()
     for t in transcripts:
-        sizes[t.source] += 1
-        per_source.setdefault(t.source, Counter()).update(_lines(t))
-    lines: dict[str, tuple[str, ...]] = {}
-    for source, counter in per_source.items():
-        n = sizes[source]
-        if n < MIN_TRANSCRIPTS:
-            continue
-        need = max(MIN_TRANSCRIPTS, SHARE * n)
-        found = sorted(line for line, k in counter.items() if k >= need)
-        if found:
-            lines[source] = tuple(found)
-    return Templates(lines, dict(sizes))
+        scanner.add(t)
+    return scanner.templates()
+
+
+# What a stored scan was made with: a dataset whose scan differs from today's is scanned again. Bump SCAN when
+# the scan's code changes in a way its constants do not show.
+SCAN = 1
+
+
+def stamp() -> dict[str, object]:
+    return {"scan": SCAN, "share": SHARE, "min_transcripts": MIN_TRANSCRIPTS, "min_line_chars": MIN_LINE_CHARS}
+
+
+def stored(templates: Templates) -> dict[str, object]:
+    """A scan as ``dataset.json`` keeps it: the templates with what they were made with."""
+    return {**stamp(), "templates": templates.to_json()}
 
 
 def boilerplate_keys(t: Transcript, facts: Iterable[Fact], templates: Templates) -> frozenset[str]:
@@ -94,7 +122,15 @@ def boilerplate_keys(t: Transcript, facts: Iterable[Fact], templates: Templates)
 
 
 def scan_dataset(path: str) -> dict[str, object]:
-    """:func:`scan` over a dataset path, in the JSON form a run spec keeps."""
-    from compbench.data.dataset import iter_transcripts
+    """:func:`scan` over a dataset path, in the JSON form a run spec keeps. A dataset directory written by
+    ``datasets import`` carries its scan (made as it was written): read from there when it was made as today's
+    scan would make it, else (an older dataset, raw files or folders) every transcript is read for it."""
+    from compbench.data.dataset import is_dataset, iter_transcripts, read_meta
 
+    if is_dataset(path):
+        kept = read_meta(path).get("boilerplate")
+        if isinstance(kept, dict) and {k: kept.get(k) for k in stamp()} == stamp():
+            templates = kept.get("templates")
+            if isinstance(templates, dict):
+                return Templates.from_json(templates).to_json()
     return scan(iter_transcripts(path)).to_json()
