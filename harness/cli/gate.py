@@ -11,7 +11,7 @@ from compbench.cli import WithMetrics
 
 EPILOG = """\b
 Examples:
-  compbench gate out/run --min needed_recall=0.85 --min net_savings=0.2
+  compbench gate out/run --min needed_recall=0.85 --min effective_savings=0.2
   compbench gate out/run --strategy opencode --max overflows=0
   compbench gate out/new --baseline out/main --max-drop needed_recall=0.02
 Thresholds of percentages are fractions (0.85) or written with a percent sign (85%); a bare 85 is refused.

@@ -153,7 +153,8 @@ def metric(name: str) -> Metric:
 def metrics_help() -> str:
     """Every metric with its meaning, for the commands' help (click keeps a ``\b`` block's lines)."""
     lines = ["\b", "Metrics:"]
-    lines += [f"  {m.name:<21}{m.title}{' (lower is better)' if not m.higher_is_better else ''}" for m in METRICS]
+    width = max(len(m.name) for m in METRICS) + 2
+    lines += [f"  {m.name:<{width}}{m.title}{' (lower is better)' if not m.higher_is_better else ''}" for m in METRICS]
     names = [f"{k} (= {v})" for k, v in ALIASES.items()]
     lines += ["Older names still accepted: " + ", ".join(names[:3]) + ",", "  " + ", ".join(names[3:])]
     return "\n".join(lines)
