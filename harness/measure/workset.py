@@ -62,11 +62,10 @@ SHELL_INSPECT = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(git\s+(?:show|log|blam
 GUTTER = re.compile(r"^\s*\d+(?:→|\t|: |:|\|)\s?")  # a read tool's line numbers: "  12→", "12\t", "12: "
 
 
-def content_lines(text: str) -> frozenset[int]:
-    """The output's distinctive lines, normalized and hashed (compared within one process only). Every
-    tool output passes here once: a line shorter than :data:`MIN_LINE` is shorter once normalized and is
-    skipped unread, and only a line that starts with a space or a digit can carry a gutter."""
-    out = set()
+def distinct_lines(text: str) -> Iterator[str]:
+    """The output's lines that count as content, normalized (whitespace folded, a gutter removed), lazily: a
+    line shorter than :data:`MIN_LINE` is shorter once normalized and is skipped unread, and only a line that
+    starts with a space or a digit can carry a gutter."""
     gutter = GUTTER.sub
     for line in text.splitlines():
         if len(line) < MIN_LINE:
@@ -76,22 +75,17 @@ def content_lines(text: str) -> frozenset[int]:
             line = gutter("", line, count=1)
         line = " ".join(line.split())
         if len(line) >= MIN_LINE:
-            out.add(hash(line))
-    return frozenset(out)
+            yield line
+
+
+def content_lines(text: str) -> frozenset[int]:
+    """The output's distinctive lines, hashed (compared within one process only)."""
+    return frozenset(hash(line) for line in distinct_lines(text))
 
 
 def has_content(text: str) -> bool:
     """Whether :func:`content_lines` of ``text`` is not empty, stopping at the first distinctive line."""
-    gutter = GUTTER.sub
-    for line in text.splitlines():
-        if len(line) < MIN_LINE:
-            continue
-        first = line[0]
-        if first.isspace() or first.isdigit():
-            line = gutter("", line, count=1)
-        if len(" ".join(line.split())) >= MIN_LINE:
-            return True
-    return False
+    return next(distinct_lines(text), None) is not None
 
 
 def path_key(path: str) -> str:
