@@ -40,6 +40,7 @@ from compbench.measure.facts.derive import (
     call_args,
     call_commands,
     call_paths,
+    call_text,
     command_paths,
     url_like,
 )
@@ -228,19 +229,7 @@ def _texts(m: Message) -> Iterator[tuple[str, ToolCall | None]]:
         if isinstance(p, Text):
             yield p.text, None
         elif isinstance(p, ToolCall):
-            args = call_args(p)
-            yield (" ".join(_strings(args)) if args else p.args), p
-
-
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
+            yield call_text(p), p
 
 
 class _Known:

@@ -78,6 +78,24 @@ def call_args(call: ToolCall) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def call_text(call: ToolCall) -> str:
+    """A call's arguments as text: the strings inside them, decoded (no JSON escapes, no keys), or the raw
+    arguments when they are not a JSON object."""
+    args = call_args(call)
+    return " ".join(_strings(args)) if args else call.args
+
+
 def call_paths(call: ToolCall) -> tuple[list[str], bool]:
     """The file paths a tool call touches and whether it writes them."""
     args = call_args(call)

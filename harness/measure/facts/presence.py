@@ -29,19 +29,8 @@ from typing import NamedTuple, cast
 
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
 from compbench.measure.facts import Fact, Provenance, normalize
-from compbench.measure.facts.derive import call_args
+from compbench.measure.facts.derive import call_text
 from compbench.replay.session import Action, Compact, Entry
-
-
-def _strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
 def part_match_text(p: Part) -> str:
@@ -49,8 +38,7 @@ def part_match_text(p: Part) -> str:
     if isinstance(p, Text):
         return p.text
     if isinstance(p, ToolCall):
-        args = call_args(p)
-        return p.name + " " + (" ".join(_strings(args)) if args else p.args)
+        return p.name + " " + call_text(p)
     if isinstance(p, ToolResult):
         return p.output
     return ""
