@@ -117,6 +117,20 @@ def is_document(path: Path) -> bool:
     return not (len(parsed) > 1 and isinstance(parsed[1], dict))
 
 
+def whole_document(path: Path) -> Any:
+    """The file as one JSON value (pretty-printed, or on its only non-blank line), or None for JSON lines."""
+    if is_document(path):
+        return load_json(path)
+    lines: list[tuple[int, bytes]] = []
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            if raw.strip():
+                lines.append((n, raw))
+                if len(lines) == 2:
+                    break
+    return parse_line(path, *lines[0]) if len(lines) == 1 else None
+
+
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The records of a JSONL file, or of a JSON document that is an array of the same records (a hook that
     copies a session log with ``json.dump(records, indent=2)``); each with the line where it starts."""

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from compbench.data.formats.jsonio import is_document, iter_jsonl, load_json, parse_line
+from compbench.data.formats.jsonio import iter_jsonl, load_json, whole_document
 from compbench.data.formats.openai_chat import line_of
 from compbench.data.formats.openhands_v1_events import (
     Builder,
@@ -91,7 +91,7 @@ def sniff_document(doc: Any) -> bool:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    doc = _whole(path)
+    doc = whole_document(path)
     if doc is None:
         yield _read_jsonl(path)
         return
@@ -111,25 +111,6 @@ def read(path: Path) -> Iterator[Transcript]:
     else:
         raise TranscriptError(path, 1, "an OpenHands conversation: its base_state.json, its events folder, "
                                        "an events.json array or events.jsonl (one event alone is not a transcript)")
-
-
-def _whole(path: Path) -> Any:
-    """The file as one JSON value (pretty-printed, or on its only line), or None for JSON lines."""
-    if is_document(path):
-        return load_json(path)
-    lines: list[tuple[int, bytes]] = []
-    with path.open("rb") as f:
-        for n, raw in enumerate(f, 1):
-            if raw.strip():
-                lines.append((n, raw))
-                if len(lines) == 2:
-                    break
-    if len(lines) == 1:
-        return parse_line(path, *lines[0])
-    return None
-
-
-# --- the shapes ---------------------------------------------------------------------------------------------------
 
 
 def event_files(events_dir: Path) -> list[tuple[int, Path]]:

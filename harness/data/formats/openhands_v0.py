@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from compbench.data.formats.jsonio import is_document, iter_jsonl, load_json, parse_line
+from compbench.data.formats.jsonio import iter_jsonl, whole_document
 from compbench.data.formats.openai_chat import line_of
 from compbench.data.formats.openhands_v0_events import V0Builder
 from compbench.data.transcript import Transcript
@@ -58,7 +58,7 @@ def sniff_document(doc: Any) -> bool:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    doc = _whole(path)
+    doc = whole_document(path)
     if doc is None or (is_event(doc) and not _session_event(path)):
         yield _read_jsonl(path)
         return
@@ -80,20 +80,6 @@ def read(path: Path) -> Iterator[Transcript]:
         return TranscriptError(path, line_of(path, (*key, i)), f"a readable OpenHands V0 event (item {i})")
 
     yield transcript(path.stem, doc, where, {"path": str(path)})
-
-
-def _whole(path: Path) -> Any:
-    """The file as one JSON value (pretty-printed, or on its only line), or None for JSON lines."""
-    if is_document(path):
-        return load_json(path)
-    lines: list[tuple[int, bytes]] = []
-    with path.open("rb") as f:
-        for n, raw in enumerate(f, 1):
-            if raw.strip():
-                lines.append((n, raw))
-                if len(lines) == 2:
-                    break
-    return parse_line(path, *lines[0]) if len(lines) == 1 else None
 
 
 def _session_event(path: Path) -> bool:
@@ -126,7 +112,7 @@ def _read_session(path: Path) -> Transcript:
         raise TranscriptError(path, None, f"a whole session: this is one of its events; import {session}")
     events = []
     for _, p in files:
-        ev = load_json(p) if is_document(p) else _whole(p)
+        ev = whole_document(p)
         if not is_event(ev):
             raise TranscriptError(p, 1, "an OpenHands V0 event (id, source, action + args or observation + content "
                                         "+ extras)")
