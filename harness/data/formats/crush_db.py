@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from compbench.data.formats.sqlite_store import Schema, connect, has, schema_of
+from compbench.data.formats.sqlite_store import Schema, has, read_store
 from compbench.data.transcript import (
     Media,
     Message,
@@ -83,18 +83,8 @@ def sniff_store(schema: Schema) -> bool:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    con, warnings = connect(path)
-    try:
-        found = schema_of(con)
-        if not sniff_store(found):
-            tables = ", ".join(sorted(found)) or "no tables"
-            raise TranscriptError(path, None, "Crush's crush.db (tables sessions and messages with a 'parts' "
-                                              f"column); this SQLite file has: {tables}")
-        yield from _sessions(path, con, found, warnings)
-    except (sqlite3.Error, UnicodeDecodeError) as e:
-        raise TranscriptError(path, None, f"a readable Crush database ({type(e).__name__}: {e})") from None
-    finally:
-        con.close()
+    return read_store(path, "Crush", "Crush's crush.db (tables sessions and messages with a 'parts' column)",
+                      sniff_store, _sessions)
 
 
 def _migration(con: sqlite3.Connection, found: Schema) -> str:

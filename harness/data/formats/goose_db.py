@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.data.formats import goose_messages as gm
-from compbench.data.formats.sqlite_store import Schema, connect, has, schema_of
+from compbench.data.formats.sqlite_store import Schema, has, read_store
 from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
 
@@ -42,18 +42,8 @@ def sniff_store(schema: Schema) -> bool:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    con, warnings = connect(path)
-    try:
-        found = schema_of(con)
-        if not sniff_store(found):
-            tables = ", ".join(sorted(found)) or "no tables"
-            raise TranscriptError(path, None, "Goose's sessions.db (tables schema_version, sessions and messages with "
-                                              f"'content_json'); this SQLite file has: {tables}")
-        yield from _sessions(path, con, found, warnings)
-    except (sqlite3.Error, UnicodeDecodeError) as e:
-        raise TranscriptError(path, None, f"a readable Goose database ({type(e).__name__}: {e})") from None
-    finally:
-        con.close()
+    return read_store(path, "Goose", "Goose's sessions.db (tables schema_version, sessions and messages with "
+                                     "'content_json')", sniff_store, _sessions)
 
 
 def _sessions(path: Path, con: sqlite3.Connection, found: Schema, warnings: list[str]) -> Iterator[Transcript]:

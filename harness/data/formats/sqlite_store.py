@@ -14,15 +14,17 @@ SQLite file is one store only when its tables say so, never by its file name or 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
 
 MAGIC = "SQLite format 3"
 IMMUTABLE_NOTE = "opened immutable (read-only place): changes still in the -wal file were not seen"
 Schema = Mapping[str, frozenset[str]]
+Sessions = Callable[[Path, sqlite3.Connection, Schema, list[str]], Iterator[Transcript]]
 
 
 def is_sqlite(head: str) -> bool:
@@ -81,3 +83,21 @@ def schema(path: Path) -> dict[str, frozenset[str]]:
 
 def has(found: Schema, table: str, *columns: str) -> bool:
     return table in found and set(columns) <= found[table]
+
+
+def read_store(path: Path, tool: str, expected: str, sniff: Callable[[Schema], bool],
+               sessions: Sessions) -> Iterator[Transcript]:
+    """The transcripts of a tool's store: opened read-only, refused in one line naming what was ``expected``
+    and the tables it has when ``sniff`` does not know them, read by ``sessions``; a database error on the way
+    is one line naming ``tool``'s database, and the store is closed however the reading ends."""
+    con, warnings = connect(path)
+    try:
+        found = schema_of(con)
+        if not sniff(found):
+            tables = ", ".join(sorted(found)) or "no tables"
+            raise TranscriptError(path, None, f"{expected}; this SQLite file has: {tables}")
+        yield from sessions(path, con, found, warnings)
+    except (sqlite3.Error, UnicodeDecodeError) as e:
+        raise TranscriptError(path, None, f"a readable {tool} database ({type(e).__name__}: {e})") from None
+    finally:
+        con.close()
