@@ -27,8 +27,7 @@ from compbench.errors import TranscriptError
 
 NAME = "goose-db"
 MULTI_TRANSCRIPT = True
-TOKENS = ("total_tokens", "input_tokens", "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens",
-          "accumulated_output_tokens")
+TOKENS = gm.TOKENS
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
@@ -99,15 +98,7 @@ def _meta(path: Path, info: dict[str, Any], version: Any) -> dict[str, Any]:
         config = json.loads(info["model_config_json"]) if info.get("model_config_json") else None
     except (ValueError, RecursionError):
         config = None
-    if isinstance(config, dict):
-        if isinstance(config.get("model_name"), str):
-            meta["model"] = config["model_name"]
-        limit = config.get("context_limit")
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            meta["context_window"] = limit
-    usage = {k: info[k] for k in TOKENS if isinstance(info.get(k), int) and not isinstance(info.get(k), bool)}
-    if usage:
-        meta["session_usage"] = usage
+    meta.update(gm.model_meta(info, config))
     if isinstance(version, int):
         meta["schema_version"] = str(version)
     return meta

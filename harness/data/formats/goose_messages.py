@@ -55,6 +55,32 @@ UI_ONLY = frozenset({"systemNotification", "toolConfirmationRequest", "actionReq
 USAGE_NOTE = ("per session only: Goose keeps the last call's tokens and running totals per session, no per-call "
               "usage")
 Fail = Callable[[str, str], Exception]  # (where, expected) -> the error to raise
+# a session's token counters, in both stores (the database's columns, the session file's keys)
+TOKENS = ("total_tokens", "input_tokens", "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens",
+          "accumulated_output_tokens")
+
+
+def describe(meta: dict[str, Any], info: Mapping[str, Any], config: Any) -> None:
+    """Add what both Goose stores record of a session: its title, and from its model configuration and
+    counters the model, its context limit and the session's usage."""
+    title = info.get("name") or info.get("description")
+    if isinstance(title, str) and title:
+        meta["title"] = title
+    meta.update(model_meta(info, config))
+
+
+def model_meta(info: Mapping[str, Any], config: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(config, dict):
+        if isinstance(config.get("model_name"), str):
+            out["model"] = config["model_name"]
+        limit = config.get("context_limit")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            out["context_window"] = limit
+    usage = {k: info[k] for k in TOKENS if isinstance(info.get(k), int) and not isinstance(info.get(k), bool)}
+    if usage:
+        out["session_usage"] = usage
+    return out
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
 
 NAME = "goose"
-TOKENS = ("total_tokens", "input_tokens", "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens",
-          "accumulated_output_tokens")
+TOKENS = gm.TOKENS
 SESSION_KEYS = frozenset({"id", "working_dir", "description", "name", "schedule_id", "project_id", "message_count",
                           "extension_data", "created_at", "updated_at", "user_set_name", "session_type",
                           "recipe", "user_recipe_values", "provider_name", "model_config", "conversation", *TOKENS})
@@ -75,17 +74,5 @@ def _meta(path: Path, info: dict[str, Any], sid: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"path": str(path), "session": sid, "usage": gm.USAGE_NOTE}
     if isinstance(info.get("working_dir"), str) and info["working_dir"]:
         meta["cwd"] = info["working_dir"]
-    title = info.get("name") or info.get("description")
-    if isinstance(title, str) and title:
-        meta["title"] = title
-    config = info.get("model_config")
-    if isinstance(config, dict):
-        if isinstance(config.get("model_name"), str):
-            meta["model"] = config["model_name"]
-        limit = config.get("context_limit")
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            meta["context_window"] = limit
-    usage = {k: info[k] for k in TOKENS if isinstance(info.get(k), int) and not isinstance(info.get(k), bool)}
-    if usage:
-        meta["session_usage"] = usage
+    gm.describe(meta, info, info.get("model_config"))
     return meta
