@@ -184,7 +184,9 @@ class WorkingSet:
                     uses[i] = found
             for j, p in enumerate(m.parts):
                 if isinstance(p, ToolCall):
-                    found_touches = calls[p.id] if p.id in calls else calls.setdefault(p.id, touches(p))
+                    if m.role != "assistant":  # an assistant's calls were read above, for its uses
+                        calls[p.id] = touches(p)
+                    found_touches = calls[p.id]
                     written = _written(p) if any(x.verb == "write" for x in found_touches) else ""
                     if written:  # a file the agent wrote: its body is in the call, and is content to lose
                         key = next(x.key for x in found_touches if x.verb == "write")
