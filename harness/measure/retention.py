@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,10 +180,15 @@ def reacquired_in_record(t: Transcript, index: FactIndex) -> frozenset[tuple[int
     the fact was known before the compaction, the tool's post-compaction view (its summary, what it kept)
     lacked it, and a tool output after the compaction brought it back before the need. Any strategy that
     scores such a need as missed agrees with what the real agent had to do."""
-    if not t.compactions:
-        return frozenset()
+    return frozenset((i, f) for _, i, f, back in lacked_after(t, index) if back)
+
+
+def lacked_after(t: Transcript, index: FactIndex) -> Iterator[tuple[int, int, str, bool]]:
+    """Each need after a compaction ``t`` records (up to its next one) whose fact was known before it and that
+    the tool's post-compaction view lacked (not in its summary, not in a message it kept), in order: the
+    compaction's position in ``t.compactions``, the needing message, the fact, and whether a tool output since
+    the compaction had brought the fact back."""
     first = {f.id: f.first_index for f in index.facts}
-    out: set[tuple[int, str]] = set()
     bounds = [c.index for c in t.compactions] + [len(t.messages)]
     for n, rc in enumerate(t.compactions):
         lo, hi = rc.index, bounds[n + 1]
@@ -195,12 +200,11 @@ def reacquired_in_record(t: Transcript, index: FactIndex) -> frozenset[tuple[int
         back: set[str] = set()  # facts tool outputs brought back since the compaction
         for i in range(lo, hi):
             for f in index.needs.get(i, ()):
-                if 0 <= first.get(f, -1) < lo and f not in held and f in back:
-                    out.add((i, f))
+                if 0 <= first.get(f, -1) < lo and f not in held:
+                    yield n, i, f, f in back
             for p, ids in zip(t.messages[i].parts, index.part_facts[i], strict=True):
                 if p.type == "tool_result":
                     back |= ids
-    return frozenset(out)
 
 
 ORACLE_CHARS_PER_TOKEN = 4  # the cost of a needed fact written out, for the hindsight oracle

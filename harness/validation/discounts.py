@@ -27,6 +27,7 @@ from dataclasses import replace
 from compbench.data.transcript import Transcript
 from compbench.measure.facts import Fact, normalize
 from compbench.measure.facts.presence import FactIndex
+from compbench.measure.retention import lacked_after
 
 DIRECTORY = re.compile(r"[\w.\-\[\]@]*/[\w./\-\[\]@]+")
 
@@ -74,32 +75,22 @@ def _tally(t: Transcript, index: FactIndex, conventional: set[str]) -> Counter[t
     out: Counter[tuple[str, bool]] = Counter()
     own = [set().union(*ids) if m.role == "assistant" and ids else set()
            for m, ids in zip(t.messages, index.part_facts, strict=True)]
-    bounds = [c.index for c in t.compactions] + [len(t.messages)]
-    for n, rc in enumerate(t.compactions):
-        lo, hi = rc.index, bounds[n + 1]
-        kept = set(rc.kept_ids)
-        held = set(index.matcher.facts_in(rc.summary)) if rc.summary else set()
-        view_text = [rc.summary or ""]
-        for i, m in enumerate(t.messages[:lo]):
-            if m.id in kept:
-                held.update(*index.part_facts[i])
-                view_text.append(m.text)
-        named = directories("\n".join(view_text))
-        typed = set().union(*own[:lo])
-        back: set[str] = set()
-        seen: set[str] = set()
-        for i in range(lo, hi):
-            for fid in index.needs.get(i, ()):
-                f = by_id[fid]
-                if fid in seen or fid in held or not 0 <= f.first_index < lo:
-                    continue
-                seen.add(fid)
-                if fid in conventional:
-                    f = replace(f, meta={**f.meta, "conventional": True})
-                out[(category(f, named, fid in typed), fid not in back)] += 1
-            for p, ids in zip(t.messages[i].parts, index.part_facts[i], strict=True):
-                if p.type == "tool_result":
-                    back |= ids
+    views: dict[int, tuple[set[str], set[str]]] = {}  # compaction -> (directories its view names, facts typed)
+    seen: set[tuple[int, str]] = set()  # each fact counted at its first need after a compaction
+    for n, _, fid, back in lacked_after(t, index):
+        if (n, fid) in seen:
+            continue
+        seen.add((n, fid))
+        if n not in views:
+            rc = t.compactions[n]
+            kept = set(rc.kept_ids)
+            text = [rc.summary or "", *(m.text for m in t.messages[:rc.index] if m.id in kept)]
+            views[n] = directories("\n".join(text)), set().union(*own[:rc.index])
+        named, typed = views[n]
+        f = by_id[fid]
+        if fid in conventional:
+            f = replace(f, meta={**f.meta, "conventional": True})
+        out[(category(f, named, fid in typed), not back)] += 1
     return out
 
 
