@@ -151,7 +151,10 @@ SUMMARY_PREFIX_21 = ("This session is being continued from a previous conversati
 TRANSCRIPT_LINE = ("\n\nIf you need specific details from before compaction (like exact code snippets, error "
                    "messages, or content you generated), read the full transcript at: "
                    "~/.claude/projects/<project>/<session>.jsonl")  # 2.1.x; the path is a placeholder
-SUMMARY_SUFFIX_21 = TRANSCRIPT_LINE + "\n" + CONTINUE.replace("left it off", "left off")  # 2.1.42–2.1.49, auto
+SUMMARY_SUFFIX_21 = TRANSCRIPT_LINE + "\n" + CONTINUE.replace("left it off", "left off")  # 2.1.38–2.1.49, auto ("left it off" through 2.1.37)
+RESUME_217 = ("Continue the conversation from where it left off without asking the user any further questions. "
+              "Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface "
+              "with \"I'll continue\" or similar. Pick up the last task as if the break never happened.")  # 2.1.217, manual too
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,16 @@ MATCHED = {  # (transcript, n, preset): (real step, our step)
     ("fcdd6c6f", 1, "2.1.21"): (62, 62), ("8ecab05f", 1, "2.1.21"): (101, 101),
     ("1e0816ef", 1, "2.1.21"): (53, 53), ("198393f2", 1, "2.0"): (7, 7),
     ("9d7a9d52", 1, "2.1.21"): (69, 69), ("9d7a9d52", 2, "2.1.21"): (61, 61),
+    # the 23 sessions added with 2.0.76-2.1.49 (2.1.0-2.1.20 record the 2.0 rule: 167k less 12k)
+    ("4b3ddf27", 1, "2.1.21"): (77, 77), ("4a364c97", 1, "2.0"): (115, 115), ("a0927dd5", 1, "2.1.21"): (109, 108),
+    ("c35cf82b", 1, "2.0"): (85, 85), ("c35cf82b", 2, "2.0"): (108, 108), ("b82405ba", 1, "2.0"): (139, 139),
+    ("aa4038a5", 1, "2.1.21"): (99, 99), ("6dccd523", 1, "2.1.21"): (149, 149), ("379ab089", 1, "2.0"): (167, 167),
+    ("a318ad73", 1, "2.0"): (121, 121), ("53ea1606", 1, "2.1.21"): (37, 37), ("847ff7d2", 1, "2.0"): (48, 48),
+    ("ca8cc13b", 1, "2.1.21"): (74, 74), ("b42aaf1f", 1, "2.0"): (96, 96), ("fdd24234", 1, "2.0"): (100, 100),
+    ("0442a060", 1, "2.0"): (124, 124), ("0442a060", 2, "2.0"): (85, 85), ("0276a600", 1, "2.0"): (92, 92),
+    ("0276a600", 2, "2.0"): (90, 90), ("21a2e002", 1, "2.0"): (61, 61), ("1a289c77", 1, "2.1.21"): (37, 37),
+    ("f022dad1", 1, "2.1.21"): (143, 143), ("03a1382e", 1, "2.1.21"): (159, 159), ("24a274a3", 1, "2.1.21"): (19, 19),
+    ("062a8bdd", 1, "2.1.21"): (112, 112),
     ("019f17a5", 1, "current"): (32, 32), ("019f17a5", 2, "current"): (158, 158),
     ("019ed99c", 1, "current"): (96, 96), ("019ed99c", 2, "current"): (73, 73), ("019ed99c", 3, "current"): (86, 86),
 }
@@ -45,12 +55,20 @@ def test_codex_keeps_what_the_replacement_history_kept(rows: list[Row]) -> None:
 
 
 def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: list[Row]) -> None:
-    """Reserving 32k (155,000) fires 4–19 calls early on five of 2.1's seven compactions; reserving 20k
-    (167,000) never reaches its threshold on the 2.0.76 session, which compacted at 155,250."""
+    """Reserving 32k (155,000) fires 4-24 calls early on 14 of the 18 compactions of sessions whose version
+    records 2.1.21's rule; 2.1.21's rule (167,000) never reaches its threshold on 14 of the 15 compactions of
+    2.0.76-2.1.20 sessions, and fires 26 calls late on the last."""
+    own = {(t, n): p for t, n, p in MATCHED}
     early = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "2.0" and r.trigger == "auto"
-             and r.transcript[:8] != "198393f2"}
+             and own.get((r.transcript[:8], r.n)) == "2.1.21"}
     assert early == {("f585e6e9", 1): -19, ("f585e6e9", 2): -4, ("fcdd6c6f", 1): 0, ("8ecab05f", 1): 0,
-                     ("1e0816ef", 1): -4, ("9d7a9d52", 1): -5, ("9d7a9d52", 2): -8}
+                     ("1e0816ef", 1): -4, ("9d7a9d52", 1): -5, ("9d7a9d52", 2): -8, ("4b3ddf27", 1): -7,
+                     ("a0927dd5", 1): -10, ("aa4038a5", 1): -12, ("6dccd523", 1): -12, ("53ea1606", 1): 0,
+                     ("ca8cc13b", 1): -5, ("1a289c77", 1): -11, ("f022dad1", 1): -24, ("03a1382e", 1): -19,
+                     ("24a274a3", 1): -7, ("062a8bdd", 1): -12}
+    late = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "2.1.21" and r.trigger == "auto"
+            and own.get((r.transcript[:8], r.n)) == "2.0"}
+    assert len(late) == 15 and late.pop(("21a2e002", 1)) == 26 and set(late.values()) == {None}
     (old,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "current"]
     assert old.our_step is None and "strategy never compacted" in old.cause
 
@@ -59,7 +77,10 @@ def test_rows_use_the_tools_window_not_litellms(rows: list[Row]) -> None:
     """litellm lists Opus 4.6 at 1M and GPT-5.5 at 1.05M; Claude Code ran 200k, Codex 272k."""
     opus46 = {r.window_source for r in rows if r.transcript[:8] == "f585e6e9"}
     assert opus46 == {"recorded model claude-opus-4-6, Claude Code default 200k, not litellm's 1M"}
-    assert {r.window for r in rows if r.tool == "claude-code"} == {200_000}
+    assert {r.window for r in rows if r.tool == "claude-code" and r.transcript[:8] != "6c0a282a"} == {200_000}
+    # 2.1.217 on claude-opus-5: a recorded call of 401k tokens can only have run on the 1M window
+    assert {(r.window, r.window_source) for r in rows if r.transcript[:8] == "6c0a282a"} == {
+        (1_000_000, "recorded model claude-opus-5; input 401k > 200k: 1M window inferred")}
     assert {(r.window, r.window_source) for r in rows if r.tool == "codex"} == {
         (272_000, "recorded model_context_window 258,400 = 95% of 272,000")}
 

@@ -178,8 +178,11 @@ def test_real_sessions_meet_the_goals_and_the_former_fit_did_not(shipped: dict[s
         assert o["fitted_first"]["p90"] <= o["median_first"]["p90"], (src, o)
     missed = {src for src, e in shipped.items() if e["overhead"]["median_first"]["median"] > GOAL_FIRST}
     assert {"claude-code", "codex", "pi"} <= missed, missed
-    flagged = [x for e in shipped.values() for x in e["overhead"]["flagged"]]
-    assert len(flagged) == 1 and "198393f2" in flagged[0] and "starts mid-conversation" in flagged[0]
+    flagged = {x.split("__")[-1][:8]: x for e in shipped.values() for x in e["overhead"]["flagged"]}
+    assert "starts mid-conversation" in flagged.pop("198393f2")
+    # four of the 23 sessions added with 2.0.76-2.1.49 stay poorly fitted (median error 3.3-12.4%), and say so
+    assert sorted(flagged) == ["03a1382e", "4a364c97", "a318ad73", "fdd24234"]
+    assert all("the overhead fit stays poor" in x for x in flagged.values())
 
 
 def test_a_real_session_is_replayed_at_its_recorded_prompts(transcripts_dir: Path) -> None:

@@ -17,6 +17,7 @@ from compbench.strategies.claude_code import (
     COMPACT_PROMPT,
     SECTIONS,
     STRUCTURED_PROMPT,
+    RESUME_217,
     SUMMARY_PREFIX,
     SUMMARY_PREFIX_21,
     SUMMARY_SUFFIX,
@@ -149,37 +150,42 @@ def real_summaries(*folders: Path) -> list[tuple[str, str, str]]:
 
 
 def test_2_1_continuation_message_is_the_real_one(real_compactions_dir: Path) -> None:
-    """Every 2.1.x summary record: the new prefix, the transcript line (the user's path), and after an auto
-    compaction only, the instruction to continue ("left off" from 2.1.42, "left it off" before)."""
+    """Every 2.1.x summary record (38): the new prefix (from 2.1.7; 2.0's through 2.1.5), the transcript line (the
+    user's path, POSIX or Windows), and the instruction to continue: through 2.1.49 after an auto compaction
+    only ("left off" from 2.1.38, "left it off" before); in 2.1.217 after a manual one too, in a longer wording
+    (RESUME_217)."""
     seen = 0
     for version, trigger, text in real_summaries(real_compactions_dir):
         if not version.startswith("2.1"):
             continue
         seen += 1
-        assert text.startswith(SUMMARY_PREFIX_21)
+        assert text.startswith(SUMMARY_PREFIX_21 if tuple(int(x) for x in version.split(".")) >= (2, 1, 7)
+                               else SUMMARY_PREFIX)
         path_at = text.rindex(TRANSCRIPT_LINE.split("transcript at: ")[0]) + len(TRANSCRIPT_LINE.split(": ~")[0]) + 2
         tail = text[path_at:].split("\n", 1)
         assert tail[0].endswith(".jsonl")
-        if trigger == "auto":
+        if tuple(int(x) for x in version.split(".")) >= (2, 1, 217):
+            assert trigger == "manual" and tail[1] == RESUME_217
+        elif trigger == "auto":
             continuing = SUMMARY_SUFFIX_21.rsplit("\n", 1)[-1]
-            if tuple(int(x) for x in version.split(".")) < (2, 1, 42):
+            if tuple(int(x) for x in version.split(".")) < (2, 1, 38):
                 continuing = continuing.replace("left off", "left it off")
             assert tail[1] == continuing
         else:
             assert len(tail) == 1
-    assert seen == 13
+    assert seen == 38
 
 
 def test_real_summaries_carry_an_analysis_and_nine_sections(transcripts_dir: Path,
                                                              real_compactions_dir: Path) -> None:
-    """What is known of the real prompt: its output. All 16 summaries have the nine sections the structured
-    prompt names; 14 start with the analysis block."""
+    """What is known of the real prompt: its output. All 42 summaries (2.0.60-2.1.217) have the nine sections the
+    structured prompt names (2.1.217 sets their names in bold); 37 start with the analysis block."""
     found = real_summaries(transcripts_dir, real_compactions_dir)
-    assert len(found) == 16
+    assert len(found) == 42
     for _, _, text in found:
         for i, name in enumerate(SECTIONS, 1):
-            assert f"{i}. {name}".lower() in text.lower()
-    assert sum("\nAnalysis:\n" in text[:300] for _, _, text in found) == 14
+            assert f"{i}. {name}".lower() in text.replace("**", "").lower()
+    assert sum("\nAnalysis:\n" in text[:300] for _, _, text in found) == 37
     assert all(f"{i}. {name}" in STRUCTURED_PROMPT for i, name in enumerate(SECTIONS, 1))
     assert "<analysis>" in STRUCTURED_PROMPT and STRUCTURED_PROMPT != COMPACT_PROMPT
 
