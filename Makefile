@@ -24,12 +24,14 @@ demo: $(STAMP)
 	$(PY) -m compbench.demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check harness strategies reports tests
+	$(VENV)/bin/ruff check harness strategies reports tests tools
+	$(PY) tools/layers.py
 	tools/mypy-tree.sh
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check harness strategies reports tests
+	$(VENV)/bin/ruff check harness strategies reports tests tools
+	$(PY) tools/layers.py
 	tools/mypy-tree.sh
 
 bench: $(STAMP)

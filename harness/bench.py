@@ -61,11 +61,11 @@ def run_time(dataset: Path, strategies: Sequence[str], workers: int = 1, repeat:
     """Seconds of a whole run (the boilerplate scan, the replays, the tables written). ``own_windows``: the
     run a user gets by default (each transcript's own window and hidden overhead, the token correction of
     its model family) instead of one ``WINDOW`` for all."""
+    from compbench.data.boilerplate import scan
     from compbench.data.formats import read_all
-    from compbench.measure.facts.boilerplate import scan
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
 
     def once() -> None:  # the dataset scan for boilerplate is part of a run's cost
         boilerplate = scan(read_all([dataset])).to_json()
@@ -86,7 +86,7 @@ def samples_ratio(every: Sequence[str]) -> tuple[int, int, float, float, float]:
     the tokenizer's share of a run is larger. Returns (transcripts, tokens, tokenize seconds, seconds of
     the nine base strategies at ``WINDOW``, seconds of ``every`` configuration as a user's first run
     replays them: each transcript at its own window)."""
-    from compbench.data.dataset import iter_transcripts
+    from compbench.data.importing import iter_transcripts
     from compbench.measure.tokens import TokenCounter
 
     samples = ROOT / "datasets" / "samples"
@@ -103,8 +103,9 @@ def samples_ratio(every: Sequence[str]) -> tuple[int, int, float, float, float]:
 def naive_vs_ours(transcript: Any) -> tuple[float, float]:
     """Seconds for a replay that re-counts the whole context every step vs our incremental replay."""
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.loop import ReplayConfig, replay
-    from compbench.replay.session import ModelLimits
+    from compbench.replay.loop import replay
+    from compbench.replay.viewstate import ReplayConfig
+    from compbench.sdk.session import ModelLimits
     from compbench.strategies import resolve
     from compbench.summarizers.extractive import ExtractiveSummarizer
 
@@ -128,8 +129,9 @@ def scaling(sizes: Sequence[int]) -> list[tuple[int, float]]:
     """Replay time (all strategies, tokenization included) against transcript size in tokens."""
     from compbench.data.synth import session
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.runs import Replayer, RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.engine import Replayer
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
 
     counter = TokenCounter(TOKENIZER)
     r = Replayer(RunSpec(strategies=BASE_STRATEGIES, limits=ModelLimits(WINDOW, 4_096), tokenizer=TOKENIZER))
@@ -153,8 +155,8 @@ MEMORY_CHILD = """
 import sys, tempfile
 from pathlib import Path
 from compbench.store.rundir import write_run
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
+from compbench.run.engine import RunSpec
+from compbench.sdk.session import ModelLimits
 from compbench.data.synth import generate
 n = int(sys.argv[1])
 spec = RunSpec(strategies=("none", "opencode", "truncate"), limits=ModelLimits(4_000, 1_000), tokenizer="chars4")
@@ -170,8 +172,8 @@ import sys, tempfile, time
 from pathlib import Path
 from compbench.data.formats.native import write
 from compbench.store.rundir import write_run
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
+from compbench.run.engine import RunSpec
+from compbench.sdk.session import ModelLimits
 from compbench.data.dataset import iter_transcripts
 from compbench.data.synth import session
 with tempfile.TemporaryDirectory() as d:
@@ -206,7 +208,7 @@ def profile(scenario: str = "base", n: int = 120) -> int:
     than import time (which ``run_s`` includes once)."""
     from pyinstrument import Profiler
 
-    from compbench.data.dataset import iter_transcripts
+    from compbench.data.importing import iter_transcripts
     from compbench.data.synth import generate
     from compbench.strategies import runnable
 

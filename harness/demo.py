@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from compbench.errors import CompbenchError
 
 if TYPE_CHECKING:
-    from compbench.replay.runs import RunSpec
+    from compbench.run.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = 32_000
@@ -25,10 +25,10 @@ MAX_OUTPUT = 4_096
 def demo_spec(dataset: Path) -> RunSpec:
     """The demo's run: every runnable strategy over ``dataset`` at a 32k window, calibrated summarizer (also
     what tests/golden/demo_figures.json pins)."""
-    from compbench.measure.facts.boilerplate import scan_dataset
+    from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
     from compbench.strategies import runnable
 
     gold = gold_file_for(dataset)
@@ -37,9 +37,10 @@ def demo_spec(dataset: Path) -> RunSpec:
 
 
 def main() -> int:
-    from compbench.data.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset
+    from compbench.data.importing import iter_transcripts
     from compbench.decide.summary import summary_table
-    from compbench.store.rundir import write_run
+    from compbench.run.write import write_run
 
     dataset = default_dataset()
     run_dir = ROOT / "out" / "demo" / "run"

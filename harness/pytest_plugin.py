@@ -28,8 +28,8 @@ def compbench_gate() -> Callable[..., list[Any]]:
     def check(run: str | Path, *, min: Mapping[str, float] | None = None, max: Mapping[str, float] | None = None,
               baseline: str | Path | None = None, max_drop: Mapping[str, float] | None = None,
               strategy: tuple[str, ...] | str = (), resamples: int = 10_000) -> list[Any]:
-        from compbench.decide.compare import metric
         from compbench.decide.gate import run_gate
+        from compbench.decide.metrics import metric
 
         for name in (*(min or {}), *(max or {}), *(max_drop or {})):
             metric(name)

@@ -8,8 +8,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compbench.decide.compare import METRICS, Metric, fmt_value
+from compbench.decide.compare import fmt_value
 from compbench.decide.headline import HEADLINE, RECALL, Spread
+from compbench.decide.metrics import METRICS, Metric
 from compbench.decide.ranking import Standing
 from compbench.decide.stats import Estimate
 

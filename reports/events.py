@@ -60,7 +60,7 @@ def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, An
     # np.lexsort: the last key is the primary one
     flagged = (guards & 1) + (guards >> 1 & 1) + (guards >> 2 & 1)
     order = np.lexsort((rows, -flagged, np.where(np.isnan(retention), 2.0, retention), ok, -lost))
-    from compbench.replay.loop import NOOP
+    from compbench.sdk.events import NOOP
 
     # a no-op compaction (it would have replaced nothing) was not applied: it is flagged, not listed
     applied = col("error", "") != NOOP
@@ -177,7 +177,8 @@ def previews(dataset: str, transcripts: set[str], wanted_ids: dict[str, set[str]
              redact: Callable[[str], str]) -> dict[tuple[str, str], str]:
     """Previews of the replaced messages, when the run's dataset is still readable: a dataset directory
     decodes only the wanted transcripts; raw files are streamed as ``run`` read them."""
-    from compbench.data.dataset import is_dataset, iter_transcripts
+    from compbench.data.dataset import is_dataset
+    from compbench.data.importing import iter_transcripts
     from compbench.errors import CompbenchError
     from compbench.measure.facts.presence import part_match_text
 

@@ -3,7 +3,7 @@ from :data:`compbench.decide.compare.METRICS`, the same text the commands' help 
 
 from __future__ import annotations
 
-from compbench.decide.compare import METRICS
+from compbench.decide.metrics import METRICS
 from compbench.decide.ranking import TIERS
 
 TERMS: tuple[tuple[str, str], ...] = (

@@ -22,11 +22,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compbench.decide.compare import BY_NAME, METRICS, available, fmt, load_results, orderings
-from compbench.decide.summary import cache_check, describe_summarizer, flag_details
+from compbench.decide.compare import fmt, load_results, orderings
+from compbench.decide.flags import cache_check, flag_details
+from compbench.decide.metrics import BY_NAME, METRICS, available
 from compbench.reports import data, events, fidelity, glossary, series
 from compbench.reports.colors import colors
 from compbench.reports.pack import inline_json, packed
+from compbench.summarizers import describe_summarizer
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

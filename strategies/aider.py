@@ -52,9 +52,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
-from compbench.sdk import CompactionEvent
+from compbench.sdk import (
+    Action,
+    Compact,
+    CompactionEvent,
+    Entry,
+    Insert,
+    Keep,
+    Message,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
 

@@ -37,9 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
+from compbench.sdk import Action, Compact, Insert, Keep, Message, SessionView, Slot, SummaryRequest, Text, Usage, Wake
 from compbench.sdk.registry import param, strategy
 
 TRIGGER = 150_000  # docs: trigger default {"type": "input_tokens", "value": 150000}

@@ -48,9 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.data.transcript import Part, Reasoning, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import NEXT_QUESTION, Action, Prune, SessionView, Wake
+from compbench.sdk import NEXT_QUESTION, Action, Part, Prune, Reasoning, SessionView, ToolCall, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from compbench.data.transcript import Part, Text, ToolResult
-from compbench.replay.session import Entry
+from compbench.sdk import Entry, Part, Text, ToolResult
 
 Side = Literal["user", "assistant"]
 

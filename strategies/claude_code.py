@@ -90,20 +90,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.measure.facts.derive import call_args
-from compbench.measure.workset import path_key, touches
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
     Action,
     Compact,
     Insert,
     Keep,
+    Media,
+    Message,
+    Reasoning,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
+    call_args,
+    path_key,
+    touches,
 )
 from compbench.sdk.registry import param, strategy
 

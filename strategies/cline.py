@@ -31,8 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Text, ToolResult, Usage
-from compbench.replay.session import NEVER, Action, Compact, Entry, Keep, Prune, SessionView, Wake
+from compbench.sdk import NEVER, Action, Compact, Entry, Keep, Prune, SessionView, Text, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.cline_context import (

@@ -31,21 +31,23 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import Message, Text, Usage
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     Action,
     Compact,
+    CompactionEvent,
     Entry,
     Insert,
     Keep,
+    Message,
     Prune,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    Usage,
     Wake,
 )
-from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.cline import ClineState, first_text_mark, usage_total

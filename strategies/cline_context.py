@@ -30,8 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Media, Text, ToolCall, ToolResult
-from compbench.replay.session import Entry
+from compbench.sdk import Entry, Media, Text, ToolCall, ToolResult
 from compbench.strategies.api_groups import block_text, group_parts
 
 DUPLICATE_FILE_READ_NOTICE = ("[[NOTE] This file read has been removed to save space in the context window. "

@@ -37,17 +37,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     Action,
     Compact,
     Entry,
     Insert,
     Keep,
+    Media,
+    Message,
+    Reasoning,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
 )
 from compbench.sdk.registry import param, strategy

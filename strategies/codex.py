@@ -60,8 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
     Action,
@@ -69,9 +68,15 @@ from compbench.replay.session import (
     Entry,
     Insert,
     Keep,
+    Message,
+    Reasoning,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
 )
 from compbench.sdk.registry import param, strategy

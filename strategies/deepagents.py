@@ -42,9 +42,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import ToolCall, ToolResult
 from compbench.errors import UsageError
-from compbench.replay.session import NEXT_QUESTION, Action, Prune, SessionView, Wake
+from compbench.sdk import NEXT_QUESTION, Action, Prune, SessionView, ToolCall, ToolResult, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import LangChainSummarization, parse_clauses, system_head
 from compbench.strategies.langchain_messages import ANTHROPIC_CHARS_PER_TOKEN, LCMessage

@@ -50,19 +50,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from compbench.data.transcript import Message, Text, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import (
+from compbench.sdk import (
     PREVIOUS_ANSWER,
     Action,
     Compact,
     Followup,
     Insert,
     Keep,
+    Message,
     Prune,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolResult,
+    Usage,
     Wake,
 )
 from compbench.sdk.registry import param, strategy

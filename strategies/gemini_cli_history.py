@@ -28,8 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult
-from compbench.replay.session import Entry
+from compbench.sdk import Entry, Media, Message, Reasoning, Text, ToolCall, ToolResult
 
 ASCII_TOKENS_PER_CHAR = 0.25  # tokenCalculation.ts: 1 / DEFAULT_CHARS_PER_TOKEN (4)
 NON_ASCII_TOKENS_PER_CHAR = 1.5  # tokenCalculation.ts NON_ASCII_TOKENS_PER_CHAR

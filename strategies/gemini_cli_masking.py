@@ -32,8 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import Message, ToolResult, Usage
-from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
+from compbench.sdk import Action, Entry, Message, Prune, SessionView, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.gemini_cli_history import (
     PROJECT_TEMP_DIR,

@@ -26,8 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
     Action,
@@ -35,9 +34,14 @@ from compbench.replay.session import (
     Entry,
     Insert,
     Keep,
+    Message,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
 )
 from compbench.sdk.registry import param, strategy

@@ -47,20 +47,26 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.session import (
+from compbench.sdk import (
     NEXT_QUESTION,
     Action,
     Compact,
+    CompactionEvent,
     Entry,
     Insert,
     Keep,
+    Media,
+    Message,
+    Reasoning,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
 )
-from compbench.sdk import CompactionEvent
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
 from compbench.strategies.goose_prompts import COMPACTION_TEMPLATE, TOOL_PAIR_PROMPT

@@ -30,9 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import (
+from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
     Action,
@@ -40,9 +39,12 @@ from compbench.replay.session import (
     Entry,
     Insert,
     Keep,
+    Message,
     SessionView,
     Slot,
     SummaryRequest,
+    Text,
+    Usage,
     Wake,
 )
 from compbench.sdk.registry import param, strategy

@@ -22,9 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.data.transcript import Message, ToolCall, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
+from compbench.sdk import Action, Entry, Message, Prune, SessionView, ToolCall, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import system_head
 from compbench.strategies.langchain_messages import (

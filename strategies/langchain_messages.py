@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from compbench.data.transcript import Media, Message, Part, Text, ToolCall, ToolResult
-from compbench.replay.session import Entry
+from compbench.sdk import Entry, Media, Message, Part, Text, ToolCall, ToolResult
 
 LC_TYPES = {"user": "human", "assistant": "ai", "system": "system", "tool": "tool"}
 OPENAI_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}

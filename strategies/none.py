@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Usage
-from compbench.replay.session import NEVER, Action, SessionView, Wake
+from compbench.sdk import NEVER, Action, SessionView, Usage, Wake
 from compbench.sdk.registry import strategy
 
 

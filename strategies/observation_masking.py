@@ -24,8 +24,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import ToolResult, Usage
-from compbench.replay.session import Action, Entry, Prune, SessionView, Wake
+from compbench.sdk import Action, Entry, Prune, SessionView, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # SWE-agent LastNObservations

@@ -37,9 +37,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Message, Text, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, Compact, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
+from compbench.sdk import Action, Compact, Insert, Keep, Message, SessionView, Slot, SummaryRequest, Text, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.codex import CURRENT_COMPACT_PROMPT
 

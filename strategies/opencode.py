@@ -56,19 +56,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.measure.tokens import chars4_round
-from compbench.replay.session import (
+from compbench.sdk import (
     Action,
     Compact,
     Entry,
     Insert,
     Keep,
+    Media,
+    Message,
     ModelLimits,
     Prune,
+    Reasoning,
     SessionView,
     SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
     Wake,
+    chars4_round,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.opencode_prompts import (

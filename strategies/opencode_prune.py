@@ -15,9 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from compbench.data.transcript import Message, ToolResult
-from compbench.measure.tokens import chars4_round
-from compbench.replay.session import Entry, Prune
+from compbench.sdk import Entry, Message, Prune, ToolResult, chars4_round
 
 PRUNE_MINIMUM = 20_000  # seed 001: don't prune unless at least 20K tokens are saved
 PRUNE_PROTECT = 40_000  # seed 001: the newest 40K tokens of tool output stay

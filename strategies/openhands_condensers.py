@@ -29,9 +29,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import NEXT_QUESTION, Action, Compact, Prune, SessionView, Wake
+from compbench.sdk import (
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Prune,
+    Reasoning,
+    SessionView,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.openhands_events import (
     BROWSER_MASK,

@@ -36,8 +36,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
-from compbench.replay.session import Entry, Insert, Keep, Prune, SessionView, Slot
+from compbench.sdk import Entry, Insert, Keep, Message, Prune, Reasoning, SessionView, Slot, Text, ToolCall, ToolResult
 
 MASKED = "<MASKED>"  # observation_masking_condenser.py
 BROWSER_MASK = "Visited URL {url}\nContent omitted"  # browser_output_condenser.py

@@ -40,9 +40,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compbench.data.transcript import Message, Role, Text, Transcript, Usage
 from compbench.errors import UsageError
-from compbench.replay.session import NEXT_QUESTION, Action, Compact, SessionView, SummaryRequest, Wake
+from compbench.sdk import (
+    NEXT_QUESTION,
+    Action,
+    Compact,
+    Message,
+    Role,
+    SessionView,
+    SummaryRequest,
+    Text,
+    Transcript,
+    Usage,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
 from compbench.strategies.openhands_events import (

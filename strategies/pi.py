@@ -46,9 +46,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, Entry, Followup, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk import (
+    Action,
+    Compact,
+    CompactionEvent,
+    Entry,
+    Followup,
+    Insert,
+    Keep,
+    Media,
+    Message,
+    Reasoning,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.pi_summary import (
     CURRENT_PREFIX,

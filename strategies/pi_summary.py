@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.sdk import Message, Reasoning, Text, ToolCall, ToolResult
 
 SEED_PREFIX = ("Another language model worked on this task and produced a summary. Use this to continue the work "
                "without duplicating effort:\n\n")  # seed 002 "Summary Injection"

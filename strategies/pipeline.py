@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Usage
 from compbench.errors import UsageError
-from compbench.replay.session import Action, SessionView
-from compbench.sdk import Strategy
+from compbench.sdk import Action, SessionView, Strategy, Usage
 from compbench.sdk.registry import Configured, get, label, param, resolve, strategy
 
 NAME = "pipeline"
@@ -57,7 +55,7 @@ class Pipeline:
 
 @strategy(NAME, params=PipelineParams, source="compbench (composition; each stage names its own source)",
           summary="strategies composed in order: each stage acts on the view the previous stages left",
-          configurable_only=True)
+          configurable_only=True, resolver=lambda spec, rest, name: resolve_pipeline(spec, rest, name))
 def create(p: PipelineParams) -> Pipeline:
     return Pipeline([resolve(s).create() for s in p.stages], until_first=p.until_first)
 
@@ -76,7 +74,7 @@ def compose(name: str, stages: str, *, source: str, summary: str, presets: dict[
 
     COMPOSITION_PRESETS[name] = dict(presets or {})
     strategy(name, params=PipelineParams, source=source, summary=summary, composition=stages,
-             presets={key: {} for key in presets or {}})(factory)
+             presets={key: {} for key in presets or {}}, resolver=resolve_pipeline)(factory)
 
 
 def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:

@@ -53,9 +53,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
-from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest
+from compbench.sdk import (
+    Action,
+    Compact,
+    CompactionEvent,
+    Entry,
+    Insert,
+    Keep,
+    Message,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end, side
 from compbench.strategies.roo_code_limits import reserved_output

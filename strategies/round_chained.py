@@ -53,9 +53,25 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, SessionView, Slot, SummaryRequest, Wake
+from compbench.sdk import (
+    Action,
+    Compact,
+    CompactionEvent,
+    Entry,
+    Insert,
+    Keep,
+    Media,
+    Message,
+    Reasoning,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wake,
+)
 from compbench.sdk.registry import param, strategy
 
 MODEL_CONTEXT_LIMIT = 128_000  # seed 004 DEFAULT_CONFIG.modelContextLimit

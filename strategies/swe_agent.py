@@ -33,8 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import Media, Text, ToolResult, Usage
-from compbench.replay.session import Action, Entry, Prune, SessionView
+from compbench.sdk import Action, Entry, Media, Prune, SessionView, Text, ToolResult, Usage
 from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # LastNObservations.__call__

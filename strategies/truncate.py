@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.data.transcript import ToolResult, Usage
-from compbench.replay.session import Action, Compact, Entry, Keep, SessionView, Wake
+from compbench.sdk import Action, Compact, Entry, Keep, SessionView, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 
 RESERVE_OUTPUT = 4_096  # compbench's default max_output (tests/helpers.run, ModelLimits examples)

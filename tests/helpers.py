@@ -9,9 +9,12 @@ from typing import Any
 
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.events import CompactionEvent
-from compbench.replay.loop import ReplayConfig, Strategy, Trace, replay
-from compbench.replay.session import Action, Compact, Entry, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk import Strategy
+from compbench.sdk.events import CompactionEvent
+from compbench.sdk.session import Action, Compact, Entry, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
 from compbench.summarizers.mock import MockSummarizer
 

@@ -11,8 +11,9 @@ from compbench.measure.cache import CacheModel, cache_model_for, message_time
 from compbench.measure.metrics import cost, cost_without_cache, totals
 from compbench.measure.models import Prices, prices_with_cache
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 
@@ -118,7 +119,7 @@ def test_cost_range_and_write_premium() -> None:
 def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
     from dataclasses import replace
 
-    from compbench.replay.runs import recorded_cache
+    from compbench.run.engine import recorded_cache
 
     t = timed([0, 10, 400])  # the third call comes 400 s later: cold in the simulation
     msgs = list(t.messages)

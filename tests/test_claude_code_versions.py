@@ -14,7 +14,7 @@ import pytest
 from compbench.data.formats.claude_code import read as read_cc
 from compbench.data.transcript import Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import ModelLimits
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import get, resolve
 from compbench.strategies.claude_code import ClaudeCode, version_preset
 from compbench.summarizers.mock import MockSummarizer

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from compbench.data import dataset as ds
+from compbench.data import importing
 from compbench.data.transcript import Message, Text, Transcript, Usage, to_jsonl
 from helpers import main_cli
 
@@ -45,7 +46,7 @@ def test_import_prints_a_summary(src: Path, tmp_path: Path, capsys: pytest.Captu
     code, stdout, err = run(capsys, monkeypatch, "import", src, "--out", out)
     assert (code, err) == (0, "")
     assert stdout == f"imported 2 transcripts (compbench 2); 0 errors skipped; written to {out}\n"
-    assert [t.id for t in ds.iter_transcripts(out)] == ["t1", "t2"]
+    assert [t.id for t in importing.iter_transcripts(out)] == ["t1", "t2"]
 
 
 def test_import_fails_on_the_first_error_with_one_line(src: Path, tmp_path: Path,
@@ -95,7 +96,7 @@ def test_inspect_table_same_for_raw_files_and_dataset(src: Path, tmp_path: Path,
     code, stdout, _ = run(capsys, monkeypatch, "inspect", src, "--tokenizer", "chars4")
     assert code == 0
     assert stdout.splitlines() == TABLE
-    ds.write_dataset(tmp_path / "ds", [src])
+    importing.write_dataset(tmp_path / "ds", [src])
     assert run(capsys, monkeypatch, "inspect", tmp_path / "ds", "--tokenizer", "chars4")[1] == stdout
 
 
@@ -152,7 +153,7 @@ def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.Ca
                                  "1 valid, 0 invalid; 2 transcripts (compbench 2)\n")
     other = tmp_path / "other.jsonl"
     other.write_text(to_jsonl(session("t5")), encoding="utf-8")
-    ds.write_dataset(tmp_path / "ds", [other])
+    importing.write_dataset(tmp_path / "ds", [other])
     bad = broken(src)
     code, stdout, _ = run(capsys, monkeypatch, "validate", src, tmp_path / "ds", tmp_path / "nope")
     assert code == 2
@@ -174,7 +175,7 @@ def test_validate_and_import_agree_on_what_only_shows_across_files(
     refused a transcript id seen twice and passed over a dataset inside a walked folder. Both now read
     through the same pipeline, so their counts agree by construction."""
     (src / "copy.jsonl").write_text(to_jsonl(session("t2")), encoding="utf-8")  # t2 twice: a copied log
-    ds.write_dataset(src / "built", [src / "a.jsonl"])  # a dataset kept inside the folder
+    importing.write_dataset(src / "built", [src / "a.jsonl"])  # a dataset kept inside the folder
     code, stdout, _ = run(capsys, monkeypatch, "validate", src)
     assert code == 2
     assert stdout.splitlines() == [
@@ -203,7 +204,7 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
                                 "398,787", "167,988", "184,915", "2"]
     assert "o200k_base    pi                      1    171    30,122        4.6%     18.8%" in lines
     # pi ran Claude: its counts corrected (by the shipped correction), the error falls below the goal's 3%
-    from compbench.measure.correction import family_correction
+    from compbench.measure.token_correction import family_correction
 
     label = family_correction("claude", "o200k_base").label  # type: ignore[union-attr]
     row = next(x for x in lines if x.startswith(f"pi              claude   {label}"))

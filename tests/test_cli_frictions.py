@@ -40,9 +40,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
 
     _register()
     root = tmp_path_factory.mktemp("runs")
@@ -89,8 +89,8 @@ def test_run_logs_progress_when_stderr_is_a_file(dataset: Path, tmp_path: Path) 
 def _interrupted(dataset: Path, out: Path) -> None:
     """A run started from the CLI's spec and stopped after its first committed batch."""
     from compbench.cli.options import spec_of
-    from compbench.data.dataset import iter_transcripts
-    from compbench.store.rundir import write_run
+    from compbench.data.importing import iter_transcripts
+    from compbench.run.write import write_run
 
     replay = {"summarizer": "calibrated", "model": None, "context_window": 3000, "max_output": None,
               "tokenizer": "chars4", "message_overhead": 4, "token_correction": "auto", "system_tokens": None,
@@ -145,7 +145,8 @@ def test_compare_two_runs_pairs_exact_labels_and_lists_the_rest(runs: tuple[Path
 
 
 def test_differences_are_percentage_points_and_never_negative_zero(runs: tuple[Path, Path]) -> None:
-    from compbench.decide.compare import BY_NAME, fmt_diff, signed
+    from compbench.decide.compare import fmt_diff, signed
+    from compbench.decide.metrics import BY_NAME
     from compbench.decide.stats import Estimate
 
     assert signed(-0.00001, 1) == "0.0" and signed(-0.04, 1) == "0.0" and signed(0.06, 1) == "+0.1"
@@ -161,8 +162,8 @@ def test_differences_are_percentage_points_and_never_negative_zero(runs: tuple[P
 # --- one metric vocabulary -----------------------------------------------------------------------------
 
 def test_one_metric_vocabulary_with_the_old_names_as_aliases(runs: tuple[Path, Path]) -> None:
-    from compbench.decide.compare import metric
     from compbench.decide.gate import parse_thresholds
+    from compbench.decide.metrics import metric
     from compbench.decide.tune import parse_objective
 
     a, _ = runs
@@ -197,7 +198,7 @@ def test_a_repeated_grid_key_is_an_error() -> None:
 
 
 def test_a_grid_whose_configurations_are_identical_is_flagged() -> None:
-    from compbench.decide.summary import flag_details, identical_configurations
+    from compbench.decide.flags import flag_details, identical_configurations
 
     rows = [{"transcript_id": t, "strategy": s, "name": "x", "steps": 10, "compactions": 1, "prunes": 0,
              "pruned_parts": 0, "overflows": 0, "input_tokens": 100, "output_tokens": 5, "summarizer_input_tokens": 0,
@@ -227,7 +228,7 @@ def test_overflows_rank_below_and_degenerate_is_flagged() -> None:
     assert order(score, st, score.__getitem__) == ["lossy", "every", "never"]  # ...and rank below
     points = {"lossy": (0.3, 0.7), "never": (0.0, 1.0), "every": (0.9, 0.5)}
     assert frontier(points, st) == ["lossy"]
-    from compbench.decide.summary import flag_details
+    from compbench.decide.flags import flag_details
 
     kinds = {s: [f.kind for f in fs] for s, fs in flag_details(df).items()}
     assert kinds["never"] == ["never_acted", "beyond_window"] and kinds["every"] == ["degenerate"]
@@ -247,7 +248,7 @@ def test_columns_never_run_together_above_a_billion() -> None:
 
 def test_help_is_complete_lists_metrics_and_examples() -> None:
     from compbench.cli.tune import tune
-    from compbench.decide.compare import METRICS
+    from compbench.decide.metrics import METRICS
 
     top = CliRunner().invoke(cli, ["--help"]).output
     assert "..." not in top.split("Commands:")[1] and "Start here" in top
@@ -271,7 +272,7 @@ def test_judge_without_an_api_key_is_one_line_and_exit_2(runs: tuple[Path, Path]
 
 def test_calibrated_overhead_is_what_system_tokens_auto_uses() -> None:
     from compbench.cli.datasets import format_calibration
-    from compbench.measure.calibrate import Calibration, CalibrationRow, CorrectionRow, OverheadRow, Spread
+    from compbench.measure.token_accuracy import Calibration, CalibrationRow, CorrectionRow, OverheadRow, Spread
 
     z = Spread(0.01, 0.02)
     cal = Calibration([CalibrationRow("o200k_base", "pi", 10, 30_500.0, 0.01, 0.02, 1)],

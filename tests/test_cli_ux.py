@@ -17,10 +17,10 @@ from test_run_compare_gate import KeepLast, KeepLastParams
 from compbench.cli import cli
 from compbench.data.synth import generate
 from compbench.errors import UsageError
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
 from compbench.sdk import registry as base
-from compbench.store.rundir import write_run
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import strategy
 
 CLI = [sys.executable, "-c", "from compbench.cli import main; main()"]
@@ -224,8 +224,8 @@ class FakeServer:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run of two sessions from a file (judge replays the run's dataset again)."""
-    from compbench.data.dataset import iter_transcripts
     from compbench.data.formats.native import write
+    from compbench.data.importing import iter_transcripts
 
     _register()
     root = tmp_path_factory.mktemp("judge")
@@ -414,13 +414,13 @@ def test_the_demo_ends_with_how_to_reach_compbench_and_what_to_run_next(monkeypa
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     import compbench.demo as demo
     import compbench.reports.html as html
-    import compbench.store.rundir as rundir
+    import compbench.run.write as write
 
     class Manifest:
         class dataset:  # the shape of Manifest.dataset
             transcripts = 14
 
-    monkeypatch.setattr(rundir, "write_run", lambda *a, **k: Manifest())
+    monkeypatch.setattr(write, "write_run", lambda *a, **k: Manifest())
     monkeypatch.setattr(html, "write_report", lambda *a, **k: None)
     monkeypatch.setattr("compbench.decide.summary.summary_table", lambda run: "(table)")
     monkeypatch.chdir(demo.ROOT)

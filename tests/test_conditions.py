@@ -9,13 +9,16 @@ from dataclasses import replace
 import pandas as pd
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
-from compbench.decide.summary import strategy_flags
+from compbench.decide.flags import strategy_flags
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import NOOP, ReplayConfig, replay
-from compbench.replay.runs import RunSpec, replay_conditions
-from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.run.engine import replay_conditions
+from compbench.run.spec import RunSpec
+from compbench.sdk.events import NOOP
+from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from compbench.data import dataset as ds
+from compbench.data import importing
 from compbench.data.transcript import (
     Media,
     Message,
@@ -20,8 +21,9 @@ from compbench.data.transcript import (
     to_jsonl,
 )
 from compbench.errors import TranscriptError, UsageError
-from compbench.measure.calibrate import CalibrationRow, calibrate, p90, pairs
+from compbench.measure.token_accuracy import CalibrationRow, calibrate
 from compbench.measure.tokens import TokenCounter
+from compbench.measure.usage import p90, pairs
 from helpers import assistant, tool, user
 
 
@@ -61,12 +63,12 @@ def write_native(path: Path, *ts: Transcript) -> Path:
 def test_round_trip_is_lossless_and_summary_columns_are_exact(tmp_path: Path) -> None:
     src = write_native(tmp_path / "src" / "a.jsonl", rich("t1"), simple("t2", 2))
     out = tmp_path / "ds"
-    report = ds.write_dataset(out, [tmp_path / "src"])
+    report = importing.write_dataset(out, [tmp_path / "src"])
     assert (report.transcripts, report.formats, report.errors) == (2, {"compbench": 2}, [])
-    assert list(ds.iter_transcripts(out)) == [rich("t1"), simple("t2", 2)]
-    assert list(ds.iter_transcripts(src)) == [rich("t1"), simple("t2", 2)]  # raw file, on the fly
+    assert list(importing.iter_transcripts(out)) == [rich("t1"), simple("t2", 2)]
+    assert list(importing.iter_transcripts(src)) == [rich("t1"), simple("t2", 2)]  # raw file, on the fly
 
-    df = ds.load_summary(out)
+    df = importing.load_summary(out)
     assert "transcript" not in df.columns
     row = df.iloc[0].to_dict()
     assert row == {"id": "t1", "source": "compbench", "path": "src/a.jsonl", "n_messages": 7, "n_user": 2,
@@ -76,15 +78,15 @@ def test_round_trip_is_lossless_and_summary_columns_are_exact(tmp_path: Path) ->
     assert df["n_messages"].tolist() == [7, 4]
     assert df["recorded_input_tokens"].tolist() == [2_400, 0]
     # The same summary comes from raw files (path relative to the argument's parent).
-    assert ds.load_summary(tmp_path / "src").to_dict("records") == df.to_dict("records")
+    assert importing.load_summary(tmp_path / "src").to_dict("records") == df.to_dict("records")
 
 
 def test_manifest_and_fingerprint_are_deterministic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ts = [rich("t1"), simple("t2")]
     write_native(tmp_path / "src" / "a.jsonl", *ts)
-    ds.write_dataset(tmp_path / "one", [tmp_path / "src"])
+    importing.write_dataset(tmp_path / "one", [tmp_path / "src"])
     monkeypatch.chdir(tmp_path / "src")  # another working directory, a relative argument: same bytes
-    ds.write_dataset(tmp_path / "two", ["."])
+    importing.write_dataset(tmp_path / "two", ["."])
     meta = json.loads((tmp_path / "one" / "dataset.json").read_text())
     expected = ds.fingerprint_of(to_json(t) for t in ts)
     boilerplate = meta.pop("boilerplate")
@@ -102,7 +104,7 @@ def test_manifest_and_fingerprint_are_deterministic(tmp_path: Path, monkeypatch:
 
 def test_loads_with_pandas_and_hf_datasets(tmp_path: Path) -> None:
     write_native(tmp_path / "a.jsonl", rich("t1"), simple("t2"))
-    ds.write_dataset(tmp_path / "ds", [tmp_path / "a.jsonl"])
+    importing.write_dataset(tmp_path / "ds", [tmp_path / "a.jsonl"])
     import pandas as pd
 
     full = pd.read_parquet(tmp_path / "ds" / "data.parquet")
@@ -121,12 +123,12 @@ def test_rows_are_written_in_bounded_groups_and_streamed(tmp_path: Path, monkeyp
 
     ts = [simple(f"t{i}") for i in range(5)]
     write_native(tmp_path / "a.jsonl", *ts)
-    monkeypatch.setattr(ds, "ROW_GROUP_ROWS", 2)
-    ds.write_dataset(tmp_path / "rows", [tmp_path / "a.jsonl"])
+    monkeypatch.setattr(importing, "ROW_GROUP_ROWS", 2)
+    importing.write_dataset(tmp_path / "rows", [tmp_path / "a.jsonl"])
     assert pq.ParquetFile(tmp_path / "rows" / "data.parquet").num_row_groups == 3  # 2 + 2 + 1
-    monkeypatch.setattr(ds, "ROW_GROUP_ROWS", 64)
-    monkeypatch.setattr(ds, "ROW_GROUP_BYTES", 1)  # every transcript exceeds it: one per group
-    ds.write_dataset(tmp_path / "bytes", [tmp_path / "a.jsonl"])
+    monkeypatch.setattr(importing, "ROW_GROUP_ROWS", 64)
+    monkeypatch.setattr(importing, "ROW_GROUP_BYTES", 1)  # every transcript exceeds it: one per group
+    importing.write_dataset(tmp_path / "bytes", [tmp_path / "a.jsonl"])
     assert pq.ParquetFile(tmp_path / "bytes" / "data.parquet").num_row_groups == 5
 
     # Reading asks pyarrow for batches of READ_BATCH_ROWS transcript payloads only.
@@ -138,7 +140,7 @@ def test_rows_are_written_in_bounded_groups_and_streamed(tmp_path: Path, monkeyp
         return original(self, batch_size=batch_size, columns=columns)
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
-    it = ds.iter_transcripts(tmp_path / "rows")
+    it = importing.iter_transcripts(tmp_path / "rows")
     assert next(it) == ts[0]
     assert calls == [(ds.READ_BATCH_ROWS, ["transcript"])]
     assert list(it) == ts[1:]
@@ -150,22 +152,22 @@ def test_failed_import_leaves_nothing_and_keeps_the_old_dataset(tmp_path: Path) 
     bad.write_text(to_jsonl(simple("t2")).splitlines()[0] + "\n{not json\n", encoding="utf-8")
     out = tmp_path / "ds"
     with pytest.raises(TranscriptError) as e:
-        ds.write_dataset(out, [tmp_path / "in"])
+        importing.write_dataset(out, [tmp_path / "in"])
     assert (e.value.path, e.value.line) == (str(bad), 2)
     assert e.value.expected.startswith("a JSON object")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no dataset, no temporary sibling
 
-    ds.write_dataset(out, [good])
+    importing.write_dataset(out, [good])
     (out / "gold_facts.jsonl").write_text("{}\n")  # a file kept beside the data
     before = (out / "dataset.json").read_text()
     with pytest.raises(UsageError, match=r"is already a dataset; .* pass --force to replace it"):
-        ds.write_dataset(out, [good])  # never replaced silently
+        importing.write_dataset(out, [good])  # never replaced silently
     with pytest.raises(TranscriptError):
-        ds.write_dataset(out, [tmp_path / "in"], force=True)
+        importing.write_dataset(out, [tmp_path / "in"], force=True)
     assert (out / "dataset.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in"]
 
-    ds.write_dataset(out, [tmp_path / "in"], on_error="skip", force=True)  # a rebuild keeps the file beside it
+    importing.write_dataset(out, [tmp_path / "in"], on_error="skip", force=True)  # a rebuild keeps the file beside it
     assert (out / "gold_facts.jsonl").read_text() == "{}\n"
 
 
@@ -174,25 +176,25 @@ def test_skip_records_errors_in_the_manifest(tmp_path: Path) -> None:
     (tmp_path / "in" / "b.jsonl").write_text(to_jsonl(simple("t2")).splitlines()[0] + "\n{not json\n")
     (tmp_path / "in" / "c.json").write_text("[1, 2]")
     warnings: list[str] = []
-    report = ds.write_dataset(tmp_path / "ds", [tmp_path / "in"], on_error="skip", warn=warnings.append)
+    report = importing.write_dataset(tmp_path / "ds", [tmp_path / "in"], on_error="skip", warn=warnings.append)
     assert report.transcripts == 1
     errors = json.loads((tmp_path / "ds" / "dataset.json").read_text())["errors"]
     assert [(Path(e["file"]).name, e["line"]) for e in errors] == [("b.jsonl", 2), ("c.json", 1)]
     assert errors[0]["expected"] == "a JSON object (Expecting property name enclosed in double quotes at column 2)"
     assert warnings == [f"skipped {tmp_path / 'in' / 'b.jsonl'}:2: {errors[0]['expected']}",
                         f"skipped {tmp_path / 'in' / 'c.json'}:1: {errors[1]['expected']}"]
-    assert [t.id for t in ds.iter_transcripts(tmp_path / "ds")] == ["t1"]
+    assert [t.id for t in importing.iter_transcripts(tmp_path / "ds")] == ["t1"]
 
 
 def test_duplicates_files_and_ids(tmp_path: Path) -> None:
     a = write_native(tmp_path / "in" / "a.jsonl", simple("t1"))
     write_native(tmp_path / "in" / "b.jsonl", simple("t1", 2))
     # The same file reached twice is read once.
-    assert ds.write_dataset(tmp_path / "once", [a, a]).transcripts == 1
+    assert importing.write_dataset(tmp_path / "once", [a, a]).transcripts == 1
     with pytest.raises(TranscriptError, match=r"b\.jsonl: a transcript id not imported before \('t1' also "
                                               r"comes from in/a\.jsonl\)"):
-        ds.write_dataset(tmp_path / "dup", [tmp_path / "in"])
-    report = ds.write_dataset(tmp_path / "dup", [tmp_path / "in"], on_error="skip")
+        importing.write_dataset(tmp_path / "dup", [tmp_path / "in"])
+    report = importing.write_dataset(tmp_path / "dup", [tmp_path / "in"], on_error="skip")
     assert report.transcripts == 1 and report.errors[0]["file"] == "in/b.jsonl"
 
 
@@ -202,41 +204,41 @@ def test_refuses_bad_outputs_and_inputs_before_work(tmp_path: Path) -> None:
     other.mkdir()
     (other / "keep.txt").write_text("mine")
     with pytest.raises(UsageError, match="is not a compbench dataset"):
-        ds.write_dataset(other, [src])
+        importing.write_dataset(other, [src])
     assert [p.name for p in other.iterdir()] == ["keep.txt"]
     with pytest.raises(UsageError, match="is a file"):
-        ds.write_dataset(src, [src])
+        importing.write_dataset(src, [src])
     with pytest.raises(UsageError, match="nothing to import"):
-        ds.write_dataset(tmp_path / "empty", [tmp_path / "notes"])
+        importing.write_dataset(tmp_path / "empty", [tmp_path / "notes"])
     assert not (tmp_path / "empty").exists()
     with pytest.raises(UsageError, match="no such dataset, file or directory"):
-        list(ds.iter_transcripts(tmp_path / "missing"))
+        list(importing.iter_transcripts(tmp_path / "missing"))
 
 
 def test_a_dataset_is_an_import_source_and_its_files_are_not_reimported(tmp_path: Path) -> None:
     write_native(tmp_path / "in" / "a.jsonl", simple("t1"))
-    ds.write_dataset(tmp_path / "in" / "ds", [tmp_path / "in" / "a.jsonl"])
+    importing.write_dataset(tmp_path / "in" / "ds", [tmp_path / "in" / "a.jsonl"])
     # in/ds/dataset.json is not tried as a transcript; in/ds as an argument yields its rows
-    assert ds.write_dataset(tmp_path / "copy", [tmp_path / "in"]).transcripts == 1
-    assert [t.id for t in ds.iter_transcripts(tmp_path / "copy")] == ["t1"]
-    ds.write_dataset(tmp_path / "copy2", [tmp_path / "in" / "ds"])
+    assert importing.write_dataset(tmp_path / "copy", [tmp_path / "in"]).transcripts == 1
+    assert [t.id for t in importing.iter_transcripts(tmp_path / "copy")] == ["t1"]
+    importing.write_dataset(tmp_path / "copy2", [tmp_path / "in" / "ds"])
     assert ds.fingerprint(tmp_path / "copy2") == ds.fingerprint(tmp_path / "in" / "ds")
 
 
 def test_newer_manifest_is_refused(tmp_path: Path) -> None:
     write_native(tmp_path / "a.jsonl", simple("t1"))
-    ds.write_dataset(tmp_path / "ds", [tmp_path / "a.jsonl"])
+    importing.write_dataset(tmp_path / "ds", [tmp_path / "a.jsonl"])
     meta = tmp_path / "ds" / "dataset.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "format_version": 2}))
     with pytest.raises(TranscriptError, match="dataset format_version <= 1, found 2"):
-        list(ds.iter_transcripts(tmp_path / "ds"))
+        list(importing.iter_transcripts(tmp_path / "ds"))
 
 
 def test_import_stays_light() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, compbench.data.dataset, compbench.measure.calibrate, compbench.cli.datasets;"
+    code = ("import sys, compbench.data.dataset, compbench.measure.token_accuracy, compbench.cli.datasets;"
             "print(sorted(m for m in ('pandas', 'pyarrow', 'datasets', 'litellm') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -245,9 +247,9 @@ def test_import_stays_light() -> None:
 def test_real_pi_and_opencode_rows(tmp_path: Path, transcripts_dir: Path) -> None:
     pytest.importorskip("compbench.data.formats.pi")
     pytest.importorskip("compbench.data.formats.opencode")
-    report = ds.write_dataset(tmp_path / "ds", [transcripts_dir / "pi", transcripts_dir / "opencode"])
+    report = importing.write_dataset(tmp_path / "ds", [transcripts_dir / "pi", transcripts_dir / "opencode"])
     assert report.formats == {"opencode": 2, "pi": 1}
-    rows = {r["source"] + ":" + r["id"][:12]: r for r in ds.load_summary(tmp_path / "ds").to_dict("records")}
+    rows = {r["source"] + ":" + r["id"][:12]: r for r in importing.load_summary(tmp_path / "ds").to_dict("records")}
     pi = rows["pi:ffae836b-942"]
     assert pi["path"] == "pi/pi-mono__before-compaction.jsonl"
     assert [pi[k] for k in ("n_messages", "n_user", "n_assistant", "n_tool", "n_tool_calls", "n_compactions",
@@ -257,8 +259,8 @@ def test_real_pi_and_opencode_rows(tmp_path: Path, transcripts_dir: Path) -> Non
     assert [oc[k] for k in ("n_messages", "n_tool_calls", "n_compactions", "recorded_max_input", "model")] == [
         70, 47, 1, 118_767, "gpt-5.3-codex"]
     # argument order, then file order; the round trip through parquet is lossless on real data too
-    assert list(ds.iter_transcripts(tmp_path / "ds")) == list(ds.iter_transcripts(transcripts_dir / "pi")) + \
-        list(ds.iter_transcripts(transcripts_dir / "opencode"))
+    read = importing.iter_transcripts
+    assert list(read(tmp_path / "ds")) == list(read(transcripts_dir / "pi")) + list(read(transcripts_dir / "opencode"))
 
 
 # --- calibration ---------------------------------------------------------------------------------------
@@ -325,7 +327,7 @@ def test_p90_is_nearest_rank() -> None:
 
 def test_calibration_on_real_pi(transcripts_dir: Path) -> None:
     pytest.importorskip("compbench.data.formats.pi")
-    rows = calibrate(ds.iter_transcripts(transcripts_dir / "pi"), ["o200k_base", "chars4"]).rows
+    rows = calibrate(importing.iter_transcripts(transcripts_dir / "pi"), ["o200k_base", "chars4"]).rows
     assert [(r.tokenizer, r.source, r.calls, r.overhead) for r in rows] == [
         ("o200k_base", "pi", 171, 30_122.0), ("chars4", "pi", 171, 31_235.0)]
     assert round(rows[0].median_error, 3) == 0.046 and round(rows[0].p90_error, 3) == 0.188
@@ -335,26 +337,26 @@ def test_a_dataset_carries_its_boilerplate_scan_and_a_run_reads_it_instead_of_th
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scan made while importing is the one a run would make; a run over the dataset reads it from
     dataset.json (not a transcript read); a dataset scanned under other settings, or raw files, are scanned."""
-    from compbench.measure.facts import boilerplate as bp
+    from compbench.data import boilerplate as bp
 
     template = "Please follow the repository contribution rules exactly"
     ts = [Transcript(f"t{i}", "compbench", (user(f"u{i}", f"{template}\ntask number {i} is here"),
                                               assistant(f"a{i}", "ok"))) for i in range(4)]
     write_native(tmp_path / "src" / "a.jsonl", *ts)
-    ds.write_dataset(tmp_path / "data", [tmp_path / "src"])
-    fresh = bp.scan(ds.iter_transcripts(tmp_path / "data")).to_json()
+    importing.write_dataset(tmp_path / "data", [tmp_path / "src"])
+    fresh = bp.scan(importing.iter_transcripts(tmp_path / "data")).to_json()
     assert fresh["lines"] == {"compbench": [template.lower()]}
 
     def unread(*a: object, **k: object) -> None:
         raise AssertionError("the transcripts were read")
 
     with monkeypatch.context() as m:
-        m.setattr(ds, "iter_transcripts", unread)
-        assert bp.scan_dataset(str(tmp_path / "data")) == fresh
-    assert bp.scan_dataset(str(tmp_path / "src")) == fresh  # raw files: scanned
+        m.setattr(importing, "iter_transcripts", unread)
+        assert importing.scan_dataset(str(tmp_path / "data")) == fresh
+    assert importing.scan_dataset(str(tmp_path / "src")) == fresh  # raw files: scanned
     with monkeypatch.context() as m:
         m.setattr(bp, "SHARE", 0.9)  # today's scan differs from the stored one: scanned again
-        assert bp.scan_dataset(str(tmp_path / "data")) == bp.scan(ts).to_json()
-        m.setattr(ds, "iter_transcripts", unread)
+        assert importing.scan_dataset(str(tmp_path / "data")) == bp.scan(ts).to_json()
+        m.setattr(importing, "iter_transcripts", unread)
         with pytest.raises(AssertionError, match="were read"):
-            bp.scan_dataset(str(tmp_path / "data"))
+            importing.scan_dataset(str(tmp_path / "data"))

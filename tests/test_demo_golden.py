@@ -14,9 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from compbench.data.dataset import default_dataset, iter_transcripts
+from compbench.data.dataset import default_dataset
+from compbench.data.importing import iter_transcripts
 from compbench.demo import demo_spec
-from compbench.store.rundir import write_run
+from compbench.run.write import write_run
 from compbench.store.runread import Run
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "demo_figures.json"

@@ -4,8 +4,8 @@ back through a search; the sibling of a path the summary names is its own class.
 
 from __future__ import annotations
 
+from compbench.data.facts import Fact
 from compbench.data.transcript import RecordedCompaction, Transcript
-from compbench.measure.facts import Fact
 from compbench.validation.discounts import category, directories, table, tally
 from helpers import assistant, tool, user
 

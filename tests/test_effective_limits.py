@@ -9,7 +9,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.models import effective_limits
-from compbench.replay.session import ModelLimits
+from compbench.sdk.session import ModelLimits
 
 
 def session(source: str, model: str = "", peak: int = 1_000, msg_model: str = "", **meta: Any) -> Transcript:

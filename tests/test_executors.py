@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from compbench.data.synth import generate
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
-from compbench.store.rundir import write_run
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
+from compbench.sdk.session import ModelLimits
 
 TABLES = ("results", "steps", "compactions", "prunes", "facts")
 SPEC = RunSpec(strategies=("none",), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")

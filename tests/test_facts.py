@@ -7,13 +7,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from compbench.measure.facts import normalize
-from compbench.measure.facts.derive import extract, path_anchors
+from compbench.data.facts import normalize, path_anchors
+from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import FactIndex, Matcher, PresenceTracker
 from compbench.measure.retention import evaluate, shapes
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 from helpers import CutBefore, assistant, run, tool, transcript, user
@@ -137,8 +138,8 @@ def test_calibrated_writes_a_fact_as_the_span_spells_it() -> None:
     """A file named relatively where the span shows it and absolutely in a later message is one fact with
     the later spelling: the summary writes the anchor the span holds, not a path from the future; a
     spelling anywhere in the span (a word of it) is kept as it is."""
+    from compbench.data.facts import Fact
     from compbench.data.transcript import Text
-    from compbench.measure.facts import Fact
     from compbench.summarizers.calibrated import _as_spelled, _Words
 
     plan = Text("the plan: edit proj/src/app.rs first")
@@ -183,7 +184,7 @@ class BruteForce(PresenceTracker):
 def test_incremental_retention_counters_equal_a_recount() -> None:
     from compbench.data.synth import generate
     from compbench.measure.facts.sources import facts_for
-    from compbench.replay.context import ReplayContext
+    from compbench.sdk.context import ReplayContext
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import copy_text
 
@@ -205,7 +206,7 @@ def test_incremental_retention_counters_equal_a_recount() -> None:
 @pytest.mark.parametrize("command", ["curl -s localhost:3000/api/health", "curl http://localhost:3000/api/health",
                                      "curl 127.0.0.1:8080/v1/items/list", "wget api.example.com/v1/users/x"])
 def test_a_web_address_is_not_a_file_path(command: str) -> None:
-    from compbench.measure.facts.derive import command_paths
+    from compbench.data.calls import command_paths
 
     assert command_paths(command) == []
 
@@ -214,7 +215,7 @@ def test_a_web_address_is_not_a_file_path(command: str) -> None:
                                                ("ls app/api/health/route.ts", "app/api/health/route.ts"),
                                                ("grep -n foo src/a/b.ts:12", "src/a/b.ts")])
 def test_a_file_path_beside_a_colon_or_a_route_like_folder_stays_a_path(command: str, path: str) -> None:
-    from compbench.measure.facts.derive import command_paths
+    from compbench.data.calls import command_paths
 
     assert [p for p, _ in command_paths(command)] == [path]
 
@@ -223,7 +224,7 @@ def test_what_the_summarizer_saw_is_found_part_by_part_as_in_the_whole_text(char
     """EventOutcome.saw answers as a test against the normalized whole view would: a path in one part, one
     split across two parts (not seen: parts are joined by a newline), and a text with a space."""
     from compbench.measure.facts.presence import EventOutcome
-    from compbench.replay.session import Entry
+    from compbench.sdk.session import Entry
 
     msgs = [user("u0", "Look at SRC\\Auth\\Login.py please"), assistant("a1", "src/auth/ then"),
             tool("t1", "c1", "login.py found")]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from compbench.data.formats import read_all
-from compbench.validation.fidelity import fidelity, segment
+from compbench.data.recorded import segment
+from compbench.validation.fidelity import fidelity
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_calibrated_keeps_what_real_summaries_keep(transcripts_dir: Path) -> Non
     import statistics
 
     from compbench.data.formats import read_all
-    from compbench.summarizers.calibration import kept_by_summarizers
+    from compbench.validation.summary_rates import kept_by_summarizers
 
     shared = transcripts_dir.parent
     rows = [k for t in read_all([str(shared / "transcripts"), str(shared / "real-compactions")])

@@ -13,9 +13,10 @@ import pytest
 from openhands_shapes import eval_line, v0_events, v1_base_state, v1_events, write_v1_folder
 
 from compbench.data.formats import read
+from compbench.data.recorded import segment
 from compbench.data.transcript import Transcript
 from compbench.strategies.openhands_summarizing import fidelity_specs
-from compbench.validation.fidelity import fidelity, segment
+from compbench.validation.fidelity import fidelity
 from helpers import main_cli
 
 COLS = ("preset", "n", "trigger", "real_step", "our_step", "d_steps", "kept_jaccard")

@@ -11,8 +11,9 @@ import pytest
 
 import compbench.validation.evidence as evidence
 from compbench.data.formats import read_all
+from compbench.data.recorded import segment
 from compbench.data.transcript import Reasoning
-from compbench.validation.fidelity import Row, fidelity, segment
+from compbench.validation.fidelity import Row, fidelity
 
 MATCHED = {  # (transcript, n, preset): (real step, our step)
     ("f585e6e9", 1, "2.1.21"): (115, 115), ("f585e6e9", 2, "2.1.21"): (46, 46),

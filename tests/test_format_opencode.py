@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from compbench.data.formats import FORMATS, module
 from compbench.data.formats import read as read_any
+from compbench.data.formats.catalog import FORMATS, module
 from compbench.data.formats.detect import head_of
 from compbench.data.formats.native import read as read_native
 from compbench.data.formats.opencode import COMPACTION_PROMPT, INTERRUPTED, read, sniff

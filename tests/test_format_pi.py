@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compbench.data.formats import FORMATS, module
+from compbench.data.formats.catalog import FORMATS, module
 from compbench.data.formats.detect import head_of
 from compbench.data.formats.native import read as read_native
 from compbench.data.formats.pi import BRANCH_SUMMARY_PREFIX, read, sniff

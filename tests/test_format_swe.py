@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from compbench.data.formats import FORMATS, module
 from compbench.data.formats import mini_swe_agent as mini
 from compbench.data.formats import swe_agent as swe
+from compbench.data.formats.catalog import FORMATS, module
 from compbench.data.formats.detect import detect, head_of
 from compbench.data.formats.native import read as read_native
 from compbench.data.transcript import Reasoning, Text, ToolCall, ToolResult, Transcript, Usage, to_jsonl

@@ -18,7 +18,8 @@ from conftest import TRANSCRIPTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compbench.data.formats import FORMATS, read
+from compbench.data.formats import read
+from compbench.data.formats.catalog import FORMATS
 from compbench.errors import TranscriptError
 
 EXAMPLES = int(os.environ.get("COMPBENCH_FUZZ_EXAMPLES", "25"))
@@ -148,7 +149,7 @@ def _check(path: Path, fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "compbench"] + ["compbench"])
 def test_importer_survives_mutations(fmt: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from compbench.data.formats import module
+    from compbench.data.formats.catalog import module
 
     try:
         module(fmt)

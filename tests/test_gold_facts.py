@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from compbench.data.formats import FORMATS, read
+from compbench.data.facts import Fact, normalize
+from compbench.data.formats import read
+from compbench.data.formats.catalog import FORMATS
 from compbench.data.transcript import Transcript
-from compbench.measure.facts import Fact, normalize
 from compbench.measure.facts.presence import FactIndex, part_match_text
 from compbench.measure.facts.sources import load_gold
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compbench.data import dataset as ds
+from compbench.data import importing
 from compbench.data.importing import Imported, Merged, Note, collect
 from helpers import main_cli, one_line_error, opencode_db
 
@@ -61,7 +61,7 @@ def test_skip_lines_keeps_the_session_and_reports_the_line(tmp_path: Path, capsy
     assert out == (f"imported 2 transcripts (claude-code 2); 0 errors skipped; 1 broken line skipped; written to "
                    f"{tmp_path / 'ds'}\n")
     assert err == f"warning: skipped broken line {d / BROKEN}:3: a complete JSON object (line is truncated)\n"
-    t = next(t for t in ds.iter_transcripts(tmp_path / "ds") if t.id.startswith("6666"))
+    t = next(t for t in importing.iter_transcripts(tmp_path / "ds") if t.id.startswith("6666"))
     assert [m.id for m in t.messages] == ["b-u1", "b-a1", "b-u2", "b-a2"]
     assert t.meta["skipped_lines"] == [3]
     assert t.warnings[-1] == "skipped line 3: a complete JSON object (line is truncated)"
@@ -109,7 +109,7 @@ def test_a_resumed_session_is_imported_once_as_its_continuation(tmp_path: Path, 
                                         "merged into its continuation;")
     assert err == (f"warning: merged {parent_file}: session {PARENT} (4 messages) is the history that {CHILD} "
                    "resumes; imported once, as part of it\n")
-    (t,) = ds.iter_transcripts(tmp_path / "ds")
+    (t,) = importing.iter_transcripts(tmp_path / "ds")
     assert (t.id, len(t.messages), t.meta["continues"]) == (CHILD, 6, [PARENT])
     assert json.loads((tmp_path / "ds" / "dataset.json").read_text())["merged"] == [
         {"id": PARENT, "into": CHILD, "file": str(parent_file)}]

@@ -7,9 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 from typing import Any
 
+from compbench.data.facts import Fact
 from compbench.data.transcript import Message, Text
-from compbench.measure.facts import Fact
-from compbench.measure.judge import DIMENSIONS, agreement, choose_probes, head_and_tail, judge_event, judge_run
+from compbench.run.judge import DIMENSIONS, agreement, choose_probes, head_and_tail, judge_event, judge_run
 from compbench.summarizers.llm import LLMSummarizer
 
 FACTS = [Fact("r-1", "recall", "KeyError: 'user'", ("keyerror: 'user'",), 2),
@@ -96,9 +96,9 @@ def test_judge_run_end_to_end_offline(tmp_path: Path) -> None:
     """A real run on synthetic sessions, judged through the litellm path with a fake model and a cache
     folder, then again from that cache alone (cache-only): the same rows, no model call."""
     from compbench.data.synth import generate
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
 
     data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
     spec = RunSpec(strategies=("claude-code",), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
@@ -130,9 +130,9 @@ def test_judge_replays_the_run_with_the_run_s_summaries(tmp_path: Path, monkeypa
     from compbench.data.formats.native import write
     from compbench.data.synth import generate
     from compbench.replay import loop
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
 
     data = list(generate(2, seed=5, turns=30, log_lines=30, code_lines=30))
     (tmp_path / "data").mkdir()

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from compbench.data.transcript import Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.opencode import PLACEHOLDER, OpenCode, OpenCodeParams
 from compbench.strategies.round_chained import (

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from compbench.data.transcript import Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.summarizers.mock import MockSummarizer
 from helpers import assistant, run, system, tool, transcript, user
 
@@ -126,7 +127,7 @@ def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: T
     """``manual_at`` asks the strategy's /compact before that message joins the view (or after the last
     one); strategies without a /compact are left alone. OpenCode's manual compaction adds no
     "Continue" message (``auto: false``)."""
-    from compbench.replay.session import ModelLimits
+    from compbench.sdk.session import ModelLimits
     from compbench.strategies import resolve
 
     t = transcript(system(), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3"))
@@ -160,7 +161,7 @@ def test_a_failed_compaction_applies_its_fallback(chars4: TokenCounter) -> None:
 
 def test_after_compaction_is_asked_right_after_each_compaction(chars4: TokenCounter) -> None:
     """CompactionFollowup: aider's next summary level is applied before anything else happens."""
-    from compbench.replay.loop import CompactionEvent
+    from compbench.sdk.events import CompactionEvent
 
     class Deeper(Scripted):
         def __init__(self) -> None:

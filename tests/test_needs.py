@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from compbench.data.boilerplate import boilerplate_keys, scan
 from compbench.data.transcript import Transcript
-from compbench.measure.facts.boilerplate import boilerplate_keys, scan
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import FactIndex, NeedHit, PresenceTracker
 from compbench.measure.retention import evaluate
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, Trace, replay
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import ModelLimits
+from compbench.sdk.trace import Trace
 from compbench.strategies import resolve, runnable
 from compbench.summarizers.mock import MockSummarizer
 from helpers import CutBefore, assistant, system, tool, transcript, user
@@ -207,7 +209,7 @@ def test_the_long_single_turn_is_lost_by_the_strategies_that_drop_it() -> None:
 
 def test_the_hindsight_oracle_bounds_every_strategy() -> None:
     from compbench.measure.retention import oracle_present
-    from compbench.replay.loop import StepRecord
+    from compbench.sdk.trace import StepRecord
 
     # three needs at one step; a prompt of 20 tokens holds the two cheapest facts written out
     facts = {f"f{k}": type("F", (), {"text": "x" * n})() for k, n in enumerate((20, 30, 200))}

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
-from compbench.measure import correction
-from compbench.measure.calibrate import errors, own_overhead, pairs
+from compbench.measure import token_correction as correction
 from compbench.measure.overhead import POOR_MEDIAN, UNIT, fit, growth_rate, rated
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.runs import Replayer, RunSpec
+from compbench.measure.usage import errors, own_overhead, pairs
+from compbench.run.engine import Replayer
+from compbench.run.spec import RunSpec
 
 GOAL_FIRST, GOAL_CALLS = 0.05, 0.03  # issue 26: first-call error and per-call error (medians)
 
@@ -136,9 +137,10 @@ def test_a_run_replays_the_fixed_part_and_the_rate_and_reports_them() -> None:
 def test_summary_and_report_name_the_flagged_sessions(tmp_path: Path) -> None:
     """A run over a session whose overhead fit stays poor and one whose fit holds: the run summary and the
     report's verdict name the first, not the second."""
-    from compbench.decide.summary import overhead_flags, summary_table
+    from compbench.decide.flags import overhead_flags
+    from compbench.decide.summary import summary_table
     from compbench.reports.html import write_report
-    from compbench.store.rundir import write_run
+    from compbench.run.write import write_run
 
     counted = [500 + 501 * k for k in range(12)]
     poor = replace(growing([10_000 + c + (8_000 if k % 2 else 0) for k, c in enumerate(counted)]), id="zigzag")

@@ -11,8 +11,9 @@ from compbench.data.transcript import ToolResult, Usage
 from compbench.decide.tune import grid_specs
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import names, resolve, runnable
 from compbench.strategies.pipeline import Pipeline
 from compbench.summarizers.mock import MockSummarizer
@@ -89,8 +90,8 @@ def test_a_pipeline_is_not_taken_for_the_reference_when_its_first_stage_never_ac
     import pandas as pd
 
     from compbench.data.synth import generate
-    from compbench.replay.runs import RunSpec
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
 
     spec = RunSpec(strategies=("pipeline:stages=none>truncate", "truncate"), limits=ModelLimits(6_000, 1_000),
                    tokenizer="chars4")

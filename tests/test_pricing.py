@@ -16,9 +16,11 @@ from compbench.measure.metrics import cost, totals
 from compbench.measure.models import prices_for, prices_with_cache
 from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_entry, price_model_for
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.runs import Replayer, RunSpec, recorded_cache
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.run.engine import Replayer, recorded_cache
+from compbench.run.spec import RunSpec
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 

@@ -11,14 +11,17 @@ from collections.abc import Sequence
 
 import pytest
 
+from compbench.data.calls import touches
 from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript, Usage
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.models import Prices
 from compbench.measure.reacquire import ContentTracker, Trackers, counted, reacquisition_cost
 from compbench.measure.tokens import TokenCounter
-from compbench.measure.workset import WorkingSet, content_lines, has_content, touches
-from compbench.replay.loop import ReplayConfig, Trace, replay
-from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.measure.workset import WorkingSet, content_lines, has_content
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.sdk.trace import Trace
 from compbench.summarizers.mock import MockSummarizer
 from compbench.validation.reacquisition import at_compactions, spearman, summarize
 from helpers import assistant, system, tool, transcript, user
@@ -119,12 +122,12 @@ def test_a_path_in_a_summary_is_not_the_files_content(o200k: TokenCounter) -> No
 
 
 def test_the_cost_rides_along_until_the_next_compaction() -> None:
-    from compbench.replay.loop import StepRecord
+    from compbench.sdk.trace import StepRecord
 
     steps = [StepRecord(k, f"m{k}", k, 10_000, 50, 9_000, 0, 1, 0, False) for k in range(10)]
 
     from compbench.measure.reacquire import Reacquisition
-    from compbench.replay.events import CompactionEvent
+    from compbench.sdk.events import CompactionEvent
 
     ev = [Reacquisition(4, 8, "file:a/b.py", "file", "edit", 1_000, 1, False)]
     cut = CompactionEvent(1, 7, "before", "x", True, 0, 0, ("m1",), (), 0, "", 0, 0, 0)
@@ -207,7 +210,8 @@ def test_effective_savings_is_net_savings_less_what_reacquisition_adds() -> None
     ``reacquired_tokens`` metric is that last term per transcript (lower is better)."""
     import pandas as pd
 
-    from compbench.decide.compare import estimate, metric
+    from compbench.decide.compare import estimate
+    from compbench.decide.metrics import metric
 
     df = pd.DataFrame({
         "transcript_id": ["a", "b"], "input_tokens": [400, 300], "summarizer_input_tokens": [50, 0],

@@ -18,12 +18,12 @@ from test_run_compare_gate import KeepLast, KeepLastParams
 from compbench.data.redact import redact
 from compbench.data.synth import generate
 from compbench.data.transcript import Message, Text, Transcript
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
 from compbench.reports.html import write_report
 from compbench.reports.pack import unpacked
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
 from compbench.sdk import registry as base
-from compbench.store.rundir import write_run
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import strategy
 
 XSS = '<script>alert(1)</script> and "><img src=x onerror=alert(2)>'
@@ -98,7 +98,7 @@ def test_verdict_leaderboard_and_glossary(report: Path) -> None:
     verdict = html[html.index('id="verdict"'):html.index('id="leaderboard"')]
     assert "Best for" in verdict and "Caveats" in verdict and "extractive" in verdict
     # every metric of compare is defined in the glossary
-    from compbench.decide.compare import METRICS
+    from compbench.decide.metrics import METRICS
 
     glossary = html[html.index('id="glossary"'):html.index('id="limits"')]
     for m in METRICS:
@@ -195,7 +195,7 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     write([Transcript("big", "compbench", msgs)], data)
     spec = RunSpec(strategies=("none", "test-keep-last:keep=2,trigger=1000"), limits=ModelLimits(100_000, 1_000),
                    tokenizer="chars4")
-    from compbench.data.dataset import iter_transcripts
+    from compbench.data.importing import iter_transcripts
 
     write_run(tmp_path / "run", spec, str(data), iter_transcripts(data))
     html = write_report(tmp_path / "run", tmp_path / "r.html").read_text()

@@ -15,9 +15,9 @@ import pytest
 SCRIPT = textwrap.dedent('''
     import sys
     from pathlib import Path
-    from compbench.store.rundir import write_run
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.write import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
     from compbench.data.synth import generate
 
     out, resume, workers = Path(sys.argv[1]), sys.argv[2] == "resume", int(sys.argv[3])
@@ -73,9 +73,9 @@ def test_workers_give_identical_tables(reference: Path, tmp_path: Path) -> None:
 def test_resume_refuses_a_changed_spec(tmp_path: Path) -> None:
     from compbench.data.synth import generate
     from compbench.errors import UsageError
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
-    from compbench.store.rundir import write_run
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
 
     (tmp_path / "r.partial").mkdir()
     (tmp_path / "r.partial" / "spec.json").write_text('{"spec": {}}')
@@ -92,8 +92,9 @@ def test_finished_tables_are_cut_into_fixed_row_groups(tmp_path: Path, monkeypat
     import pyarrow.parquet as pq
 
     from compbench.data.synth import generate
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run import write
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
     from compbench.store import rundir
 
     spec = RunSpec(strategies=("none", "truncate"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4")
@@ -102,7 +103,7 @@ def test_finished_tables_are_cut_into_fixed_row_groups(tmp_path: Path, monkeypat
     for batch in (16, 5):
         monkeypatch.setattr(rundir, "BATCH", batch)
         out = tmp_path / f"b{batch}"
-        rundir.write_run(out, spec, "synth:3", generate(20, seed=3, turns=8))
+        write.write_run(out, spec, "synth:3", generate(20, seed=3, turns=8))
         written[batch] = tables(out)
         meta = pq.ParquetFile(out / "steps.parquet").metadata
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]

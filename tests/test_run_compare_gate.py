@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from compbench.cli import cli
 from compbench.data.synth import generate
 from compbench.data.transcript import Usage
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
 from compbench.sdk import registry as base
-from compbench.store.rundir import write_run
+from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import strategy
 
 

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from compbench.cli import cli, main
 from compbench.data.synth import generate
 from compbench.errors import UsageError
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
+from compbench.sdk.session import ModelLimits
 from compbench.store.manifest import FORMAT_VERSION, Manifest, upgrade
-from compbench.store.rundir import write_run
 from compbench.store.runread import Run
 from compbench.store.tables import TABLES, conform, names, schema
 
@@ -33,7 +33,8 @@ V1 = Path(__file__).resolve().parent / "data" / "runs" / "v1"
 def test_a_version_1_run_still_loads_and_is_read_as_this_version() -> None:
     run = Run.open(V1)
     assert run.manifest.format_version == FORMAT_VERSION
-    assert run.spec.strategies == ("none", "claude-code", "truncate") and run.spec.limits == ModelLimits(6_000, 1_000)
+    spec = RunSpec.from_manifest(run.manifest.spec)
+    assert spec.strategies == ("none", "claude-code", "truncate") and spec.limits == ModelLimits(6_000, 1_000)
     assert pq.read_schema(V1 / "prunes.parquet").names == ["transcript_id"]  # what version 1 wrote
     prunes = run.table("prunes")
     assert list(prunes.columns) == names("prunes") and prunes.empty  # read with the declared schema
@@ -55,7 +56,7 @@ def test_every_reader_takes_the_version_1_run(tmp_path: Path) -> None:
 def test_a_run_from_before_token_corrections_counted_without_one() -> None:
     d = json.loads((V1 / "manifest.json").read_text(encoding="utf-8"))
     del d["spec"]["token_correction"]
-    assert Manifest.from_json(d).run_spec().token_correction == "none"
+    assert RunSpec.from_manifest(Manifest.from_json(d).spec).token_correction == "none"
 
 
 def test_a_future_manifest_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -87,7 +88,7 @@ def test_a_written_manifest_reads_back_as_written(tmp_path: Path) -> None:
     spec = RunSpec(strategies=("none", "claude-code"), limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
     written = write_run(tmp_path / "run", spec, "synth", generate(2, seed=3, turns=20))
     assert Run.open(tmp_path / "run").manifest == written
-    assert Run.open(tmp_path / "run").spec == spec
+    assert RunSpec.from_manifest(Run.open(tmp_path / "run").manifest.spec) == spec
 
 
 def test_every_table_is_written_with_its_declared_schema_even_empty(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from compbench.data.dataset import default_dataset, iter_transcripts
+from compbench.data.dataset import default_dataset
+from compbench.data.importing import iter_transcripts
 from compbench.data.samples import build
 from compbench.data.transcript import Transcript, to_json
 

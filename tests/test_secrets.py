@@ -7,10 +7,10 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from compbench.data.synth import generate
-from compbench.replay.runs import RunSpec
-from compbench.replay.session import ModelLimits
 from compbench.reports.html import write_report
-from compbench.store.rundir import write_run
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
+from compbench.sdk.session import ModelLimits
 
 KEY = "sk-proj-PLANTEDKEY0123456789abcdefghijklmnop"
 

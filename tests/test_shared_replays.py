@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from compbench.data.dataset import iter_transcripts
+from compbench.data.importing import iter_transcripts
 from compbench.data.synth import generate
 from compbench.decide.tune import grid_specs
-from compbench.replay import branch, loop, runs
-from compbench.replay.runs import TABLES, RunSpec
-from compbench.replay.session import ModelLimits
-from compbench.store.rundir import write_run
+from compbench.replay import branch, loop
+from compbench.run import engine as runs
+from compbench.run.engine import TABLES
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
+from compbench.sdk.session import ModelLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import pytest
 from compbench.decide.stats import mean_ci, paired_diff_ci, ratio_ci
 from compbench.measure.metrics import cost, totals
 from compbench.measure.models import Prices
-from compbench.replay.loop import Trace
+from compbench.sdk.trace import Trace
 
 
 def test_bootstrap_hand_computed_three_values() -> None:
@@ -66,7 +66,7 @@ def test_seeded_and_nan_safe() -> None:
 
 
 def test_cost_hand_computed_cache_scenario() -> None:
-    from compbench.replay.loop import StepRecord
+    from compbench.sdk.trace import StepRecord
 
     # two calls: 1,000 tokens written to the cache, then 1,000 read + 500 new written; 100 + 50 output
     steps = (StepRecord(0, "a1", 1, 1000, 100, 0, 1000, 2, 0, False),
@@ -82,7 +82,8 @@ def test_cost_hand_computed_cache_scenario() -> None:
 def test_retention_is_compared_where_every_strategy_acted() -> None:
     import pandas as pd
 
-    from compbench.decide.compare import BY_NAME, aggregate
+    from compbench.decide.compare import aggregate
+    from compbench.decide.metrics import BY_NAME
 
     def rows(values: dict[str, dict[str, float]]) -> pd.DataFrame:
         return pd.DataFrame([{"strategy": s, "transcript_id": t, "session": t, "retention_after": v}

@@ -11,7 +11,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, ToolCall, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.aider import DROPPED, OK, SUMMARIZE, SUMMARY_PREFIX, Aider, AiderParams, edits_files
 from compbench.summarizers.mock import MockSummarizer

@@ -9,7 +9,7 @@ import pytest
 from compbench.data.transcript import Message, Text
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep
+from compbench.sdk.session import Compact, Insert, Keep
 from compbench.strategies import resolve
 from compbench.strategies.anthropic_compaction import (
     DEFAULT_PROMPT,

@@ -9,7 +9,7 @@ import pytest
 from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Entry, ModelLimits, Prune
+from compbench.sdk.session import Entry, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.anthropic_context_editing import (
     AnthropicContextEditing,

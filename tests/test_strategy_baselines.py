@@ -7,7 +7,7 @@ import pytest
 
 from compbench.data.transcript import Message, ToolResult
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Keep, ModelLimits, Prune
+from compbench.sdk.session import Compact, Keep, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.observation_masking import ObservationMasking, ObservationMaskingParams
 from compbench.strategies.truncate import Truncate, TruncateParams

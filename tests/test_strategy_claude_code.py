@@ -11,13 +11,13 @@ import pytest
 
 from compbench.data.transcript import Media, Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.claude_code import (
     COMPACT_PROMPT,
+    RESUME_217,
     SECTIONS,
     STRUCTURED_PROMPT,
-    RESUME_217,
     SUMMARY_PREFIX,
     SUMMARY_PREFIX_21,
     SUMMARY_SUFFIX,

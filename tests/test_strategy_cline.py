@@ -10,7 +10,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, ToolResult, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Keep, ModelLimits, Prune, SessionView
+from compbench.sdk.session import Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline import Cline, ClineParams
 from compbench.strategies.cline_context import (

@@ -7,7 +7,7 @@ import pytest
 
 from compbench.data.transcript import Message, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline_condense import ClineCondense, ClineCondenseParams
 from compbench.strategies.cline_context import CONTEXT_TRUNCATION_NOTICE, DUPLICATE_FILE_READ_NOTICE
@@ -114,7 +114,7 @@ def test_no_condense_right_after_one(chars4: TokenCounter) -> None:
 
 
 def test_first_pair_rewritten_right_after_a_good_summary_once(chars4: TokenCounter) -> None:
-    from compbench.replay.loop import CompactionEvent
+    from compbench.sdk.events import CompactionEvent
 
     def event(ok: bool) -> CompactionEvent:
         reason = "cline: auto-condense (summarize_task)"

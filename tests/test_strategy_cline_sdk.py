@@ -9,7 +9,7 @@ import pytest
 
 from compbench.data.transcript import Message, Reasoning, Text, ToolCall, ToolResult
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.cline_sdk import (
     SUMMARY_PREFIX,

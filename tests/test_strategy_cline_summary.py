@@ -9,7 +9,7 @@ import pytest
 from test_strategy_cline_condense import long_session
 
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact
+from compbench.sdk.session import Compact
 from compbench.strategies import resolve
 from compbench.strategies.cline_prompts import CONTINUATION_AFTER, CONTINUATION_BEFORE
 from compbench.summarizers.mock import MockSummarizer

@@ -11,7 +11,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.codex import (
     COMPACT_PROMPT,

@@ -11,7 +11,7 @@ import pytest
 
 from compbench.data.transcript import Message
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.deepagents import DeepAgents, DeepAgentsParams
 from compbench.strategies.langchain_messages import buffer_string_xml

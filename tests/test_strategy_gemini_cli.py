@@ -8,7 +8,7 @@ import pytest
 
 from compbench.data.transcript import Message, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import PREVIOUS_ANSWER, Compact, Insert, Keep, ModelLimits, Prune, SessionView
+from compbench.sdk.session import PREVIOUS_ANSWER, Compact, Insert, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import gemini_cli_prompts as P
 from compbench.strategies import resolve
 from compbench.strategies.gemini_cli import GeminiCli, GeminiCliParams, find_split, truncate_chars, truncate_lines

@@ -8,7 +8,7 @@ import pytest
 
 from compbench.data.transcript import Message
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Prune
+from compbench.sdk.session import Prune
 from compbench.strategies import resolve
 from compbench.strategies.gemini_cli_history import random_suffix
 from compbench.strategies.gemini_cli_masking import GeminiCliMasking, GeminiCliMaskingParams, shell_preview

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compbench.data.transcript import Message, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.go_replace import (
     COMPACTION_PROMPT,

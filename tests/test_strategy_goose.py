@@ -9,7 +9,7 @@ import pytest
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, ToolResult, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.goose import (
     CONVERSATION_CONTINUATION_TEXT,

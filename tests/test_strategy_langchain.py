@@ -10,7 +10,7 @@ import pytest
 from compbench.data.transcript import Message, Usage
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.langchain import LangChainParams, LangChainSummarization
 from compbench.strategies.langchain_messages import (

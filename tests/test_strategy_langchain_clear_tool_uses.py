@@ -9,7 +9,7 @@ import pytest
 from compbench.data.transcript import Message
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Prune, SessionView
+from compbench.sdk.session import Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.langchain_clear_tool_uses import LangChainClearToolUses, LangChainClearToolUsesParams
 from compbench.strategies.langchain_messages import count_tokens_approximately, lc_messages

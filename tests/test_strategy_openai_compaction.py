@@ -11,7 +11,7 @@ import pytest
 
 from compbench.data.transcript import Message
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Insert, Keep, ModelLimits
+from compbench.sdk.session import Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.openai_compaction import COMPRESSION_RATIO, OpenAICompaction, OpenAICompactionParams
 from compbench.summarizers.mock import MockSummarizer

@@ -15,7 +15,7 @@ import pytest
 
 from compbench.data.transcript import Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.opencode import OpenCode, OpenCodeParams, serialize
 from compbench.strategies.opencode_prompts import CONTINUE_TEXT_CURRENT, SUMMARY_TEMPLATE

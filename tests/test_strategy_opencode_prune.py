@@ -13,7 +13,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Entry, Prune, SessionView
+from compbench.sdk.session import Compact, Entry, Prune, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.opencode import OpenCode, OpenCodeParams
 from compbench.strategies.opencode_prune import select
@@ -144,7 +144,7 @@ def test_prune_stops_the_whole_walk_at_an_already_pruned_output(chars4: TokenCou
 def _seed_001_prune(entries: list[Entry], protect: int, minimum: int) -> Prune | None:
     """Seed 001's ``prune`` transcribed line by line: the reference ``walk`` + ``choose`` must equal."""
     from compbench.data.transcript import ToolResult
-    from compbench.measure.tokens import chars4_round
+    from compbench.sdk.counting import chars4_round
 
     total = pruned = turns = 0
     targets = []

@@ -10,7 +10,7 @@ import pytest
 from compbench.data.transcript import Message
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Keep, ModelLimits, Prune
+from compbench.sdk.session import Compact, Keep, ModelLimits, Prune
 from compbench.strategies import get, resolve, runnable
 from compbench.strategies.openhands_condensers import (
     AmortizedForgetting,

@@ -10,7 +10,7 @@ import pytest
 
 from compbench.data.transcript import Message, Transcript
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, ModelLimits, Prune
+from compbench.sdk.session import Compact, ModelLimits, Prune
 from compbench.strategies import resolve
 from compbench.strategies.openhands_events import truncate_content
 from helpers import assistant, run, system, tool, transcript, user, view_of

@@ -7,7 +7,7 @@ import pytest
 from compbench.data.transcript import Message, Reasoning
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import openhands_prompts as P
 from compbench.strategies import resolve
 from compbench.strategies.openhands_events import EventState

@@ -15,8 +15,10 @@ import pytest
 
 from compbench.data.transcript import Message, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, Trace, replay
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
+from compbench.sdk.trace import Trace
 from compbench.strategies import resolve
 from compbench.strategies.pi import Pi, PiParams, estimate_tokens, seed_cut
 from compbench.strategies.pi_summary import SEED_PREFIX, SEED_PROMPT, serialize

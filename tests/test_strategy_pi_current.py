@@ -10,7 +10,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.strategies.pi import Pi, current_cut
 from compbench.strategies.pi_summary import (

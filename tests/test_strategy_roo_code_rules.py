@@ -9,7 +9,7 @@ import pytest
 
 from compbench.data.transcript import Message, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Compact, Insert, Keep, ModelLimits, SessionView
+from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView
 from compbench.strategies import resolve
 from compbench.strategies.roo_code import RooCode, RooCodeParams
 from compbench.strategies.roo_code_limits import reserved_output

@@ -7,7 +7,7 @@ import pytest
 
 from compbench.data.transcript import Media, Message, Text, ToolResult
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.session import Prune
+from compbench.sdk.session import Prune
 from compbench.strategies import resolve
 from compbench.strategies.swe_agent import SweAgent, SweAgentParams
 from compbench.summarizers.mock import MockSummarizer

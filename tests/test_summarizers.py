@@ -14,13 +14,14 @@ from hypothesis import strategies as st
 
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
 from compbench.errors import CompbenchError
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import SummaryRequest
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import SummaryRequest
 from compbench.summarizers import get
 from compbench.summarizers.calibrated import HEADER, CalibratedSummarizer
-from compbench.summarizers.calibration import TABLE, draw, fit_paths
 from compbench.summarizers.extractive import CHARS_PER_TOKEN, error_lines, facts_of, summarize_messages
+from compbench.summarizers.keep_rates import TABLE, draw
 from compbench.summarizers.llm import LLMSummarizer
+from compbench.validation.summary_rates import fit_paths
 from helpers import assistant, tool, user
 
 SPAN = (
@@ -226,7 +227,7 @@ def test_calibrated_keeps_exactly_the_facts_its_rates_keep() -> None:
 
 
 def test_calibrated_draws_are_fixed_per_fact_and_follow_the_rate() -> None:
-    from compbench.measure.facts import Fact
+    from compbench.data.facts import Fact
 
     facts = [Fact(f"f{i}", "artifact", f"p{i}", (f"dir/file_{i}.py",)) for i in range(4_000)]
     kept = sum(draw(f) < 0.3 for f in facts) / len(facts)
@@ -282,12 +283,12 @@ def test_calibration_table_is_fresh(transcripts_dir: Path) -> None:
     shared = transcripts_dir.parent
     fresh = fit_paths([str(shared / "transcripts"), str(shared / "real-compactions")])
     assert fresh == json.loads(TABLE.read_text(encoding="utf-8")), (
-        "stale: run python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions")
+        "stale: run python -m compbench.validation.summary_rates ../shared/transcripts ../shared/real-compactions")
 
 
 def test_calibrated_keeps_the_most_recently_seen_facts_of_a_cell_at_its_rate() -> None:
     """Ten artifacts of one cell at rate 0.3: the three seen last are kept, whatever their draws."""
-    from compbench.measure.facts import Fact
+    from compbench.data.facts import Fact
     from compbench.summarizers.calibrated import choose
 
     facts = {f"a{k}": (Fact(f"a{k}", "artifact", f"src/m{k}.py", (f"src/m{k}.py",), provenance="tool"), k, 1)
@@ -298,7 +299,7 @@ def test_calibrated_keeps_the_most_recently_seen_facts_of_a_cell_at_its_rate() -
     assert choose(facts, {"artifact/tool": {"rate": 1.0}}) == set(facts)
     # a fraction of a fact is kept as often as the rate says, by the fixed draw of the cell's first member
     one = {"a0": facts["a0"]}
-    from compbench.summarizers.calibration import draw
+    from compbench.summarizers.keep_rates import draw
 
     u = draw(facts["a0"][0])
     assert choose(one, {"artifact/tool": {"rate": 1 - u + 1e-9}}) == {"a0"}
@@ -311,7 +312,7 @@ def test_calibrated_choice_beats_a_null_draw_on_held_out_real_compactions() -> N
     """Issue 24's goal: per-fact precision against the real summaries at least 0.10 above a null draw at the same
     rates, at no lower recall, on sessions the rates were not fitted on."""
     from compbench.data.formats import read_all
-    from compbench.summarizers.calibration import agreement
+    from compbench.validation.summary_rates import agreement
 
     shared = Path(__file__).resolve().parents[2] / "shared"
     held, null = agreement(read_all([str(shared / "transcripts"), str(shared / "real-compactions")]))["held-out"]

@@ -10,8 +10,9 @@ from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for
 from compbench.measure.retention import evaluate
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import ReplayConfig, replay
-from compbench.replay.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 

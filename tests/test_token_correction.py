@@ -11,9 +11,11 @@ import pytest
 
 from compbench.data.transcript import Media, Message, Reasoning, Text, ToolCall, Transcript, Usage
 from compbench.errors import UsageError
-from compbench.measure import correction
-from compbench.measure.calibrate import calibrate, pairs
-from compbench.measure.correction import (
+from compbench.measure import token_correction as correction
+from compbench.measure.overhead import fit
+from compbench.measure.token_accuracy import calibrate
+from compbench.measure.token_correction import (
+    Correction,
     check_mode,
     correction_for,
     family_correction,
@@ -22,8 +24,8 @@ from compbench.measure.correction import (
     overhead_default,
     recorded_model,
 )
-from compbench.measure.overhead import fit
-from compbench.measure.tokens import Correction, TokenCounter, scale
+from compbench.measure.tokens import TokenCounter, scale
+from compbench.measure.usage import pairs
 from compbench.strategies import resolve
 from helpers import main_cli, one_line_error, run, tool, user
 
@@ -135,8 +137,8 @@ def test_without_usage_the_overhead_is_the_agents_default_then_zero() -> None:
 
 
 def test_the_manifest_says_which_correction_a_run_applied() -> None:
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
 
     spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000))
     m = spec.manifest()
@@ -155,8 +157,9 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
 
 
 def test_a_run_counts_a_claude_transcript_corrected_unless_told_not_to() -> None:
-    from compbench.replay.runs import Replayer, RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.engine import Replayer
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
 
     def first_inputs(t: Transcript, mode: str) -> list[int]:
         spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000), summarizer="mock",
@@ -206,7 +209,7 @@ def agent_errors(real: list[Any]) -> dict[str, tuple[float, float]]:
     hold the tokenizer's counts, so this is the run's counter arithmetic without a second tokenizer pass."""
     import statistics
 
-    from compbench.measure.calibrate import errors, own_overhead
+    from compbench.measure.usage import errors, own_overhead
 
     raw: dict[str, list[float]] = {}
     fixed: dict[str, list[float]] = {}
@@ -254,7 +257,7 @@ class PruneA1Part:
         self.part = part
 
     def before_step(self, s: Any) -> list[Any]:
-        from compbench.replay.session import Prune
+        from compbench.sdk.session import Prune
 
         e = next((e for e in s.entries if e.id == "a1"), None)
         return [Prune((("a1", self.part, ""),), "prune")] if e is not None and self.part not in e.pruned else []

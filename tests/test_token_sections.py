@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compbench.data.dataset import default_dataset, iter_transcripts
+from compbench.data.dataset import default_dataset
+from compbench.data.importing import iter_transcripts
 from compbench.data.transcript import Text
 from compbench.measure.tokens import TokenCounter
 from compbench.strategies.aider import section, summarize_all_content

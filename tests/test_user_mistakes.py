@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compbench.data import dataset as ds
+from compbench.data import importing
 from compbench.data.transcript import Message, Text, Transcript, Usage, to_jsonl
 from helpers import main_cli as cli
 from helpers import one_line_error
@@ -57,7 +57,7 @@ def test_inspect_of_nothing_is_an_error(tmp_path: Path, capsys: pytest.CaptureFi
 def test_report_on_a_dataset_or_nothing_says_what_it_is(src: Path, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    ds.write_dataset(tmp_path / "ds", [src])
+    importing.write_dataset(tmp_path / "ds", [src])
     html = tmp_path / "r.html"
     code, _, err = cli(capsys, monkeypatch, "report", tmp_path / "ds", "--out", html)
     assert one_line_error(code, err).startswith(f"{tmp_path / 'ds'} is a dataset, not a run: replay it first")

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from compbench.decide.bootstrap import batch
-from compbench.decide.compare import BY_NAME, METRICS
+from compbench.decide.flags import flag_details
 from compbench.decide.headline import HEADLINE, PRIMARY, spread, spreads
+from compbench.decide.metrics import BY_NAME, METRICS
 from compbench.decide.objective import edge, parse_objective, ranked
 from compbench.decide.ranking import standings
 from compbench.decide.stats import Estimate
-from compbench.decide.summary import flag_details
 from compbench.decide.verdict import choose, lines, verdict
 
 

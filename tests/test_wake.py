@@ -10,16 +10,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from compbench.data.dataset import iter_transcripts
+from compbench.data.importing import iter_transcripts
 from compbench.data.synth import generate, session
 from compbench.data.transcript import Transcript
 from compbench.measure.tokens import TokenCounter
 from compbench.replay import members
-from compbench.replay.loop import ReplayConfig, recorded_entries, replay
-from compbench.replay.runs import TABLES, RunSpec
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import recorded_entries, replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.run.engine import TABLES
+from compbench.run.spec import RunSpec
+from compbench.run.write import write_run
 from compbench.sdk import capabilities
-from compbench.store.rundir import write_run
+from compbench.sdk.session import ModelLimits
 from compbench.strategies import get, resolve, runnable
 from compbench.strategies.langchain_clear_tool_uses import recorded_tokens
 from compbench.strategies.openhands_events import EventState

@@ -59,7 +59,7 @@ class WithMetrics(click.Command):
     when the help is shown)."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from compbench.decide.compare import metrics_help
+        from compbench.decide.metrics import metrics_help
 
         base = self.epilog or ""
         self.epilog = (base.rstrip() + "\n\n" if base else "") + metrics_help()

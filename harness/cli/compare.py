@@ -4,57 +4,13 @@ significance."""
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import click
 
 from compbench.cli import WithMetrics
+from compbench.cli.compare_view import _diff, _diff_json, _summarizers
 from compbench.cli.render import table as _table
-
-
-def _summarizers(runs: tuple[str, ...]) -> str:
-    """Which summarizer wrote each run's summaries, in words: recall depends on it."""
-    from compbench.decide.summary import describe_summarizer
-    from compbench.store.runread import Run
-
-    out = []
-    for name, run in zip("AB" if len(runs) > 1 else " ", runs, strict=False):
-        what = describe_summarizer(Run.open(run).summarizer)
-        out.append(f"summaries{' ' + name if name.strip() else ''}: {what}")
-    return "\n".join(out)
-
-
-def _diff(d: Any, m: Any) -> str:
-    """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval in
-    the units of the single-run tables (percentage points for a percentage)."""
-    from compbench.decide.compare import fmt_diff
-
-    if math.isnan(d.value):
-        return "–"
-    better = (d.value > 0) == m.higher_is_better
-    mark = "~" if not d.significant else ("-" if better else "+")
-    return f"{mark} {fmt_diff(d, m)}"
-
-
-def _diff_json(d: Any) -> dict[str, Any]:
-    return {"diff": _num(d.value), "lo": _num(d.lo), "hi": _num(d.hi), "significant": d.significant, "n": d.units}
-
-
-def _num(v: float) -> float | None:
-    return None if math.isnan(v) else round(v, 6) + 0.0  # + 0.0: never -0.0
-
-
-def default_baseline(labels: list[str]) -> str | None:
-    """What ``compare RUN`` measures differences from when no ``--baseline`` is given: ``none``; in a sweep of
-    one strategy (a tune run) its default configuration; else nothing (no difference table)."""
-    if "none" in labels:
-        return "none"
-    names = {s.split(":")[0] for s in labels}
-    if len(names) == 1 and (only := names.pop()) in labels:
-        return only
-    return None
-
 
 EPILOG = """\b
 Examples:
@@ -121,10 +77,11 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str | None, metrics: tuple
 def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...],
               resamples: int, pairs: tuple[tuple[str, str], ...], by: str, wide: bool) -> None:
     from compbench.decide.bootstrap import batch
-    from compbench.decide.compare import METRICS, available, load_results, metric, paired
+    from compbench.decide.compare import load_results, paired
+    from compbench.decide.flags import flag_details
     from compbench.decide.headline import HEADLINE, RECALL
+    from compbench.decide.metrics import METRICS, available, metric
     from compbench.decide.ranking import order, standings
-    from compbench.decide.summary import flag_details
     from compbench.errors import UsageError
 
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else available(a, METRICS)
@@ -172,14 +129,6 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
             click.echo("--wide: the difference of every metric")
 
 
-def _spec(run: str) -> dict[str, Any]:
-    from pathlib import Path
-
-    try:
-        spec: dict[str, Any] = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))["spec"]
-        return spec
-    except (OSError, ValueError, KeyError):
-        return {}
 
 
 def _pairs(a: Any, b: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], list[str], list[str]]:

@@ -20,14 +20,16 @@ from compbench.cli.render import table as render
 def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...], resamples: int,
             baseline: str | None, by: str, group_by: str | None, wide: bool) -> None:
     from compbench.cli import compare_view as view
-    from compbench.cli.compare import _diff, _summarizers, default_baseline
+    from compbench.cli.compare_view import _diff, _summarizers, default_baseline
     from compbench.decide.bootstrap import batch
-    from compbench.decide.compare import METRICS, metric, paired
+    from compbench.decide.compare import paired
+    from compbench.decide.flags import cache_check, flag_details
     from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, spreads
+    from compbench.decide.metrics import METRICS, metric
     from compbench.decide.objective import bars, edge, meets, parse_objective, ranked, rule
     from compbench.decide.ranking import RULE, order, standings
-    from compbench.decide.summary import cache_check, describe_summarizer, flag_details
     from compbench.errors import UsageError
+    from compbench.summarizers import describe_summarizer
 
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     obj = parse_objective(PRIMARY)
@@ -149,6 +151,6 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
 
 
 def _spec_summarizer(run: str) -> str:
-    from compbench.cli.compare import _spec
+    from compbench.cli.compare_view import _spec
 
     return str(_spec(run).get("summarizer", "?"))

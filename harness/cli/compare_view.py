@@ -5,13 +5,15 @@ flag), ``--wide`` for every metric and flag in full, ``--by`` per agent, model o
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compbench.decide.compare import Metric, fmt, metric
+from compbench.decide.compare import fmt
 from compbench.decide.headline import HEADLINE, RECALL, Spread
+from compbench.decide.metrics import Metric, metric
 
 WIDTH = 160  # the default view's widest line
 MIN_LABEL = 24  # a strategy label is clipped (in the middle) no shorter than this to fit WIDTH
@@ -147,3 +149,56 @@ def group_json(groups: Sequence[Any], chosen: Sequence[Metric]) -> dict[str, Any
                                **{m.name: estimate_json(agg[s][m.name]) for m in chosen},
                                "spread": {HEADLINE: spread_json(sp[s])}} for s in g.order}}
     return out
+
+
+def _summarizers(runs: tuple[str, ...]) -> str:
+    """Which summarizer wrote each run's summaries, in words: recall depends on it."""
+    from compbench.store.runread import Run
+    from compbench.summarizers import describe_summarizer
+
+    out = []
+    for name, run in zip("AB" if len(runs) > 1 else " ", runs, strict=False):
+        what = describe_summarizer(Run.open(run).summarizer)
+        out.append(f"summaries{' ' + name if name.strip() else ''}: {what}")
+    return "\n".join(out)
+
+
+def _diff(d: Any, m: Any) -> str:
+    """A paired difference: asv's mark (+ worse, - better, ~ not significant), the value and its interval in
+    the units of the single-run tables (percentage points for a percentage)."""
+    from compbench.decide.compare import fmt_diff
+
+    if math.isnan(d.value):
+        return "–"
+    better = (d.value > 0) == m.higher_is_better
+    mark = "~" if not d.significant else ("-" if better else "+")
+    return f"{mark} {fmt_diff(d, m)}"
+
+
+def _diff_json(d: Any) -> dict[str, Any]:
+    return {"diff": _num(d.value), "lo": _num(d.lo), "hi": _num(d.hi), "significant": d.significant, "n": d.units}
+
+
+def _num(v: float) -> float | None:
+    return None if math.isnan(v) else round(v, 6) + 0.0  # + 0.0: never -0.0
+
+
+def default_baseline(labels: list[str]) -> str | None:
+    """What ``compare RUN`` measures differences from when no ``--baseline`` is given: ``none``; in a sweep of
+    one strategy (a tune run) its default configuration; else nothing (no difference table)."""
+    if "none" in labels:
+        return "none"
+    names = {s.split(":")[0] for s in labels}
+    if len(names) == 1 and (only := names.pop()) in labels:
+        return only
+    return None
+
+
+def _spec(run: str) -> dict[str, Any]:
+    from pathlib import Path
+
+    try:
+        spec: dict[str, Any] = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))["spec"]
+        return spec
+    except (OSError, ValueError, KeyError):
+        return {}

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from compbench.cli.options import IMPORT_HINT, SKIP_LINES_HINT, Registered, broken_lines, refuse_runs
-from compbench.data.formats import FORMATS, IMPORTERS
+from compbench.data.formats.catalog import FORMATS, IMPORTERS
 
 # a built-in or a plug-in's importer (the compbench.data.formats entry points); an unknown name gets a did-you-mean
 FORMAT_CHOICE = Registered(IMPORTERS.get, "|".join(FORMATS) + "|...")
@@ -52,7 +52,7 @@ def by_format(formats: dict[str, int]) -> str:
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
 def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool) -> None:
     """Import files or directories (any mix of formats) into a parquet dataset."""
-    from compbench.data.dataset import write_dataset
+    from compbench.data.importing import write_dataset
 
     def warn(msg: str) -> None:
         click.echo(f"warning: {msg}", err=True)
@@ -163,7 +163,8 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
     """
     from collections.abc import Iterator
 
-    from compbench.data.dataset import iter_transcripts, summary_row
+    from compbench.data.dataset import summary_row
+    from compbench.data.importing import iter_transcripts
     from compbench.data.transcript import Transcript
     from compbench.measure.tokens import TOKENIZERS, TokenCounter
 
@@ -187,7 +188,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
     cal: Any = None
     with broken_lines(IMPORT_HINT):
         if with_calibration:
-            from compbench.measure.calibrate import calibrate
+            from compbench.measure.token_accuracy import calibrate
 
             cal = calibrate(tap(), TOKENIZERS)
         else:
@@ -300,7 +301,7 @@ def synth(n: int, seed: int, turns: int, out: str) -> None:
     else:
         import tempfile
 
-        from compbench.data.dataset import write_dataset
+        from compbench.data.importing import write_dataset
 
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "synth.jsonl"

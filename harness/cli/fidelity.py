@@ -53,7 +53,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     import sys
 
     from compbench.cli.render import table
-    from compbench.data.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset
+    from compbench.data.importing import iter_transcripts
     from compbench.errors import UsageError
     from compbench.progress import Progress, dataset_total
     from compbench.validation.fidelity import COLUMNS, agreement_note, as_json, kept_note, reacquisition_note

@@ -65,8 +65,8 @@ def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | No
     import pyarrow.parquet as pq
 
     from compbench.errors import UsageError
-    from compbench.measure.judge import agreement, judge_run
     from compbench.progress import Progress
+    from compbench.run.judge import agreement, judge_run
     from compbench.summarizers import get
 
     progress = Progress(sys.stderr, None, verb="judge: made", noun="model calls", unknown="")

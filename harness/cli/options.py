@@ -4,7 +4,7 @@ everywhere, and a configuration file (``[run]``, :mod:`compbench.config`) sets i
 
 :func:`replay_options` adds what determines a run's numbers (summarizer, window, tokenizer, overhead,
 prices, cache); :func:`execution_options` how it is executed (workers, executor). :func:`spec_of` turns
-their values into the :class:`~compbench.replay.runs.RunSpec` both commands write.
+their values into the :class:`~compbench.run.engine.RunSpec` both commands write.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from compbench.errors import UsageError
 
 if TYPE_CHECKING:
     from compbench.config import Config
-    from compbench.replay.runs import RunSpec
-    from compbench.replay.session import ModelLimits
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.session import ModelLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars4", "chars4-round")
@@ -62,7 +62,7 @@ class Registered(click.ParamType):  # type: ignore[type-arg]
         return str(value)
 
 def _executor(name: str) -> object:
-    from compbench.replay.executors import EXECUTORS
+    from compbench.run.executors import EXECUTORS
 
     return EXECUTORS.get(name)
 
@@ -111,7 +111,7 @@ EXECUTION: tuple[Callable[[F], F], ...] = (
     click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
                  help="Replay transcripts in N local processes (or N Ray CPUs)."),
     click.option("--executor", default="local", show_default=True, type=Registered(_executor, "local|threads|ray|..."),
-                 help="local | threads | ray | a plug-in's (the compbench.replay.executors entry points)."),
+                 help="local | threads | ray | a plug-in's (the compbench.run.executors entry points)."),
     click.option("--ray-address", help="Ray cluster address (with --executor ray); default: a local instance."),
     click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
                  help="Transcripts in flight at once in threads: bounded concurrency for litellm summarizers."),
@@ -140,7 +140,7 @@ def take(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def limits_option(model: str | None, context_window: int | None, max_output: int | None) -> ModelLimits | None:
     """Fixed limits for every transcript (from --model / --context-window), or None: each its own."""
     from compbench.measure.models import limits_for
-    from compbench.replay.session import ModelLimits
+    from compbench.sdk.session import ModelLimits
 
     if model:
         base = limits_for(model)
@@ -174,11 +174,11 @@ def read_prices(path: str) -> dict[str, float]:
 def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str) -> RunSpec:
     """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset``: its gold facts and
     boilerplate templates found beside it, an API key kept out of anything written."""
-    from compbench.measure.correction import check_mode
-    from compbench.measure.facts.boilerplate import scan_dataset
+    from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
     from compbench.measure.models import lookup
-    from compbench.replay.runs import RunSpec
+    from compbench.measure.token_correction import check_mode
+    from compbench.run.spec import RunSpec
     from compbench.summarizers import info
 
     r = dict(replay)

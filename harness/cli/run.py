@@ -56,9 +56,10 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         resume_dir: str | None, quiet: bool, **options: Any) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
-    from compbench.data.dataset import default_dataset, iter_transcripts
+    from compbench.data.dataset import default_dataset
+    from compbench.data.importing import iter_transcripts
     from compbench.progress import Progress, dataset_total
-    from compbench.store.rundir import recorded, write_run
+    from compbench.run.write import recorded, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")

@@ -72,12 +72,14 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     import sys
 
     from compbench.config import find
-    from compbench.data.dataset import default_dataset, iter_transcripts
-    from compbench.decide.compare import load_results, metric
+    from compbench.data.dataset import default_dataset
+    from compbench.data.importing import iter_transcripts
+    from compbench.decide.compare import load_results
     from compbench.decide.headline import PRIMARY
+    from compbench.decide.metrics import metric
     from compbench.decide.tune import grid_specs, parse_objective, random_specs
     from compbench.progress import Progress, dataset_total
-    from compbench.store.rundir import write_run
+    from compbench.run.write import write_run
 
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
     preset, base = find().strategy(strategy_name)  # [strategy.NAME]: beneath --set, key by key

@@ -12,13 +12,14 @@ from compbench.cli.compare_view import WIDTH, clip, wrap
 
 
 def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int) -> list[str]:
-    from compbench.cli.compare import _diff
+    from compbench.cli.compare_view import _diff
     from compbench.decide.bootstrap import batch
-    from compbench.decide.compare import fmt, metric
+    from compbench.decide.compare import fmt
+    from compbench.decide.flags import flag_details, identical_configurations
     from compbench.decide.headline import HEADLINE, RECALL
+    from compbench.decide.metrics import metric
     from compbench.decide.objective import meets, ranked, words
     from compbench.decide.ranking import frontier, standings
-    from compbench.decide.summary import flag_details, identical_configurations
     from compbench.decide.tune import decisive, toml_snippet
     from compbench.textable import table
 

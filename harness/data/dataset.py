@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compbench import __version__
-from compbench.data.transcript import ToolCall, ToolResult, Transcript, from_json, to_json
+from compbench.data.transcript import ToolCall, ToolResult, Transcript, from_json
 from compbench.errors import TranscriptError, UsageError
 
 DATASET_FORMAT_VERSION = 1
@@ -86,136 +83,12 @@ def fingerprint_of(payloads: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-@dataclass
-class ImportReport:
-    transcripts: int = 0
-    formats: dict[str, int] = field(default_factory=dict)
-    errors: list[dict[str, Any]] = field(default_factory=list)  # unreadable files skipped
-    skipped_lines: list[dict[str, Any]] = field(default_factory=list)  # broken lines skipped (skip-lines)
-    merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
-    notes: list[str] = field(default_factory=list)
-    unsupported: list[dict[str, str]] = field(default_factory=list)  # known tools' files no importer reads
-    fingerprint: str = ""
 
 
-def _check_out(out: Path, force: bool) -> None:
-    """Refuse before importing anything, rather than after minutes of work."""
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is a file; --out must be a dataset directory")
-    if out.is_dir() and not is_dataset(out) and any(f.name not in COMPANIONS for f in out.iterdir()):
-        raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
-    if is_dataset(out) and not force:
-        raise UsageError(f"{out} is already a dataset; choose another --out, or pass --force to replace it")
 
 
-def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Warn | None = None, force: bool = False) -> ImportReport:
-    """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
-
-    On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
-    dataset is replaced only with ``force``. What was skipped, merged or passed over goes to ``warn`` and into
-    ``dataset.json``.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from compbench.data.importing import ON_ERROR, Imported, Merged, Note, Unsupported, collect, describe
-    from compbench.measure.facts.boilerplate import Scanner, stored
-
-    if on_error not in ON_ERROR:
-        raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
-    out = Path(out)
-    _check_out(out, force)
-    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
-    report = ImportReport()
-    tmp = out.with_name(f".{out.name}.importing")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    writer: Any = None
-    try:
-        writer = pq.ParquetWriter(tmp / DATA_FILE, schema, compression="zstd")
-        rows: list[dict[str, Any]] = []
-        pending = 0
-
-        def flush() -> None:
-            nonlocal rows, pending
-            if rows:
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-            rows, pending = [], 0
-
-        digest = hashlib.sha256()
-        scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
-        for ev in collect(paths, fmt, on_error):
-            if not isinstance(ev, Imported):
-                if isinstance(ev, Merged):
-                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file})
-                elif isinstance(ev, Note):
-                    report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
-                    continue
-                elif isinstance(ev, Unsupported):
-                    report.unsupported.append({"file": ev.file, "reason": ev.reason})
-                    continue
-                else:
-                    entry = {"file": ev.error.path, "line": ev.error.line, "expected": ev.error.expected}
-                    (report.errors if ev.what == "file" else report.skipped_lines).append(entry)
-                if warn is not None:
-                    warn(describe(ev))
-                continue
-            t = ev.transcript
-            scanner.add(t)
-            payload = to_json(t)
-            digest.update(payload.encode("utf-8"))
-            digest.update(b"\n")
-            rows.append({**summary_row(t, ev.rel), "transcript": payload})
-            pending += len(payload)
-            report.transcripts += 1
-            report.formats[t.source] = report.formats.get(t.source, 0) + 1
-            if len(rows) >= ROW_GROUP_ROWS or pending >= ROW_GROUP_BYTES:
-                flush()
-        flush()
-        writer.close()
-        if report.transcripts == 0:
-            skipped = [f"{len(report.errors)} files skipped"] if report.errors else []
-            if report.unsupported:
-                skipped.append(f"{len(report.unsupported)} file(s) of known tools compbench does not read")
-            raise UsageError("nothing to import: no transcript was read"
-                             + (f" ({'; '.join(skipped)})" if skipped else ""))
-        report.fingerprint = digest.hexdigest()
-        meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
-                "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
-                "fingerprint": report.fingerprint, "errors": report.errors,
-                "boilerplate": stored(scanner.templates())}
-        meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
-                                        ("notes", report.notes), ("unsupported", report.unsupported)) if v})
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        _swap(tmp, out)
-        if warn is not None:
-            for note in report.notes:
-                warn(note)
-            for u in report.unsupported:
-                warn(f"skipped {u['file']}: {u['reason']}")
-        return report
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
-def _swap(tmp: Path, out: Path) -> None:
-    """Put the new dataset in place. Files a user keeps beside the data (gold_facts.jsonl, SOURCES.md)
-    carry over; the old directory is moved aside before the rename, so ``out`` is never half-written."""
-    if out.exists():
-        for extra in out.iterdir():
-            if extra.name not in (DATA_FILE, META_FILE) and extra.is_file():
-                shutil.copy2(extra, tmp / extra.name)
-        old = out.with_name(f".{out.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        out.rename(old)
-        tmp.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(out)
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
@@ -243,26 +116,19 @@ def default_dataset() -> Path:
     return checkout if (checkout / META_FILE).is_file() else package / "samples_data"
 
 
-def _missing(p: Path) -> UsageError:
+def missing(p: Path) -> UsageError:
+    """What a user reads for a dataset path that is not there (the bundled samples: how to build them)."""
     if p.resolve() == default_dataset():
         return UsageError(f"the bundled sample dataset is missing at {p}; build it with "
                           "`python -m compbench.data.samples` or give a dataset, file or directory")
     return UsageError(f"{p}: no such dataset, file or directory")
 
 
-def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None = None) -> Iterator[Transcript]:
-    """Stream the transcripts of a dataset directory, or import raw files/folders on the fly (the same
-    pipeline as ``datasets import``: ``on_error`` and merges as there, reported through ``warn``)."""
-    p = Path(path)
-    if not p.exists():
-        raise _missing(p)
-    if not is_dataset(p):
-        from compbench.data.importing import transcripts
-
-        yield from transcripts([p], None, on_error, warn)
-        return
+def read_transcripts(path: str | Path) -> Iterator[Transcript]:
+    """Stream the transcripts of a dataset directory (raw files: :func:`compbench.data.importing.iter_transcripts`)."""
     import pyarrow.parquet as pq
 
+    p = Path(path)
     read_meta(p)
     pf = pq.ParquetFile(p / DATA_FILE)
     row = 0
@@ -275,23 +141,15 @@ def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None
                 raise TranscriptError(p / DATA_FILE, row, f"a valid transcript row ({e})") from None
 
 
-def load_summary(path: str | Path) -> Any:
-    """The summary columns as a pandas DataFrame; the transcript payloads are never read for a dataset."""
+def read_summary(path: str | Path) -> Any:
+    """A dataset directory's summary columns as a pandas DataFrame; the transcript payloads are never read."""
     import pandas as pd
+    import pyarrow.parquet as pq
 
     p = Path(path)
-    if is_dataset(p):
-        import pyarrow.parquet as pq
-
-        read_meta(p)
-        cols = [c for c in pq.ParquetFile(p / DATA_FILE).schema_arrow.names if c != "transcript"]
-        return pd.read_parquet(p / DATA_FILE, columns=cols)
-    if not p.exists():
-        raise _missing(p)
-    from compbench.data.importing import Imported, collect
-
-    rows = [summary_row(ev.transcript, ev.rel) for ev in collect([p]) if isinstance(ev, Imported)]
-    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    read_meta(p)
+    cols = [c for c in pq.ParquetFile(p / DATA_FILE).schema_arrow.names if c != "transcript"]
+    return pd.read_parquet(p / DATA_FILE, columns=cols)
 
 
 def fingerprint(path: str | Path) -> str | None:

@@ -18,12 +18,34 @@ files:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from compbench.data.transcript import Transcript
+from compbench import __version__
+from compbench.data.boilerplate import Scanner, Templates, scan, stamp, stored
+from compbench.data.dataset import (
+    COLUMNS,
+    COMPANIONS,
+    DATA_FILE,
+    DATASET_FORMAT_VERSION,
+    META_FILE,
+    ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+    SUMMARY_COLUMNS,
+    Warn,
+    is_dataset,
+    missing,
+    read_meta,
+    read_summary,
+    read_transcripts,
+    summary_row,
+)
+from compbench.data.transcript import Transcript, to_json
 from compbench.errors import TranscriptError, UsageError
 
 ON_ERROR = ("fail", "skip", "skip-lines")
@@ -104,7 +126,6 @@ def _expand(paths: Iterable[str | Path], notes: list[str],
             unsupported: list[Unsupported]) -> Iterator[_Source | TranscriptError]:
     """Datasets and transcript files, each once. A dataset inside a walked folder is passed over (it is
     usually built from the files beside it, which are read) and said in ``notes``."""
-    from compbench.data.dataset import is_dataset
     from compbench.data.formats import iter_files
 
     seen: set[Path] = set()
@@ -225,7 +246,6 @@ class _Collector:
 def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail") -> Iterator[Event]:
     """Every transcript of ``paths`` (files, folders, datasets; any mix of formats), in order, and what was
     skipped, merged or passed over on the way."""
-    from compbench.data.dataset import iter_transcripts
 
     if on_error not in ON_ERROR:
         raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
@@ -233,8 +253,8 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
     unsupported: list[Unsupported] = []
     sources = list(_expand(paths, notes, unsupported))
     c = _Collector(on_error, fmt)
-    for missing in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
-        raise missing  # before any work
+    for absent in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
+        raise absent  # before any work
     yield from (Note(n) for n in notes)
     yield from unsupported
     continued = _continued([s for s in sources if isinstance(s, _Source)])
@@ -268,3 +288,174 @@ def describe(ev: Skipped | Merged | Note | Unsupported) -> str:
     if isinstance(ev, Merged):
         return f"merged {ev}"
     return ev.text
+
+
+@dataclass
+class ImportReport:
+    transcripts: int = 0
+    formats: dict[str, int] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # unreadable files skipped
+    skipped_lines: list[dict[str, Any]] = field(default_factory=list)  # broken lines skipped (skip-lines)
+    merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
+    notes: list[str] = field(default_factory=list)
+    unsupported: list[dict[str, str]] = field(default_factory=list)  # known tools' files no importer reads
+    fingerprint: str = ""
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse before importing anything, rather than after minutes of work."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is a file; --out must be a dataset directory")
+    if out.is_dir() and not is_dataset(out) and any(f.name not in COMPANIONS for f in out.iterdir()):
+        raise UsageError(f"{out} exists and is not a compbench dataset; choose another --out")
+    if is_dataset(out) and not force:
+        raise UsageError(f"{out} is already a dataset; choose another --out, or pass --force to replace it")
+
+
+def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
+                  warn: Warn | None = None, force: bool = False) -> ImportReport:
+    """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
+
+    On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
+    dataset is replaced only with ``force``. What was skipped, merged or passed over goes to ``warn`` and into
+    ``dataset.json``.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+
+    if on_error not in ON_ERROR:
+        raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+    out = Path(out)
+    _check_out(out, force)
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
+    report = ImportReport()
+    tmp = out.with_name(f".{out.name}.importing")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    writer: Any = None
+    try:
+        writer = pq.ParquetWriter(tmp / DATA_FILE, schema, compression="zstd")
+        rows: list[dict[str, Any]] = []
+        pending = 0
+
+        def flush() -> None:
+            nonlocal rows, pending
+            if rows:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+            rows, pending = [], 0
+
+        digest = hashlib.sha256()
+        scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
+        for ev in collect(paths, fmt, on_error):
+            if not isinstance(ev, Imported):
+                if isinstance(ev, Merged):
+                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file})
+                elif isinstance(ev, Note):
+                    report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
+                    continue
+                elif isinstance(ev, Unsupported):
+                    report.unsupported.append({"file": ev.file, "reason": ev.reason})
+                    continue
+                else:
+                    entry = {"file": ev.error.path, "line": ev.error.line, "expected": ev.error.expected}
+                    (report.errors if ev.what == "file" else report.skipped_lines).append(entry)
+                if warn is not None:
+                    warn(describe(ev))
+                continue
+            t = ev.transcript
+            scanner.add(t)
+            payload = to_json(t)
+            digest.update(payload.encode("utf-8"))
+            digest.update(b"\n")
+            rows.append({**summary_row(t, ev.rel), "transcript": payload})
+            pending += len(payload)
+            report.transcripts += 1
+            report.formats[t.source] = report.formats.get(t.source, 0) + 1
+            if len(rows) >= ROW_GROUP_ROWS or pending >= ROW_GROUP_BYTES:
+                flush()
+        flush()
+        writer.close()
+        if report.transcripts == 0:
+            skipped = [f"{len(report.errors)} files skipped"] if report.errors else []
+            if report.unsupported:
+                skipped.append(f"{len(report.unsupported)} file(s) of known tools compbench does not read")
+            raise UsageError("nothing to import: no transcript was read"
+                             + (f" ({'; '.join(skipped)})" if skipped else ""))
+        report.fingerprint = digest.hexdigest()
+        meta = {"format_version": DATASET_FORMAT_VERSION, "created_by": f"compbench {__version__}",
+                "n_transcripts": report.transcripts, "formats": dict(sorted(report.formats.items())),
+                "fingerprint": report.fingerprint, "errors": report.errors,
+                "boilerplate": stored(scanner.templates())}
+        meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
+                                        ("notes", report.notes), ("unsupported", report.unsupported)) if v})
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _swap(tmp, out)
+        if warn is not None:
+            for note in report.notes:
+                warn(note)
+            for u in report.unsupported:
+                warn(f"skipped {u['file']}: {u['reason']}")
+        return report
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put the new dataset in place. Files a user keeps beside the data (gold_facts.jsonl, SOURCES.md)
+    carry over; the old directory is moved aside before the rename, so ``out`` is never half-written."""
+    if out.exists():
+        for extra in out.iterdir():
+            if extra.name not in (DATA_FILE, META_FILE) and extra.is_file():
+                shutil.copy2(extra, tmp / extra.name)
+        old = out.with_name(f".{out.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        out.rename(old)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
+
+
+def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None = None) -> Iterator[Transcript]:
+    """Stream the transcripts of a dataset directory, or import raw files/folders on the fly (the same
+    pipeline as ``datasets import``: ``on_error`` and merges as there, reported through ``warn``)."""
+    p = Path(path)
+    if not p.exists():
+        raise missing(p)
+    if not is_dataset(p):
+        yield from transcripts([p], None, on_error, warn)
+        return
+    yield from read_transcripts(p)
+
+
+def load_summary(path: str | Path) -> Any:
+    """The summary columns as a pandas DataFrame; the transcript payloads are never read for a dataset."""
+    import pandas as pd
+
+    p = Path(path)
+    if is_dataset(p):
+        return read_summary(p)
+    if not p.exists():
+        raise missing(p)
+    rows = [summary_row(ev.transcript, ev.rel) for ev in collect([p]) if isinstance(ev, Imported)]
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def scan_dataset(path: str) -> dict[str, object]:
+    """:func:`scan` over a dataset path, in the JSON form a run spec keeps. A dataset directory written by
+    ``datasets import`` carries its scan (made as it was written): read from there when it was made as today's
+    scan would make it, else (an older dataset, raw files or folders) every transcript is read for it."""
+    from compbench.data.dataset import is_dataset
+    from compbench.data.importing import iter_transcripts
+
+    if is_dataset(path):
+        kept = read_meta(path).get("boilerplate")
+        if isinstance(kept, dict) and {k: kept.get(k) for k in stamp()} == stamp():
+            templates = kept.get("templates")
+            if isinstance(templates, dict):
+                return Templates.from_json(templates).to_json()
+    return scan(iter_transcripts(path)).to_json()

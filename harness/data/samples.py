@@ -16,7 +16,7 @@ EXCLUDED = ("codex",)  # no licence stated: never bundled
 
 
 def build(transcripts: Path, out: Path = ROOT / "datasets" / "samples") -> int:
-    from compbench.data.dataset import write_dataset
+    from compbench.data.importing import write_dataset
 
     folders = sorted(p for p in transcripts.iterdir() if p.is_dir() and p.name not in EXCLUDED)
     report = write_dataset(out, folders, force=True)

@@ -19,9 +19,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from compbench.data.facts import fact_id, normalize, path_anchors
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
-from compbench.measure.facts import fact_id, normalize
-from compbench.measure.facts.derive import path_anchors
 
 PROJECTS = ("billing-api", "geo-tiles", "ledger", "chat-relay", "image-cache", "notes-sync", "sched-core")
 MODULES = ("parser", "tokens", "cache", "router", "models", "auth", "export", "schema", "retry", "queue")

@@ -66,7 +66,7 @@ def _rows_key(ids: np.ndarray, labels: np.ndarray) -> bytes:
 def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int = SEED,
           by: str = "session") -> Batch:
     """Estimates of ``metrics`` for every strategy of ``df`` (a run's results), strategies in run order."""
-    from compbench.decide.compare import available, cluster_labels, column, common_transcripts
+    from compbench.decide.metrics import available, cluster_labels, column, common_transcripts
 
     metrics = available(df, metrics)  # a built-in metric a run has no column for (written before it) is left out
     out = Batch()

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compbench.decide.bootstrap import Batch
-from compbench.decide.compare import fmt_diff, metric
+from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import HEADLINE, PRIMARY, RECALL
+from compbench.decide.metrics import metric
 from compbench.decide.objective import meets, parse_objective, ranked
 from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
@@ -78,8 +79,8 @@ def breakdown(results: Any, by: str, metrics: Sequence[Any], resamples: int = 10
               cluster: str = "session", objective: str = PRIMARY) -> list[Group]:
     """Every group under ``by``, the largest first, each ranked by the rule on its own transcripts."""
     from compbench.decide.bootstrap import batch
+    from compbench.decide.flags import flag_details
     from compbench.decide.ranking import standings
-    from compbench.decide.summary import flag_details
 
     keys = labels_of(results, by)
     obj = parse_objective(objective)

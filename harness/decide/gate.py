@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compbench.decide.compare import counterpart, estimate, load_results, metric, paired
+from compbench.decide.compare import counterpart, estimate, load_results, paired
+from compbench.decide.metrics import metric
 from compbench.errors import UsageError
 
 
@@ -39,7 +40,8 @@ class Check:
         """One line, in the units of ``compare``'s tables (percentages, percentage points for a drop), with
         enough digits that the figure printed is on the side of the threshold that decided, saying which way
         it went: a FAIL line never reads as if its condition held."""
-        from compbench.decide.compare import REGISTRY, signed
+        from compbench.decide.compare import signed
+        from compbench.decide.metrics import REGISTRY
         from compbench.decide.tune import decisive
 
         m = REGISTRY.get(self.metric) if self.metric in REGISTRY else None

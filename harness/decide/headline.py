@@ -37,7 +37,7 @@ def pooled(df: Any, m: Any) -> float:
     """The metric ``m`` over the rows ``df`` as every table pools it (a ratio of sums; a mean), no interval."""
     import numpy as np
 
-    from compbench.decide.compare import column
+    from compbench.decide.metrics import column
 
     num = column(df, m.num)
     if m.den is None:
@@ -55,7 +55,7 @@ def per_transcript(df: Any, m: Any) -> Any:
     (1 − that for a complement), NaN where the denominator is 0; a per-transcript mean metric is its value."""
     import numpy as np
 
-    from compbench.decide.compare import column
+    from compbench.decide.metrics import column
 
     num = column(df, m.num)
     if m.den is None:
@@ -98,7 +98,7 @@ def spread(df: Any, m: Any) -> Spread:
     """The spread of ``m`` over one strategy's rows ``df``."""
     import numpy as np
 
-    from compbench.decide.compare import column
+    from compbench.decide.metrics import column
 
     values = per_transcript(df, m)
     defined = ~np.isnan(values)

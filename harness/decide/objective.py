@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from compbench.decide.compare import metric
+from compbench.decide.metrics import metric
 from compbench.decide.ranking import BAR_RULE, RULE, Standing, order
 from compbench.decide.stats import Estimate
 from compbench.errors import UsageError

@@ -57,7 +57,7 @@ class Standing:
 def standings(results: Any, flags: Mapping[str, Sequence[Any]] | None = None) -> dict[str, Standing]:
     """Per strategy label (run order), its tier from the run's results (``flags``: from
     :func:`compbench.decide.summary.flag_details`, computed here when not given)."""
-    from compbench.decide.summary import flag_details
+    from compbench.decide.flags import flag_details
 
     flags = flag_details(results) if flags is None else flags
     out: dict[str, Standing] = {}

@@ -3,174 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-SUMMARIZERS = {
-    "calibrated": "calibrated: an offline heuristic that keeps facts at the rates real tools' summaries kept them",
-    "extractive": "extractive: an offline heuristic that copies the span's paths, commands and errors (optimistic)",
-    "mock": "mock: content-free summaries (they carry nothing)",
-}
-
-
-def describe_summarizer(spec: str) -> str:
-    """What produced a run's summaries, in words every table and report prints beside recall."""
-    kind = spec.partition(":")[0]
-    if kind == "litellm":
-        return f"{spec}: a real model"
-    if kind == "cache-only":
-        return f"{spec}: a real model's recorded answers"
-    return SUMMARIZERS.get(kind, spec)
-
-
-DEGENERATE_SHARE = 0.5  # compacting on at least half of the calls: the strategy cannot keep anything
-# the columns two configurations must agree on, transcript by transcript, to behave identically
-SAME_BEHAVIOUR = ("steps", "compactions", "prunes", "pruned_parts", "overflows", "input_tokens", "output_tokens",
-                  "summarizer_input_tokens", "summarizer_output_tokens", "needs_present", "cost_usd")
-
-
-@dataclass(frozen=True)
-class Flag:
-    """Something that makes a strategy's figures misleading: ``kind`` for code (rankings), ``text`` for people."""
-
-    kind: str  # never_acted | partial | beyond_window | overflows | noop | failed | degenerate | identical |
-    #            reference_overflows
-    text: str
-
-    @property
-    def short(self) -> str:
-        """A few words for a table cell or a compact line (the full text is in :attr:`text`)."""
-        return SHORT.get(self.kind, self.kind)
-
-    @property
-    def severity(self) -> str:
-        """``bad`` (a figure is misleading), ``warn`` (read it with care) or ``info`` (the table shows it)."""
-        return SEVERITY.get(self.kind, "bad")
-
-
-SHORT = {"never_acted": "never acted", "partial": "acted on some", "beyond_window": "threshold beyond window",
-         "overflows": "calls over window", "noop": "no-op compactions", "failed": "failed compactions",
-         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows"}
-SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn"}
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'s' * (n != 1)}"
-
-
-def flag_details(results: Any) -> dict[str, list[Flag]]:
-    """Per strategy label, what makes its figures misleading (see :func:`strategy_flags`)."""
-    import numpy as np
-
-    identical = {label: group[0] for group in identical_configurations(results) for label in group[1:]}
-    out: dict[str, list[Flag]] = {}
-    for label, g in results.groupby("strategy", sort=False):
-        flags: list[Flag] = []
-        n = len(g)
-        is_reference = str(g["name"].iloc[0]) == "none"
-        acted_rows = g["first_action_step"] >= 0 if "first_action_step" in g else g["compactions"] < 0
-        acted = int(acted_rows.sum())
-        if not is_reference:
-            if acted == 0:
-                flags.append(Flag("never_acted", f"never acted on any of {_plural(n, 'transcript')}"))
-            elif acted < n:
-                flags.append(Flag("partial", f"acted on {acted:,}/{n:,} transcripts"))
-        before = g["overflows_before_action"].to_numpy() if "overflows_before_action" in g else np.zeros(n)
-        if int(before.sum()) and not is_reference:
-            k = int((before > 0).sum())
-            idle = int(((before > 0) & ~acted_rows.to_numpy()).sum())
-            flags.append(Flag("beyond_window", f"threshold beyond the window (inferred from behaviour): "
-                                               f"{_plural(int(before.sum()), 'call')} over the window before it "
-                                               f"first acted, on {_plural(k, 'transcript')}"
-                                               + (f" ({idle:,} where it never acted)" if idle else "")
-                                               + ": a real API refuses them"))
-        after = int(g["overflows"].sum()) - (0 if is_reference else int(before.sum()))
-        if after > 0 and not is_reference:
-            k = int(((g["overflows"].to_numpy() - before) > 0).sum())
-            flags.append(Flag("overflows", f"{_plural(after, 'call')} over the window after it acted, on "
-                                           f"{_plural(k, 'transcript')}: a real API refuses them"))
-        noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
-        if noop:
-            flags.append(Flag("noop", f"{noop:,} compactions that would have replaced nothing (not applied, "
-                                      "not charged)"))
-        failed = int(g["failed_compactions"].sum())
-        if failed:
-            flags.append(Flag("failed", f"{failed:,} failed compactions"))
-        steps = int(g["steps"].sum())
-        if steps and int(g["compactions"].sum()) >= DEGENERATE_SHARE * steps:
-            flags.append(Flag("degenerate", f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls: "
-                                            "degenerate (reserves at or above the window?)"))
-        if str(label) in identical:
-            flags.append(Flag("identical", f"behaves exactly as {identical[str(label)]} on every transcript "
-                                           "(the parameters that differ change nothing here)"))
-        if "reference_overflows" in g and is_reference:
-            refused, calls = int(g["reference_overflows"].sum()), int(g["reference_steps"].sum())
-            if refused:
-                flags.append(Flag("reference_overflows",
-                                  f"{refused:,} of its {calls:,} calls ({refused / calls:.0%}) exceed the window: "
-                                  "savings are measured against calls a real API would have refused"))
-        if flags:
-            out[str(label)] = flags
-    return out
-
-
-def strategy_flags(results: Any) -> dict[str, list[str]]:
-    """What makes a strategy's figures misleading, per strategy label, in words: it never acted, its
-    threshold lies beyond the window (inferred: calls over the window before it first acted — a real API
-    refuses them), it overflowed after acting, its compactions replaced nothing or failed, it compacts on
-    most calls, it behaves exactly as another configuration. The reference's own overflows are flagged
-    under ``none``."""
-    return {label: [f.text for f in fs] for label, fs in flag_details(results).items()}
-
-
-def identical_configurations(results: Any) -> list[list[str]]:
-    """Groups (of two or more) of configurations of one strategy that behave identically on every
-    transcript: a tuning grid whose parameters change nothing on the dataset shows here."""
-    import pandas as pd
-
-    cols = [c for c in SAME_BEHAVIOUR if c in results.columns]
-    groups: dict[tuple[str, bytes], list[str]] = {}
-    for label, g in results.groupby("strategy", sort=False):
-        rows = g.sort_values("transcript_id")[["transcript_id", *cols]]
-        key = pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes()
-        groups.setdefault((str(g["name"].iloc[0]), key), []).append(str(label))
-    return [labels for labels in groups.values() if len(labels) > 1]
-
-
-def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
-    """Per agent with recorded cache reads: calls, recorded and simulated hit rate of ``none``."""
-    if "recorded_cache_read" not in results:
-        return {}
-    per = results.drop_duplicates("transcript_id").groupby("source")[
-        ["cache_calls", "recorded_cache_read", "recorded_input", "simulated_cache_read", "simulated_input"]].sum()
-    return {str(src): (int(row["cache_calls"]), row["recorded_cache_read"] / row["recorded_input"],
-                       row["simulated_cache_read"] / row["simulated_input"])
-            for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
-
-
-def overhead_flags(results: Any) -> list[str]:
-    """Per transcript whose hidden-overhead fit is flagged (poor fit, inherited history, a clamped rate):
-    ``"<transcript>: <why>"`` (:mod:`compbench.measure.overhead`)."""
-    if "overhead_flag" not in results:
-        return []
-    first = results.drop_duplicates("transcript_id")
-    return [f"{tid}: {flag}" for tid, flag in zip(first["transcript_id"], first["overhead_flag"], strict=True)
-            if isinstance(flag, str) and flag]
-
-
-def price_models(results: Any) -> str:
-    """What the run's transcripts were priced at: each model with its number of transcripts, and how many
-    fell back to the default (no recorded model, or one litellm's table does not price)."""
-    if "price_model" not in results:
-        return ""
-    first = results.drop_duplicates("transcript_id")
-    counts = first["price_model"].value_counts()
-    text = ", ".join(f"{m} ({n})" for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    fallback = (int(first["price_model_source"].str.contains("the default").sum()) if "price_model_source" in first
-                else 0)
-    return text + (f"; {fallback} at the default (no recorded model, or one the table does not price)"
-                   if fallback else "")
+from compbench.decide.flags import cache_check, flag_details, overhead_flags, price_models
+from compbench.summarizers import describe_summarizer
 
 
 def _pct(num: float, den: float) -> str:
@@ -185,8 +21,8 @@ def summary_table(run_dir: Path) -> str:
     Plain ratios of sums; ``compbench compare`` adds the confidence intervals."""
     import math
 
-    from compbench.decide.compare import metric
     from compbench.decide.headline import PRIMARY, pooled
+    from compbench.decide.metrics import metric
     from compbench.decide.objective import OPS, parse_objective, rule
     from compbench.measure.savings import net_saved
     from compbench.store.runread import Run

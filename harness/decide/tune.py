@@ -2,7 +2,7 @@
 objective.
 
 All configurations replay inside one run, transcript by transcript, so each transcript is tokenized
-once and every configuration reuses its cached counts (see :mod:`compbench.replay.runs`).
+once and every configuration reuses its cached counts (see :mod:`compbench.run.engine`).
 """
 
 from __future__ import annotations

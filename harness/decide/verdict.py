@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compbench.decide.bootstrap import Batch
-from compbench.decide.compare import fmt_diff, metric
+from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import DEFAULT_OBJECTIVES, HEADLINE, RECALL, Spread
+from compbench.decide.metrics import metric
 from compbench.decide.objective import Objective, decisive, edge, meets, parse_objective, ranked, rule, words
 from compbench.decide.ranking import Standing, frontier
 from compbench.decide.stats import Estimate
@@ -158,7 +159,7 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
                        "window, degenerate compacting, identical configurations...): see the leaderboard.")
     if "none" in flags:
         caveats.append(f"The reference none: {flags['none'][0]}.")
-    from compbench.decide.summary import overhead_flags, price_models
+    from compbench.decide.flags import overhead_flags, price_models
 
     priced = (f"{price_model}'s prices" if price_model else
               f"each transcript at its recorded model's prices: {price_models(results) or 'see price_model'}")

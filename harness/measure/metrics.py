@@ -12,7 +12,8 @@ from typing import Any
 
 from compbench.measure.models import Prices
 from compbench.measure.savings import net_saved, saved
-from compbench.replay.loop import NOOP, Trace
+from compbench.sdk.events import NOOP
+from compbench.sdk.trace import Trace
 
 REACQUIRED_COLUMNS = ("reacquisitions", "reacquired_content_tokens", "reacquired_content_tokens_soon",
                       "reacquired_tokens", "reacquired_output_tokens", "reacquired_cost_usd")

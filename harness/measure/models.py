@@ -17,7 +17,7 @@ from typing import Any
 from compbench.data.transcript import Transcript
 from compbench.errors import UsageError
 from compbench.measure.cache import CacheModel
-from compbench.replay.session import ModelLimits
+from compbench.sdk.session import ModelLimits
 
 
 @functools.cache

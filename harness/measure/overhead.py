@@ -5,7 +5,7 @@ Code, CLAUDE.md and memory injections, the first turn's reminders), sent unchang
 *fixed* part — and content that grows with the conversation: what the log omits around each turn
 (system reminders appended to tool results, file-change notices, tool-call framing), and the drift between
 our count and the provider's tokenizer on this session's text. Per fully recorded call ``k`` (see
-:func:`compbench.measure.calibrate.pairs`)::
+:func:`compbench.measure.token_accuracy.pairs`)::
 
     recorded_k ≈ fixed + rate × counted_k
 
@@ -35,8 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.data.transcript import Transcript
-from compbench.measure.calibrate import errors, p90, pairs
-from compbench.measure.tokens import Correction, TokenCounter
+from compbench.measure.token_correction import Correction
+from compbench.measure.tokens import TokenCounter
+from compbench.measure.usage import errors, p90, pairs
 
 UNIT = 1000  # rates in per mille
 RATE_RANGE = (500, 2000)  # beyond these a session's count is not the text it sent: clamped and flagged
@@ -112,7 +113,7 @@ def fit(t: Transcript, counter: TokenCounter, defaults: Default | object = SHIPP
     """``t``'s hidden prompt in ``counter``'s tokens (the run's: ``TokenCounter.scoped(t)``), and the counter
     a replay of ``t`` counts with (the session's rate applied). ``defaults``: its agent's (fixed, rate,
     sentence), the shipped ones unless given (the fit of the shipped ones passes None)."""
-    from compbench.measure.correction import overhead_default
+    from compbench.measure.token_correction import overhead_default
 
     ps = pairs(t, counter)
     default = overhead_default(t.source) if defaults is SHIPPED else defaults

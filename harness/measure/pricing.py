@@ -2,7 +2,7 @@
 
 A Codex session ran on GPT, a mini-swe-agent session on Gemini: pricing every session at one model (the
 former default, Claude Sonnet 4.5) misstates what each cost and what a strategy saves in dollars. Each
-transcript is priced at its recorded model (:func:`compbench.measure.correction.recorded_model`), found in
+transcript is priced at its recorded model (:func:`compbench.measure.token_correction.recorded_model`), found in
 litellm's bundled table under its own name or its provider's (``vertex_ai/gemini-3-pro-preview`` for a
 recorded ``google/gemini-3-pro-preview``); ``--price-model`` (or ``--model``) prices every transcript at one
 model. A transcript without a recorded model, or whose model the table does not price, gets the default,
@@ -53,7 +53,7 @@ def price_entry(model: str) -> str | None:
 def price_model_for(t: Transcript, given: str | None) -> tuple[str, str]:
     """The model ``t`` is priced at and why: ``given`` (the run's ``--price-model`` / ``--model``) for every
     transcript, else its recorded model, else the default (saying which and why)."""
-    from compbench.measure.correction import recorded_model
+    from compbench.measure.token_correction import recorded_model
 
     if given:
         return given, f"{given}: --price-model (every transcript)"

@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from compbench.data.calls import Kind
 from compbench.measure.models import Prices
-from compbench.measure.workset import Delivery, How, Kind, WorkingSet, content_lines
-from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, Entry
+from compbench.measure.workset import Delivery, How, WorkingSet, content_lines
+from compbench.sdk.events import CompactionEvent
+from compbench.sdk.session import Action, Compact, Entry
 
 COVER = 0.5  # share of a delivery's lines an inserted message must hold to hold its content
 SOON = 10  # steps: a re-acquisition this soon after the content left the view counts as "soon"

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.data.facts import KINDS, Fact, normalize
 from compbench.data.transcript import Transcript
-from compbench.measure.facts import KINDS, Fact, normalize
 from compbench.measure.facts.derive import PATH_SHAPE
 from compbench.measure.facts.presence import EventOutcome, FactIndex, NeedHit, PresenceTracker
-from compbench.replay.loop import CompactionEvent, Trace
+from compbench.sdk.events import CompactionEvent
+from compbench.sdk.trace import Trace
 
 NAN = math.nan
 SOON = 10  # calls after a compaction: a need this soon is one its summary had to serve

@@ -1,7 +1,7 @@
 """``compbench.measure.token_fit`` — Fit the token corrections per model family and the overhead defaults per agent on
 recorded usage.
 
-The model, per fully recorded call of a session ``t`` (see :mod:`compbench.measure.calibrate`)::
+The model, per fully recorded call of a session ``t`` (see :mod:`compbench.measure.token_accuracy`)::
 
     recorded ≈ overhead_t + factor × counted + reasoning × thinking + media
 
@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from compbench.data.transcript import Media, Reasoning, Transcript
-from compbench.measure.calibrate import errors, own_overhead, p90, pairs
-from compbench.measure.correction import DATA, REGENERATE, family_of, recorded_model
 from compbench.measure.overhead import RATE_RANGE, UNIT, Overhead, growth_rate, rated
 from compbench.measure.overhead import fit as hidden_fit
-from compbench.measure.tokens import DEFAULT_MESSAGE_OVERHEAD, DEFAULT_TOKENIZER, Correction, TokenCounter
+from compbench.measure.token_correction import DATA, REGENERATE, Correction, family_of, recorded_model
+from compbench.measure.tokens import DEFAULT_MESSAGE_OVERHEAD, DEFAULT_TOKENIZER, TokenCounter
+from compbench.measure.usage import errors, own_overhead, p90, pairs
 
 FITTED = ("claude", "gemini")  # families whose tokenizer is not ours
 NOT_FITTED = {"openai": "o200k_base is the tokenizer of OpenAI's GPT-4o, GPT-5 and o-series models"}
@@ -67,7 +67,7 @@ class Session:
 
 
 def session(t: Transcript, file: str) -> Session | None:
-    """The features of ``t``'s fully recorded calls (the calls :func:`compbench.measure.calibrate.pairs` keeps)."""
+    """The features of ``t``'s fully recorded calls (the calls :func:`compbench.measure.token_accuracy.pairs` keeps)."""
     counter = TokenCounter(DEFAULT_TOKENIZER, DEFAULT_MESSAGE_OVERHEAD).scoped()
     index = counter.index(t)
     limit = min((c.index for c in t.compactions), default=len(t.messages))
@@ -164,7 +164,7 @@ def fit(sessions: Sequence[Session]) -> tuple[float, float]:
 def read(paths: Sequence[str]) -> Iterator[Session]:
     """Every transcript under ``paths`` with fully recorded calls, named by its file relative to the
     folder above its argument (``transcripts/claude-code/….jsonl``)."""
-    from compbench.data.dataset import iter_transcripts
+    from compbench.data.importing import iter_transcripts
 
     for arg in paths:
         root = Path(arg).resolve().parent

@@ -10,7 +10,7 @@ A replay counts every part of a transcript once (:meth:`TokenCounter.index`) and
 cached numbers, so the cost of a run is the tokenizer pass plus arithmetic.
 
 Claude's and Gemini's tokenizers are not ours: a :class:`Correction` fitted on the usage their APIs
-recorded (:mod:`compbench.measure.correction`) scales every count by the family's factor, in integer
+recorded (:mod:`compbench.measure.token_correction`) scales every count by the family's factor, in integer
 arithmetic per part, so a corrected count is still counted once, deterministic and an integer.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
-import math
 import threading
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ from typing import Any
 
 from compbench.data.transcript import Media, Message, Part, Reasoning, Text, ToolCall, ToolResult, Transcript
 from compbench.errors import UsageError
+from compbench.measure.token_correction import Correction, correction_for
+from compbench.sdk.counting import chars4, chars4_round
 
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars4", "chars4-round")
 DEFAULT_TOKENIZER = "o200k_base"
@@ -102,16 +103,6 @@ def text_counter(name: str) -> Callable[[str], int]:
     return fn
 
 
-def chars4(text: str) -> int:
-    """Seed 004 ``estimateTokens``: ``Math.ceil(text.length / 4)``."""
-    return math.ceil(len(text) / 4)
-
-
-def chars4_round(text: str) -> int:
-    """Seed 001 ``Token.estimate``: ``Math.max(0, Math.round(text.length / 4))`` (JS rounds .5 up)."""
-    return max(0, math.floor(len(text) / 4 + 0.5))
-
-
 def part_text(p: Part) -> str:
     """The text a part contributes to the model's context ('' for reasoning and media)."""
     if isinstance(p, Text):
@@ -128,26 +119,6 @@ def scale(n: int, per_mille: int) -> int:
     return (n * per_mille + 500) // 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Correction:
-    """A model family's tokenizer against ours, fitted on recorded usage (:mod:`compbench.measure.correction`).
-
-    ``factor`` (per mille) scales every counted part and the per-message overhead: the family's
-    tokenizer spends that many tokens where ours spends a thousand. ``reasoning`` (per mille) is what a
-    message's readable reasoning adds to the context (0: the family's APIs do not resend it). It rides on
-    the message, not on a part: the loop counts a message's output from its parts plus its thinking, which
-    stays right; a prune recounts a message from its parts, so pruning any part of a message with thinking
-    drops the thinking from the context (right for a cleared thinking block).
-    """
-
-    family: str
-    factor: int
-    reasoning: int = 0
-
-    @property
-    def label(self) -> str:
-        extra = f", thinking x{self.reasoning / 1000:.3f}" if self.reasoning else ""
-        return f"{self.family} x{self.factor / 1000:.3f}{extra}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +166,6 @@ class TokenCounter:
         """
         correction = self.correction
         if t is not None and self.mode != "none":
-            from compbench.measure.correction import correction_for
-
             correction = correction_for(t, self.tokenizer, self.mode)
         c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
                          mode=self.mode)

@@ -32,34 +32,23 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, TypeAlias
 
-from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
-from compbench.measure.facts import normalize
-from compbench.measure.facts.derive import (
-    PATH_SHAPE,
+from compbench.data.calls import (
+    PATH_KEY_COMPONENTS,
     WRITE_TOOLS,
+    Kind,
+    Touch,
     call_args,
-    call_commands,
-    call_paths,
     call_text,
-    command_paths,
+    touches,
     url_like,
 )
+from compbench.data.facts import normalize
+from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Transcript
+from compbench.measure.facts.derive import PATH_SHAPE
 
-Kind: TypeAlias = Literal["file", "search", "inspect"]
 How: TypeAlias = Literal["edit", "mention", "lines"]
 
 MIN_LINE = 16  # characters of a normalized line that count as content
-PATH_KEY_COMPONENTS = 2  # as fact anchors: /home/u/p/src/api/views.py -> api/views.py
-READ_TOOLS = frozenset({"read", "view", "open", "read_file", "view_file", "cat", "readfile", "read_many_files",
-                        "get_file_contents", "view_range"})
-SEARCH_TOOLS = frozenset({"grep", "glob", "find", "find_file", "search_file", "search_dir", "ls", "list",
-                          "list_dir", "list_directory", "list_files", "search_files", "codebase_search",
-                          "file_search", "grep_search", "rg", "ripgrep"})
-# a shell read of one file: the program, then its path (cd ... && first)
-SHELL_READ = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(cat|sed\s+-n|head|tail|nl|less|more|bat|view)\b")
-SHELL_SEARCH = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(rg|grep|egrep|fgrep|find|fd|ls|tree|git\s+grep|"
-                          r"git\s+ls-files)\b")
-SHELL_INSPECT = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(git\s+(?:show|log|blame)\b|man\s)|\s--help\b|\s-h$")
 GUTTER = re.compile(r"^\s*\d+(?:→|\t|: |:|\|)\s?")  # a read tool's line numbers: "  12→", "12\t", "12: "
 
 
@@ -89,47 +78,10 @@ def has_content(text: str) -> bool:
     return next(distinct_lines(text), None) is not None
 
 
-def path_key(path: str) -> str:
-    parts = [x for x in normalize(path).rstrip("/").split("/") if x and x != "."]
-    return "file:" + "/".join(parts[-PATH_KEY_COMPONENTS:])
 
 
-@dataclass(frozen=True, slots=True)
-class Touch:
-    """What one tool call does to the working set: delivers ``key`` (``read``), or changes the file
-    (``write``, which needs no content; ``edit``, which needs the text it replaces)."""
-
-    key: str
-    kind: Kind
-    verb: Literal["read", "edit", "write"]
 
 
-def touches(call: ToolCall) -> list[Touch]:
-    """The content keys a tool call reads or changes."""
-    name = call.name.lower()
-    paths, writes = call_paths(call)
-    if paths and name in READ_TOOLS:
-        return [Touch(path_key(p), "file", "read") for p in paths]
-    if paths and writes:
-        verb: Literal["edit", "write"] = "write" if name in {"write", "create", "write_file", "create_file"} else "edit"
-        return [Touch(path_key(p), "file", verb) for p in paths]
-    if name in SEARCH_TOOLS:
-        args = call_args(call)
-        return [Touch("search:" + name + " " + " ".join(f"{k}={args[k]}" for k in sorted(args)), "search", "read")]
-    for cmd in call_commands(call)[:1]:
-        first = " ".join(cmd.split("\n", 1)[0].split())
-        if SHELL_READ.match(first):
-            read = [p for p, w in command_paths(first) if not w]
-            if len(read) == 1:
-                return [Touch(path_key(read[0]), "file", "read")]
-        written = [p for p, w in command_paths(first) if w]
-        if written:
-            return [Touch(path_key(p), "file", "edit") for p in written]
-        if SHELL_SEARCH.match(first):
-            return [Touch("search:" + first, "search", "read")]
-        if SHELL_INSPECT.search(first):
-            return [Touch("inspect:" + first, "inspect", "read")]
-    return []
 
 
 @dataclass(frozen=True)

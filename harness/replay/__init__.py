@@ -1,6 +1,7 @@
 """``compbench.replay`` — The replay: a recorded transcript, a strategy, a simulated model.
 
-``session`` is what a strategy sees and the actions it answers with, ``viewstate`` how an action changes
-the view, ``loop`` the steps, ``events`` what it records, ``context`` the caches the replays of one
-transcript share, ``runs`` every transcript × configuration into table rows, ``executors`` where they run.
+The vocabulary (the view, the actions, the events, the caches the replays of a transcript share) is
+:mod:`compbench.sdk`. Here: ``viewstate`` how an action changes the view, ``loop`` the steps, ``branch`` a
+trajectory that several configurations follow until their answers differ, ``members`` who is asked what
+and when (wakes). Running a whole benchmark on top of it is :mod:`compbench.run`.
 """

@@ -27,13 +27,13 @@ from functools import partial
 
 from compbench.data.transcript import Message, Reasoning, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.context import ReplayContext, RoundCache
-from compbench.replay.events import CompactionEvent, Event, Phase, PruneEvent
 from compbench.replay.members import Alarm, Member, Question, Weights, ask
-from compbench.replay.session import Action, Compact, Entry, Prune, SessionView
-from compbench.replay.trace import StepRecord
-from compbench.replay.viewstate import NOOP, Observer, ReplayConfig, ViewState, apply_compact, apply_prune
+from compbench.replay.viewstate import Observer, ReplayConfig, ViewState, apply_compact, apply_prune
+from compbench.sdk.context import ReplayContext, RoundCache
+from compbench.sdk.events import NOOP, CompactionEvent, Event, Phase, PruneEvent
 from compbench.sdk.protocols import Strategy, optional
+from compbench.sdk.session import Action, Compact, Entry, Prune, SessionView
+from compbench.sdk.trace import StepRecord
 from compbench.summarizers import Summarizer
 
 

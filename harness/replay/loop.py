@@ -23,27 +23,15 @@ from collections.abc import Callable, Sequence
 from compbench.data.transcript import Transcript
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.replay.branch import Branch, Resume, Shared
-from compbench.replay.context import ReplayContext
-from compbench.replay.events import CompactionEvent, Phase, PruneEvent
 from compbench.replay.members import Member
-from compbench.replay.session import Entry
-from compbench.replay.trace import StepRecord, Trace
-from compbench.replay.viewstate import NOOP, Observer, ReplayConfig
+from compbench.replay.viewstate import Observer, ReplayConfig
 from compbench.sdk import (
-    CompactionCheck,
-    CompactionFollowup,
-    ManualCompaction,
     Strategy,
-    stages_of,
 )
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import Entry
+from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
-
-# The strategy protocols live in compbench.sdk, the events in compbench.replay.events, the view's state and how
-# actions change it in compbench.replay.viewstate, a trajectory in compbench.replay.branch; these names stay
-# importable from here.
-__all__ = ["NOOP", "CompactionCheck", "CompactionEvent", "CompactionFollowup", "ManualCompaction", "Member",
-           "Observer", "Phase", "PruneEvent", "ReplayConfig", "StepRecord", "Strategy", "Trace", "recorded_entries",
-           "replay", "replay_together", "stages_of"]
 
 
 def recorded_entries(transcript: Transcript, tokens: TranscriptTokens) -> tuple[Entry, ...]:

@@ -4,7 +4,7 @@ wake condition, and the test the loop makes before every question.
 A trajectory (:class:`compbench.replay.branch.Branch`) is followed by one or more *members*: the first leads
 (its answers are applied), the others follow while they answer every question exactly as it does. A stage
 that has just answered nothing and has a ``wake`` (:class:`compbench.sdk.protocols.Wakeful`) sleeps until its
-:class:`~compbench.replay.session.Wake` holds: while it sleeps its answer is taken to be nothing, without
+:class:`~compbench.sdk.session.Wake` holds: while it sleeps its answer is taken to be nothing, without
 asking. Any action applied to the view wakes every stage (a wake condition speaks of a view that only grows).
 :class:`Alarm` keeps the earliest threshold of every sleeping stage of a trajectory, so a question where
 nobody wakes costs a few comparisons, however many members follow. A ``grown`` condition becomes, when the
@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compbench.data.transcript import Message
-from compbench.replay.session import SessionView, Wake
 from compbench.sdk.protocols import Strategy, optional, stages_of
+from compbench.sdk.session import SessionView, Wake
 
 FAR = 1 << 62  # a threshold nothing reaches
 WAKE = True  # off: every stage is asked every question (what the wake conditions are tested against)

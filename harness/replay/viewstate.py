@@ -14,9 +14,9 @@ from typing import Protocol
 from compbench.data.transcript import Message, Text, ToolCall
 from compbench.measure.cache import NO_CACHE_MODEL, CacheModel
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.context import ReplayContext, RoundCache
-from compbench.replay.events import CompactionEvent, Phase, PruneEvent
-from compbench.replay.session import (
+from compbench.sdk.context import ReplayContext, RoundCache
+from compbench.sdk.events import NOOP, CompactionEvent, Phase, PruneEvent
+from compbench.sdk.session import (
     PREVIOUS_ANSWER,
     Action,
     Compact,
@@ -31,7 +31,6 @@ from compbench.replay.session import (
 )
 from compbench.summarizers import Summarizer, SummaryResult
 
-NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
 _CLEAN = 1 << 62  # "no position changed since the previous call"
 
 

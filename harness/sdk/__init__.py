@@ -79,10 +79,38 @@ and pays its tokens.
 
 from __future__ import annotations
 
-from compbench.data.transcript import Media, Message, Part, Reasoning, Text, ToolCall, ToolResult, Usage
-from compbench.replay.context import IdentityMemo, ReplayContext
-from compbench.replay.events import CompactionEvent, Event, Phase, PruneEvent
-from compbench.replay.session import (
+from compbench.data.calls import Touch, call_args, path_key, touches
+from compbench.data.transcript import (
+    Media,
+    Message,
+    Part,
+    Reasoning,
+    Role,
+    Text,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    Usage,
+)
+from compbench.sdk.context import IdentityMemo, ReplayContext
+from compbench.sdk.counting import Counter, chars4, chars4_round
+from compbench.sdk.events import CompactionEvent, Event, Phase, PruneEvent
+from compbench.sdk.protocols import (
+    CAPABILITIES,
+    Capability,
+    CompactionCheck,
+    CompactionFollowup,
+    Composed,
+    ManualCompaction,
+    Strategy,
+    Wakeful,
+    capabilities,
+    optional,
+    reads_before_edit,
+    stages_of,
+)
+from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
+from compbench.sdk.session import (
     NEVER,
     NEXT_QUESTION,
     PREVIOUS_ANSWER,
@@ -100,27 +128,63 @@ from compbench.replay.session import (
     SummaryRequest,
     Wake,
 )
-from compbench.sdk.protocols import (
-    CAPABILITIES,
-    Capability,
-    CompactionCheck,
-    CompactionFollowup,
-    Composed,
-    ManualCompaction,
-    Strategy,
-    Wakeful,
-    capabilities,
-    optional,
-    reads_before_edit,
-    stages_of,
-)
-from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
 
 __all__ = [
-    "CAPABILITIES", "NEVER", "NEXT_QUESTION", "PREVIOUS_ANSWER", "Action", "Capability", "Compact", "CompactionCheck",
-    "CompactionEvent", "CompactionFollowup", "Composed", "Configured", "Entry", "Event", "Followup", "IdentityMemo",
-    "Insert", "Keep", "ManualCompaction", "Media", "Message", "ModelLimits", "Origin", "Part", "Phase", "Prune",
-    "PruneEvent", "Reasoning", "ReplayContext", "SessionView", "Slot", "Strategy", "StrategyInfo", "SummaryRequest",
-    "Text", "ToolCall", "ToolResult", "Usage", "Wake", "Wakeful", "capabilities", "configure", "optional", "param",
-    "reads_before_edit", "resolve", "stages_of", "strategy",
+    "CAPABILITIES",
+    "NEVER",
+    "NEXT_QUESTION",
+    "PREVIOUS_ANSWER",
+    "Action",
+    "Capability",
+    "Compact",
+    "CompactionCheck",
+    "CompactionEvent",
+    "CompactionFollowup",
+    "Composed",
+    "Configured",
+    "Counter",
+    "Entry",
+    "Event",
+    "Followup",
+    "IdentityMemo",
+    "Insert",
+    "Keep",
+    "ManualCompaction",
+    "Media",
+    "Message",
+    "ModelLimits",
+    "Origin",
+    "Part",
+    "Phase",
+    "Prune",
+    "PruneEvent",
+    "Reasoning",
+    "ReplayContext",
+    "Role",
+    "SessionView",
+    "Slot",
+    "Strategy",
+    "StrategyInfo",
+    "SummaryRequest",
+    "Text",
+    "ToolCall",
+    "ToolResult",
+    "Touch",
+    "Transcript",
+    "Usage",
+    "Wake",
+    "Wakeful",
+    "call_args",
+    "capabilities",
+    "chars4",
+    "chars4_round",
+    "configure",
+    "optional",
+    "param",
+    "path_key",
+    "reads_before_edit",
+    "resolve",
+    "stages_of",
+    "strategy",
+    "touches",
 ]

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from compbench.data.transcript import Usage
-from compbench.replay.events import CompactionEvent
-from compbench.replay.session import Action, Compact, SessionView, Wake
+from compbench.sdk.events import CompactionEvent
+from compbench.sdk.session import Action, Compact, SessionView, Wake
 
 
 class Strategy(Protocol):
@@ -54,7 +54,7 @@ class CompactionFollowup(Protocol):
 class Wakeful(Protocol):
     """A strategy that can say, having just answered a question with nothing, when it could next act: the
     loop asks it nothing until then (a threshold on the context, on the last usage, a new user message,
-    a number of entries or steps; see :class:`compbench.replay.session.Wake`). Without it a strategy is
+    a number of entries or steps; see :class:`compbench.sdk.session.Wake`). Without it a strategy is
     asked before and after every step.
 
     Skipping the questions in between must change nothing: every hook asked there would have returned no

@@ -121,6 +121,9 @@ class StrategyInfo:
     configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
     needs_model: str = ""  # why it cannot run offline (a decision the tool makes with a model); "" if it can
     composition: str = ""  # a named composition's pipeline items (see strategies/pipeline.py compose)
+    # how a spec of this strategy is configured when it is not a list of its own parameters (a composition
+    # configures its stages): (spec, the text after "NAME:", name) -> Configured; None: the parameters
+    resolver: Callable[[str, str, str], Configured] | None = None
 
     def defaults(self) -> Any:
         return self.params()
@@ -143,12 +146,14 @@ _registry = STRATEGIES._items  # the registered strategies by name (tests remove
 
 def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
-             configurable_only: bool = False, needs_model: str = "",
-             composition: str = "") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+             configurable_only: bool = False, needs_model: str = "", composition: str = "",
+             resolver: Callable[[str, str, str], Configured] | None = None,
+             ) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
     a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
     runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
-    its stages)."""
+    its stages); ``resolver`` configures a spec that is not a list of the params' fields (a composition's
+    stages)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -158,7 +163,8 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             _check_fields(name, params, values, f"preset {preset!r}")
             check_bounds(name, params(**values))
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                               configurable_only, needs_model, composition), factory.__module__)
+                                               configurable_only, needs_model, composition, resolver),
+                           factory.__module__)
         return factory
 
     return deco
@@ -204,10 +210,8 @@ def resolve(spec: str) -> Configured:
     info = get(name)
     if info.needs_model:
         raise UsageError(info.needs_model)
-    if name == "pipeline" or info.composition:
-        from compbench.strategies.pipeline import resolve_pipeline
-
-        return resolve_pipeline(spec, rest, name)
+    if info.resolver is not None:
+        return info.resolver(spec, rest, name)
     overrides: dict[str, str] = {}
     preset = ""
     for item in filter(None, (x.strip() for x in rest.split(","))):

@@ -20,12 +20,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compbench.errors import UsageError
-
-if TYPE_CHECKING:
-    from compbench.replay.runs import RunSpec
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -68,18 +65,12 @@ class Manifest:
     compbench_version: str
     created_at: str
     dataset: DatasetRef
-    spec: Mapping[str, Any]  # RunSpec.manifest(): see run_spec()
+    spec: Mapping[str, Any]  # compbench.run.spec.RunSpec.manifest(); RunSpec.from_manifest reads it back
     strategies: tuple[StrategyRecord, ...]
     errors: tuple[Mapping[str, str], ...] = ()
     environment: Mapping[str, str] = field(default_factory=dict)
     method_limits: tuple[str, ...] = ()
     format_version: int = FORMAT_VERSION
-
-    def run_spec(self) -> RunSpec:
-        """The spec the run was made with (prices, seed, summarizer options and all; never a secret)."""
-        from compbench.replay.runs import RunSpec
-
-        return RunSpec.from_manifest(self.spec)
 
     def to_json(self) -> dict[str, Any]:
         return {

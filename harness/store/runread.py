@@ -12,14 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compbench.errors import UsageError
 from compbench.store.manifest import MANIFEST, Manifest
 from compbench.store.tables import TABLES, empty
-
-if TYPE_CHECKING:
-    from compbench.replay.runs import RunSpec
 
 
 def check_run_dir(run: Path) -> None:
@@ -50,10 +47,6 @@ class Run:
         p = Path(path)
         check_run_dir(p)
         return cls(p, Manifest.load(p / MANIFEST))
-
-    @property
-    def spec(self) -> RunSpec:
-        return self.manifest.run_spec()
 
     @property
     def dataset(self) -> str:

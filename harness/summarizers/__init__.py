@@ -10,7 +10,7 @@ Each backend registers with ``@summarizer(name, deterministic=..., usage=...)`` 
 entry-point group. What a run needs to know about one is declared there, not guessed from its attributes:
 ``deterministic`` (the same request on the same transcript always gets the same summary, so a tuning
 grid's replays may share a trajectory), and the factory is handed the run's
-:class:`~compbench.replay.context.ReplayContext`, which holds the transcript being replayed and its fact index
+:class:`~compbench.sdk.context.ReplayContext`, which holds the transcript being replayed and its fact index
 and forgets every per-transcript cache when the transcript is done.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from compbench.registry import Registry
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import SummaryRequest
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import SummaryRequest
 
 ENTRY_POINT_GROUP = "compbench.summarizers"
 BACKENDS: dict[str, str] = {
@@ -100,3 +100,20 @@ def get(spec: str, *, context: ReplayContext | None = None, **options: object) -
     """The summarizer a spec names: ``calibrated``, ``extractive``, ``mock``, ``litellm:MODEL``,
     ``cache-only:DIR``, or a plug-in's; built with ``context`` (the run's) or a private one."""
     return info(spec).create(spec.partition(":")[2], context, **options)
+
+
+DESCRIPTIONS = {  # what produced a run's summaries, in words beside recall
+    "calibrated": "calibrated: an offline heuristic that keeps facts at the rates real tools' summaries kept them",
+    "extractive": "extractive: an offline heuristic that copies the span's paths, commands and errors (optimistic)",
+    "mock": "mock: content-free summaries (they carry nothing)",
+}
+
+
+def describe_summarizer(spec: str) -> str:
+    """What produced a run's summaries, in words every table and report prints beside recall."""
+    kind = spec.partition(":")[0]
+    if kind == "litellm":
+        return f"{spec}: a real model"
+    if kind == "cache-only":
+        return f"{spec}: a real model's recorded answers"
+    return DESCRIPTIONS.get(kind, spec)

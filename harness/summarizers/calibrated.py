@@ -5,7 +5,7 @@ A summary's worth, as retention measures it, is which task facts it carries. The
 summarizer copies the very paths, commands and error lines the fact extractor looks for, so it carries
 several times more than the real tools' summaries do (an upper bound, and named so). ``calibrated``
 carries what a real summary would: of the facts present in the span it is asked to summarize, per kind and
-provenance, the share real summaries kept (:mod:`compbench.summarizers.calibration`, fitted on the
+provenance, the share real summaries kept (:mod:`compbench.validation.summary_rates`, fitted on the
 compactions recorded in real Claude Code, OpenCode and pi logs), the most recently seen first
 (:func:`choose`). Its length follows the real summaries' sizes: a fitted share of the span,
 within the real summaries' 10th–90th percentile sizes, and never over the strategy's budget.
@@ -27,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from compbench.data.facts import Fact, normalize
 from compbench.data.transcript import Message, Part, Text, ToolCall, Transcript
-from compbench.measure.facts import Fact, normalize
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import FactIndex, part_match_text
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import SummaryRequest
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
-from compbench.summarizers.calibration import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate, table
+from compbench.summarizers.keep_rates import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate, table
 
 HEADER = "(calibrated offline summary: facts kept at the rates real summaries kept them)"
 SECTIONS = (("decision", "Constraints and decisions"), ("continuation", "Pending"),
@@ -95,7 +95,7 @@ class CalibratedSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         messages = list(request.source)
-        index = self.context.facts
+        index: FactIndex | None = self.context.facts
         if index is None:
             own = Transcript("span", "compbench", tuple(messages))
             index = FactIndex.build(own, extract(own))

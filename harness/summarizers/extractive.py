@@ -16,10 +16,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
+from compbench.data.calls import call_commands, call_paths, command_paths
 from compbench.data.transcript import Message, Text, ToolCall, ToolResult
-from compbench.measure.facts.derive import PATH_SHAPE, call_commands, call_paths, command_paths
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import Compact, SummaryRequest
+from compbench.measure.facts.derive import PATH_SHAPE
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import Compact, SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
 
 DEFAULT_BUDGET_TOKENS = 4_096
@@ -295,9 +296,9 @@ class ExtractiveSummarizer:
 
 
 def largest_real_summary() -> int:
-    """The size real summaries reach (their 90th percentile, :mod:`compbench.summarizers.calibration`):
+    """The size real summaries reach (their 90th percentile, :mod:`compbench.validation.summary_rates`):
     a copy longer than any real summary would win by length, not by what it chose to keep."""
-    from compbench.summarizers.calibration import table
+    from compbench.summarizers.keep_rates import table
 
     return int(table()["size"]["max_tokens"])
 

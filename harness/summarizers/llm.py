@@ -22,8 +22,8 @@ from typing import Any
 
 from compbench.data.transcript import Media, Message, Text, ToolCall, ToolResult
 from compbench.errors import CompbenchError, UsageError
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import SummaryRequest
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("COMPBENCH_CACHE", Path.home() / ".cache" / "compbench" / "llm"))

@@ -24,8 +24,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from compbench.data.facts import Fact, normalize
 from compbench.data.transcript import Transcript
-from compbench.measure.facts import Fact, normalize
 from compbench.measure.facts.presence import FactIndex
 from compbench.measure.retention import lacked_after
 

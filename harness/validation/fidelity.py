@@ -21,16 +21,20 @@ comparison. What a log leaves out of the tool's own count is filled from the too
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript
+from compbench.data.recorded import segment
+from compbench.data.transcript import RecordedCompaction, Transcript
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.events import CompactionEvent as Event
-from compbench.replay.loop import CompactionEvent, ReplayConfig, Trace, replay
-from compbench.replay.session import ModelLimits
+from compbench.replay.loop import replay
+from compbench.replay.viewstate import ReplayConfig
+from compbench.sdk.events import CompactionEvent
+from compbench.sdk.events import CompactionEvent as Event
+from compbench.sdk.session import ModelLimits
+from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
@@ -73,7 +77,7 @@ class Row:
     cause: str
     overhead: int = 0
     # facts of the span the tool summarized kept by its real summary and by our summarizers on that same
-    # span (compbench.summarizers.calibration.kept_by_summarizers): "kept/facts"
+    # span (compbench.validation.summary_rates.kept_by_summarizers): "kept/facts"
     kept_real: str = "–"
     kept_calibrated: str = "–"
     kept_extractive: str = "–"
@@ -213,8 +217,8 @@ def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
     """The transcript's unrecorded prompt as a run adds it (:mod:`compbench.measure.overhead`): the fixed
     part of its first recorded call, and the counter at the session's growth rate; 0 and ``counter``
     without recorded usage (the agent's defaults describe no particular session)."""
-    from compbench.measure.calibrate import pairs
     from compbench.measure.overhead import fit
+    from compbench.measure.usage import pairs
 
     if not pairs(t, counter):
         return 0, counter
@@ -222,32 +226,6 @@ def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
     return o.fixed, session
 
 
-def segment(t: Transcript, n: int) -> tuple[Transcript, int]:
-    """The transcript as the tool saw it after its (n−1)-th compaction, and the offset of its messages.
-
-    Its first message is the recorded summary (a user message; what a summary-less compaction left instead,
-    ``meta["stand_in"]``: a truncation marker, or nothing), then the messages the tool kept, then everything
-    recorded after that compaction.
-    """
-    if n == 0:
-        return t, 0
-    prev = t.compactions[n - 1]
-    kept = set(prev.kept_ids)
-    stand_in = prev.meta.get("stand_in")
-    text = prev.summary or (stand_in if isinstance(stand_in, str) else "(summary not recorded)")
-    # a kept call's recorded usage measured the context before the compaction, not the one it rebuilt
-    head = [replace(m, usage=None) if m.usage is not None else m for m in t.messages[: prev.index] if m.id in kept]
-    if text:
-        summary = Message(f"recorded-summary-{n}", "user", (Text(text),), meta={"recorded_summary": True})
-        offset = prev.meta.get("summary_offset")  # where the tool put it among what it kept (OpenHands); else first
-        at = offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 <= offset <= len(head) else 0
-        head.insert(at, summary)
-    tail = [m for m in t.messages[prev.index:] if not m.meta.get("compaction")]
-    # a later compaction's position among the messages kept: the tool's own artifacts (a summary record) are
-    # dropped from the tail, so they are not counted either
-    later = tuple(replace(c, index=len(head) + sum(1 for m in t.messages[prev.index: c.index]
-                                                   if not m.meta.get("compaction"))) for c in t.compactions[n:])
-    return replace(t, messages=(*head, *tail), compactions=later), prev.index - len(head)
 
 
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
@@ -257,7 +235,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
 
     if t.source not in TOOL_STRATEGY or not t.compactions:
         return []
-    from compbench.summarizers.calibration import kept_by_summarizers
+    from compbench.validation.summary_rates import kept_by_summarizers
 
     t, filled = complete(t)
     window = effective_limits(t)
@@ -411,7 +389,7 @@ def as_json(rows: Sequence[Row]) -> dict[str, Any]:
 def agreement_note(transcripts: Iterable[Transcript]) -> str:
     """Which facts the calibrated summarizer keeps against the real summaries', per fact, on held-out sessions
     (rates fitted on the others), beside a null draw at the same rates."""
-    from compbench.summarizers.calibration import agreement
+    from compbench.validation.summary_rates import agreement
 
     parts = agreement(transcripts)
     held, null = parts["held-out"]

@@ -62,7 +62,7 @@ def _restored(t: Transcript, lo: int, start: int) -> list[str]:
     """The keys the tool re-attached after the compaction at ``lo``: recorded ones when the log has them
     (Claude Code from 2.1.119), else the tool's rule (Claude Code's five most recent files) over the
     messages since its previous compaction."""
-    from compbench.measure.workset import path_key
+    from compbench.data.calls import path_key
 
     rc = next(c for c in t.compactions if c.index == lo)
     recorded = rc.meta.get("restored")

@@ -15,7 +15,7 @@ This module compares the two and refuses such an import.
 An import is refused when read / held is below :data:`MIN_RATIO` and at least :data:`MIN_DROPPED`
 characters are left unread (a small file is mostly ids and timestamps, whatever its format); one the user
 forced with ``--format`` is imported with a warning instead. Measured with ``python -m
-compbench.data.formats.coverage PATH...`` (it prints read / held for every file) on the 30 real files in
+compbench.data.formats PATH...`` (it prints read / held for every file) on the 30 real files in
 ``../shared`` (transcripts, real-compactions, real-logs): 0.17-1.11 — Claude Code 0.17-0.88 (the lowest: a
 session whose sub-agent ``progress`` records hold 2.9 M characters compbench does not import), OpenCode
 exports 0.30-0.34, SWE-agent 0.41-0.83, mini-swe-agent 0.87-1.01, pi 0.88, Codex 0.93-0.99, the Gemini CLI
@@ -29,7 +29,6 @@ as chat would keep 0.34 of its fixture, its text blocks): structure does
 from __future__ import annotations
 
 import re
-import sys
 from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
@@ -122,24 +121,3 @@ def _refuse(path: Path, line: int | None, fmt: str, t: Transcript, h: int) -> Tr
     raise TranscriptError(path, line, (
         f"an import that reads the file's content: {said}; every real file gives {MIN_RATIO:.0%} or more, a "
         "heuristic): most of it would be dropped (pass --format NAME to import it so anyway)"))
-
-
-def main(argv: list[str]) -> None:
-    """Print read / held for every transcript file under the given paths, by format."""
-    from compbench.data.formats import iter_files
-    from compbench.data.formats import read as read_file
-    from compbench.data.formats.detect import detect
-
-    for f in iter_files(argv):
-        try:
-            fmt = detect(f)
-            ts = list(read_file(f, fmt, check=False))
-        except TranscriptError as e:
-            print(f"{'-':>7}  {'':12}  {f}: {e.expected}")
-            continue
-        r = ratio(f, ts)
-        print(f"{'-' if r is None else f'{r:.3f}':>7}  {fmt:12}  {f}")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

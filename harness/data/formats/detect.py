@@ -100,7 +100,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _claim(head: str, record: dict[str, Any] | None, generic: bool = True) -> str | None:
-    from compbench.data.formats import GENERIC, detection_order, module
+    from compbench.data.formats.catalog import GENERIC, detection_order, module
 
     for name in detection_order():
         if name == GENERIC and not generic:
@@ -115,7 +115,7 @@ def _claim(head: str, record: dict[str, Any] | None, generic: bool = True) -> st
 
 
 def _claim_document(head: str, doc: Any) -> str | None:
-    from compbench.data.formats import detection_order, module
+    from compbench.data.formats.catalog import detection_order, module
 
     for name in detection_order():
         try:
@@ -133,7 +133,7 @@ def _claim_document(head: str, doc: Any) -> str | None:
 
 def store_format(found: Mapping[str, frozenset[str]]) -> str | None:
     """The store whose tables these are (OpenCode, Crush, Goose), or None."""
-    from compbench.data.formats import detection_order, module
+    from compbench.data.formats.catalog import detection_order, module
 
     for name in detection_order():
         try:
@@ -165,7 +165,7 @@ def _is_document_start(head: str, first: dict[str, Any] | None) -> bool:
 
 def closest(sample: Any) -> Misfit | None:
     """The format ``sample`` (a parsed document, or a JSONL file's first records) misses by the least."""
-    from compbench.data.formats import detection_order, module
+    from compbench.data.formats.catalog import detection_order, module
 
     found = []
     for name in detection_order():
@@ -181,7 +181,7 @@ def closest(sample: Any) -> Misfit | None:
 
 def _unsupported(path: Path, head: str, sample: Any) -> TranscriptError:
     """Why no format claims ``path``: a known tool's file, the closest format, or none."""
-    from compbench.data.formats import detection_order
+    from compbench.data.formats.catalog import detection_order
     from compbench.data.formats.known import by_content, by_name, describe
 
     known = by_content(path, head) or by_name(path)

@@ -24,15 +24,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from compbench.data.formats.gemini_content import SNAPSHOT_TAG, Contents, as_parts, content_text, is_ack
 from compbench.data.formats.gemini_export import version_meta
-from compbench.data.formats.gemini_recording import MASKED, NAME, UI_TYPES
+from compbench.data.formats.gemini_log import MASKED, NAME, UI_TYPES, RecordingLog
 from compbench.data.transcript import Message, Part, Reasoning, RecordedCompaction, Transcript, Usage
-
-if TYPE_CHECKING:
-    from compbench.data.formats.gemini_recording import RecordingLog
 
 OLD_INFO = re.compile(r"IMPORTANT: This conversation exceeded the compress threshold\. A compressed context will be "
                       r"sent for future messages \(compressed from: (\d+|unknown) to (\d+|unknown) tokens\)\.")

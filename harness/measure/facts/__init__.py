@@ -1,4 +1,6 @@
-"""``compbench.measure.facts`` — Task facts: what the agent must still know later, and whether a view still contains it.
+"""``compbench.measure.facts`` — Task facts: deriving them from a transcript, and whether a view still contains them.
+
+The fact model itself (:class:`compbench.data.facts.Fact`) lives with the data: a dataset ships gold facts.
 
 A fact has a kind (``artifact``: a file created/modified/read; ``recall``: an error, failing test,
 command, URL; ``decision``: a user constraint; ``continuation``: an open task), a text, match anchors,
@@ -15,49 +17,3 @@ Presence is deterministic anchor matching on normalized text. It is an *upper bo
 retains (a summary can mention a path without the model being able to use it), and reports call it
 presence, not recall by the model.
 """
-
-from __future__ import annotations
-
-import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
-
-Kind: TypeAlias = Literal["artifact", "recall", "decision", "continuation"]
-KINDS: tuple[Kind, ...] = ("artifact", "recall", "decision", "continuation")
-Source: TypeAlias = Literal["derived", "gold", "planted", "generated"]
-Provenance: TypeAlias = Literal["user", "tool", "agent", "system", "unknown"]
-PROVENANCES: tuple[Provenance, ...] = ("user", "tool", "agent", "system", "unknown")
-RECEIVED: frozenset[str] = frozenset({"user", "tool"})  # task knowledge: what the agent was given
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    id: str
-    kind: Kind
-    text: str
-    anchors: tuple[str, ...]
-    first_index: int = -1
-    source: Source = "derived"
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    provenance: Provenance = "unknown"  # set by FactIndex.build from the fact's first appearance
-    boilerplate: bool = False
-
-    @property
-    def received(self) -> bool:
-        """Task knowledge the agent was given (not typed by itself, not a framework's fixed text, not a
-        conventional file name it would type without having seen it: package.json, README.md)."""
-        return self.provenance in RECEIVED and not self.boilerplate and not self.meta.get("conventional")
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-
-def fact_id(kind: str, key: str) -> str:
-    """A stable id: the same fact text gives the same id in every run."""
-    return f"{kind[0]}-{hashlib.sha1(f'{kind}:{key}'.encode()).hexdigest()[:10]}"
-
-
-def normalize(text: str) -> str:
-    """Case, whitespace and path separators folded, so ``C:\\Src\\App.py`` matches ``c:/src/app.py``."""
-    return " ".join(text.replace("\\", "/").lower().split())

@@ -16,23 +16,15 @@ mention, so it makes no fact. An exception becomes a fact only with its message 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
+from compbench.data.calls import call_args, call_commands, call_paths, command_paths
+from compbench.data.facts import Fact, Kind, fact_id, normalize, path_anchors
 from compbench.data.transcript import Message, ToolCall, ToolResult, Transcript
-from compbench.measure.facts import Fact, Kind, fact_id, normalize
 
-# Tool names (lower-cased) whose path argument is written, across the agents compbench imports.
-WRITE_TOOLS = frozenset({
-    "edit", "write", "multiedit", "str_replace", "str_replace_editor", "create", "apply_patch", "patch",
-    "write_file", "edit_file", "notebookedit", "replace", "insert", "create_file",
-})
-PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path", "target_file")
-COMMAND_KEYS = ("command", "cmd", "script")
 TODO_TOOLS = frozenset({"todowrite", "todo_write", "update_plan", "todo"})
-PATH_TAIL_COMPONENTS = 2
 MAX_ANCHOR_CHARS = 80
 
 # File names an agent types without having seen them (a project's manifest, readme, build and instruction
@@ -44,7 +36,6 @@ CONVENTIONAL = re.compile(
     r"dockerfile|docker-compose\.ya?ml|pyproject\.toml|setup\.py|setup\.cfg|requirements(?:-\w+)?\.txt|cargo\.toml|"
     r"cargo\.lock|go\.mod|go\.sum|tsconfig(?:\.\w+)?\.json|\.gitignore|\.env(?:\.\w+)?|claude\.md|agents\.md|"
     r"gemini\.md|changelog\.md|license(?:\.md)?|contributing\.md)$", re.I)
-PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 EXCEPTION_LINE = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b(?::[ \t]*([^\n]{0,60}))?")
 TEST_ID = re.compile(r"(?<![\w/.-])([\w./-]+\.py::[\w\[\]:.,-]+)")
 FAILING_LINE = re.compile(r"^.*\b(?:FAILED|FAIL|ERROR)\b.*$", re.M)  # failing test ids, not every PASSED one
@@ -56,100 +47,23 @@ DECISION = re.compile(
 PATH_SHAPE = re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|md|json|"
                         r"ya?ml|toml|c|h|cpp|hpp|sh|sql|html|css|txt|cfg|ini|lock)\b")
 CHECKBOX = re.compile(r"^\s*[-*] \[ \] (.{4,120})$", re.M)
-# A file path inside a shell command (agents that only have a shell: SWE-agent, mini-swe-agent, Codex):
-# a token with a known source-file extension, or a slash path of three or more components (so that a sed
-# expression like ``s/a/b`` is not one). Only the command's first line: a heredoc's body is file content.
-FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|kts|scala|swift|rb|php|cs|c|h|cc|cpp|hpp|m|mm|"
-                   "lua|ex|exs|erl|hs|ml|clj|dart|r|jl|zig|sh|bash|zsh|ps1|sql|proto|graphql|md|rst|txt|json|"
-                   "jsonl|ya?ml|toml|ini|cfg|conf|lock|xml|html|css|scss|vue|svelte|gradle|tf|env|csv|ipynb")
-COMMAND_PATH = re.compile(
-    r"(?:(?<=^)|(?<=[\s'\"=(:<>|;&]))"
-    r"(?P<path>(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:" + FILE_EXTENSIONS + r")"
-    r"|(?:~|\.{1,2})?/?[\w.@+-]+/[\w.@+-]+/[\w.@+/-]+)(?=$|[\s'\";|&)<>:,])")
-WRITING_COMMAND = re.compile(r"^\s*(?:sed\s+-i|touch|tee|create|mkdir|cp|mv|rm)\b|\s(?:sed\s+-i|tee)\s")
 SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\S))+[.!?]?")  # a period inside a word (2.3.1, main.py) goes on
 
 
-def call_args(call: ToolCall) -> dict[str, Any]:
-    try:
-        value = json.loads(call.args) if call.args else {}
-    except (json.JSONDecodeError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
-def call_text(call: ToolCall) -> str:
-    """A call's arguments as text: the strings inside them, decoded (no JSON escapes, no keys), or the raw
-    arguments when they are not a JSON object."""
-    args = call_args(call)
-    return " ".join(_strings(args)) if args else call.args
 
 
-def call_paths(call: ToolCall) -> tuple[list[str], bool]:
-    """The file paths a tool call touches and whether it writes them."""
-    args = call_args(call)
-    paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
-    patched = [p.strip() for v in args.values() if isinstance(v, str) for p in PATCH_FILE.findall(v)]
-    if not patched and "*** " in call.args:  # raw (non-JSON) apply_patch input
-        patched = [p.strip() for p in PATCH_FILE.findall(call.args)]
-    return paths + patched, call.name.lower() in WRITE_TOOLS or bool(patched)
 
 
-# A web address without its scheme (``curl localhost:3000/api/health``, ``api.example.com/v1/users``): the host
-# is a name a file system does not start with, or the path follows ``host:port``.
-HOST = re.compile(r"(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|(?:[\w-]+\.)+(?:com|org|net|io|dev|app|ai|co|gov|edu|"
-                  r"local|internal))(?::\d+)?(?:/|$)", re.I)
 
 
-def url_like(text: str, start: int, path: str) -> bool:
-    """Is ``path`` (found at ``start`` in ``text``) part of a web address rather than a file path?"""
-    if "://" in text[max(0, start - 8):start + len(path)]:
-        return True
-    if HOST.match(path):
-        return True
-    before = text[max(0, start - 64):start]
-    # the path right after ``host:`` is the port and the route: localhost:3000/api/health
-    return before.endswith(":") and bool(re.search(r"(?:localhost|[\w-]+\.[\w.-]+|\d+\.\d+\.\d+\.\d+):$", before))
 
 
-def command_paths(command: str) -> list[tuple[str, bool]]:
-    """The file paths a shell command names (first line only) and whether it writes each: a redirect
-    target, or any path of a writing command (``sed -i``, ``touch``, ``tee``, SWE-agent's ``create``)."""
-    line = command.split("\n", 1)[0]
-    if "." not in line and "/" not in line:
-        return []
-    writes = bool(WRITING_COMMAND.search(line))
-    out: list[tuple[str, bool]] = []
-    for m in COMMAND_PATH.finditer(line):
-        path = m.group("path")
-        if url_like(line, m.start(), path):
-            continue
-        redirected = line[:m.start()].rstrip().endswith(">")
-        out.append((path, writes or redirected))
-    return out
 
 
-def call_commands(call: ToolCall) -> list[str]:
-    args = call_args(call)
-    out: list[str] = []
-    for k in COMMAND_KEYS:
-        v = args.get(k)
-        if isinstance(v, list):
-            v = " ".join(x for x in v if isinstance(x, str))
-        if isinstance(v, str) and v.strip():
-            out.append(v.strip())
-    return out
 
 
 def error_lines(text: str) -> list[str]:
@@ -169,11 +83,6 @@ def specific(anchor: str) -> bool:
     return len(anchor) >= 4 and not _PLAIN_WORD.fullmatch(anchor)
 
 
-def path_anchors(path: str) -> tuple[str, ...]:
-    p = normalize(path).rstrip("/")
-    parts = [x for x in p.split("/") if x and x != "."]
-    tail = "/".join(parts[-PATH_TAIL_COMPONENTS:])
-    return (p,) if tail == p or len(parts) <= PATH_TAIL_COMPONENTS else (p, tail)
 
 
 def _clip_anchor(text: str) -> str:

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple, cast
 
+from compbench.data.calls import call_text
+from compbench.data.facts import Fact, Provenance, fact_key, normalize
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
-from compbench.measure.facts import Fact, Provenance, normalize
-from compbench.measure.facts.derive import call_text
-from compbench.replay.session import Action, Compact, Entry
+from compbench.sdk.session import Action, Compact, Entry
 
 
 def part_match_text(p: Part) -> str:
@@ -107,9 +107,6 @@ class FactIndex:
         return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat)
 
 
-def fact_key(f: Fact) -> str:
-    """What makes two transcripts' facts the same fact (boilerplate detection): kind and first anchor."""
-    return f"{f.kind}:{f.anchors[0]}"
 
 
 # A user-role part that is the harness's instructions, not the user's words: Codex sends the project's

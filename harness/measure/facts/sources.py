@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from compbench.data.facts import KINDS, Fact, Source, normalize
 from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError, UsageError
-from compbench.measure.facts import KINDS, Fact, Source, normalize
 from compbench.measure.facts.derive import extract
 
 META_KEYS: dict[str, Source] = {"gold_facts": "gold", "planted_facts": "planted"}

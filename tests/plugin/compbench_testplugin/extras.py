@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compbench.data.transcript import Transcript
-from compbench.decide.compare import Metric
-from compbench.replay.executors import Job, run_local
-from compbench.replay.runs import Outcome
+from compbench.decide.metrics import Metric
+from compbench.run.engine import Outcome
+from compbench.run.executors import Job, run_local
 
 SUMMARIZER_SHARE = Metric("summarizer_share", "summarizer input per input token", "summarizer_input_tokens",
                           "input_tokens", higher_is_better=False)

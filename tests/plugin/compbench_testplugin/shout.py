@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compbench.replay.context import ReplayContext
-from compbench.replay.session import SummaryRequest
+from compbench.sdk.context import ReplayContext
+from compbench.sdk.session import SummaryRequest
 from compbench.summarizers import SummaryResult, summarizer
 
 

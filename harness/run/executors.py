@@ -1,4 +1,4 @@
-"""``compbench.replay.executors`` — Where replays run: this process, local worker processes, threads (for network-bound
+"""``compbench.run.executors`` — Where replays run: this process, local worker processes, threads (for network-bound
 summarizers), Ray.
 
 Every executor returns results in dataset order, so a run's bytes do not depend on how it was executed.
@@ -17,7 +17,7 @@ the dataset.
 
 An executor is a function ``(Job) -> Iterator[(transcript, outcome)]`` registered in :data:`EXECUTORS`;
 other packages add theirs through the ``compbench.executors`` entry-point group. It replays each transcript
-with a :class:`compbench.replay.runs.Replayer` of the job's spec (:func:`compbench.replay.runs.run_one`), built once per
+with a :class:`compbench.run.engine.Replayer` of the job's spec (:func:`compbench.run.engine.run_one`), built once per
 worker, and yields the outcomes in dataset order.
 """
 
@@ -34,7 +34,8 @@ from compbench.registry import Registry
 
 if TYPE_CHECKING:
     from compbench.data.transcript import Transcript
-    from compbench.replay.runs import Outcome, Replayer, RunSpec
+    from compbench.run.engine import Outcome, Replayer
+    from compbench.run.spec import RunSpec
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -60,9 +61,9 @@ def _executor(name: str, obj: object) -> Executor | None:
 
 
 EXECUTORS: Registry[Executor] = Registry("executor", "compbench.executors", {
-    "local": "compbench.replay.executors:run_local",
-    "threads": "compbench.replay.executors:run_threads",
-    "ray": "compbench.replay.executors:run_ray",
+    "local": "compbench.run.executors:run_local",
+    "threads": "compbench.run.executors:run_threads",
+    "ray": "compbench.run.executors:run_ray",
 }, adopt=_executor)
 
 
@@ -121,7 +122,7 @@ def ray_map(fn: Callable[[Any, str], R], state: Any, payloads: Iterable[T], enco
 def run_local(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
     """In this process, or ``workers`` local processes; with ``concurrency`` > 1, threads."""
     from compbench.data.transcript import to_json
-    from compbench.replay.runs import Replayer, run_one
+    from compbench.run.engine import Replayer, run_one
 
     if job.concurrency > 1:
         yield from run_threads(job)
@@ -137,7 +138,7 @@ def run_local(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
 def run_threads(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
     """``max(concurrency, workers)`` transcripts in flight in this process, a replayer (and its replay
     context) per thread: a context serves one transcript at a time."""
-    from compbench.replay.runs import Replayer, run_one
+    from compbench.run.engine import Replayer, run_one
 
     local = threading.local()
 
@@ -161,7 +162,7 @@ _worker: Replayer | None = None  # a worker process's replayer, built once by it
 
 
 def _init_worker(spec: RunSpec) -> None:
-    from compbench.replay.runs import Replayer
+    from compbench.run.engine import Replayer
 
     global _worker
     _worker = Replayer(spec)
@@ -169,7 +170,7 @@ def _init_worker(spec: RunSpec) -> None:
 
 def _work(payload: str) -> tuple[str, Outcome]:
     from compbench.data.transcript import from_json
-    from compbench.replay.runs import run_one
+    from compbench.run.engine import run_one
 
     assert _worker is not None
     t = from_json(payload)
@@ -182,7 +183,7 @@ _ray_replayers: dict[str, Replayer] = {}
 def _ray_work(spec: RunSpec, payload: str) -> Outcome:
     """A Ray task: one replayer per worker process and spec, reused across tasks."""
     from compbench.data.transcript import from_json
-    from compbench.replay.runs import Replayer, run_one
+    from compbench.run.engine import Replayer, run_one
 
     key = repr(spec)
     if key not in _ray_replayers:

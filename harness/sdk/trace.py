@@ -1,4 +1,4 @@
-"""``compbench.replay.trace`` — What one replay recorded: a record per simulated model call, and the trace of the whole
+"""``compbench.sdk.trace`` — What one replay recorded: a record per simulated model call, and the trace of the whole
 replay (its steps, compactions, prunes and views)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from compbench.replay.events import CompactionEvent, PruneEvent
+from compbench.sdk.events import CompactionEvent, PruneEvent
 
 
 class StepRecord(NamedTuple):

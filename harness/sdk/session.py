@@ -1,4 +1,4 @@
-"""``compbench.replay.session`` — The session a strategy acts on: the model-visible view and the actions that change it.
+"""``compbench.sdk.session`` — The session a strategy acts on: the model-visible view and the actions that change it.
 
 The log is append-only: recorded messages are never edited or deleted. What the model sees is a
 *view*, a list of :class:`Entry` values referring to recorded messages (with pruned parts hidden
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from compbench.data.transcript import Message, Part, Role, Text, ToolCall, ToolResult, Usage
-from compbench.measure.tokens import TokenCounter
-from compbench.replay.context import IdentityMemo, ReplayContext, RoundCache
-from compbench.replay.events import Event
+from compbench.sdk.context import IdentityMemo, ReplayContext, RoundCache
+from compbench.sdk.counting import Counter
+from compbench.sdk.events import Event
 
 Origin: TypeAlias = Literal["recorded", "summary", "marker", "synthetic"]
 V = TypeVar("V")
@@ -249,7 +249,7 @@ class SessionView:
     before it first acts: what a strategy asked for and whether it happened, without counting.
     """
 
-    def __init__(self, entries: Sequence[Entry], limits: ModelLimits, counter: TokenCounter,
+    def __init__(self, entries: Sequence[Entry], limits: ModelLimits, counter: Counter,
                  system_tokens: int = 0, context: ReplayContext | None = None,
                  round_cache: RoundCache | None = None) -> None:
         self._entries = entries
@@ -297,5 +297,5 @@ class SessionView:
 
     def memo(self, name: str) -> IdentityMemo[Any, Any]:
         """A per-object memo (keyed by a recorded message or part) shared by every replay of this transcript
-        in the run, forgotten when the transcript is done (:class:`compbench.replay.context.ReplayContext`)."""
+        in the run, forgotten when the transcript is done (:class:`compbench.sdk.context.ReplayContext`)."""
         return self.context.memo(name)

@@ -1,4 +1,4 @@
-"""``compbench.replay.rows`` — A run's table rows, kept column by column.
+"""``compbench.store.columns`` — A run's table rows, kept column by column.
 
 A transcript replayed under a tuning grid's hundred configurations writes a hundred copies of its steps and
 facts, most of them the rows of a few shared trajectories with another configuration's label. Kept as rows,

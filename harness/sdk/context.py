@@ -1,4 +1,4 @@
-"""``compbench.replay.context`` — The replay context: every cache the replays of one transcript share, owned by the run,
+"""``compbench.sdk.context`` — The replay context: every cache the replays of one transcript share, owned by the run,
 with its lifetime.
 
 A run replays each transcript many times (every strategy, a tuning grid's configurations, a diverged
@@ -9,7 +9,7 @@ opens it on a transcript (:meth:`ReplayContext.begin`) and closes it when the tr
 (:meth:`ReplayContext.end`): nothing outlives its transcript, nothing is module-level, and a context is
 used by one transcript at a time (each worker thread or process has its own).
 
-Strategies reach it through :meth:`compbench.replay.session.SessionView.memo`; summarizers are built with it.
+Strategies reach it through :meth:`compbench.sdk.session.SessionView.memo`; summarizers are built with it.
 A context nobody opened (a replay in a test) is a private one: it caches for as long as it lives.
 """
 
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from compbench.data.transcript import Transcript
-    from compbench.measure.facts.presence import FactIndex
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -69,12 +68,14 @@ class ReplayContext:
 
     def __init__(self) -> None:
         self.transcript: Transcript | None = None
-        self.facts: FactIndex | None = None
+        # the run's whole-transcript fact index (a compbench.measure.facts.presence.FactIndex), for the
+        # summarizers that read facts; the SDK stands below the measures, so it only carries it
+        self.facts: Any = None
         self._memos: dict[str, IdentityMemo[Any, Any]] = {}
         self._caches: dict[str, dict[Any, Any]] = {}
         self._derived: dict[str, Any] = {}
 
-    def begin(self, transcript: Transcript, facts: FactIndex | None = None) -> None:
+    def begin(self, transcript: Transcript, facts: Any = None) -> None:
         """The replays of ``transcript`` start (its whole-transcript fact index, when the run built one)."""
         self.end()
         self.transcript, self.facts = transcript, facts

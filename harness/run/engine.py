@@ -1,4 +1,4 @@
-"""``compbench.replay.runs`` — A run's engine: every transcript × every configured strategy, replayed and measured into
+"""``compbench.run.engine`` — A run's engine: every transcript × every configured strategy, replayed and measured into
 table rows.
 
 Each transcript is tokenized once (one index shared by every strategy and by the ``none`` reference)
@@ -8,91 +8,43 @@ order. :mod:`compbench.store.rundir` writes the rows to the run directory.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
+from compbench.data.boilerplate import Templates, boilerplate_keys
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
 from compbench.measure.cache import CacheModel, cache_model_for, ttl_for
-from compbench.measure.facts.boilerplate import Templates, boilerplate_keys
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for, load_gold
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
-from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_model_for
+from compbench.measure.pricing import price_model_for
 from compbench.measure.reacquire import ContentTracker, Trackers, counted
 from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import WorkingSet
-from compbench.replay.context import ReplayContext
-from compbench.replay.loop import Member, ReplayConfig, StepRecord, Trace, recorded_entries, replay, replay_together
-from compbench.replay.rows import Columns, Table, columns_of
-from compbench.replay.session import Entry, ModelLimits
+from compbench.replay.loop import recorded_entries, replay, replay_together
+from compbench.replay.members import Member
+from compbench.replay.viewstate import ReplayConfig
+from compbench.run.spec import RunSpec
+from compbench.sdk.context import ReplayContext
 from compbench.sdk.protocols import reads_before_edit
+from compbench.sdk.session import Entry
+from compbench.sdk.trace import StepRecord, Trace
+from compbench.store.columns import Columns, Table, columns_of
 from compbench.store.tables import TABLES
 from compbench.strategies import Configured, resolve
 from compbench.summarizers import Summarizer
 from compbench.summarizers import info as summarizer_info
 from compbench.summarizers.extractive import ExtractiveSummarizer
 
-# summarizer options a manifest may keep: endpoints and folders, never credentials
-SAFE_SUMMARIZER_OPTIONS = ("api_base", "cache_dir", "retries", "temperature", "timeout_s")
 SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything that determines a run's results (and goes into its manifest)."""
-
-    strategies: tuple[str, ...]
-    # None: each transcript's own window, the one its tool used (models.effective_limits)
-    limits: ModelLimits | None = None
-    summarizer: str = "calibrated"
-    tokenizer: str = "o200k_base"
-    message_overhead: int = 4
-    token_correction: str = "auto"  # compbench.measure.correction: the recorded model family's, "none", or a family
-    # None: each transcript's own hidden overhead (a fixed part and a growth rate, calibrated on its
-    # recorded usage, else its agent's defaults: compbench.measure.overhead)
-    system_tokens: int | None = 0
-    model: str | None = None
-    price_model: str | None = None  # None: each transcript at its recorded model (compbench.measure.pricing)
-    seed: int = 0
-    gold: str | None = None  # a gold_facts.jsonl file
-    prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
-    summarizer_options: dict[str, Any] = field(default_factory=dict)
-    # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), "none": never expires; "auto": each transcript's recorded
-    # lifetime, else 5 minutes
-    cache_ttl: str = "auto"
-    # the dataset's template lines per source (compbench.measure.facts.boilerplate.Templates.to_json())
-    boilerplate: dict[str, Any] = field(default_factory=dict)
-
-    def manifest(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["limits"] = asdict(self.limits) if self.limits is not None else None
-        from compbench.measure.correction import in_use
-
-        d["token_corrections"] = in_use(self.tokenizer, self.token_correction)  # family -> what was applied
-        # options can hold an API key or endpoint credentials: keep only what is safe and relevant
-        d["summarizer_options"] = {k: v for k, v in sorted(self.summarizer_options.items())
-                                   if k in SAFE_SUMMARIZER_OPTIONS}
-        return d
-
-    @classmethod
-    def from_manifest(cls, d: Mapping[str, Any]) -> RunSpec:
-        """The spec a manifest recorded (what :meth:`manifest` wrote; secrets were never in it)."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in d.items() if k in fields}
-        values["strategies"] = tuple(values["strategies"])
-        values.setdefault("token_correction", "none")  # a run from before corrections counted without one
-        values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
-        values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
-        values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
-        return cls(**values)
 
 
 class Replayer:
@@ -214,7 +166,7 @@ def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
     lifetime the recording asked for), not the run's price model: a Gemini session is checked against
     Gemini's cache, whatever the run is priced at."""
     from compbench.measure.cache import message_time, none_reads
-    from compbench.measure.correction import recorded_model
+    from compbench.measure.token_correction import recorded_model
 
     limit = min((c.index for c in t.compactions), default=len(t.messages))
     out = {"cache_calls": 0, "recorded_cache_read": 0, "recorded_input": 0, "simulated_cache_read": 0,
@@ -335,30 +287,5 @@ def run_one(r: Replayer, t: Transcript) -> Outcome:
         return f"internal error: {type(e).__name__}: {e}"
 
 
-def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
-               progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
-               ray_address: str | None = None) -> Iterator[tuple[Transcript, Outcome]]:
-    """Replay every transcript under every strategy; yields rows (or an error string) in dataset order,
-    through the executor named (:data:`compbench.replay.executors.EXECUTORS`: local processes, threads, Ray, a
-    plug-in's)."""
-    from compbench.replay.executors import EXECUTORS, Job
-
-    run = EXECUTORS.get(executor)
-    Replayer(spec)  # validates the spec here, before any worker starts
-    for t, out in run(Job(spec, transcripts, workers, concurrency, ray_address)):
-        if progress:
-            progress(t.id)
-        yield t, out
 
 
-def versions() -> dict[str, str]:
-    """The versions of the libraries a run's numbers depend on (for its manifest)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for pkg in ("tiktoken", "litellm", "pyarrow"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "absent"
-    return out

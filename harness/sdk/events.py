@@ -1,7 +1,7 @@
-"""``compbench.replay.events`` — What a replay records when a strategy acts: one event per compaction or prune.
+"""``compbench.sdk.events`` — What a replay records when a strategy acts: one event per compaction or prune.
 
 The loop writes them into the trace, and shows a strategy the event of its own last action
-(:attr:`compbench.replay.session.SessionView.last_event`), so no strategy has to work out again whether what
+(:attr:`compbench.sdk.session.SessionView.last_event`), so no strategy has to work out again whether what
 it asked for was applied.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 Phase = Literal["before", "after", "manual"]
+NOOP = "no-op: the compaction would replace nothing"  # the error of a compaction that was not applied
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""``compbench.measure.correction`` — Token corrections per model family, and hidden-overhead defaults per agent,
+"""``compbench.measure.token_correction`` — Token corrections per model family, and hidden-overhead defaults per agent,
 shipped as data.
 
 We count with ``o200k_base`` (OpenAI's tokenizer); Claude and Gemini count the same text with their own
@@ -19,15 +19,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from compbench.data.transcript import Transcript
 from compbench.errors import UsageError
-from compbench.measure.tokens import Correction
 
 DATA = Path(__file__).with_name("token_correction.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A model family's tokenizer against ours, fitted on recorded usage (this module).
+
+    ``factor`` (per mille) scales every counted part and the per-message overhead: the family's
+    tokenizer spends that many tokens where ours spends a thousand. ``reasoning`` (per mille) is what a
+    message's readable reasoning adds to the context (0: the family's APIs do not resend it). It rides on
+    the message, not on a part: the loop counts a message's output from its parts plus its thinking, which
+    stays right; a prune recounts a message from its parts, so pruning any part of a message with thinking
+    drops the thinking from the context (right for a cleared thinking block).
+    """
+
+    family: str
+    factor: int
+    reasoning: int = 0
+
+    @property
+    def label(self) -> str:
+        extra = f", thinking x{self.reasoning / 1000:.3f}" if self.reasoning else ""
+        return f"{self.family} x{self.factor / 1000:.3f}{extra}"
+
+
 REGENERATE = "python -m compbench.measure.token_fit ../shared/transcripts ../shared/real-compactions"
 MODES = ("auto", "none")  # or a family name
 # model name (lower case, provider prefix and a "[1m]" suffix removed) -> family; first match wins

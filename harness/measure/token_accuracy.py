@@ -1,4 +1,5 @@
-"""``compbench.measure.calibrate`` — Calibration: compbench's token counts against the prompt sizes real APIs recorded.
+"""``compbench.measure.token_accuracy`` — How accurate our token counts are: against the prompt sizes real APIs
+recorded (``datasets inspect --calibrate``).
 
 For every assistant message with recorded usage, the recorded prompt (``Usage.input``, cached tokens
 included) is compared with what compbench counts for the context before that call: the sum of the
@@ -11,19 +12,19 @@ count. The tokenizer and correction tables give each session a constant overhead
 (recorded − counted) over its calls (:func:`own_overhead`), to isolate the counting error; a run models the
 hidden prompt as a fixed part and a part that grows (:mod:`compbench.measure.overhead`), and the overhead
 rows compare the two on the first call and on every call. A call's relative error is ``|counted +
-overhead − recorded| / recorded``. Counted with a model family's correction (:mod:`compbench.measure.correction`)
+overhead − recorded| / recorded``. Counted with a model family's correction (:mod:`compbench.measure.token_correction`)
 as a run counts, and without.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from compbench.data.transcript import Transcript
 from compbench.measure.tokens import DEFAULT_MESSAGE_OVERHEAD, DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter
+from compbench.measure.usage import errors, own_overhead, p90, pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,34 +97,12 @@ class Calibration:
     overheads: list[OverheadRow] = field(default_factory=list)
 
 
-def pairs(t: Transcript, counter: TokenCounter) -> list[tuple[int, int]]:
-    """(recorded prompt, counted context) for each fully recorded call of ``t``."""
-    limit = min((c.index for c in t.compactions), default=len(t.messages))
-    counts = counter.index(t).message_tokens
-    out: list[tuple[int, int]] = []
-    running = 0
-    for i, m in enumerate(t.messages[:limit]):
-        if m.meta.get("compaction"):
-            continue
-        if m.role == "assistant" and m.usage is not None and m.usage.input > 0:
-            out.append((m.usage.input, running))
-        running += counts[i]
-    return out
 
 
-def own_overhead(ps: Sequence[tuple[int, int]]) -> int:
-    """A session's hidden overhead from its calls: median(recorded − counted), never negative."""
-    return max(0, round(statistics.median(r - c for r, c in ps)))
 
 
-def errors(ps: Sequence[tuple[int, int]], overhead: int) -> list[float]:
-    return [abs(c + overhead - r) / r for r, c in ps]
 
 
-def p90(xs: Sequence[float]) -> float:
-    """Nearest-rank 90th percentile: the ceil(0.9·n)-th smallest value (an observed value, no interpolation)."""
-    s = sorted(xs)
-    return s[max(0, math.ceil(0.9 * len(s)) - 1)]
 
 
 class _Group:
@@ -152,8 +131,8 @@ class _Overheads:
         self.flagged: list[str] = []
 
     def add(self, t: Transcript, counter: TokenCounter, ps: Sequence[tuple[int, int]]) -> None:
-        from compbench.measure.correction import overhead_default
         from compbench.measure.overhead import fit, rated
+        from compbench.measure.token_correction import overhead_default
 
         e = self.errors
         old = errors(ps, own_overhead(ps))
@@ -192,7 +171,7 @@ def calibrate(transcripts: Iterable[Transcript], tokenizers: Sequence[str] = TOK
     """Rows per tokenizer (in the order given) and source format (sorted), and the correction and overhead
     rows of the default tokenizer, from one pass over ``transcripts``: only errors and overheads are kept,
     so a streamed dataset stays streamed, and the corrected counts reuse the tokenizer's (arithmetic)."""
-    from compbench.measure.correction import correction_for, family_of, recorded_model
+    from compbench.measure.token_correction import correction_for, family_of, recorded_model
 
     counters = [TokenCounter(name, message_overhead) for name in tokenizers]
     groups: dict[tuple[str, str], _Group] = {}

@@ -1,4 +1,4 @@
-"""``compbench.measure.judge`` — The judged track: does a model *answer* from the compacted context, or is the fact
+"""``compbench.run.judge`` — The judged track: does a model *answer* from the compacted context, or is the fact
 merely present?
 
 After a run, for each compaction event: probes are written from the facts the recorded agent *needs*
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compbench.data.facts import KINDS, Fact
 from compbench.data.transcript import Message, Text
-from compbench.measure.facts import KINDS, Fact
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
-from compbench.replay.session import Action, Compact, Entry, SummaryRequest
+from compbench.sdk.session import Action, Compact, Entry, SummaryRequest
 from compbench.summarizers import Summarizer
 
 DIMENSIONS = ("accuracy", "context_awareness", "artifact_trail", "completeness", "continuity",
@@ -206,19 +206,20 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     first ``max_events`` compactions. The run's summarizer is rebuilt from its manifest (its cache folder
     and endpoint included) with a replay context as the run's, so its summaries are the run's;
     ``summarizer_options`` adds what a manifest never holds (an API key)."""
-    from compbench.data.dataset import iter_transcripts
-    from compbench.measure.facts.boilerplate import Templates, boilerplate_keys
+    from compbench.data.boilerplate import Templates, boilerplate_keys
+    from compbench.data.importing import iter_transcripts
     from compbench.measure.facts.sources import facts_for, load_gold
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.context import ReplayContext
     from compbench.replay.loop import replay
-    from compbench.replay.runs import replay_conditions
+    from compbench.run.engine import replay_conditions
+    from compbench.run.spec import RunSpec
+    from compbench.sdk.context import ReplayContext
     from compbench.store.runread import Run
     from compbench.strategies import resolve
     from compbench.summarizers import get
 
     finished = Run.open(run)
-    spec = finished.spec
+    spec = RunSpec.from_manifest(finished.manifest.spec)
     base = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)  # counted as the run did
     context = ReplayContext()  # as the run's: the summarizer reads each transcript's facts from it
     summarizer = get(spec.summarizer, context=context, **{**spec.summarizer_options, **(summarizer_options or {})})

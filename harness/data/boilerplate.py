@@ -1,4 +1,4 @@
-"""``compbench.measure.facts.boilerplate`` — Boilerplate: the text an agent framework puts in (almost) every session,
+"""``compbench.data.boilerplate`` — Boilerplate: the text an agent framework puts in (almost) every session,
 which is no task knowledge.
 
 SWE-agent's and mini-swe-agent's instance templates, a hooks template's reminders, a user's standing
@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from compbench.data.facts import Fact, normalize
 from compbench.data.transcript import Transcript
-from compbench.measure.facts import Fact, normalize
 
 SHARE = 0.5  # "repeated in most transcripts of one agent"
 MIN_TRANSCRIPTS = 3  # below that, a repeated line is as likely the user's habit as a template
@@ -113,7 +113,7 @@ def stored(templates: Templates) -> dict[str, object]:
 
 def boilerplate_keys(t: Transcript, facts: Iterable[Fact], templates: Templates) -> frozenset[str]:
     """The facts of ``t`` whose anchor lies in a template line of ``t``'s source (as fact keys)."""
-    from compbench.measure.facts.presence import fact_key
+    from compbench.data.facts import fact_key
 
     text = templates.text(t.source)
     if not text:
@@ -121,16 +121,3 @@ def boilerplate_keys(t: Transcript, facts: Iterable[Fact], templates: Templates)
     return frozenset(fact_key(f) for f in facts if any(a in text for a in f.anchors))
 
 
-def scan_dataset(path: str) -> dict[str, object]:
-    """:func:`scan` over a dataset path, in the JSON form a run spec keeps. A dataset directory written by
-    ``datasets import`` carries its scan (made as it was written): read from there when it was made as today's
-    scan would make it, else (an older dataset, raw files or folders) every transcript is read for it."""
-    from compbench.data.dataset import is_dataset, iter_transcripts, read_meta
-
-    if is_dataset(path):
-        kept = read_meta(path).get("boilerplate")
-        if isinstance(kept, dict) and {k: kept.get(k) for k in stamp()} == stamp():
-            templates = kept.get("templates")
-            if isinstance(templates, dict):
-                return Templates.from_json(templates).to_json()
-    return scan(iter_transcripts(path)).to_json()

@@ -1,5 +1,5 @@
-"""``compbench.summarizers.calibration`` — What real summaries keep: keep-rates and sizes fitted on the compactions real
-tools recorded.
+"""``compbench.validation.summary_rates`` — What real summaries keep: keep-rates and sizes fitted on the compactions
+real tools recorded, for the ``calibrated`` summarizer (:mod:`compbench.summarizers.keep_rates` reads them).
 
 Claude Code, OpenCode and pi write their own summary into the session log. For each such compaction
 the *span* is what the tool summarized: the context it had right before (after an earlier compaction:
@@ -9,35 +9,33 @@ fact kind and provenance, the pooled share kept is the keep-rate the ``calibrate
 cells with few opportunities are shrunk towards their kind's rate (:data:`PRIOR_WEIGHT` pseudo-counts).
 Sizes: the real summary's tokens against the span's.
 
-The fitted table ships as ``calibration.json`` beside this module, with the files and compactions it
+The fitted table ships as ``compbench/summarizers/keep_rates.json``, with the files and compactions it
 came from. Regenerate it (and its test compares a fresh fit with it) with::
 
-    python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions
+    python -m compbench.validation.summary_rates ../shared/transcripts ../shared/real-compactions
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
+from compbench.data.facts import KINDS, Fact
 from compbench.data.transcript import Message, Transcript
-from compbench.measure.facts import KINDS, Fact
 from compbench.measure.facts.derive import extract
-from compbench.measure.facts.presence import FactIndex, fact_key, part_match_text
+from compbench.measure.facts.presence import FactIndex, part_match_text
+from compbench.summarizers import keep_rates
+from compbench.summarizers.keep_rates import CHARS_PER_TOKEN, chars_tokens, draw, keep_rate
 
-TABLE = Path(__file__).with_name("calibration.json")
+TABLE = keep_rates.TABLE
 PROVENANCES = ("user", "tool", "agent")  # system facts are boilerplate: never a summary's job
 PRIOR_WEIGHT = 5.0
 SUMMARY_TOOLS = ("claude-code", "opencode", "pi", "cline", "roo-code", "kilo-code", "crush", "aider",
                  "goose")  # logs with a readable summary
-CHARS_PER_TOKEN = 4  # the size estimate of a span (the calibrated summarizer has no tokenizer)
 
 
 @dataclass(frozen=True)
@@ -57,13 +55,11 @@ class Observation:
         return len(self.kept) / len(self.span) if self.span else float("nan")
 
 
-def chars_tokens(messages: Iterable[Message]) -> int:
-    return sum(len(part_match_text(p)) for m in messages for p in m.parts) // CHARS_PER_TOKEN
 
 
 def span_of(t: Transcript, n: int) -> list[Message]:
     """The messages the tool summarized at its n-th compaction (see the module docstring)."""
-    from compbench.validation.fidelity import segment
+    from compbench.data.recorded import segment
 
     seg, _ = segment(t, n)
     rc = seg.compactions[0]
@@ -117,8 +113,8 @@ class Kept:
 def kept_by_summarizers(t: Transcript, rates: Mapping[str, Any] | None = None,
                         loo_rates: Mapping[str, Any] | None = None) -> list[Kept]:
     """For every real compaction of ``t`` with a readable summary: what each summarizer keeps of its span."""
-    from compbench.replay.context import ReplayContext
-    from compbench.replay.session import SummaryRequest
+    from compbench.sdk.context import ReplayContext
+    from compbench.sdk.session import SummaryRequest
     from compbench.summarizers.calibrated import CalibratedSummarizer
     from compbench.summarizers.extractive import ExtractiveSummarizer
 
@@ -227,7 +223,7 @@ def fit(obs: Sequence[Observation]) -> dict[str, Any]:
     sizes = sorted(o.summary_tokens for o in obs)
     ratios = sorted(o.summary_tokens / o.span_tokens for o in obs if o.span_tokens)
     return {
-        "regenerate": "python -m compbench.summarizers.calibration ../shared/transcripts ../shared/real-compactions",
+        "regenerate": "python -m compbench.validation.summary_rates ../shared/transcripts ../shared/real-compactions",
         "overall_rate": round(overall, 4),
         "rates": rates,
         "size": {"ratio": round(statistics.median(ratios), 4) if ratios else 0.02,
@@ -251,24 +247,10 @@ def fit_paths(paths: Sequence[str]) -> dict[str, Any]:
     return fit(obs)
 
 
-@cache
-def table() -> Mapping[str, Any]:
-    data: Mapping[str, Any] = json.loads(TABLE.read_text(encoding="utf-8"))
-    return data
 
 
-def keep_rate(kind: str, provenance: str, rates: Mapping[str, Any] | None = None) -> float:
-    """The share of facts of this kind and provenance a real summary keeps (0 for system facts)."""
-    cell = (rates if rates is not None else table()["rates"]).get(f"{kind}/{provenance}")
-    return float(cell["rate"]) if cell else 0.0
 
 
-def draw(f: Fact) -> float:
-    """A fact's fixed uniform draw in [0, 1): kept when below its keep-rate. Fixed per fact (kind and
-    anchor), so a fact a summary keeps is kept by every summary of every strategy, as a model that
-    finds a fact salient does; strategies then differ by what they hand the summarizer, not by luck."""
-    digest = hashlib.sha1(fact_key(f).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def main(argv: Sequence[str]) -> int:

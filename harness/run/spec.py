@@ -1,0 +1,67 @@
+"""``compbench.run.spec`` — What determines a run's results: the spec its manifest records and a resumed run reads
+back."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from compbench.measure.pricing import DEFAULT_PRICE_MODEL
+from compbench.measure.token_correction import in_use
+from compbench.sdk.session import ModelLimits
+
+# summarizer options a manifest may keep: endpoints and folders, never credentials
+SAFE_SUMMARIZER_OPTIONS = ("api_base", "cache_dir", "retries", "temperature", "timeout_s")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run's results (and goes into its manifest)."""
+
+    strategies: tuple[str, ...]
+    # None: each transcript's own window, the one its tool used (models.effective_limits)
+    limits: ModelLimits | None = None
+    summarizer: str = "calibrated"
+    tokenizer: str = "o200k_base"
+    message_overhead: int = 4
+    # compbench.measure.token_correction: the recorded model family's ("auto"), "none", or a family
+    token_correction: str = "auto"
+    # None: each transcript's own hidden overhead (a fixed part and a growth rate, calibrated on its
+    # recorded usage, else its agent's defaults: compbench.measure.overhead)
+    system_tokens: int | None = 0
+    model: str | None = None
+    price_model: str | None = None  # None: each transcript at its recorded model (compbench.measure.pricing)
+    seed: int = 0
+    gold: str | None = None  # a gold_facts.jsonl file
+    prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table
+    summarizer_options: dict[str, Any] = field(default_factory=dict)
+    # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), "none": never expires; "auto": each transcript's recorded
+    # lifetime, else 5 minutes
+    cache_ttl: str = "auto"
+    # the dataset's template lines per source (compbench.data.boilerplate.Templates.to_json())
+    boilerplate: dict[str, Any] = field(default_factory=dict)
+
+    def manifest(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["limits"] = asdict(self.limits) if self.limits is not None else None
+
+
+        d["token_corrections"] = in_use(self.tokenizer, self.token_correction)  # family -> what was applied
+        # options can hold an API key or endpoint credentials: keep only what is safe and relevant
+        d["summarizer_options"] = {k: v for k, v in sorted(self.summarizer_options.items())
+                                   if k in SAFE_SUMMARIZER_OPTIONS}
+        return d
+
+    @classmethod
+    def from_manifest(cls, d: Mapping[str, Any]) -> RunSpec:
+        """The spec a manifest recorded (what :meth:`manifest` wrote; secrets were never in it)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in d.items() if k in fields}
+        values["strategies"] = tuple(values["strategies"])
+        values.setdefault("token_correction", "none")  # a run from before corrections counted without one
+        values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
+        values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
+        values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
+        return cls(**values)

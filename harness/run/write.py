@@ -1,0 +1,133 @@
+"""``compbench.run.write`` — A run from start to end: every transcript replayed through the executor named, its
+rows committed to the run directory batch by batch (:class:`compbench.store.rundir.RunDir`), the manifest
+written last. ``run --resume`` reads back what an interrupted run was started with (:func:`recorded`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from compbench import __version__
+from compbench.data.transcript import Transcript, to_json
+from compbench.errors import CompbenchError, UsageError
+from compbench.run.engine import Outcome, Replayer
+from compbench.run.spec import RunSpec
+from compbench.store import rundir
+from compbench.store.columns import Table
+from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
+from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted
+from compbench.store.tables import TABLES
+from compbench.strategies import resolve
+from compbench.summarizers import describe_summarizer
+
+
+def recorded(out: Path) -> tuple[RunSpec, str, int]:
+    """What an interrupted run was started with: its spec, its dataset, and how many transcripts it has
+    committed (``run --resume`` takes its options from here; the run's own words if it cannot)."""
+    identity, done = interrupted(out)
+    return RunSpec.from_manifest(identity["spec"]), str(identity["dataset"]), done
+
+
+def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
+    it = iter(transcripts)
+    for expected in done:
+        t = next(it, None)
+        if t is None or t.id != expected:
+            raise UsageError(f"cannot resume: the dataset changed since the run started (expected transcript "
+                             f"{expected!r}, found {t.id if t else 'the end of the dataset'!r})")
+    yield from it
+
+
+def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Transcript, Any]]]:
+    batch: list[tuple[Transcript, Any]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == rundir.BATCH:  # read at the call: tests set it
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def summarizer_limit(summarizer: str) -> str:
+    """The method limit of the run's own summarizer, in words (a calibrated run is not an extractive one)."""
+    return f"Summaries by {describe_summarizer(summarizer)}."
+def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
+               progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
+               ray_address: str | None = None) -> Iterator[tuple[Transcript, Outcome]]:
+    """Replay every transcript under every strategy; yields rows (or an error string) in dataset order,
+    through the executor named (:data:`compbench.run.executors.EXECUTORS`: local processes, threads, Ray, a
+    plug-in's)."""
+    from compbench.run.executors import EXECUTORS, Job
+
+    run = EXECUTORS.get(executor)
+    Replayer(spec)  # validates the spec here, before any worker starts
+    for t, out in run(Job(spec, transcripts, workers, concurrency, ray_address)):
+        if progress:
+            progress(t.id)
+        yield t, out
+
+
+def versions() -> dict[str, str]:
+    """The versions of the libraries a run's numbers depend on (for its manifest)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("tiktoken", "litellm", "pyarrow"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
+              progress: Callable[[str], None] | None = None, force: bool = False,
+              resume: bool = False, executor: str = "local", concurrency: int = 1,
+              ray_address: str | None = None) -> Manifest:
+    """Replay ``transcripts`` and write the run directory ``out``; returns the manifest. A crash or kill
+    leaves ``OUT.partial`` for ``--resume``."""
+    identity = {"spec": spec.manifest(), "dataset": dataset, "batch": rundir.BATCH,
+                "format_version": RUN_FORMAT_VERSION}
+    store = RunDir(Path(out), identity, force=force, resume=resume)
+    try:
+        replays = replay_all(spec, _skip_done(transcripts, store.done), workers, progress, executor, concurrency,
+                             ray_address)
+        for batch in _batches(replays):
+            record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
+            rows = {k: Table() for k in TABLES}
+            for t, result in batch:
+                record["ids"].append(t.id)
+                record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
+                if isinstance(result, str):
+                    record["errors"].append({"transcript_id": t.id, "error": result})
+                    continue
+                for k in TABLES:
+                    rows[k].merge(result[k])
+            store.commit(record, rows)
+        if not store.committed:
+            raise UsageError(f"no transcripts in {dataset}")
+        return store.finalize(lambda committed: _manifest(spec, dataset, committed))
+    except CompbenchError:
+        store.abandon()
+        raise
+
+
+def _manifest(spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> Manifest:
+    fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
+    return Manifest(
+        format_version=RUN_FORMAT_VERSION, compbench_version=__version__,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
+        dataset=DatasetRef(dataset, fingerprint, sum(len(b["ids"]) for b in committed)),
+        spec=json.loads(json.dumps(spec.manifest())),  # as it reads back
+        strategies=tuple(StrategyRecord(c.label, c.name, c.info.source, c.param_dict())
+                         for c in (resolve(s) for s in spec.strategies)),
+        errors=tuple(e for b in committed for e in b["errors"]),
+        environment={"python": platform.python_version(), **versions()},
+        method_limits=("The replay assumes the agent would have acted the same after a compaction.",
+                       summarizer_limit(spec.summarizer)))
