@@ -49,7 +49,7 @@ profile: $(STAMP)
 
 # 10,000 structure-aware inputs per importer; prints the count per format
 fuzz: $(STAMP)
-	COMPBENCH_FUZZ_EXAMPLES=10000 $(PY) -m pytest tests/test_fuzz_importers.py -q -s -p no:randomly
+	COMPBENCH_FUZZ_EXAMPLES=10000 $(PY) -m pytest tests/data/formats/test_fuzz.py -q -s -p no:randomly
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -24,7 +24,7 @@ encrypted content). An earlier item is not a user message: it is compacted into 
 Codex's ``recompute_token_usage`` records its estimate of the new history; minus the base instructions
 (21,335 bytes: 5,337 tokens) and the kept items (each ceil(JSON bytes / 4)) it leaves the compaction item's
 estimate — 4,657, 3,392, 2,221, 2,296 and 3,188 tokens for 222,146, 228,500, 222,103, 213,921 and 213,133
-tokens compacted: 2.1%, 1.5%, 1.0%, 1.1%, 1.5%; the median is 1.48% (tests/test_strategy_openai_compaction.py
+tokens compacted: 2.1%, 1.5%, 1.0%, 1.1%, 1.5%; the median is 1.48% (tests/strategies/test_openai_compaction.py
 recomputes it when the files are there). ``compact_threshold`` is required by the API and has no default:
 0 takes 90% of the input limit, Codex's default auto-compact limit (``window * 9 / 10``). "Crosses" is read
 as strictly over. The server's compaction prompt is not public: the request carries Codex's

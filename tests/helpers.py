@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,11 @@ from compbench.sdk.session import Action, Compact, Entry, Insert, Keep, ModelLim
 from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
 from compbench.summarizers.mock import MockSummarizer
+
+TESTS = Path(__file__).resolve().parent  # the tests mirror the packages: their data is found from here
+ROOT = TESTS.parent  # the checkout
+FIXTURES = TESTS / "fixtures"  # hand-made files of the shapes real logs come in
+GOLDEN = TESTS / "golden"
 
 
 def user(id: str, text: str = "") -> Message:
@@ -161,3 +167,39 @@ class CutBefore:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
+
+
+@dataclass(frozen=True)
+class KeepLastParams:
+    keep: int = 6
+    trigger: int = 3_000
+
+
+class KeepLast:
+    """Test strategy: over `trigger` tokens, summarize all but the last `keep` messages (never splits pairs)."""
+
+    name = "test-keep-last"
+
+    def __init__(self, p: KeepLastParams) -> None:
+        self.p = p
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        if s.context_tokens < self.p.trigger or len(s.entries) <= self.p.keep + 1:
+            return ()
+        cut = len(s.entries) - self.p.keep
+        while cut > 1 and s.entries[cut].role == "tool":
+            cut -= 1
+        kept = [Keep(e.id) for e in s.entries[cut:]]
+        req = SummaryRequest("Summarize.", s.rendered(), s.rendered(1, cut), 300)
+        return [Compact("threshold", (Keep(s.entries[0].id), Insert("user", "Summary:\n", with_summary=True,
+                                                                        origin="summary"), *kept), req)]
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        return ()
+
+
+def long_session(n: int) -> list[Message]:
+    msgs: list[Message] = [user("u0", "refactor the parser")]
+    for k in range(1, n):
+        msgs += [assistant(f"a{k}", "w" * 40, calls=[(f"c{k}", "bash", {"k": k})]), tool(f"t{k}", f"c{k}", "o" * 200)]
+    return [*msgs, assistant("end")]

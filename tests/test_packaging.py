@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from compbench.data.dataset import default_dataset
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
 
 
 def test_in_a_checkout_the_default_dataset_is_datasets_samples() -> None:

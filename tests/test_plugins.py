@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parent / "plugin"
+from helpers import TESTS
+
+PLUGIN = TESTS / "plugin"
 
 
 def install(root: Path, name: str, groups: dict[str, dict[str, str]], path: Path | None = None) -> str:

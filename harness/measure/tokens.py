@@ -197,7 +197,7 @@ class TokenCounter:
         """Whether the count of sections joined is the sum of their counts, for sections that each end with
         a newline and begin with a character that is neither whitespace nor a newline (``# USER``): the BPE
         tokenizers split text into pieces before merging and no piece spans such a boundary (checked on the
-        samples by tests/test_token_sections.py); the character heuristics round per text and do not."""
+        samples by tests/measure/test_tokens.py); the character heuristics round per text and do not."""
         return self.tokenizer in ("o200k_base", "cl100k_base")
 
     def remember_raw(self, p: Part, raw: int) -> None:

@@ -65,7 +65,7 @@ reads them, for the loop and for ``strategies show``):
   they are asked before and after every step of every transcript, with it a replay costs what the
   strategy does. It must be exact: skipping the questions in between changes nothing (the strategy would
   have answered nothing, and keeps no state it would have updated there), which a strategy's tests check
-  by replaying with and without it (``tests/test_wake.py``)::
+  by replaying with and without it (``tests/replay/test_wake.py``)::
 
       def wake(self, s: SessionView) -> Wake:             # after a question answered with nothing
           return Wake(tokens=self.p.trigger)               # before_step acts only from the trigger on
