@@ -61,9 +61,11 @@ from compbench.sdk import (
     Keep,
     Message,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -297,11 +299,23 @@ class Aider:
                              "budget": self.budget(s), "model": "weak"}, fallback=lost)
 
 
+# What aider's users set (--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS or max-chat-history-tokens in
+# .aider.conf.yml; aider/models.py at 5dc9490): 0 means the default formula.
+TOOL = Tool(
+    "aider", ("aider",), own_count=True,
+    settings=(Setting("max_chat_history_tokens", "max-chat-history-tokens", ".aider.conf.yml (or "
+                      "--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS)",
+                      "min(max(max_input / 16, 1024), 8192)", "max-chat-history-tokens: {value}",
+                      sweep=(4096.0, 16384.0), note="the history over it has its head summarized by the weak model"),),
+    designed={"failed": "aider 0.72 and later drop the summary they made (a snapshot check in summarize_end): "
+                        "the summarizer's cost without its saving is aider's behaviour, not a failure"})
+
+
 @strategy("aider", params=AiderParams, source="Aider-AI/aider 5dc9490bb35f (history.py, models.py, base_coder.py)",
           summary="after a reply that edited files, a history over min(max(max_input/16, 1024), 8192) tokens (counted "
                   "as JSON) has its head summarized by the weak model; since 0.72 the summary is dropped "
                   "(summarize_end's snapshot check); preset=0.71 applies it, a tail under half the budget kept",
-          presets={"0.71": {"applies": True}})
+          presets={"0.71": {"applies": True}}, tool=TOOL)
 def aider(p: AiderParams) -> Aider:
     return Aider(p)
 

@@ -101,9 +101,11 @@ from compbench.sdk import (
     Message,
     Reasoning,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -400,9 +402,29 @@ def version_preset(version: str) -> str:
     return next((preset for first, preset in FIRST_VERSIONS if parts >= first), "2.0")
 
 
+# What Claude Code's users set (code.claude.com/docs env-vars and settings; the clamps from the bundle as quoted
+# in anthropics/claude-code #31806 and decompiles of 2.1.221/2.1.258): the override can only lower the threshold
+# (min(floor((W - reserve) * pct / 100), W - reserve - 13,000)), a value outside (0, 100] is ignored; the window
+# is min(the model's, the value).
+TOOL = Tool(
+    "Claude Code", ("claude-code",), newest="current", version_preset=version_preset,
+    preset_versions={"current": "2.1.196+", "2.1.138": "2.1.138-2.1.195", "2.1.92": "2.1.92-2.1.137",
+                     "2.1.21": "2.1.21-2.1.91", "2.0": "2.0.x-2.1.20"},
+    settings=(
+        Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "environment (or \"env\" in "
+                "~/.claude/settings.json)", "unset: 167,000 of a 200k window", "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",
+                sweep=(60.0, 80.0), note="a percentage of the window less the output reserve; it can only lower the "
+                "threshold (above about 92 on a 200k window it changes nothing), a value outside (0, 100] is ignored"),
+        Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "environment (or \"autoCompactWindow\" in "
+                "~/.claude/settings.json)", "the model's window, or Anthropic's default for a 1M model",
+                "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
+                note="never above the model's window; 2.1.221 and later clamp it to 100,000-1,000,000"),
+    ))
+
+
 @strategy("claude-code", params=ClaudeCodeParams,
           source="seed 002 + Claude Code session files (CLI 2.0.60–2.1.49) + reports of its 1M-window rule (2.1.92–2.1.196)",
           summary="at ~95% of the window, summarize the whole history into one continuation message",
-          presets=PRESETS)
+          presets=PRESETS, tool=TOOL)
 def claude_code(p: ClaudeCodeParams) -> ClaudeCode:
     return ClaudeCode(p)

@@ -31,7 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.sdk import NEVER, Action, Compact, Entry, Keep, Prune, SessionView, Text, ToolResult, Usage, Wake
+from compbench.sdk import NEVER, Action, Compact, Entry, Keep, Prune, SessionView, Text, Tool, ToolResult, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import groups, head_end
 from compbench.strategies.cline_context import (
@@ -164,8 +164,12 @@ class Cline:
         return actions
 
 
+# Cline's legacy extension has no setting for its truncation (Auto Compact, when on, is cline-condense).
+TOOL = Tool("Cline", ("cline",))
+
+
 @strategy("cline", params=ClineParams, source="cline/cline 9ee618111d58 (legacy ContextManager, before 791d238996)",
           summary="previous request >= window - 27k/30k/40k (or max(w-40k, 0.8w)): rewrite duplicate file reads, "
-                  "then keep the first pair and drop half (or three quarters) of the rest")
+                  "then keep the first pair and drop half (or three quarters) of the rest", tool=TOOL)
 def cline(p: ClineParams) -> Cline:
     return Cline(p)

@@ -71,9 +71,11 @@ from compbench.sdk import (
     Message,
     Reasoning,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -401,6 +403,17 @@ def version_preset(version: str) -> str:
     return "0.77" if parts <= (0, 77) else "current"
 
 
+# What Codex's users set (~/.codex/config.toml; openai/codex codex-rs/protocol/src/openai_models.rs, PR #11516):
+# since 0.100 the limit is min(the value, 90% of the window); 0 compacts every turn, nothing turns it off.
+TOOL = Tool(
+    "Codex", ("codex",), newest="current", version_preset=version_preset,
+    preset_versions={"current": "0.78+ (built on 0.140 and 0.142 rollouts)", "0.77": "up to 0.77"},
+    settings=(Setting("auto_compact_token_limit", "model_auto_compact_token_limit", "~/.codex/config.toml",
+                      "unset: 90% of the window (244,800 of 272,000)", "model_auto_compact_token_limit = {value}",
+                      sweep=(150_000, 200_000), note="clamped to 90% of the window since 0.100; 0 compacts every "
+                      "turn"),))
+
+
 @strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
           presets={"current": {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
@@ -410,6 +423,6 @@ def version_preset(version: str) -> str:
                    # templates are not pinned here (a ChatGPT login compacts remotely, the prompt unseen):
                    # today's are used.
                    "0.77": {"per_model_limits": False, "reasoning_items": "sum",
-                            "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}})
+                            "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}}, tool=TOOL)
 def codex(p: CodexParams) -> Codex:
     return Codex(p)

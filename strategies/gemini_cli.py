@@ -61,9 +61,11 @@ from compbench.sdk import (
     Message,
     Prune,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolResult,
     Usage,
     Wake,
@@ -369,3 +371,13 @@ def version_preset(version: str) -> str | None:
     last = _BY_MINOR[-1][0]  # from here on one preset: a range going past it is checked up to it
     picks = {next((p for a, b, p in _BY_MINOR if a <= m <= b), None) for m in range(lo, max(lo, min(hi, last)) + 1)}
     return picks.pop() if len(picks) == 1 else None
+
+
+# What Gemini CLI's users set (~/.gemini/settings.json; gemini-cli 5411f11 config.ts getCompressionThreshold,
+# chatCompressionService.ts): 0 falls back to the default, above 1 never compresses by itself. Its logs record no
+# version: the importer gives the range a log's writer shows, and a preset only when all of it has one.
+TOOL = Tool(
+    "Gemini CLI", ("gemini-cli",), version_preset=version_preset, preset_versions=PRESET_VERSIONS,
+    settings=(Setting("gemini-cli-compression.threshold", "model.compressionThreshold", "~/.gemini/settings.json",
+                      "0.5 (0.7 up to v0.11, 0.2 in v0.12-v0.16)", '{"model": {"compressionThreshold": {value}}}',
+                      sweep=(0.3, 0.7), note="a share of the model's token limit; 0 means the default"),))

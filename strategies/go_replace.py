@@ -39,6 +39,7 @@ from compbench.sdk import (
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -264,8 +265,12 @@ class GoReplace:
                         meta={"requeued": calls})]
 
 
+# Crush's only setting is on/off (options.disable_auto_summarize in crush.json): off is the `none` row.
+TOOL = Tool("Crush", ("crush",), newest="current", preset_versions={"current": "Crush (read at 37f36e9)"})
+
+
 @strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush",
           summary="pre-turn threshold; history replaced by [system, summary + last user request]",
-          presets={"current": {"mode": "remaining"}})
+          presets={"current": {"mode": "remaining"}}, tool=TOOL)
 def go_replace(p: GoReplaceParams) -> GoReplace:
     return GoReplace(p)

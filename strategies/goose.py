@@ -59,9 +59,11 @@ from compbench.sdk import (
     Message,
     Reasoning,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -341,11 +343,26 @@ class Goose:
                        meta={"preserved": preserved.id if preserved else None, **request.meta})
 
 
+# What Goose's users set (environment or ~/.config/goose/config.yaml; block/goose context_mgmt/mod.rs).
+TOOL = Tool(
+    "Goose", ("goose",),
+    settings=(Setting("threshold", "GOOSE_AUTO_COMPACT_THRESHOLD", "environment (or config.yaml)", "0.8",
+                      "export GOOSE_AUTO_COMPACT_THRESHOLD={value}", sweep=(0.6,),
+                      note="a value at or below 0, or at or above 1, turns auto-compaction off"),
+              Setting("tool_pairs", "GOOSE_TOOL_PAIR_SUMMARIZATION", "environment (or config.yaml)", "true",
+                      "export GOOSE_TOOL_PAIR_SUMMARIZATION={value}", sweep=(False,),
+                      note="off: no background summaries of old tool calls"),
+              Setting("tool_call_cutoff", "GOOSE_TOOL_CALL_CUTOFF", "environment (or config.yaml)", "10",
+                      "export GOOSE_TOOL_CALL_CUTOFF={value}")),
+    designed={"degenerate": "Goose summarizes the oldest tool call and its result each turn past its cutoff: "
+                            "compactions on most calls are its design, each small"})
+
+
 @strategy("goose", params=GooseParams,
           source="block/goose 9a91fccf (context_mgmt/mod.rs, agents/agent.rs, prompts/compaction.md)",
           summary="every turn past 10 visible tool calls, the oldest call and result summarized by the fast model; at a "
                   "new prompt, last request > 0.8 of the window (or on overflow): everything summarized into a user "
                   "message + continuation note, the last user text re-added",
-          presets={"no-tool-pairs": {"tool_pairs": False}})
+          presets={"no-tool-pairs": {"tool_pairs": False}}, tool=TOOL)
 def goose(p: GooseParams) -> Goose:
     return Goose(p)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.sdk import NEVER, Action, SessionView, Usage, Wake
+from compbench.sdk import NEVER, Action, SessionView, Tool, Usage, Wake
 from compbench.sdk.registry import strategy
 
 
@@ -28,7 +28,11 @@ class NoCompaction:
         return NEVER
 
 
+# mini-swe-agent keeps its whole history (a context-window error ends the run): its own behaviour is none's.
+TOOL = Tool("mini-swe-agent", ("mini-swe-agent",))
+
+
 @strategy("none", params=NoneParams, source="reference",
-          summary="never compacts: the cost and overflow baseline")
+          summary="never compacts: the cost and overflow baseline", tool=TOOL)
 def none(p: NoneParams) -> NoCompaction:
     return NoCompaction()

@@ -68,8 +68,10 @@ from compbench.sdk import (
     Prune,
     Reasoning,
     SessionView,
+    Setting,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -372,6 +374,21 @@ def estimate(entries: Sequence[Entry]) -> int:
     return chars4_round(json.dumps(msgs, separators=(",", ":"), ensure_ascii=False))
 
 
+# What OpenCode's users set (opencode.json "compaction"; anomalyco/opencode session/overflow.ts and compaction.ts
+# at 08f74b9b): OPENCODE_DISABLE_AUTOCOMPACT / OPENCODE_DISABLE_PRUNE force the switches off.
+TOOL = Tool(
+    "OpenCode", ("opencode",), newest="current",
+    settings=(Setting("prune", "compaction.prune", "opencode.json", "on in the seeds' description, off in today's "
+                      "code", '{"compaction": {"prune": {value}}}', sweep=(True, False),
+                      note="protects the newest 40,000 estimated tokens of tool output; prunes only when it saves "
+                      "20,000"),
+              Setting("auto", "compaction.auto", "opencode.json", "true", '{"compaction": {"auto": {value}}}',
+                      note="false (or OPENCODE_DISABLE_AUTOCOMPACT=1) never compacts by itself"),
+              Setting("input_buffer", "compaction.reserved", "opencode.json", "min(20,000, the model's output "
+                      "limit)", '{"compaction": {"reserved": {value}}}',
+                      note="used only for a model that declares an input limit")))
+
+
 @strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode 08f74b9b",
           summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k)",
           presets={"current": {
@@ -382,6 +399,6 @@ def estimate(entries: Sequence[Entry]) -> int:
               "prompt": "anchored",  # core/src/session/compaction.ts 8b9b5784 buildPrompt + SUMMARY_TEMPLATE
               "prune": False,  # session/compaction.ts: if (!cfg.compaction?.prune) return
               "continue_text": CONTINUE_TEXT_CURRENT,  # session/compaction.ts fd78ec63
-          }})
+          }}, tool=TOOL)
 def opencode(p: OpenCodeParams) -> OpenCode:
     return OpenCode(p)

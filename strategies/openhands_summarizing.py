@@ -48,8 +48,10 @@ from compbench.sdk import (
     Message,
     Role,
     SessionView,
+    Setting,
     SummaryRequest,
     Text,
+    Tool,
     Transcript,
     Usage,
     Wake,
@@ -259,11 +261,36 @@ def manipulation_indices(evs: Sequence[Event]) -> list[int]:
     return sorted(allowed)
 
 
+def _openhands_log(t: Transcript) -> tuple[str | None, str] | None:
+    """The condenser an OpenHands log records: V1's LLMSummarizingCondenser at a preset it equals."""
+    specs = fidelity_specs(t)
+    if len(specs) == 1 and specs[0][1].startswith("openhands-llm-summarizing:preset="):
+        preset = specs[0][1].partition("=")[2]
+        if "," not in preset:
+            return preset, f"the log records OpenHands' {preset} condenser"
+    if t.meta.get("format_version") == "v1":
+        return "v1-agent", "an OpenHands V1 log: the CLI's default condenser (max_size 80, keep_first 4)"
+    return None
+
+
+# What OpenHands' users set: [condenser] in config.toml (V0) or the condenser of ~/.openhands/agent_settings.json
+# (V1 CLI); the app's UI sets condenser_max_size (at least 20).
+TOOL = Tool(
+    "OpenHands", ("openhands", "openhands-v0", "openhands-eval"), log_preset=_openhands_log,
+    fidelity_specs=lambda t: fidelity_specs(t),
+    preset_versions={"v1-agent": "V1 CLI default", "v1": "V1 SDK class default", "server": "V0 app"},
+    settings=(Setting("max_size", "max_size", "[condenser] in config.toml (V0) or agent_settings.json's condenser "
+                      "(V1)", "100 (V0 CLI), 120 (app), 80 (V1 CLI)", "[condenser]\nmax_size = {value}",
+                      sweep=(60, 200), note="events kept before a condensation; the app refuses under 20"),
+              Setting("keep_first", "keep_first", "[condenser] in config.toml or agent_settings.json", "1 (V0), 4 (V1)",
+                      "[condenser]\nkeep_first = {value}")))
+
+
 @strategy("openhands-llm-summarizing", params=LLMSummarizingParams,
           source="All-Hands-AI/OpenHands llm_summarizing_condenser.py @ 156d068; V1: OpenHands/software-agent-sdk @ 611629e",
           summary="over 100 events: keep the first and the newest 48, the events between into one rolling summary",
           presets={"server": {"keep_first": 4, "max_size": 120}, "v1": V1,
-                   "v1-agent": V1_AGENT})
+                   "v1-agent": V1_AGENT}, tool=TOOL)
 def llm_summarizing(p: LLMSummarizingParams) -> LLMSummarizing:
     return LLMSummarizing(p)
 

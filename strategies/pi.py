@@ -58,9 +58,11 @@ from compbench.sdk import (
     Message,
     Reasoning,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -341,9 +343,21 @@ def _unwrap(text: str) -> str:
     return text.removesuffix(CURRENT_SUFFIX)
 
 
+# What pi's users set (~/.pi/agent/settings.json or <project>/.pi/settings.json; pi-mono 83378aad
+# settings-manager.ts, compaction.ts): no value is checked.
+TOOL = Tool(
+    "pi", ("pi",), newest="current", manual_compaction=manual_compaction,
+    settings=(Setting("reserve_tokens", "compaction.reserveTokens", "~/.pi/agent/settings.json", "16384",
+                      '{"compaction": {"reserveTokens": {value}}}', sweep=(50_000,),
+                      note="compacts when the context passes the window less this; the summary may use 80% of it"),
+              Setting("keep_recent_tokens", "compaction.keepRecentTokens", "~/.pi/agent/settings.json", "20000",
+                      '{"compaction": {"keepRecentTokens": {value}}}', sweep=(8_000, 40_000),
+                      note="the newest turns kept verbatim, cut at a turn boundary")))
+
+
 @strategy("pi", params=PiParams, source="seed 002 (pi plan); current: pi-mono 83378aad compaction.ts, agent-session.ts",
           summary="reserveTokens 16384, keepRecentTokens 20000, cut at turn boundaries, chained summaries",
           presets={"current": {"cut_at_assistant": True, "current_format": True, "trigger": "agent_end",
-                               "overflow_retry": True}})
+                               "overflow_retry": True}}, tool=TOOL)
 def pi(p: PiParams) -> Pi:
     return Pi(p)

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compbench.errors import UsageError
-from compbench.sdk import Action, SessionView, Strategy, Usage
+from compbench.sdk import Action, SessionView, Strategy, Tool, Usage
 from compbench.sdk.registry import Configured, get, label, param, resolve, strategy
+from compbench.strategies import gemini_cli
 
 NAME = "pipeline"
 SEPARATOR = ">"
@@ -63,7 +64,8 @@ def create(p: PipelineParams) -> Pipeline:
 COMPOSITION_PRESETS: dict[str, dict[str, str]] = {}  # composition -> preset -> pipeline items it adds
 
 
-def compose(name: str, stages: str, *, source: str, summary: str, presets: dict[str, str] | None = None) -> None:
+def compose(name: str, stages: str, *, source: str, summary: str, presets: dict[str, str] | None = None,
+            tool: Tool | None = None) -> None:
     """Register a named composition: ``name`` resolves to the pipeline ``stages`` (items of a pipeline
     spec: ``stages=a>b,a.param=v,until_first=true``); a spec can still set any stage's parameters
     (``name:a.param=v``) and tune sweeps them. ``presets``: ``name:preset=P`` adds P's items (a tool
@@ -74,7 +76,7 @@ def compose(name: str, stages: str, *, source: str, summary: str, presets: dict[
 
     COMPOSITION_PRESETS[name] = dict(presets or {})
     strategy(name, params=PipelineParams, source=source, summary=summary, composition=stages,
-             presets={key: {} for key in presets or {}}, resolver=resolve_pipeline)(factory)
+             presets={key: {} for key in presets or {}}, resolver=resolve_pipeline, tool=tool)(factory)
 
 
 def stage_key(key: str, names: Sequence[str]) -> tuple[int, str]:
@@ -149,7 +151,8 @@ compose("gemini-cli", "stages=gemini-cli-compression>gemini-cli-masking",
                "tryMaskToolOutputs, before each call (masking on by default from v0.30.0; the version presets "
                "before it compress only)",
         summary="Gemini CLI as it runs: chat compression, then tool-output masking, before every call",
-        presets={v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")})
+        presets={v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")},
+        tool=gemini_cli.TOOL)
 compose("openhands", "stages=openhands-conversation-window>openhands-browser-output>openhands-llm-summarizing,"
         "openhands-browser-output.preset=server,openhands-llm-summarizing.preset=server,until_first=true",
         source="All-Hands-AI/OpenHands @ 156d068 server/session/session.py: the default condenser pipeline; "

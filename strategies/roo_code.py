@@ -62,11 +62,14 @@ from compbench.sdk import (
     Keep,
     Message,
     SessionView,
+    Setting,
     Slot,
     SummaryRequest,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
+    Transcript,
     Usage,
 )
 from compbench.sdk.registry import param, strategy
@@ -385,12 +388,36 @@ def _orphaned(e: Entry, calls: set[str]) -> bool:
     return bool(results) and len(results) == len(e.message.parts) and all(p.call_id not in calls for p in results)
 
 
+def _roo_log(t: Transcript) -> tuple[str | None, str] | None:
+    """Kilo Code's logs run Kilo Code's rules; a Roo Code log whose summaries are assistant messages ran 3.42."""
+    if t.source == "kilo-code":
+        return "kilo", "a Kilo Code log: Kilo Code's rules"
+    if any(str(rc.meta.get("layout") or "").startswith("assistant summary") for rc in t.compactions):
+        return "3.42", "the log's summaries are assistant messages: Roo Code before 3.43"
+    return None
+
+
+# What Roo Code's users set (Settings > Context; globalSettings autoCondenseContext / autoCondenseContextPercent,
+# per profile profileThresholds; RooCodeInc/Roo-Code cb836567 context-management/index.ts).
+TOOL = Tool(
+    "Roo Code", ("roo-code", "kilo-code"), log_preset=_roo_log, recorded_preset=lambda source, layout: recorded_preset(source, layout),
+    preset_versions={"3.42": "before 3.43", "kilo": "Kilo Code"},
+    settings=(Setting("threshold_percent", "autoCondenseContextPercent", "Roo Code settings (Context: automatically "
+                      "trigger intelligent context condensing)", "100",
+                      '{"globalSettings": {"autoCondenseContextPercent": {value}}}', sweep=(70, 85),
+                      note="at 100 it condenses only near the window (0.9 x window less the output reserve); a "
+                      "profile's own threshold (5-100) comes first"),
+              Setting("auto_condense", "autoCondenseContext", "Roo Code settings (Context)", "true",
+                      '{"globalSettings": {"autoCondenseContext": {value}}}',
+                      note="off: the sliding window only (half the messages hidden)")))
+
+
 @strategy("roo-code", params=RooCodeParams,
           source="RooCodeInc/Roo-Code cb836567180a (src/core/context-management/index.ts, src/core/condense/index.ts)",
           summary="prev tokens > 0.9 window - reserved (or >= threshold %): condense to one summary user message "
                   "(fresh start); else hide half of the visible messages after the first",
           presets={"no-condense": {"auto_condense": False}, "3.42": {"condense": "keep-last-3"},
-                   "kilo": {"condense": "keep-last-3", "hybrid_clamp": False}})
+                   "kilo": {"condense": "keep-last-3", "hybrid_clamp": False}}, tool=TOOL)
 def roo_code(p: RooCodeParams) -> RooCode:
     return RooCode(p)
 

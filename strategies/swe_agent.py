@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compbench.sdk import Action, Entry, Media, Prune, SessionView, Text, ToolResult, Usage
+from compbench.sdk import Action, Entry, Media, Prune, SessionView, Setting, Text, Tool, ToolResult, Usage
 from compbench.sdk.registry import param, strategy
 
 PLACEHOLDER = "Old environment output: ({lines} lines omitted)"  # LastNObservations.__call__
@@ -120,10 +120,19 @@ class SweAgent:
         return ()
 
 
+# What SWE-agent's users set: the agent config's history_processors (SWE-agent 3ea751c config/*.yaml).
+TOOL = Tool(
+    "SWE-agent", ("swe-agent",),
+    settings=(Setting("n", "last_n_observations n", "the agent config YAML (agent.history_processors)", "5 in the "
+                      "paper's configs; default.yaml elides nothing", "agent:\n  history_processors:\n    - type: "
+                      "last_n_observations\n      n: {value}", sweep=(3, 10),
+                      note="the first observation (the task) is always kept"),))
+
+
 @strategy("swe-agent", params=SweAgentParams,
           source="SWE-agent/SWE-agent 3ea751c087f3 sweagent/agent/history_processors.py (LastNObservations)",
           summary="elide all but the last n observations (the first, the task, kept), with polling and keep/remove "
                   "tags; never summarizes",
-          presets={"polling": {"polling": N_PAPER}})
+          presets={"polling": {"polling": N_PAPER}}, tool=TOOL)
 def swe_agent(p: SweAgentParams) -> SweAgent:
     return SweAgent(p)

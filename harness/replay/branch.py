@@ -52,8 +52,8 @@ class Shared:
     """What every trajectory of one transcript shares, computed once: the recorded entries, each assistant
     message's output tokens and each message's recorded time."""
 
-    __slots__ = ("config", "context", "counter", "entries", "messages", "outputs", "summarizer", "times",
-                 "transcript", "weights")
+    __slots__ = ("config", "context", "counter", "entries", "messages", "outputs", "recorded_until", "summarizer",
+                 "times", "transcript", "weights")
 
     def __init__(self, transcript: Transcript, entries: Sequence[Entry], config: ReplayConfig,
                  counter: TokenCounter, summarizer: Summarizer, context: ReplayContext) -> None:
@@ -70,6 +70,9 @@ class Shared:
                         for m, e in zip(self.messages, entries, strict=True)]
         self.times = [message_time(m.meta) for m in self.messages] if config.cache.ttl_s is not None else None
         self.weights = Weights(self.messages)
+        # the recorded usage describes the context every replay starts from only up to the tool's first own
+        # compaction: after it the log's prompts are of the tool's compacted context, not of any replay's
+        self.recorded_until = min((c.index for c in transcript.compactions), default=len(self.messages))
 
 
 def _output_tokens(counter: TokenCounter, m: Message, counts: Sequence[int]) -> int:
@@ -156,7 +159,8 @@ class Branch:
         s.append(entry)
         self.at = i + 1
         m = self.t.messages[i]
-        if self.t.config.recorded_usage and m.usage is not None and not self.compactions and not self.prunes:
+        if (self.t.config.recorded_usage and m.usage is not None and not self.compactions and not self.prunes
+                and i < self.t.recorded_until):
             usage = m.usage
         else:
             usage = Usage(input=inp, output=out, cache_read=cached, cache_write=written)

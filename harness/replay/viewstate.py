@@ -55,8 +55,9 @@ class Observer(Protocol):
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
     """``recorded_usage``: while the view is still the recorded context (nothing compacted or pruned
-    yet), strategies are shown the usage the real API recorded for the step instead of the computed one,
-    so a fidelity check compares trigger logic rather than tokenizer error. ``manual_at``: before message
+    yet, and before the tool's own first compaction), strategies are shown the usage the real API recorded
+    for the step instead of the computed one: the real tool decided on those figures, and a fidelity check
+    compares trigger logic rather than tokenizer error. ``manual_at``: before message
 ``manual_at`` joins, the strategy's ``manual`` compaction runs (if it has one), as a user's /compact."""
 
     limits: ModelLimits
@@ -274,7 +275,8 @@ def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, st
     result = SummaryResult(a.summary_text, 0, 0, attempts=0)
     shared = 0
     if a.request is not None:
-        result = _with_usage(summarizer.summarize(a.request), a.request, s.counter)
+        asked = SummaryResult(a.request.answer) if a.request.answer is not None else summarizer.summarize(a.request)
+        result = _with_usage(asked, a.request, s.counter)
         shared = min(s.shared_prefix(a.request), result.input_tokens or 0)
     for f in a.followups:
         if result.error is not None:

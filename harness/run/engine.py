@@ -30,6 +30,7 @@ from compbench.measure.workset import WorkingSet
 from compbench.replay.loop import recorded_entries, replay, replay_together
 from compbench.replay.members import Member
 from compbench.replay.viewstate import ReplayConfig
+from compbench.run.evidence import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
 from compbench.sdk.protocols import reads_before_edit
@@ -55,7 +56,10 @@ class Replayer:
         self.spec = spec
         self.counter = TokenCounter(spec.tokenizer, spec.message_overhead, mode=spec.token_correction)
         self.configs: list[Configured] = [resolve(s) for s in spec.strategies]
-        self.guards = [reads_before_edit(c.create()) for c in self.configs]
+        # a settings configuration replays only its tool's logs (a Claude Code setting means nothing to a Codex log)
+        self.scoped = {k: c.info.tool.formats for k, c in enumerate(self.configs)
+                       if c.label in spec.settings and c.info.tool is not None}
+        self._guards: dict[int, bool] = {}
         self.reference = resolve("none")
         self.context = ReplayContext()
         backend = summarizer_info(spec.summarizer)
@@ -88,6 +92,9 @@ class Replayer:
         return self._pricing[key]
 
     def _run(self, t: Transcript) -> dict[str, Table]:
+        # what the log leaves out of the figures its tool decided on, filled from the tool's own (run.evidence):
+        # strategies are shown the usage the tool saw; the accounting counts the messages as before
+        t = complete(t)[0]
         # corrected for t's recorded model family (spec.token_correction), then at its own growth rate
         config, conditions, counter = self.conditions(t, self.counter.scoped(t))
         index = counter.index(t)
@@ -102,12 +109,18 @@ class Replayer:
         def new_tracker() -> Trackers:
             return Trackers(PresenceTracker(facts, self.copy), ContentTracker(ws))
 
-        ref, outcomes = self._trajectories(t, config, counter, index, entries, new_tracker)
+        # each configuration as it replays this log: an own-tool strategy named without a preset at the preset
+        # of the version the log recorded (compbench.sdk.tools), with why
+        picked = [(k, *c.for_log(t)) for k, c in enumerate(self.configs)
+                  if k not in self.scoped or t.source in self.scoped[k]]
+        configs = [c for _, c, _ in picked]
+        ref, outcomes = self._trajectories(t, configs, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
         shared: dict[tuple[int, bool], _TraceRows] = {}
         rows = {k: Table() for k in TABLES}
-        for c, guard, (trace, tracker) in zip(self.configs, self.guards, outcomes, strict=True):
+        for (k, c, why), (trace, tracker) in zip(picked, outcomes, strict=True):
             # a strategy whose tool insists on a read before an edit pays those re-reads (compbench.sdk)
+            guard = self.guard(c)
             got = shared.get((id(trace), guard))
             if got is None:  # configurations that shared a trajectory share its evaluation and its rows
                 retained, per_event, fact_rows = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
@@ -122,18 +135,28 @@ class Replayer:
                     columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
                                  "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]))
             key = {"transcript_id": t.id, "strategy": c.label}
-            rows["results"].append({**key, "name": c.name, "source": t.source, **groups, **conditions, **got.result})
+            preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
+                      "settings": "sweep" if k in self.scoped else ""}
+            rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
+                                    **got.result})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
                                         ("prunes", got.prunes)):
                 rows[table].extend(columns, n, key)
         return rows
 
 
+    def guard(self, c: Configured) -> bool:
+        """Whether ``c``'s tool refuses an edit of a file not read since its compaction (its params decide)."""
+        found = self._guards.get(id(c))
+        if found is None:
+            found = self._guards[id(c)] = reads_before_edit(c.create())
+        return found
+
     def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
         return replay_conditions(self.spec, t, counter, self.pricing)
 
-    def _trajectories(self, t: Transcript, config: ReplayConfig, counter: TokenCounter, index: TranscriptTokens,
-                      entries: Sequence[Entry], tracker: Callable[[], Trackers]
+    def _trajectories(self, t: Transcript, configs: Sequence[Configured], config: ReplayConfig, counter: TokenCounter,
+                      index: TranscriptTokens, entries: Sequence[Entry], tracker: Callable[[], Trackers]
                       ) -> tuple[tuple[Trace, Trackers], list[tuple[Trace, Trackers]]]:
         """The reference replay and each configuration's.
 
@@ -143,7 +166,6 @@ class Replayer:
         One that acts forks its own trajectory from there (:mod:`compbench.replay.branch`), followed by the
         configurations that acted alike and go on acting alike — only with a pure summarizer; otherwise
         each by itself."""
-        configs = self.configs
         if not SHARE_REPLAYS:
             def alone(c: Configured) -> tuple[Trace, Trackers]:
                 observer = tracker()
@@ -224,7 +246,9 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     price_model, price_source = price_model_for(t, spec.price_model)
     ttl, ttl_source = ttl_for(t.messages, spec.cache_ttl)
     cache = pricing(price_model, ttl)[0] if pricing else cache_model_for(price_model, ttl)
-    return ReplayConfig(limits, hidden.fixed, cache=cache), {
+    # strategies are shown the usage the API recorded while their view is still the recorded context: the real
+    # tool decided on those figures (our count of the same context differs by the tokenizer's error)
+    return ReplayConfig(limits, hidden.fixed, recorded_usage=True, cache=cache), {
         "window": limits.context_window, "window_source": window_source,
         "system_tokens": hidden.fixed, "system_tokens_source": hidden.source, "overhead_rate": hidden.rate / UNIT,
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,

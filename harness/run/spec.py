@@ -40,6 +40,8 @@ class RunSpec:
     # Anthropic's 5-minute or 1-hour cache ("5m" | "1h"), "none": never expires; "auto": each transcript's recorded
     # lifetime, else 5 minutes
     cache_ttl: str = "auto"
+    # the configurations of the settings sweep (labels among ``strategies``): each replays only its tool's logs
+    settings: tuple[str, ...] = ()
     # the dataset's template lines per source (compbench.data.boilerplate.Templates.to_json())
     boilerplate: dict[str, Any] = field(default_factory=dict)
 
@@ -60,6 +62,7 @@ class RunSpec:
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
+        values["settings"] = tuple(values.get("settings") or ())
         values.setdefault("token_correction", "none")  # a run from before corrections counted without one
         values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
         values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this

@@ -128,6 +128,7 @@ from compbench.sdk.session import (
     SummaryRequest,
     Wake,
 )
+from compbench.sdk.tools import Setting, Tool, version_tuple
 
 __all__ = [
     "CAPABILITIES",
@@ -162,11 +163,13 @@ __all__ = [
     "ReplayContext",
     "Role",
     "SessionView",
+    "Setting",
     "Slot",
     "Strategy",
     "StrategyInfo",
     "SummaryRequest",
     "Text",
+    "Tool",
     "ToolCall",
     "ToolResult",
     "Touch",
@@ -187,4 +190,5 @@ __all__ = [
     "stages_of",
     "strategy",
     "touches",
+    "version_tuple",
 ]

@@ -25,7 +25,9 @@ from compbench.errors import UsageError
 from compbench.registry import Registry
 
 if TYPE_CHECKING:
+    from compbench.data.transcript import Transcript
     from compbench.sdk.protocols import Capability, Strategy
+    from compbench.sdk.tools import Tool
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -70,6 +72,7 @@ def check_bounds(name: str, params: Any) -> None:
 
 
 BUILTIN: dict[str, str] = {
+    "recorded": "compbench.strategies.recorded",  # the tool as it ran: the baseline a verdict starts from
     "opencode": "compbench.strategies.opencode",
     "codex": "compbench.strategies.codex",
     "claude-code": "compbench.strategies.claude_code",
@@ -124,6 +127,7 @@ class StrategyInfo:
     # how a spec of this strategy is configured when it is not a list of its own parameters (a composition
     # configures its stages): (spec, the text after "NAME:", name) -> Configured; None: the parameters
     resolver: Callable[[str, str, str], Configured] | None = None
+    tool: Tool | None = None  # the real tool it reproduces (compbench.sdk.tools): its logs, presets, settings
 
     def defaults(self) -> Any:
         return self.params()
@@ -147,13 +151,14 @@ _registry = STRATEGIES._items  # the registered strategies by name (tests remove
 def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
              configurable_only: bool = False, needs_model: str = "", composition: str = "",
-             resolver: Callable[[str, str, str], Configured] | None = None,
+             resolver: Callable[[str, str, str], Configured] | None = None, tool: Tool | None = None,
              ) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
     a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
     runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
     its stages); ``resolver`` configures a spec that is not a list of the params' fields (a composition's
-    stages)."""
+    stages); ``tool`` declares the real tool it reproduces (:class:`compbench.sdk.tools.Tool`: its logs, the
+    preset each log runs at, the settings its users write)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -162,8 +167,10 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         for preset, values in (presets or {}).items():
             _check_fields(name, params, values, f"preset {preset!r}")
             check_bounds(name, params(**values))
+        for s in tool.settings if tool is not None and resolver is None else ():  # a composition's: STAGE.param
+            _check_fields(name, params, {s.param: None}, f"setting {s.name!r}'s parameter")
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                               configurable_only, needs_model, composition, resolver),
+                                               configurable_only, needs_model, composition, resolver, tool),
                            factory.__module__)
         return factory
 
@@ -185,13 +192,38 @@ def get(name: str) -> StrategyInfo:
     return STRATEGIES.get(name)
 
 
+def own_strategy(source: str) -> str | None:
+    """The strategy a default run sets beside a tool's logs (``source``: a transcript's): the one that declares
+    it reproduces the tool writing them (``tool=Tool(..., own=True)``); None when no strategy does."""
+    for name in names():
+        tool = get(name).tool
+        if tool is not None and tool.own and tool.writes(source):
+            return name
+    return None
+
+
 @dataclass(frozen=True)
 class Configured:
-    """A strategy with its parameters fixed: ``create()`` gives a fresh instance per replay."""
+    """A strategy with its parameters fixed: ``create()`` gives a fresh instance per replay.
+
+    ``auto``: the spec named no preset of a strategy that declares its tool, so each log runs at the preset
+    its tool version calls for (:meth:`for_log`), with ``overrides`` on top; ``params`` are then the newest
+    preset's, what ``strategies show`` and a replay without a log (a test) use."""
 
     info: StrategyInfo
     params: Any
     label: str
+    auto: bool = False
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    preset: str = ""  # the preset the params are, as named ("": the params' defaults)
+
+    def for_log(self, t: Transcript) -> tuple[Configured, str]:
+        """This configuration as it replays ``t`` (the preset of the log's tool version when ``auto``) and
+        why that preset, in words ("" for a fixed configuration)."""
+        if not self.auto or self.info.tool is None:
+            return self, ""
+        preset, why = self.info.tool.preset_for(t, list(self.info.presets))
+        return _at_preset(self, preset or ""), why
 
     @property
     def name(self) -> str:
@@ -205,13 +237,18 @@ class Configured:
 
 
 def resolve(spec: str) -> Configured:
-    """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides."""
+    """Parse ``NAME[:k=v,...]``; ``preset=P`` applies a named preset before the other overrides. A strategy
+    that declares its tool, given no preset, runs each log at its version's preset (``Configured.auto``)."""
     name, _, rest = spec.strip().partition(":")
     info = get(name)
     if info.needs_model:
         raise UsageError(info.needs_model)
-    if info.resolver is not None:
-        return info.resolver(spec, rest, name)
+    if info.resolver is not None:  # a composition configures its stages; with a tool and no preset, per log
+        made = info.resolver(spec, rest, name)
+        items = [x.strip() for x in rest.split(",") if x.strip()]
+        if info.tool is not None and info.presets and not any(x.startswith("preset=") for x in items):
+            return dataclasses.replace(made, auto=True, overrides=dict(x.partition("=")[::2] for x in items))
+        return made
     overrides: dict[str, str] = {}
     preset = ""
     for item in filter(None, (x.strip() for x in rest.split(","))):
@@ -225,14 +262,43 @@ def resolve(spec: str) -> Configured:
             preset = value
         else:
             overrides[key.strip()] = value.strip()
+    auto = not preset and info.tool is not None and bool(info.presets)
+    if auto and info.tool is not None and info.tool.newest in info.presets:
+        preset = info.tool.newest or ""
+    params = _params(info, preset, overrides)
+    return Configured(info, params, label(name, "" if auto else preset, overrides), auto, dict(overrides),
+                      preset)
+
+
+def _params(info: StrategyInfo, preset: str, overrides: Mapping[str, str]) -> Any:
+    """The parameters of ``preset`` (""/"seed": the defaults) with ``overrides`` (spec text) on top, checked."""
     values: dict[str, Any] = dict(info.presets.get(preset, {}))
-    _check_fields(name, info.params, overrides, "parameter")
+    _check_fields(info.name, info.params, overrides, "parameter")
     hints = typing.get_type_hints(info.params)
     for key, raw in overrides.items():
-        values[key] = parse_value(name, key, raw, hints[key])
+        values[key] = parse_value(info.name, key, raw, hints[key])
     params = info.params(**values)
-    check_bounds(name, params)
-    return Configured(info, params, label(name, preset, overrides))
+    check_bounds(info.name, params)
+    return params
+
+
+_AT_PRESET: dict[tuple[str, str, str], Configured] = {}
+
+
+def _at_preset(c: Configured, preset: str) -> Configured:
+    """``c`` fixed at ``preset`` (its label kept: every log's row is the one configuration's), made once per
+    label and preset (the label names the strategy and every override)."""
+    key = (c.info.name, c.label, preset)
+    hit = _AT_PRESET.get(key)
+    if hit is None or hit.info is not c.info:
+        if c.info.resolver is not None:
+            rest = ",".join(([f"preset={preset}"] if preset else []) + [f"{k}={v}" for k, v in c.overrides.items()])
+            made = c.info.resolver(f"{c.info.name}:{rest}", rest, c.info.name)
+            hit = dataclasses.replace(made, label=c.label, auto=False, overrides=c.overrides, preset=preset)
+        else:
+            hit = Configured(c.info, _params(c.info, preset, c.overrides), c.label, False, c.overrides, preset)
+        _AT_PRESET[key] = hit
+    return hit
 
 
 def configure(name: str, **values: Any) -> Configured:
@@ -250,7 +316,7 @@ def configure(name: str, **values: Any) -> Configured:
 
 def label(name: str, preset: str, overrides: Mapping[str, str]) -> str:
     """Canonical spec string: the name, the preset, then overrides sorted by key."""
-    items = ([f"preset={preset}"] if preset and preset != "seed" else []) + [
+    items = ([f"preset={preset}"] if preset else []) + [
         f"{k}={v}" for k, v in sorted(overrides.items())]
     return name + (":" + ",".join(items) if items else "")
 

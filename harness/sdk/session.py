@@ -90,7 +90,9 @@ class SummaryRequest:
 
     ``system`` and ``prompt`` are exactly what a real model would be sent (the strategy's prompts);
     ``source`` is the span being summarized as the model saw it, which offline summarizers read;
-    ``max_output_tokens`` is the budget (None: the model's own output limit).
+    ``max_output_tokens`` is the budget (None: the model's own output limit). ``answer``: the summary is
+    already known (a log recorded the tool's own): the loop charges the request and the answer as the tool
+    paid for them, and asks no summarizer.
     """
 
     system: str
@@ -99,6 +101,7 @@ class SummaryRequest:
     max_output_tokens: int | None = None
     previous_summary: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    answer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

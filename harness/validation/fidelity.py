@@ -33,17 +33,13 @@ from compbench.replay.loop import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.events import CompactionEvent
 from compbench.sdk.events import CompactionEvent as Event
+from compbench.sdk.registry import get, own_strategy
 from compbench.sdk.session import ModelLimits
+from compbench.sdk.tools import Tool
 from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
 from compbench.validation.reacquisition import RealReacquisition
 
-TOOL_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
-                 "gemini-cli": "gemini-cli",
-                 "openhands": "openhands-llm-summarizing", "openhands-v0": "openhands-llm-summarizing",
-                 "openhands-eval": "openhands-llm-summarizing",
-                 "cline": "cline", "roo-code": "roo-code", "kilo-code": "roo-code",
-                 "crush": "go-replace", "aider": "aider", "goose": "goose"}
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
@@ -134,25 +130,18 @@ def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
 
 
-def _strategy_module(tool: str) -> Any:
-    """The module of the strategy that reproduces ``tool``: where it says what fidelity must know of the tool
-    (``version_preset(version)``: the preset of a recorded version; ``manual_compaction(tokens_before,
-    window)``: why a compaction the log records without a trigger was a user's /compact; ``fidelity_specs(t)``:
-    the (label, spec) pairs that fit what the log records of the tool's configuration, instead of every preset)."""
-    import sys
-
-    from compbench.strategies import get
-
-    info = get(TOOL_STRATEGY[tool])
-    if info.composition:  # the tool's own composition (gemini-cli): its first stage is the one that compacts
-        info = get(info.composition.partition("=")[2].split(">")[0].split(",")[0].strip())
-    return sys.modules[info.factory.__module__]
+def tool_of(source: str) -> Tool | None:
+    """The declared tool of the strategy that reproduces ``source``'s tool (compbench.sdk.tools: its presets by
+    version, why a compaction without a trigger was a /compact, the configurations a log records)."""
+    own = own_strategy(source)
+    return get(own).tool if own is not None else None
 
 
 def version_preset(tool: str, version: str) -> str | None:
-    """The preset that models ``tool``'s ``version``, where the strategy says (``version_preset``)."""
-    pick = getattr(_strategy_module(tool), "version_preset", None)
-    return str(pick(version)) if pick is not None else None
+    """The preset that models ``tool``'s ``version``, where the strategy's declaration says."""
+    declared = tool_of(tool)
+    pick = declared.version_preset if declared is not None else None
+    return str(pick(version)) if pick is not None and pick(version) is not None else None
 
 
 def strategy_of(t: Transcript, rc: RecordedCompaction) -> str:
@@ -161,12 +150,13 @@ def strategy_of(t: Transcript, rc: RecordedCompaction) -> str:
     from compbench.sdk.registry import names
 
     named = rc.meta.get("strategy")
-    return str(named) if isinstance(named, str) and named in names() else TOOL_STRATEGY[t.source]
+    return str(named) if isinstance(named, str) and named in names() else str(own_strategy(t.source))
 
 
 def recorded_preset(t: Transcript, rc: RecordedCompaction) -> str | None:
     """The preset that models the tool as the log shows it, where the strategy says (``recorded_preset``)."""
-    pick = getattr(_strategy_module(t.source), "recorded_preset", None)
+    declared = tool_of(t.source)
+    pick = declared.recorded_preset if declared is not None else None
     return pick(t.source, str(rc.meta.get("layout") or "")) if pick is not None else None
 
 
@@ -185,11 +175,12 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
-    from compbench.validation.evidence import compaction_version
+    from compbench.run.evidence import compaction_version
 
     version = compaction_version(t, rc)
-    # the versions each preset models, where the strategy says (``PRESET_VERSIONS``)
-    models = getattr(_strategy_module(t.source), "PRESET_VERSIONS", {}) if t.source in TOOL_STRATEGY else {}
+    # the versions each preset models, where the strategy's declaration says
+    declared = tool_of(t.source)
+    models = declared.preset_versions if declared is not None else {}
     if version and preset == version_preset(t.source, version):
         causes.append(f"recorded by {t.source} {version}, the version this preset models")
     elif version and preset in models:
@@ -207,9 +198,10 @@ def _below_auto_threshold(t: Transcript, rc: RecordedCompaction, limits: ModelLi
     """A compaction recorded without a trigger that the tool could not have made by itself was a manual
     /compact (the strategy's ``manual_compaction`` says when): comparing a trigger step with it would blame
     the strategy for the user's choice."""
-    if rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window or t.source not in TOOL_STRATEGY:
+    declared = tool_of(t.source)
+    if rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window or declared is None:
         return ""
-    why = getattr(_strategy_module(t.source), "manual_compaction", None)
+    why = declared.manual_compaction
     return str(why(rc.tokens_before, limits.context_window)) if why is not None else ""
 
 
@@ -230,10 +222,12 @@ def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
 
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
     from compbench.measure.models import effective_limits
+    from compbench.run.evidence import at_recorded_points, complete, per_call_usage
     from compbench.strategies import get, resolve
-    from compbench.validation.evidence import at_recorded_points, complete, per_call_usage
 
-    if t.source not in TOOL_STRATEGY or not t.compactions:
+    own = own_strategy(t.source)
+    declared = tool_of(t.source)
+    if own is None or declared is None or not t.compactions:
         return []
     from compbench.validation.summary_rates import kept_by_summarizers
 
@@ -243,7 +237,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     # a log without per-call usage (Crush, Goose) cannot show where the strategy's trigger fires; it records
     # where the tool's did: there the strategy is made to compact (evidence.at_recorded_points), and what it
     # keeps and summarizes is compared. A strategy that counts its own tokens (aider) needs no usage.
-    own_count = bool(getattr(_strategy_module(t.source), "OWN_COUNT", False))
+    own_count = declared.own_count
     stub = not per_call_usage(t) and not own_count
     facts = extract(t)
     kept = {k.n: k for k in kept_by_summarizers(t)}
@@ -267,9 +261,12 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     names = {n: strategy_of(t, rc) for n, rc in enumerate(t.compactions)}
     specs: list[tuple[str, str, str]] = []  # (strategy, preset label, spec)
     for name in dict.fromkeys(names.values()):
-        pick = getattr(_strategy_module(t.source), "fidelity_specs", None) if name == TOOL_STRATEGY[t.source] else None
+        pick = declared.fidelity_specs if name == own else None
+        # "seed": the parameters' own defaults (a strategy that declares its tool runs each log at its version's
+        # preset when no preset is named: here every preset is named)
+        seed = f"{name}:preset=seed" if get(name).tool is not None and get(name).presets else name
         specs += [(name, p, spec) for p, spec in (pick(t) if pick is not None else
-                  [("seed", name)] + [(p, f"{name}:preset={p}") for p in get(name).presets])]
+                  [("seed", seed)] + [(p, f"{name}:preset={p}") for p in get(name).presets])]
     for name, preset, spec in specs:
         c = resolve(spec)
         for n, seg in enumerate(segments):
@@ -332,7 +329,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_calibrated=f"{k.calibrated}/{k.facts}" if k else "–",
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
                 tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
-                preset=preset if name == TOOL_STRATEGY[t.source] else f"{name}:{preset}", real_step=real_step,
+                preset=preset if name == own else f"{name}:{preset}", real_step=real_step,
                 our_step=_position(ev) if ev and auto and not forced else None,
                 d_steps=_position(ev) - real_step if ev and auto and not forced else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto and not forced else None,

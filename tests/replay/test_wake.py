@@ -135,16 +135,16 @@ def test_waking_at_the_trigger_boundary_changes_no_table(tmp_path: Path, monkeyp
         c, u, n = contexts[k], usages[k], q["events"][k]
         for d in (-1, 0, 1):
             specs += [
-                f"claude-code:autocompact_buffer={BIG.context_window - (u + d)}",  # threshold u + d
-                f"codex:auto_compact_token_limit={u + d}",
-                f"go-replace:threshold={u + d}",
+                f"claude-code:preset=seed,autocompact_buffer={BIG.context_window - (u + d)}",  # threshold u + d
+                f"codex:preset=seed,auto_compact_token_limit={u + d}",
+                f"go-replace:preset=seed,threshold={u + d}",
                 f"openai-compaction:compact_threshold={c + d}",
                 f"anthropic-context-editing:trigger_value={c + d}",
                 f"anthropic-compaction:trigger={max(50_000, c + d)}",
                 f"openhands-amortized-forgetting:max_size={n + d}",
                 f"openhands-recent-events:max_events={n + d}",
                 f"openhands-observation-masking:attention_window={n + d}",
-                f"openhands-llm-summarizing:max_size={n + d}",
+                f"openhands-llm-summarizing:preset=seed,max_size={n + d}",
                 f"openhands-llm-summarizing:preset=v1,max_size={n + d}",
                 f"observation-masking:keep_last_turns={k + d}",
                 # threshold = model_context_limit with no reserves at 100%

@@ -90,13 +90,13 @@ def test_a_strategy_that_cannot_act_is_flagged() -> None:
     config = ReplayConfig(ModelLimits(32_000, 1_000))
     ref = replay(t, resolve("none").create(), MockSummarizer(), config, counter)
     rows = []
-    for spec in ("go-replace", "claude-code", "none"):
+    for spec in ("go-replace:preset=seed", "claude-code", "none"):
         trace = replay(t, resolve(spec).create(), MockSummarizer(), config, counter)
         first = min([c.step for c in trace.compactions if c.ok], default=-1)
         rows.append({"transcript_id": t.id, "strategy": spec, "name": spec, "first_action_step": first,
                      **result_row(trace, ref, PRICES)})
     flags = strategy_flags(pd.DataFrame(rows))
-    assert any("never acted" in f for f in flags["go-replace"])
-    assert any("over the window before it first acted" in f for f in flags["go-replace"])
+    assert any("never acted" in f for f in flags["go-replace:preset=seed"])
+    assert any("over the window before it first acted" in f for f in flags["go-replace:preset=seed"])
     assert not any("never acted" in f for f in flags.get("claude-code", []))  # it acted
     assert any("a real API would have refused" in f for f in flags["none"])

@@ -55,8 +55,8 @@ def test_spec_parsing_types_and_labels() -> None:
 
 
 def test_builtins_are_listed_in_canonical_order() -> None:
-    assert names()[:9] == ["opencode", "codex", "claude-code", "pi", "go-replace", "round-chained",
-                           "observation-masking", "truncate", "none"]
+    assert names()[:10] == ["recorded", "opencode", "codex", "claude-code", "pi", "go-replace", "round-chained",
+                            "observation-masking", "truncate", "none"]
 
 
 def test_a_throwaway_distribution_registers_through_entry_points(tmp_path: Path) -> None:

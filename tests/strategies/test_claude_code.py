@@ -209,7 +209,7 @@ def test_compaction_summarizes_everything_but_the_system_head(chars4: TokenCount
 
 
 def test_custom_instructions_are_appended_as_compact_does(chars4: TokenCounter) -> None:
-    cc = resolve("claude-code:custom_instructions=summarize only the TODOs,max_summary_tokens=5000").create()
+    cc = resolve("claude-code:preset=seed,custom_instructions=summarize only the TODOs,max_summary_tokens=5000").create()
     assert isinstance(cc, ClaudeCode)
     c = cc.compact(view_of([user("u1")], chars4), "auto")
     assert c.request is not None and c.request.max_output_tokens == 5_000
@@ -227,7 +227,7 @@ def small() -> list[Message]:
 def test_replay_boundary_and_final_view(chars4: TokenCounter, buffer: int, compacts: bool) -> None:
     # chars4, no overhead: step 0 = 110 in + 12 out = 122; step 1 = 222 + 10 = 232; step 2 = 242 + 10 = 252
     # threshold = 1,000 - min(500, 500) - buffer: 233 (above 232) / 232 (equal) / 231 (below)
-    cc = resolve(f"claude-code:output_reserve=500,autocompact_buffer={buffer}").create()
+    cc = resolve(f"claude-code:preset=seed,output_reserve=500,autocompact_buffer={buffer}").create()
     tr = run(transcript(*small()), cc, chars4, window=1_000, max_output=500, summarizer=MockSummarizer("DONE"))
     assert [s.input + s.output for s in tr.steps[:2]] == [122, 232]
     if not compacts:
@@ -241,7 +241,7 @@ def test_replay_boundary_and_final_view(chars4: TokenCounter, buffer: int, compa
 
 
 def test_replay_failure_leaves_the_view_unchanged(chars4: TokenCounter) -> None:
-    tr = run(transcript(*small()), resolve("claude-code:output_reserve=500,autocompact_buffer=268").create(), chars4,
+    tr = run(transcript(*small()), resolve("claude-code:preset=seed,output_reserve=500,autocompact_buffer=268").create(), chars4,
              window=1_000, max_output=500, summarizer=MockSummarizer(error="overloaded"))
     (ev,) = tr.compactions
     assert not ev.ok and ev.error == "overloaded"
@@ -255,7 +255,7 @@ def test_resolve_parses_params() -> None:
             p.max_summary_tokens) == (0.9, 20_000, 13_000, True, "keep TODOs", 20_000)
     old = resolve("claude-code:preset=2.0").params
     assert isinstance(old, ClaudeCodeParams) and (old.output_reserve, old.count_trailing) == (32_000, False)
-    assert resolve("claude-code").params == ClaudeCodeParams()
+    assert resolve("claude-code:preset=seed").params == ClaudeCodeParams()
     cur = resolve("claude-code:preset=current").create()
     assert isinstance(cur, ClaudeCode) and isinstance(cur.compact(view_of([user("u")], TokenCounter("chars4", 0)),
                                                                    "auto"), Compact)
@@ -276,7 +276,7 @@ def test_a_1m_window_compacts_against_claude_codes_own_auto_compact_window(chars
     """On a 1M window today's Claude Code compacts at 500,000 - 20,000 - 13,000 = 467,000 (2.1.196 on, as
     reported); a 200k window is not affected (test_current_trigger_reserves_20k); the other versions'
     windows are in test_claude_code_versions."""
-    c = resolve(f"claude-code:{spec}").create()
+    c = resolve(f"claude-code:preset=seed,{spec}").create()
     assert isinstance(c, ClaudeCode)
     assert fires(c, total, ModelLimits(1_000_000, 64_000), chars4) is expected
 
@@ -340,7 +340,7 @@ def test_current_compaction_reattaches_files_and_the_seed_does_not(o200k: TokenC
     msgs = [Message("s", "system", (Text("sys"),)), *_reads({"/p/a.py": 10, "/p/b.py": 10})]
     view = view_of(msgs, o200k)
     current = resolve("claude-code:preset=current").create()
-    seed = resolve("claude-code").create()
+    seed = resolve("claude-code:preset=seed").create()
     inserted = [s for s in current.compact(view, "auto").new_view if isinstance(s, Insert) and not s.with_summary]
     assert [s.meta["restored"] for s in inserted] == ["file:p/b.py", "file:p/a.py"]
     assert not [s for s in seed.compact(view, "auto").new_view if isinstance(s, Insert) and not s.with_summary]

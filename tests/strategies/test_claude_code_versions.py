@@ -25,7 +25,7 @@ ONE_M, STANDARD = ModelLimits(1_000_000, 128_000), ModelLimits(200_000, 64_000)
 
 
 def fires(spec: str, total: int, limits: ModelLimits, counter: TokenCounter) -> bool:
-    c = resolve(f"claude-code:{spec}").create()
+    c = resolve(f"claude-code:preset=seed,{spec}").create()
     assert isinstance(c, ClaudeCode)
     v = view_of([user("u1"), assistant("a1")], counter, limits)
     c.after_step(v, Usage(input=total - 10, output=10))

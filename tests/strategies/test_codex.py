@@ -199,7 +199,7 @@ def test_replay_compacts_before_the_call_after_the_limit(chars4: TokenCounter) -
     # chars4, no overhead: sys 10, u1 100, a1 10 + 2 ("bash{}"), t1 100, a2 10, u2 10, a3 10
     # step 0: 110 in + 12 out = 122; step 1: 222 + 10 = 232 (>= 232: compact before step 2)
     t = transcript(*small())
-    tr = run(t, resolve("codex:auto_compact_token_limit=232").create(), chars4, summarizer=MockSummarizer("DONE"))
+    tr = run(t, resolve("codex:preset=seed,auto_compact_token_limit=232").create(), chars4, summarizer=MockSummarizer("DONE"))
     assert [(s.input, s.output) for s in tr.steps[:2]] == [(110, 12), (222, 10)]
     (ev,) = tr.compactions
     assert (ev.step, ev.phase, ev.ok, ev.tokens_before) == (2, "before", True, 242)
@@ -207,11 +207,11 @@ def test_replay_compacts_before_the_call_after_the_limit(chars4: TokenCounter) -
     assert tr.final_view == ("sys", "u1", "u2", "compbench:1:3:summary", "a3")
     summary = math.ceil(len(SUMMARY_PREFIX + "\nDONE") / 4)
     assert tr.steps[2].input == 10 + 100 + 10 + summary and tr.steps[2].cache_read == 110  # u2 moved: sys + u1 cached
-    assert run(t, resolve("codex:auto_compact_token_limit=233").create(), chars4).compactions == ()
+    assert run(t, resolve("codex:preset=seed,auto_compact_token_limit=233").create(), chars4).compactions == ()
 
 
 def test_replay_failure_leaves_the_history_unchanged(chars4: TokenCounter) -> None:
-    tr = run(transcript(*small()), resolve("codex:auto_compact_token_limit=232").create(), chars4,
+    tr = run(transcript(*small()), resolve("codex:preset=seed,auto_compact_token_limit=232").create(), chars4,
              summarizer=MockSummarizer(error="stream closed before response.completed"))
     (ev,) = tr.compactions
     assert not ev.ok and ev.error == "stream closed before response.completed"
@@ -232,7 +232,7 @@ def test_current_counts_items_after_the_last_model_output(chars4: TokenCounter, 
     actions = resolve("codex:preset=current").create().before_step(v)
     assert bool(actions) is fires
     v.last_usage = Usage(input=900, output=0)
-    assert resolve("codex").create().before_step(v) == ()  # the seed decides after the step, on usage only
+    assert resolve("codex:preset=seed").create().before_step(v) == ()  # the seed decides after the step, on usage only
     if fires:
         (c,) = actions
         assert isinstance(c, Compact)
@@ -316,8 +316,8 @@ def test_resolve_parses_params() -> None:
     assert isinstance(p, CodexParams)
     assert (p.auto_compact_token_limit, p.user_message_max_tokens, p.effective_window_percent) == (150_000, 10, 90)
     assert (p.per_model_limits, p.count_pending_items) == (False, True)
-    assert resolve("codex:auto_compact_token_limit=none").params.auto_compact_token_limit is None
-    assert resolve("codex").params == CodexParams()
+    assert resolve("codex:preset=seed,auto_compact_token_limit=none").params.auto_compact_token_limit is None
+    assert resolve("codex:preset=seed").params == CodexParams()
 
 
 # --- encrypted reasoning of earlier turns (0.77: "sum", today: "per-item") ---------------------------------
@@ -383,7 +383,7 @@ def test_presets_for_0_77_and_today() -> None:
     from compbench.errors import UsageError
 
     with pytest.raises(UsageError, match="reasoning_items='sometimes' is not one of off, sum, per-item"):
-        resolve("codex:reasoning_items=sometimes")
+        resolve("codex:preset=seed,reasoning_items=sometimes")
     with pytest.raises(ValueError, match="reasoning_items"):
         Codex(CodexParams(reasoning_items="sometimes"))  # type: ignore[arg-type]
 

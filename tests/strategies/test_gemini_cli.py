@@ -249,7 +249,7 @@ def test_version_presets_of_the_composition() -> None:
     only when all of the range has the same one."""
     from compbench.strategies.gemini_cli import version_preset
 
-    assert [type(s).__name__ for s in resolve("gemini-cli").create().stages] == [  # type: ignore[attr-defined]
+    assert [type(s).__name__ for s in resolve("gemini-cli:preset=seed").create().stages] == [  # type: ignore[attr-defined]
         "GeminiCli", "GeminiCliMasking"]
     assert [s.p.prompt for s in resolve("gemini-cli:preset=0.26").create().stages] == ["0.26"]  # type: ignore[attr-defined]
     assert [version_preset(v) for v in ("0.17.0", "0.19.2", "0.26-0.28", "0.33+", "0.18-0.32", "up to 0.20")] == [

@@ -29,7 +29,7 @@ def session() -> list[Message]:
 
 def test_seed_pre_turn_trigger_below_equal_above(chars4: TokenCounter) -> None:
     v = view_of(session(), chars4)
-    g = resolve("go-replace").create()
+    g = resolve("go-replace:preset=seed").create()
     assert g.before_step(v) == ()  # before any call ContextTokens is 0
     v.last_usage = Usage(input=199_990, output=9)
     assert g.before_step(v) == ()
@@ -38,8 +38,8 @@ def test_seed_pre_turn_trigger_below_equal_above(chars4: TokenCounter) -> None:
         (c,) = g.before_step(v)
         assert isinstance(c, Compact) and c.reason == "context tokens >= threshold"
     v.last_usage = Usage(input=10_000_000, output=0)
-    assert resolve("go-replace:threshold=0").create().before_step(v) == ()  # 0 disables
-    assert resolve("go-replace").create().after_step(v, Usage(input=10_000_000)) == ()  # never after a step
+    assert resolve("go-replace:preset=seed,threshold=0").create().before_step(v) == ()  # 0 disables
+    assert resolve("go-replace:preset=seed").create().after_step(v, Usage(input=10_000_000)) == ()  # never after a step
 
 
 def test_clean_history_fills_missing_results_and_ends_with_an_assistant() -> None:
@@ -55,7 +55,7 @@ def test_clean_history_fills_missing_results_and_ends_with_an_assistant() -> Non
 def test_seed_request_and_new_history(chars4: TokenCounter) -> None:
     v = view_of(session(), chars4)
     v.last_usage = Usage(input=200_000)
-    (c,) = resolve("go-replace").create().before_step(v)
+    (c,) = resolve("go-replace:preset=seed").create().before_step(v)
     assert isinstance(c, Compact) and c.on_failure == "unchanged"
     assert c.new_view == (Keep("sys"), Insert("user", "", "\n\nLast request from user was: do X", True, "summary"))
     req = c.request
@@ -71,7 +71,7 @@ def test_seed_request_and_new_history(chars4: TokenCounter) -> None:
 def test_seed_without_system_or_user_message(chars4: TokenCounter) -> None:
     v = view_of([assistant("a0", "hello")], chars4)
     v.last_usage = Usage(input=200_000)
-    (c,) = resolve("go-replace").create().before_step(v)
+    (c,) = resolve("go-replace:preset=seed").create().before_step(v)
     assert isinstance(c, Compact) and c.new_view == (Insert("user", "", "", True, "summary"),)
 
 
@@ -85,7 +85,7 @@ def rounds(n: int, sys: bool = True) -> Transcript:
 
 def test_seed_replay_compacts_before_the_step_that_crosses(chars4: TokenCounter) -> None:
     sm = MockSummarizer("SUM")
-    tr = run(rounds(4), resolve("go-replace:threshold=1000").create(), chars4, summarizer=sm)
+    tr = run(rounds(4), resolve("go-replace:preset=seed,threshold=1000").create(), chars4, summarizer=sm)
     # a tool call is 'bash{}' = 6 chars -> 2 tokens: steps 212, 412, 614, 814, 1016 (>= 1000) ...
     assert [s.input + s.output for s in tr.steps][:5] == [212, 412, 614, 814, 1016]
     (e,) = tr.compactions
@@ -98,7 +98,7 @@ def test_seed_replay_compacts_before_the_step_that_crosses(chars4: TokenCounter)
 
 
 def test_seed_failure_leaves_the_view_and_retries_every_turn(chars4: TokenCounter) -> None:
-    tr = run(rounds(4), resolve("go-replace:threshold=1000").create(), chars4, summarizer=MockSummarizer(error="x"))
+    tr = run(rounds(4), resolve("go-replace:preset=seed,threshold=1000").create(), chars4, summarizer=MockSummarizer(error="x"))
     assert [(e.step, e.ok, e.error) for e in tr.compactions] == [(5, False, "x"), (6, False, "x"), (7, False, "x")]
     assert len(tr.final_view) == 17 and tr.final_view[0] == "sys"
 
@@ -173,8 +173,8 @@ def test_crush_replay_without_tool_calls_compacts_at_once(chars4: TokenCounter) 
 
 
 def test_resolve_parses_params() -> None:
-    assert resolve("go-replace").params == GoReplaceParams(200_000, "threshold", 200_000, 20_000, 0.2)
+    assert resolve("go-replace:preset=seed").params == GoReplaceParams(200_000, "threshold", 200_000, 20_000, 0.2)
     assert resolve("go-replace:preset=current,remaining_tokens=30000,remaining_ratio=0.25").params == (
         GoReplaceParams(mode="remaining", remaining_tokens=30_000, remaining_ratio=0.25))
-    assert resolve("go-replace:threshold=150000").params.threshold == 150_000
+    assert resolve("go-replace:preset=seed,threshold=150000").params.threshold == 150_000
 

@@ -149,7 +149,7 @@ def turns(n: int, size: int, calls: int = 3) -> list[Message]:
 
 def test_replay_compacts_at_prompts_and_keeps_the_prompt(chars4: TokenCounter) -> None:
     summ = MockSummarizer("S")
-    tr = run(transcript(*turns(20, 400)), resolve("goose").create(), chars4, window=1_500, max_output=100,
+    tr = run(transcript(*turns(20, 400)), resolve("goose:preset=seed").create(), chars4, window=1_500, max_output=100,
              summarizer=summ)
     assert tr.compactions and all(c.ok for c in tr.compactions)
     auto = [c for c in tr.compactions if c.reason == "goose: auto"]
@@ -223,7 +223,7 @@ def test_at_a_new_prompt_the_pair_comes_first_then_the_compaction(chars4: TokenC
     """agent.rs: the last turn's pair is stored when the turn ends; ``reply`` checks 0.8 at the next prompt."""
     msgs = [*turns(1, 200, calls=11), user("p1", "next"), assistant("r1", "ok")]
     summ = MockSummarizer("S")
-    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=700, max_output=50, summarizer=summ)
+    tr = run(transcript(*msgs), resolve("goose:preset=seed").create(), chars4, window=700, max_output=50, summarizer=summ)
     at_prompt = [(c.step, c.reason) for c in tr.compactions if c.step == 12]
     assert at_prompt == [(12, "goose: tool-pair summary"), (12, "goose: auto")]
     auto = next(r for r in summ.requests if r.meta.get("kind") != "tool-pair")
@@ -235,7 +235,7 @@ def test_tool_pairs_keep_the_context_under_the_threshold_longer(chars4: TokenCou
     msgs = turns(20, 200)
     without = run(transcript(*msgs), resolve("goose:preset=no-tool-pairs").create(), chars4, window=1_500,
                   max_output=100, summarizer=MockSummarizer("S"))
-    with_pairs = run(transcript(*msgs), resolve("goose").create(), chars4, window=1_500, max_output=100,
+    with_pairs = run(transcript(*msgs), resolve("goose:preset=seed").create(), chars4, window=1_500, max_output=100,
                      summarizer=MockSummarizer("S"))
     assert [c.reason for c in without.compactions] == ["goose: auto"] * 2
     reasons = {c.reason for c in with_pairs.compactions}
@@ -252,7 +252,7 @@ def test_a_pair_inside_shared_messages_is_cleared_in_place_and_its_summary_added
                  Message(f"t{k}", "tool", (ToolResult(f"c{k}x", "shell", "x" * 80),
                                            ToolResult(f"c{k}y", "shell", "y")))]
     msgs.append(assistant("r", "done"))
-    tr = run(transcript(*msgs), resolve("goose").create(), chars4, window=100_000, summarizer=MockSummarizer("S"))
+    tr = run(transcript(*msgs), resolve("goose:preset=seed").create(), chars4, window=100_000, summarizer=MockSummarizer("S"))
     (first, *_) = [c for c in tr.compactions if c.reason == "goose: tool-pair summary"]
     assert first.ok and first.replaced_ids == () and first.meta["call"] == "c0x"
     assert first.tokens_after < first.tokens_before  # c0x's 80-character output cleared, a one-word summary added

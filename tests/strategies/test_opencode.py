@@ -50,16 +50,16 @@ def js_round(x: float) -> int:
 
 
 def test_resolve_parses_seed_and_current_params() -> None:
-    assert resolve("opencode").params == OpenCodeParams()
+    assert resolve("opencode:preset=seed").params == OpenCodeParams()
     p = resolve("opencode:preset=current").params
     assert (p.input_buffer, p.at_limit, p.count_cache_write, p.tail, p.prompt, p.prune, p.continue_text) == (
         20_000, True, True, True, "anchored", False, CONTINUE_TEXT_CURRENT)
-    assert resolve("opencode").params.count_cache_write is False
+    assert resolve("opencode:preset=seed").params.count_cache_write is False
     assert (p.protect, p.minimum, p.protected_tools, p.output_cap, p.auto) == (40_000, 20_000, ("skill",), 32_000, True)
     q = resolve("opencode:preset=current,prune=true,protect=30_000,protected_tools=skill|read,auto=false").params
     assert (q.prune, q.protect, q.protected_tools, q.auto, q.tail) == (True, 30_000, ("skill", "read"), False, True)
     with pytest.raises(ValueError, match="prompt must be one of"):
-        resolve("opencode:prompt=fancy").create()
+        resolve("opencode:preset=seed,prompt=fancy").create()
 
 
 # --- isOverflow --------------------------------------------------------------------------------------------

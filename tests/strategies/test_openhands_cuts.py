@@ -133,7 +133,7 @@ def test_v1_requests_only_after_a_real_context_window_error(chars4: TokenCounter
 
 
 def test_the_cut_is_a_prune_the_first_time_only(chars4: TokenCounter) -> None:
-    strat = resolve("openhands-llm-summarizing").create()
+    strat = resolve("openhands-llm-summarizing:preset=seed").create()
     msgs = list(session(output(LIMIT + 1)).messages[:4])
     first = list(strat.before_step(view_of(msgs, chars4, ModelLimits(1_000_000, 100))))
     assert len(first) == 1 and isinstance(first[0], Prune) and first[0].targets[0][2] == truncate_content(

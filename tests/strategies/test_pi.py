@@ -57,7 +57,7 @@ FILE = "u1, a1, t1, t1, a1, u2, a2, u3, a3, t3, a3, t3, a3, u4, a4, t4, a4"
 def replayed(seq: str, keep: int, threshold: int, summary: str = "S", manual_at: int | None = None) -> Trace:
     t = transcript(*notation(seq))
     limits = ModelLimits(threshold + RESERVE, 4_096)  # compacts once input + output > threshold
-    return replay(t, resolve(f"pi:keep_recent_tokens={keep}").create(), MockSummarizer(summary),
+    return replay(t, resolve(f"pi:preset=seed,keep_recent_tokens={keep}").create(), MockSummarizer(summary),
                   ReplayConfig(limits, manual_at=manual_at), TokenCounter("chars4", message_overhead=0))
 
 
@@ -154,7 +154,7 @@ def test_a_single_turn_session_compacts_to_keep_recent_tokens_every_time(chars4:
     msgs: list[Message] = [system("sys", "s" * 400), user("u1", "fix it " * 57)]
     for k in range(40):
         msgs += [assistant(f"a{k}", "a" * 392, [(f"c{k}", "bash", {})]), tool(f"t{k}", f"c{k}", "o" * 3_600)]
-    tr = run(transcript(*msgs), resolve("pi:keep_recent_tokens=2000").create(), chars4, window=RESERVE + 10_000,
+    tr = run(transcript(*msgs), resolve("pi:preset=seed,keep_recent_tokens=2000").create(), chars4, window=RESERVE + 10_000,
              summarizer=MockSummarizer("S"))
     assert len(tr.compactions) == 4
     for ev in tr.compactions:
@@ -179,21 +179,21 @@ def test_estimate_tokens_is_pis_chars_over_4() -> None:
 def test_trigger_just_below_equal_above(chars4: TokenCounter) -> None:
     v = view_of([user("u1"), assistant("a1")], chars4, ModelLimits(50_000, 4_096))
     limit = 50_000 - RESERVE  # 33,616: contextTokens > contextWindow - reserveTokens
-    assert resolve("pi").create().after_step(v, Usage(input=limit - 101, output=100)) == ()
-    assert resolve("pi").create().after_step(v, Usage(input=limit - 100, output=100)) == ()  # equal
-    (c,) = resolve("pi").create().after_step(v, Usage(input=limit - 99, output=100))
+    assert resolve("pi:preset=seed").create().after_step(v, Usage(input=limit - 101, output=100)) == ()
+    assert resolve("pi:preset=seed").create().after_step(v, Usage(input=limit - 100, output=100)) == ()  # equal
+    (c,) = resolve("pi:preset=seed").create().after_step(v, Usage(input=limit - 99, output=100))
     assert isinstance(c, Compact) and c.request is not None
     assert c.request.max_output_tokens == 13_107  # floor(0.8 * 16384)
-    assert resolve("pi:enabled=false").create().after_step(v, Usage(input=limit, output=100)) == ()
-    (r,) = resolve("pi:reserve_tokens=1000").create().after_step(v, Usage(input=49_001, output=0))
+    assert resolve("pi:preset=seed,enabled=false").create().after_step(v, Usage(input=limit, output=100)) == ()
+    (r,) = resolve("pi:preset=seed,reserve_tokens=1000").create().after_step(v, Usage(input=49_001, output=0))
     assert isinstance(r, Compact) and r.request is not None and r.request.max_output_tokens == 800
 
 
 def test_trigger_is_on_the_context_window_not_the_input_limit(chars4: TokenCounter) -> None:
     """``shouldCompact(contextTokens, model.contextWindow, ...)``: a model's smaller input limit is not it."""
     v = view_of([user("u1"), assistant("a1")], chars4, ModelLimits(200_000, 32_000, max_input=100_000))
-    assert resolve("pi").create().after_step(v, Usage(input=183_616)) == ()  # over 100,000 - 16,384
-    assert resolve("pi").create().after_step(v, Usage(input=183_617))
+    assert resolve("pi:preset=seed").create().after_step(v, Usage(input=183_616)) == ()  # over 100,000 - 16,384
+    assert resolve("pi:preset=seed").create().after_step(v, Usage(input=183_617))
 
 
 def test_seed_request_is_the_whole_context_and_the_plans_prompt(chars4: TokenCounter) -> None:
@@ -248,7 +248,7 @@ def test_replay_second_compaction_never_cuts_into_the_first_ones_kept_messages()
 
 def test_replay_failure_leaves_the_view_unchanged(chars4: TokenCounter) -> None:
     t = transcript(*notation("u1, a1, u2, a2, u3, a3, u4, a4"))
-    tr = run(t, resolve("pi:keep_recent_tokens=150").create(), chars4, window=RESERVE + 450,
+    tr = run(t, resolve("pi:preset=seed,keep_recent_tokens=150").create(), chars4, window=RESERVE + 450,
              summarizer=MockSummarizer(error="boom"))
     assert [(e.step, e.ok, e.error) for e in tr.compactions] == [(2, False, "boom"), (3, False, "boom")]
     assert tr.final_view == tuple(m.id for m in t.messages)
@@ -260,7 +260,7 @@ def test_serialize_truncates_tool_results_at_2000_chars() -> None:
 
 
 def test_resolve_parses_params() -> None:
-    assert resolve("pi").params == PiParams(16_384, 20_000, True, False, False, "message_end", False, "")
+    assert resolve("pi:preset=seed").params == PiParams(16_384, 20_000, True, False, False, "message_end", False, "")
     assert resolve("pi:preset=current,keep_recent_tokens=8000").params == PiParams(
         keep_recent_tokens=8_000, cut_at_assistant=True, current_format=True, trigger="agent_end",
         overflow_retry=True)

@@ -53,14 +53,14 @@ def test_a_later_stage_sees_the_view_the_earlier_stage_left() -> None:
     counter = TokenCounter("chars4", 0)
     summarizer = MockSummarizer()
     trace = replay(t, resolve("pipeline:stages=observation-masking>claude-code,"  # type: ignore[arg-type]
-                              "observation-masking.keep_last_turns=6").create(),
+                              "observation-masking.keep_last_turns=6,claude-code.preset=seed").create(),
                    summarizer, ReplayConfig(ModelLimits(5_000, 1_000)), counter)
     assert trace.prunes and trace.compactions
     # claude-code summarized a view in which masking had already replaced old outputs by placeholders
     (req, *_) = summarizer.requests
     outputs = [p.output for m in req.source for p in m.parts if isinstance(p, ToolResult)]
     assert any(o.startswith("Old environment output") for o in outputs)
-    alone = replay(t, resolve("claude-code").create(), MockSummarizer(),  # type: ignore[arg-type]
+    alone = replay(t, resolve("claude-code:preset=seed").create(), MockSummarizer(),  # type: ignore[arg-type]
                    ReplayConfig(ModelLimits(5_000, 1_000)), counter)
     # masking delays the summary: the pipeline compacts later than claude-code alone
     assert trace.compactions[0].step > alone.compactions[0].step
@@ -131,8 +131,8 @@ class KeepLastTwo:
 
 
 def test_named_compositions_and_until_first() -> None:
-    g = resolve("gemini-cli")
-    assert g.label == "gemini-cli" and g.params.stages == ("gemini-cli-compression", "gemini-cli-masking")
+    g = resolve("gemini-cli")  # no preset: each Gemini CLI log at its version's (the defaults model today's)
+    assert g.label == "gemini-cli" and g.auto and g.params.stages == ("gemini-cli-compression", "gemini-cli-masking")
     assert [s.name for s in g.create().stages] == ["gemini-cli-compression", "gemini-cli-masking"]  # type: ignore[attr-defined]
     tuned = resolve("gemini-cli:gemini-cli-compression.preset=0.26")
     assert tuned.label == "gemini-cli:gemini-cli-compression.preset=0.26"

@@ -24,7 +24,7 @@ from helpers import assistant, run, system, tool, transcript, user, view_of
 
 def test_pi_trigger_boundary(chars4: TokenCounter) -> None:
     v = view_of([user("u1", "x" * 400), assistant("a1", "y")], chars4, ModelLimits(100_000, 4_096))
-    pi = resolve("pi").create()
+    pi = resolve("pi:preset=seed").create()
     limit = 100_000 - 16_384  # contextTokens > contextWindow - reserveTokens
     assert pi.after_step(v, Usage(input=limit - 10, output=10)) == ()
     (c,) = pi.after_step(v, Usage(input=limit - 9, output=10))
@@ -133,10 +133,10 @@ def test_opencode_compaction_view_and_failure(chars4: TokenCounter) -> None:
     t = transcript(user("u1", "x" * 4_000), assistant("a1", "y" * 400), user("u2", "z" * 40), assistant("a2", "w"),
                    user("u3", "q" * 40), assistant("a3", "e"))
     # usable 1,000: a2's call reads u1 a1 (1,100) from the cache (seed 001 counts no cache writes)
-    tr = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500)
+    tr = run(t, resolve("opencode:preset=seed").create(), chars4, window=1_500, max_output=500)
     assert len(tr.compactions) == 1 and tr.compactions[0].phase == "before" and tr.compactions[0].step == 2
     assert [x.split(":")[-1] for x in tr.final_view[:3]] == ["marker", "summary", "synthetic"]
-    failed = run(t, resolve("opencode").create(), chars4, window=1_500, max_output=500,
+    failed = run(t, resolve("opencode:preset=seed").create(), chars4, window=1_500, max_output=500,
                  summarizer=MockSummarizer(error="boom"))
     assert not failed.compactions[0].ok and failed.final_view == ("u1", "a1", "u2", "a2", "u3", "a3")
 
@@ -147,7 +147,7 @@ def test_opencode_compaction_view_and_failure(chars4: TokenCounter) -> None:
 def test_go_replace_threshold_boundary_and_new_history(chars4: TokenCounter) -> None:
     msgs = [system("sys"), user("u1", "first"), assistant("a1", calls=[("c1", "bash", {})]), user("u2", "do X")]
     v = view_of(msgs, chars4)
-    g = resolve("go-replace").create()
+    g = resolve("go-replace:preset=seed").create()
     v.last_usage = Usage(input=199_990, output=9)
     assert g.before_step(v) == ()
     v.last_usage = Usage(input=199_990, output=10)  # ContextTokens >= 200,000
@@ -158,12 +158,12 @@ def test_go_replace_threshold_boundary_and_new_history(chars4: TokenCounter) -> 
     assert c.request is not None
     filled = [m for m in c.request.prompt if m.role == "tool"]
     assert filled and filled[0].parts[0].output == "Tool no response"  # type: ignore[union-attr]
-    assert resolve("go-replace:threshold=0").create().before_step(v) == ()
+    assert resolve("go-replace:preset=seed,threshold=0").create().before_step(v) == ()
 
 
 def test_claude_code_threshold_and_summary_message(chars4: TokenCounter) -> None:
     v = view_of([user("u1"), assistant("a1")], chars4, ModelLimits(200_000, 64_000))
-    cc = resolve("claude-code").create()
+    cc = resolve("claude-code:preset=seed").create()
     assert cc.after_step(v, Usage(input=189_999, output=0)) == ()
     cc.after_step(v, Usage(input=190_000, output=0))  # >= 95%
     (c,) = cc.before_step(v)

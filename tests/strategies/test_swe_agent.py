@@ -83,7 +83,7 @@ def test_swe_agent_message_types_and_demonstrations(chars4: TokenCounter) -> Non
 
 
 def test_presets_and_validation() -> None:
-    assert resolve("swe-agent").params == SweAgentParams(5, 1, ("keep_output",), ("remove_output",))
+    assert resolve("swe-agent:preset=seed").params == SweAgentParams(5, 1, ("keep_output",), ("remove_output",))
     assert resolve("swe-agent:preset=polling").params.polling == 5
     with pytest.raises(ValueError):
         SweAgent(SweAgentParams(n=0))
@@ -92,7 +92,7 @@ def test_presets_and_validation() -> None:
 def test_replay_masks_and_never_summarizes(chars4: TokenCounter) -> None:
     t = transcript(*steps(20), assistant("end"))
     summ = MockSummarizer()
-    tr = run(t, resolve("swe-agent").create(), chars4, summarizer=summ)
+    tr = run(t, resolve("swe-agent:preset=seed").create(), chars4, summarizer=summ)
     assert tr.compactions == () and summ.requests == []
     assert [p.parts for p in tr.prunes][:2] == [(("t1", 0),), (("t2", 0),)]
     polled = run(t, resolve("swe-agent:preset=polling").create(), chars4)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import compbench.validation.evidence as evidence
+import compbench.run.evidence as evidence
 from compbench.data.formats import read_all
 from compbench.data.recorded import segment
 from compbench.data.transcript import Reasoning
@@ -57,8 +57,9 @@ def test_codex_keeps_what_the_replacement_history_kept(rows: list[Row]) -> None:
 
 def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: list[Row]) -> None:
     """Reserving 32k (155,000) fires 4-24 calls early on 14 of the 18 compactions of sessions whose version
-    records 2.1.21's rule; 2.1.21's rule (167,000) never reaches its threshold on 14 of the 15 compactions of
-    2.0.76-2.1.20 sessions, and fires 26 calls late on the last."""
+    records 2.1.21's rule; 2.1.21's rule (167,000) is reached 1-21 calls late on 12 of the 15 compactions of
+    2.0.76-2.1.20 sessions, and never on 3 (the replay shows the recorded usage only until the tool's own
+    compaction: after it the log's prompts are of the tool's compacted context)."""
     own = {(t, n): p for t, n, p in MATCHED}
     early = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "2.0" and r.trigger == "auto"
              and own.get((r.transcript[:8], r.n)) == "2.1.21"}
@@ -69,9 +70,12 @@ def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: li
                      ("24a274a3", 1): -7, ("062a8bdd", 1): -12}
     late = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "2.1.21" and r.trigger == "auto"
             and own.get((r.transcript[:8], r.n)) == "2.0"}
-    assert len(late) == 15 and late.pop(("21a2e002", 1)) == 26 and set(late.values()) == {None}
+    assert late == {("4a364c97", 1): 21, ("c35cf82b", 1): 1, ("c35cf82b", 2): 8, ("b82405ba", 1): 8,
+                    ("379ab089", 1): None, ("a318ad73", 1): 3, ("847ff7d2", 1): 11, ("198393f2", 1): 2,
+                    ("b42aaf1f", 1): 2, ("fdd24234", 1): 5, ("0442a060", 1): 8, ("0442a060", 2): None,
+                    ("0276a600", 1): 6, ("0276a600", 2): None, ("21a2e002", 1): 21}
     (old,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "current"]
-    assert old.our_step is None and "strategy never compacted" in old.cause
+    assert old.d_steps == 2
 
 
 def test_rows_use_the_tools_window_not_litellms(rows: list[Row]) -> None:
@@ -98,12 +102,13 @@ def test_the_logs_gaps_are_filled_from_the_tools_own_count_and_said(rows: list[R
 def test_codex_matches_rest_on_the_reasoning_stand_in(real_compactions_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Without an estimate of the earlier turns' encrypted reasoning (not recorded in 0.14x rollouts) the
-    limit is reached on two compactions of five; the 0.77 ratio (1.30) matches all five. The margin is
+    limit is reached in time on two compactions of five (1, 3 and 7 calls late on the others); the 0.77 ratio
+    (1.30) matches all five. The margin is
     narrow: the third compaction of 019ed99c is matched for ratios of about 1.2 to 1.35 only."""
     ts = list(read_all([real_compactions_dir / "codex"]))
     monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 0.0)
     none = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
-    assert none == [0, None, 0, None, None]
+    assert none == [0, 1, 0, 3, 7]
     monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 1.5)
     more = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
     assert more == [0, 0, 0, 0, -4]

@@ -77,3 +77,19 @@ def module(name: str) -> ModuleType:
     except UsageError:
         raise TranscriptError(name, None, f"a known format ({', '.join(IMPORTERS.names())})") from None
     return found
+
+
+# The tool that writes each transcript source, as its users call it: what a table or the report names a group
+# of logs by ("Claude Code logs"), whether or not a strategy reproduces the tool.
+TOOL_NAMES: dict[str, str] = {
+    "claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode", "pi": "pi", "copilot": "Copilot CLI",
+    "gemini-cli": "Gemini CLI", "openhands": "OpenHands", "openhands-v0": "OpenHands", "openhands-eval": "OpenHands",
+    "cline": "Cline", "roo-code": "Roo Code", "kilo-code": "Kilo Code", "crush": "Crush", "aider": "aider",
+    "goose": "Goose", "swe-agent": "SWE-agent", "mini-swe-agent": "mini-swe-agent", "openai": "OpenAI chat",
+    "compbench": "compbench-format",
+}
+
+
+def tool_name(source: str) -> str:
+    """The tool that wrote logs of ``source``, in its users' words (the source itself when unknown)."""
+    return TOOL_NAMES.get(source, source)

@@ -1,5 +1,5 @@
-"""``compbench.validation.evidence`` — What real logs leave out of the figures a tool compared, and how fidelity fills
-it from the tool's own.
+"""``compbench.run.evidence`` — What real logs leave out of the figures a tool compared, and how a replay fills it
+from the tool's own (fidelity and every run: the real tool decided on its own count).
 
 A trigger can only be compared where the log holds what the tool counted. Two gaps are known:
 

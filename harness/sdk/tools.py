@@ -1,0 +1,129 @@
+"""``compbench.sdk.tools`` — The real tool a strategy reproduces, declared once on ``@strategy(..., tool=Tool(...))``.
+
+A user brings their own logs to learn what *their* tool's compaction costs them and what to change. That
+needs three things of the strategy that reproduces the tool, and every command reads them from this one
+declaration (``fidelity``, ``compare --by source``, the report, the run), never from a table of its own:
+
+* **which logs are the tool's** (``formats``: the ``Transcript.source`` values its logs import as) and
+  whether the strategy is the one a default run sets beside them (``own``; a variant such as Gemini CLI's
+  masking alone says ``own=False``);
+* **which preset each log runs at**: with no preset in the spec, an own-tool strategy replays each log at the
+  preset of the version that log recorded (``version_preset``), the newest preset (``newest``) for a version
+  past the last known, for another tool's logs, or where the log records none; a strategy may read more of a
+  log than its version (``log_preset``: the condenser an OpenHands run recorded, Kilo Code's rules);
+* **what a user can change**: each parameter a user really sets, named as they write it (an environment
+  variable, a config key in a file), with the tool's default, how the tool treats a value (clamps, ignores),
+  the exact line to paste, and the values a default run's settings sweep tries (:class:`Setting`).
+
+The rest serves ``compbench fidelity`` (each strategy against its tool's recorded compactions): the versions
+each preset models in words, why a compaction recorded without a trigger was a user's ``/compact``, the
+configurations that fit what a log records, and ``designed``: a tool's behaviour that a generic flag would
+misname (Goose summarizing one tool pair a turn is its design, not a degenerate strategy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compbench.data.transcript import Transcript
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def version_tuple(version: str) -> tuple[int, ...] | None:
+    """``2.1.49`` -> (2, 1, 49); ``0.142`` -> (0, 142, 0); None for a text with no version in it."""
+    m = _VERSION.search(version or "")
+    if m is None:
+        return None
+    return tuple(int(x or 0) for x in m.groups())
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One parameter of the strategy as the tool's user writes it.
+
+    ``line`` is what they paste, with ``{value}`` where the value goes (``export
+    CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}``, a TOML line, a JSON fragment); ``written`` turns the
+    parameter's value into what they write when the two differ (a fraction the tool takes as a percentage);
+    ``sweep`` holds the parameter values a default run tries for the tool's logs (empty: not swept);
+    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source."""
+
+    param: str
+    name: str
+    where: str
+    default: str
+    line: str
+    sweep: tuple[Any, ...] = ()
+    note: str = ""
+    written: Callable[[Any], str] | None = None
+
+    def paste(self, value: Any) -> str:
+        """The exact line that sets ``value`` in the tool."""
+        shown = self.written(value) if self.written is not None else _plain(value)
+        return self.line.replace("{value}", shown)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The real tool a strategy reproduces (see the module docstring)."""
+
+    name: str
+    formats: tuple[str, ...]
+    own: bool = True
+    newest: str | None = None
+    version_preset: Callable[[str], str | None] | None = None
+    log_preset: Callable[[Transcript], tuple[str | None, str] | None] | None = None
+    preset_versions: Mapping[str, str] = field(default_factory=dict)
+    settings: tuple[Setting, ...] = ()
+    manual_compaction: Callable[[int, int], str] | None = None
+    fidelity_specs: Callable[[Transcript], list[tuple[str, str]]] | None = None
+    recorded_preset: Callable[[str, str], str | None] | None = None
+    own_count: bool = False
+    designed: Mapping[str, str] = field(default_factory=dict)
+
+    def writes(self, source: str) -> bool:
+        return source in self.formats
+
+    def preset_for(self, t: Transcript, presets: Sequence[str]) -> tuple[str | None, str]:
+        """The preset a default run replays ``t`` at, and why, in words (``preset_source``).
+
+        The tool's own log: what the log shows of its configuration (``log_preset``), else the preset of
+        the version it recorded; a version past the last the presets model, one that cannot be read, none
+        at all, or another tool's log: the newest preset. ``None``: the parameters' own defaults."""
+        newest = self.newest if self.newest in presets else None
+        if not self.writes(t.source):
+            return newest, f"a {t.source} log, not {self.name}'s: {self._newest(newest)}"
+        if self.log_preset is not None:
+            found = self.log_preset(t)
+            if found is not None:
+                return found
+        version = str(t.meta.get("tool_version") or "")
+        if not version:
+            return newest, f"no {self.name} version recorded: {self._newest(newest)}"
+        picked = self.version_preset(version) if self.version_preset is not None else None
+        if picked is None or picked not in presets:
+            return newest, f"{self.name} {version}: no preset models it, {self._newest(newest)}"
+        return picked, f"{self.name} {version} recorded: the preset that models it"
+
+    def _newest(self, newest: str | None) -> str:
+        return f"the newest preset ({newest})" if newest else "the strategy's defaults"
+
+    def setting(self, param: str) -> Setting | None:
+        return next((s for s in self.settings if s.param == param), None)
+
+
+def sweep_specs(name: str, tool: Tool) -> list[tuple[str, Setting, Any]]:
+    """The configurations of a default run's settings sweep for ``tool``: one per swept value of each
+    setting, the rest at the log's own preset (``NAME:param=value``)."""
+    return [(f"{name}:{s.param}={_plain(v)}", s, v) for s in tool.settings for v in s.sweep]

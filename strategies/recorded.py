@@ -1,0 +1,216 @@
+"""``compbench.strategies.recorded`` — ``recorded``: each log's own compactions, replayed where its tool made them.
+
+The user's baseline is what their tool did. A log records its tool's compactions
+(:class:`compbench.data.transcript.RecordedCompaction`: where, the real summary, what was kept): this row
+replays them *as it ran*, at the recorded steps, with the real summary text and the messages the tool kept,
+so its tokens, dollars, cache, re-acquisition and effective savings are computed exactly as every other row's
+and it is the line a user's verdict starts from. Its summaries are the real ones; other rows' come from the
+run's summarizer (the comparison says so).
+
+At the first model call after a recorded compaction (its ``index`` is the first message recorded after it)
+the view becomes what :func:`compbench.data.recorded.segment` says the tool's context was: the messages the
+tool kept (before the summary, or where the log put it: OpenHands' ``summary_offset``), the summary as a
+user message, then what was recorded after the compaction. The summary's request is charged as the tool paid
+for it: the context it summarized and the summary it wrote (:attr:`SummaryRequest.answer`). A compaction
+without a summary (a truncation, OpenHands' forgetting) inserts what the log shows instead, its stand-in.
+A Codex remote compaction's summary is encrypted and not in the rollout: the rebuilt history holds the
+replacement items the log names, and the row's compactions say the summary's size is unknown.
+
+Where a log records no compaction but its recorded input falls (a tool whose logs carry no marker), a
+compaction is inferred at the fall by TraceLab's rule: the prompt drops by at least 25% and 8,000 tokens from
+at least 32,000, and the next prompt stays down (:func:`inferred_falls`); what the tool kept is then unknown,
+so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
+that records nothing and shows no fall is the ``none`` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compbench.sdk import (
+    Action,
+    Compact,
+    Insert,
+    Keep,
+    Message,
+    SessionView,
+    Slot,
+    SummaryRequest,
+    Text,
+    Transcript,
+    Usage,
+    param,
+    strategy,
+)
+
+PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in the log)"
+# TraceLab's rule for a compaction a log does not mark: a fall of the recorded prompt
+FALL_SHARE = 0.25
+FALL_TOKENS = 8_000
+FALL_FROM = 32_000
+FILLER = "recorded context "  # a stand-in for content the log does not hold: 2 tokens per copy in o200k/cl100k
+
+
+@dataclass(frozen=True)
+class RecordedParams:
+    infer: bool = param(True, "Infer a compaction where a log records none but its recorded prompt falls (TraceLab's "
+                               "rule: -25% and -8,000 tokens from 32,000 or more, staying down).")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A compaction to replay: at model call ``step`` (the first after it), its record, inferred or not."""
+
+    step: int
+    index: int
+    trigger: str
+    summary: str
+    kept: tuple[str, ...]
+    offset: int | None
+    stand_in: str
+    replacement: tuple[tuple[str, str], ...]
+    recorded_next_input: int | None
+    inferred: bool
+    encrypted: bool
+
+
+def _steps(t: Transcript) -> list[int]:
+    """Per message index, the model calls (assistant messages the replay counts) before it."""
+    out, n = [], 0
+    for m in t.messages:
+        out.append(n)
+        if m.role == "assistant" and not m.meta.get("compaction"):
+            n += 1
+    out.append(n)
+    return out
+
+
+def _calls(s: SessionView) -> int:
+    """The model calls of the transcript being replayed."""
+    t = s.context.transcript
+    return _steps(t)[-1] if t is not None else 0
+
+
+def _next_input(t: Transcript, index: int) -> int | None:
+    """The prompt the API recorded for the first call at or after message ``index``."""
+    for m in t.messages[index:]:
+        if m.role == "assistant" and not m.meta.get("compaction"):
+            return m.usage.input if m.usage is not None and m.usage.input > 0 else None
+    return None
+
+
+def inferred_falls(t: Transcript) -> list[int]:
+    """Message indices (the call after the fall) where the recorded prompt falls by TraceLab's rule and the
+    next recorded prompt stays below the level it fell from."""
+    calls = [(i, m.usage.input) for i, m in enumerate(t.messages)
+             if m.role == "assistant" and m.usage is not None and m.usage.input > 0]
+    out = []
+    for k in range(1, len(calls)):
+        (_, before), (i, after) = calls[k - 1], calls[k]
+        drop = before - after
+        stays = k + 1 >= len(calls) or calls[k + 1][1] < before - FALL_TOKENS
+        if before >= FALL_FROM and drop >= FALL_TOKENS and drop >= FALL_SHARE * before and stays:
+            out.append(i)
+    return out
+
+
+def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
+    """The compactions the recorded row replays on ``t``, in order."""
+    steps = _steps(t)
+    out = []
+    for rc in t.compactions:
+        offset = rc.meta.get("summary_offset")
+        stand_in = rc.meta.get("stand_in")
+        replacement = rc.meta.get("replacement") or ()
+        out.append(Planned(steps[rc.index], rc.index, rc.trigger, rc.summary, rc.kept_ids,
+                           offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
+                           stand_in if isinstance(stand_in, str) else "",
+                           tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
+                           bool(rc.meta.get("encrypted"))))
+    if not out and infer:
+        for i in inferred_falls(t):
+            # the call after the fall: the compaction happened before it, after the messages recorded since
+            # the previous call (a tool result, the user's turn) that the tool then sent with it
+            start = max((j for j in range(i) if t.messages[j].role == "assistant"), default=-1) + 1
+            out.append(Planned(steps[i], start, "inferred", "", (), None, "", (), _next_input(t, i), True, False))
+    return tuple(out)
+
+
+class Recorded:
+    name = "recorded"
+
+    def __init__(self, p: RecordedParams) -> None:
+        self.p = p
+        self.next = 0
+
+    def _plan(self, s: SessionView) -> tuple[Planned, ...]:
+        t = s.context.transcript
+        if t is None:  # a replay outside a run (no transcript to read the record of): nothing was recorded
+            return ()
+        plans: tuple[Planned, ...] = s.context.derived(f"recorded.plan.{self.p.infer}", lambda: plan(t, self.p.infer))
+        return plans
+
+    def before_step(self, s: SessionView) -> Sequence[Action]:
+        plans = self._plan(s)
+        if self.next < len(plans) and plans[self.next].step <= s.step:
+            p = plans[self.next]
+            self.next += 1
+            return (self._compact(s, p),)
+        return ()
+
+    def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
+        """A compaction the log records after its last model call (a /compact the session ended on): made after
+        that call, so the row pays for its summary as the tool did."""
+        plans = self._plan(s)
+        calls = s.context.derived("recorded.calls", lambda: _calls(s))
+        if self.next < len(plans) and plans[self.next].step >= calls and s.step >= calls - 1:
+            p = plans[self.next]
+            self.next += 1
+            return (self._compact(s, p),)
+        return ()
+
+    def _compact(self, s: SessionView, p: Planned) -> Compact:
+        kept = set(p.kept)
+        head: list[Slot] = [Keep(e.id) for e in s.entries if e.id in kept and 0 <= e.index < p.index]
+        tail: list[Slot] = [Keep(e.id) for e in s.entries if e.index >= p.index]
+        inserts: list[Slot] = [Insert("system" if role in ("developer", "system") else "user", text,
+                                      origin="synthetic") for role, text in p.replacement]
+        meta = {"recorded": p.trigger, "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
+        request = None
+        text = p.summary or p.stand_in
+        if p.inferred:
+            text = self._sized(s, p, head, tail)
+            meta["inferred"] = True
+        if p.summary:
+            request = SummaryRequest("", (*s.rendered(), Message("recorded-prompt", "user", (Text(PROMPT_STANDIN),))),
+                                     tuple(s.rendered()), None, answer=p.summary)
+        summary: list[Slot] = []
+        if p.summary:
+            summary = [Insert("user", with_summary=True, origin="summary")]
+        elif text:
+            summary = [Insert("user", text, origin="summary")]
+        if p.encrypted:
+            meta["encrypted"] = True  # a remote compaction: its summary is not in the log
+        at = p.offset if p.offset is not None and p.offset <= len(head) else 0
+        view = (*head[:at], *summary, *head[at:], *inserts, *tail)
+        return Compact(f"recorded {p.trigger}", view, request, on_failure="apply", meta=meta)
+
+    def _sized(self, s: SessionView, p: Planned, head: list[Slot], tail: list[Slot]) -> str:
+        """A stand-in for what an unmarked compaction left, as large as the recorded prompt says it was."""
+        if not p.recorded_next_input:
+            return ""
+        ids = {slot.id for slot in (*head, *tail) if isinstance(slot, Keep)}
+        held = sum(e.tokens for e in s.entries if e.id in ids) + s.system_tokens
+        missing = p.recorded_next_input - held
+        if missing <= 0:
+            return ""
+        per = max(1, s.count(FILLER))
+        return "[the tool's compacted context, not in the log]\n" + FILLER * (missing // per)
+
+
+@strategy("recorded", params=RecordedParams, source="each log's own compactions (compbench.data.recorded)",
+          summary="the tool as it ran: its recorded compactions at the recorded steps, with the real summaries "
+                  "and what it kept")
+def recorded(p: RecordedParams) -> Recorded:
+    return Recorded(p)
