@@ -133,7 +133,8 @@ def test_manual_compaction_runs_where_asked_and_after_the_last_message(chars4: T
     t = transcript(system(), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3"))
     limits = ModelLimits(128_000, 4_096)
     for at, step in ((3, 1), (5, 2), (7, 3)):
-        tr = replay(t, resolve("opencode:preset=seed").create(), MockSummarizer("S"), ReplayConfig(limits, manual_at=at), chars4)
+        strategy = resolve("opencode:preset=seed").create()
+        tr = replay(t, strategy, MockSummarizer("S"), ReplayConfig(limits, manual_at=at), chars4)
         (ev,) = tr.compactions
         assert (ev.phase, ev.reason, ev.step, ev.ok) == ("manual", "manual", step, True)
         assert set(ev.replaced_ids) == {m.id for m in t.messages[1:at]}

@@ -144,7 +144,8 @@ def test_since_0_72_the_summary_is_paid_for_and_dropped(chars4: TokenCounter) ->
     """move_back_cur_messages appends the edit note after starting the summarizer on a snapshot: summarize_end
     finds the history changed and drops the summary. The history grows on; every edit pays the weak model."""
     summ = MockSummarizer("s")
-    tr = run(transcript(*steps(6)), resolve("aider:preset=seed,max_chat_history_tokens=100").create(), chars4, summarizer=summ)
+    strategy = resolve("aider:preset=seed,max_chat_history_tokens=100").create()
+    tr = run(transcript(*steps(6)), strategy, chars4, summarizer=summ)
     assert tr.compactions and all(not c.ok and c.error == DROPPED for c in tr.compactions)
     assert all(c.summarizer_input > 0 for c in tr.compactions) and len(summ.requests) == len(tr.compactions)
     none = run(transcript(*steps(6)), resolve("none").create(), chars4)

@@ -209,7 +209,8 @@ def test_compaction_summarizes_everything_but_the_system_head(chars4: TokenCount
 
 
 def test_custom_instructions_are_appended_as_compact_does(chars4: TokenCounter) -> None:
-    cc = resolve("claude-code:preset=seed,custom_instructions=summarize only the TODOs,max_summary_tokens=5000").create()
+    cc = resolve("claude-code:preset=seed,custom_instructions=summarize only the TODOs,"
+                 "max_summary_tokens=5000").create()
     assert isinstance(cc, ClaudeCode)
     c = cc.compact(view_of([user("u1")], chars4), "auto")
     assert c.request is not None and c.request.max_output_tokens == 5_000
@@ -241,7 +242,8 @@ def test_replay_boundary_and_final_view(chars4: TokenCounter, buffer: int, compa
 
 
 def test_replay_failure_leaves_the_view_unchanged(chars4: TokenCounter) -> None:
-    tr = run(transcript(*small()), resolve("claude-code:preset=seed,output_reserve=500,autocompact_buffer=268").create(), chars4,
+    strategy = resolve("claude-code:preset=seed,output_reserve=500,autocompact_buffer=268").create()
+    tr = run(transcript(*small()), strategy, chars4,
              window=1_000, max_output=500, summarizer=MockSummarizer(error="overloaded"))
     (ev,) = tr.compactions
     assert not ev.ok and ev.error == "overloaded"

@@ -199,7 +199,8 @@ def test_replay_compacts_before_the_call_after_the_limit(chars4: TokenCounter) -
     # chars4, no overhead: sys 10, u1 100, a1 10 + 2 ("bash{}"), t1 100, a2 10, u2 10, a3 10
     # step 0: 110 in + 12 out = 122; step 1: 222 + 10 = 232 (>= 232: compact before step 2)
     t = transcript(*small())
-    tr = run(t, resolve("codex:preset=seed,auto_compact_token_limit=232").create(), chars4, summarizer=MockSummarizer("DONE"))
+    strategy = resolve("codex:preset=seed,auto_compact_token_limit=232").create()
+    tr = run(t, strategy, chars4, summarizer=MockSummarizer("DONE"))
     assert [(s.input, s.output) for s in tr.steps[:2]] == [(110, 12), (222, 10)]
     (ev,) = tr.compactions
     assert (ev.step, ev.phase, ev.ok, ev.tokens_before) == (2, "before", True, 242)

@@ -98,7 +98,8 @@ def test_seed_replay_compacts_before_the_step_that_crosses(chars4: TokenCounter)
 
 
 def test_seed_failure_leaves_the_view_and_retries_every_turn(chars4: TokenCounter) -> None:
-    tr = run(rounds(4), resolve("go-replace:preset=seed,threshold=1000").create(), chars4, summarizer=MockSummarizer(error="x"))
+    strategy = resolve("go-replace:preset=seed,threshold=1000").create()
+    tr = run(rounds(4), strategy, chars4, summarizer=MockSummarizer(error="x"))
     assert [(e.step, e.ok, e.error) for e in tr.compactions] == [(5, False, "x"), (6, False, "x"), (7, False, "x")]
     assert len(tr.final_view) == 17 and tr.final_view[0] == "sys"
 

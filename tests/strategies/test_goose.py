@@ -223,7 +223,8 @@ def test_at_a_new_prompt_the_pair_comes_first_then_the_compaction(chars4: TokenC
     """agent.rs: the last turn's pair is stored when the turn ends; ``reply`` checks 0.8 at the next prompt."""
     msgs = [*turns(1, 200, calls=11), user("p1", "next"), assistant("r1", "ok")]
     summ = MockSummarizer("S")
-    tr = run(transcript(*msgs), resolve("goose:preset=seed").create(), chars4, window=700, max_output=50, summarizer=summ)
+    strategy = resolve("goose:preset=seed").create()
+    tr = run(transcript(*msgs), strategy, chars4, window=700, max_output=50, summarizer=summ)
     at_prompt = [(c.step, c.reason) for c in tr.compactions if c.step == 12]
     assert at_prompt == [(12, "goose: tool-pair summary"), (12, "goose: auto")]
     auto = next(r for r in summ.requests if r.meta.get("kind") != "tool-pair")
@@ -252,7 +253,8 @@ def test_a_pair_inside_shared_messages_is_cleared_in_place_and_its_summary_added
                  Message(f"t{k}", "tool", (ToolResult(f"c{k}x", "shell", "x" * 80),
                                            ToolResult(f"c{k}y", "shell", "y")))]
     msgs.append(assistant("r", "done"))
-    tr = run(transcript(*msgs), resolve("goose:preset=seed").create(), chars4, window=100_000, summarizer=MockSummarizer("S"))
+    strategy = resolve("goose:preset=seed").create()
+    tr = run(transcript(*msgs), strategy, chars4, window=100_000, summarizer=MockSummarizer("S"))
     (first, *_) = [c for c in tr.compactions if c.reason == "goose: tool-pair summary"]
     assert first.ok and first.replaced_ids == () and first.meta["call"] == "c0x"
     assert first.tokens_after < first.tokens_before  # c0x's 80-character output cleared, a one-word summary added

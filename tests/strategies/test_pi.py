@@ -154,7 +154,8 @@ def test_a_single_turn_session_compacts_to_keep_recent_tokens_every_time(chars4:
     msgs: list[Message] = [system("sys", "s" * 400), user("u1", "fix it " * 57)]
     for k in range(40):
         msgs += [assistant(f"a{k}", "a" * 392, [(f"c{k}", "bash", {})]), tool(f"t{k}", f"c{k}", "o" * 3_600)]
-    tr = run(transcript(*msgs), resolve("pi:preset=seed,keep_recent_tokens=2000").create(), chars4, window=RESERVE + 10_000,
+    strategy = resolve("pi:preset=seed,keep_recent_tokens=2000").create()
+    tr = run(transcript(*msgs), strategy, chars4, window=RESERVE + 10_000,
              summarizer=MockSummarizer("S"))
     assert len(tr.compactions) == 4
     for ev in tr.compactions:

@@ -116,7 +116,8 @@ def long_session(n: int) -> list[Message]:
 
 def test_replay_fresh_start_chains_summaries(chars4: TokenCounter) -> None:
     summ = MockSummarizer("S")
-    tr = run(transcript(*long_session(40)), resolve("roo-code:preset=seed").create(), chars4, window=1_000, max_output=100,
+    strategy = resolve("roo-code:preset=seed").create()
+    tr = run(transcript(*long_session(40)), strategy, chars4, window=1_000, max_output=100,
              summarizer=summ)
     assert len(tr.compactions) >= 2 and all(c.ok and c.reason.endswith("(fresh start)") for c in tr.compactions)
     assert tr.compactions[0].kept_ids == ()  # nothing kept: the summary alone
@@ -126,7 +127,8 @@ def test_replay_fresh_start_chains_summaries(chars4: TokenCounter) -> None:
 
 
 def test_replay_failed_condense_falls_back_to_the_sliding_window(chars4: TokenCounter) -> None:
-    tr = run(transcript(*long_session(40)), resolve("roo-code:preset=seed").create(), chars4, window=1_000, max_output=100,
+    strategy = resolve("roo-code:preset=seed").create()
+    tr = run(transcript(*long_session(40)), strategy, chars4, window=1_000, max_output=100,
              summarizer=MockSummarizer(error="overloaded"))
     reasons = [(c.reason, c.ok) for c in tr.compactions]
     assert reasons[:2] == [("roo-code: condense (fresh start)", False), ("roo-code: sliding window truncation", True)]
@@ -174,7 +176,8 @@ class SucceedsOnce:
 def test_after_a_summary_the_window_first_hides_what_the_summary_hides(chars4: TokenCounter) -> None:
     """Roo Code counts condensed messages as visible when it truncates: its first truncations after a
     fresh start change nothing the model sees; only later ones reach the messages after the summary."""
-    tr = run(transcript(*long_session(60)), resolve("roo-code:preset=seed").create(), chars4, window=1_000, max_output=100,
+    strategy = resolve("roo-code:preset=seed").create()
+    tr = run(transcript(*long_session(60)), strategy, chars4, window=1_000, max_output=100,
              summarizer=SucceedsOnce())  # type: ignore[arg-type]
     first = tr.compactions[0]
     assert first.ok and first.reason.endswith("(fresh start)")
