@@ -70,7 +70,9 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     redact = _sanitize(redact_secrets)
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = manifest.get("spec", {})
-    results = load_results(run)
+    everything = load_results(run)
+    # a settings-sweep row replays only its tool's logs: decided on in that tool's verdict, not pooled
+    results = everything[everything["settings"] != "sweep"] if "settings" in everything.columns else everything
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
     details = flag_details(results)
     flags = {label: [f.text for f in fs] for label, fs in details.items()}
@@ -80,7 +82,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     summarizer = describe_summarizer(str(spec.get("summarizer", "?")))
     objectives = list(objectives or DEFAULT_OBJECTIVES)
     spread = spreads(results, BY_NAME[HEADLINE])
-    agents = _per_agent(results, resamples, objectives[0])
+    agents = _per_agent(everything, resamples, objectives[0])
     v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
                 str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"), spread)
     ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick
@@ -154,23 +156,32 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
 
 
 def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, Any]]:
-    """The verdict per agent (:func:`compbench.decide.breakdown.summary`), when the run mixes agents or its
-    agent's own strategy was replayed ("for your Claude Code logs, Claude Code's own strategy beside the best
-    alternative")."""
-    from compbench.decide.breakdown import OWN_STRATEGY, breakdown, summary
+    """Each tool's verdict (:func:`compbench.decide.breakdown.tool_verdict`: as it ran, at its best settings with
+    the lines to set, the best other strategy), when the run mixes tools, or replays a tool's own record or
+    strategy: what a user of the tool reads first."""
+    from compbench.decide.breakdown import RECORDED, breakdown, tool_verdict
     from compbench.decide.headline import HEADLINE, RECALL
     from compbench.decide.objective import parse_objective
+    from compbench.sdk.registry import own_strategy
 
     sources = {str(x) for x in results["source"].unique()}
     names = {str(x) for x in results["name"].unique()}
-    if len(sources) < 2 and not any(OWN_STRATEGY.get(src) in names for src in sources):
-        return []  # one agent whose own strategy is not in the run: the run's verdict is its verdict
+    if len(sources) < 2 and RECORDED not in names and not any(own_strategy(src) in names for src in sources):
+        return []  # one agent whose own strategy and record are not in the run: the run's verdict is its verdict
     obj = parse_objective(objective)
-    wanted = dict.fromkeys([HEADLINE, RECALL, "cost", obj.metric, *(k for k, _, _ in obj.constraints)])
-    groups = breakdown(results, "source", [BY_NAME[m] for m in wanted], resamples, objective=objective)
-    if len(groups) < 2 and not any(g.own for g in groups):
-        return []
-    return [summary(g, objective) for g in groups]
+    wanted = dict.fromkeys([HEADLINE, RECALL, "cost", "reacquired_tokens", obj.metric,
+                            *(k for k, _, _ in obj.constraints)])
+    groups = breakdown(results, "source", [BY_NAME[m] for m in wanted if m in BY_NAME], resamples,
+                       objective=objective)
+    out = []
+    for g in groups:
+        v = tool_verdict(g, objective)
+        for key in ("best_settings_change", "best_other_change"):
+            c = v[key]
+            v[key] = c.text() if c is not None else ""
+            v[key.replace("_change", "_figures")] = c.figures if c is not None else ""
+        out.append(v)
+    return out
 
 
 def _bar(obj: Any) -> str:

@@ -184,6 +184,10 @@ class ClaudeCodeParams:
              "out of (0, 100] is ignored, as Claude Code ignores it).", lo=None)
     auto_compact_window: int = param(
         0, "CLAUDE_CODE_AUTO_COMPACT_WINDOW: a window smaller than the model's (0: unset).")
+    window_floor: int = param(
+        0, "The least CLAUDE_CODE_AUTO_COMPACT_WINDOW Claude Code takes: a smaller value is raised to it (0: none, "
+           "as the 2.1.88 source; 100,000 from the 2.1.89 settings schema, and the env var in 2.1.221 and 2.1.258 "
+           "decompiles); it is also capped at 1,000,000 then.")
     large_window: int = param(
         0, "The auto-compact window Claude Code itself uses when the model runs a 1M window and no "
            "CLAUDE_CODE_AUTO_COMPACT_WINDOW is set (0: the whole window, as 2.1.21-2.1.91 and 2.1.138-2.1.195; "
@@ -300,7 +304,10 @@ class ClaudeCode:
     def threshold(self, s: SessionView) -> float:
         w = s.limits.context_window
         if self.p.auto_compact_window > 0:  # the user's setting comes before Claude Code's own default
-            w = min(w, self.p.auto_compact_window)
+            v = self.p.auto_compact_window
+            if self.p.window_floor:  # clamped to 100k-1M as the tool does (a value it changes is what it does)
+                v = min(max(v, self.p.window_floor), WINDOW_CAP)
+            w = min(w, v)
         elif self.p.large_window > 0 and w > CLAUDE_CODE_WINDOW:
             w = min(w, self.p.large_window)
         if self.p.autocompact_buffer <= 0:
@@ -375,13 +382,14 @@ class ClaudeCode:
 RESTORE = {"restore_files": RESTORE_FILES, "read_before_edit": True}
 V20 = {"output_reserve": OUTPUT_RESERVE_20, "autocompact_buffer": AUTOCOMPACT_BUFFER,
        "compact_prompt": STRUCTURED_PROMPT, **RESTORE}
+WINDOW_FLOOR, WINDOW_CAP = 100_000, 1_000_000  # CLAUDE_CODE_AUTO_COMPACT_WINDOW's bounds (2.1.89 schema, 2.1.221)
 V21 = {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER, "count_trailing": True,
        "compact_prompt": STRUCTURED_PROMPT, "summary_prefix": SUMMARY_PREFIX_21, "summary_suffix": SUMMARY_SUFFIX_21,
        "manual_suffix": TRANSCRIPT_LINE, **RESTORE}
 PRESETS: dict[str, dict[str, object]] = {
-    "current": {**V21, "large_window": LARGE_WINDOW},  # 2.1.196 on
-    "2.1.138": {**V21, "large_window": 0},  # 2.1.138-2.1.195
-    "2.1.92": {**V21, "large_window": LARGE_WINDOW_92},  # 2.1.92-2.1.137
+    "current": {**V21, "large_window": LARGE_WINDOW, "window_floor": WINDOW_FLOOR},  # 2.1.196 on
+    "2.1.138": {**V21, "large_window": 0, "window_floor": WINDOW_FLOOR},  # 2.1.138-2.1.195
+    "2.1.92": {**V21, "large_window": LARGE_WINDOW_92, "window_floor": WINDOW_FLOOR},  # 2.1.92-2.1.137
     "2.1.21": {**V21, "large_window": 0},  # 2.1.21-2.1.91
     "2.0": V20,  # 2.0.x-2.1.20
 }

@@ -18,7 +18,7 @@ replacement items the log names, and the row's compactions say the summary's siz
 
 Where a log records no compaction but its recorded input falls (a tool whose logs carry no marker), a
 compaction is inferred at the fall by TraceLab's rule: the prompt drops by at least 25% and 8,000 tokens from
-at least 32,000, and the next prompt stays down (:func:`inferred_falls`); what the tool kept is then unknown,
+at least 32,000, and stays down (the next prompt regains less than half the fall: :func:`inferred_falls`); what the tool kept is then unknown,
 so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
 that records nothing and shows no fall is the ``none`` row.
 """
@@ -109,7 +109,7 @@ def inferred_falls(t: Transcript) -> list[int]:
     for k in range(1, len(calls)):
         (_, before), (i, after) = calls[k - 1], calls[k]
         drop = before - after
-        stays = k + 1 >= len(calls) or calls[k + 1][1] < before - FALL_TOKENS
+        stays = k + 1 >= len(calls) or calls[k + 1][1] < before - drop / 2  # it did not regain most of the fall
         if before >= FALL_FROM and drop >= FALL_TOKENS and drop >= FALL_SHARE * before and stays:
             out.append(i)
     return out
@@ -205,8 +205,11 @@ class Recorded:
         missing = p.recorded_next_input - held
         if missing <= 0:
             return ""
-        per = max(1, s.count(FILLER))
-        return "[the tool's compacted context, not in the log]\n" + FILLER * (missing // per)
+        title = "[the tool's compacted context, not in the log]\n"
+        n = max(0, (missing - s.count(title)) // max(1, s.count(FILLER)))
+        if n:  # a tokenizer counts repeats unevenly: one correction from the count of the whole
+            n = max(0, round(n * (missing - s.count(title)) / max(1, s.count(FILLER * n))))
+        return title + FILLER * n
 
 
 @strategy("recorded", params=RecordedParams, source="each log's own compactions (compbench.data.recorded)",

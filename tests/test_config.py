@@ -87,7 +87,8 @@ def test_every_run_option_is_a_tune_option() -> None:
 
     run, tune = options("run"), options("tune")
     assert set(REPLAY_NAMES) | set(EXECUTION_NAMES) <= run & tune
-    assert run - tune == {"strategies", "resume_dir", "quiet"}  # run's own: its strategies, resuming, quiet
+    # run's own: its strategies, resuming, quiet, and the settings sweep it adds (tune sweeps its own grid)
+    assert run - tune == {"strategies", "resume_dir", "quiet", "no_settings"}
 
 
 def test_a_tune_block_reads_back_as_the_configuration_it_prints(tmp_path: Path) -> None:

@@ -31,6 +31,10 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.errors import UsageError
     from compbench.summarizers import describe_summarizer
 
+    everything = a
+    if "settings" in a.columns and group_by is None:
+        # a settings-sweep row replays only its tool's logs: it is decided on in that tool's verdict, not pooled
+        a = a[a["settings"] != "sweep"]
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     obj = parse_objective(PRIMARY)
     details = flag_details(a)
@@ -107,11 +111,26 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                 click.echo(render(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
                                   [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
             return
+    from compbench.data.formats.catalog import tool_name as g_name
     from compbench.decide.verdict import lines, verdict
 
     v = verdict(a, b, standing, {s: [f.text for f in fs] for s, fs in details.items()},
                 describe_summarizer(_spec_summarizer(run)), cache=cache_check(a), spreads=spread[HEADLINE])
     out: list[str] = []
+    sources = sorted({str(x) for x in everything["source"].unique()}) if "source" in everything.columns else []
+    tools_first = len(sources) > 1 or "recorded" in agg
+    if tools_first:  # what a user comes for: their own tool's verdict, each tool's logs on their own
+        from compbench.decide.breakdown import breakdown
+
+        out.append("Per tool (each tool's logs on their own; ~ not significant, 95% paired intervals):")
+        for g in breakdown(everything, "source", needed, resamples, by):
+            out.append(f"  {g.name} ({g.transcripts:,} transcript{'s' * (g.transcripts != 1)})")
+            out += ["  " + x for x in view.tool_block(g, (view.WIDTH if not wide else 10**6) - 2)]
+        out.append("")
+        if len(sources) > 1:
+            names = ", ".join(sorted({g_name(x) for x in sources}))
+            out += view.wrap(f"All logs pooled ({len(sources)} tools: {names}): the pick below mixes tools, a strategy "
+                             "to build rather than a setting to change; each tool's own verdict is above.")
     for line in lines(v):
         out += view.wrap(line) if not wide else [line]
     out.append("")

@@ -123,7 +123,10 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
         shown = g.order if wide else [s for k, s in enumerate(g.order) if k < SHOWN_PER_GROUP or s in g.own]
         below = {s: not meets(agg[s], obj) for s in shown}
         out.append(f"== {g.name}: {g.transcripts:,} transcript{'s' * (g.transcripts != 1)} ==")
-        out += wrap(sentence(g), width) if not wide else [sentence(g)]
+        if g.by == "source":  # a tool's logs: as it ran, at its best settings, the best other strategy
+            out += tool_block(g, width if not wide else 10**6)
+        else:
+            out += wrap(sentence(g), width) if not wide else [sentence(g)]
         lines, _ = compact_table(g.rows, shown, agg, g.standing, spreads_of(g.rows, metric(HEADLINE)), below,
                                  width if not wide else 10**6)
         out += lines
@@ -134,7 +137,7 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
 
 
 def group_json(groups: Sequence[Any], chosen: Sequence[Metric]) -> dict[str, Any]:
-    from compbench.decide.breakdown import sentence
+    from compbench.decide.breakdown import sentence, tool_sentence, tool_verdict
     from compbench.decide.headline import spreads as spreads_of
 
     out: dict[str, Any] = {}
@@ -143,11 +146,34 @@ def group_json(groups: Sequence[Any], chosen: Sequence[Metric]) -> dict[str, Any
         sp = spreads_of(g.rows, metric(HEADLINE))
         out[g.key] = {
             "name": g.name, "transcripts": g.transcripts, "pick": g.pick, "own_strategy": g.own,
-            "best_alternative": g.alternative, "verdict": sentence(g),
+            "best_alternative": g.alternative,
+            "verdict": tool_sentence(g) if g.by == "source" else sentence(g),
+            **({"tool": _tool_json(tool_verdict(g))} if g.by == "source" else {}),
             "strategies": {s: {"acted": acted(g.rows, s), "tier": g.standing[s].tier_name,
                                "calls_over_window": g.standing[s].refused,
                                **{m.name: estimate_json(agg[s][m.name]) for m in chosen},
                                "spread": {HEADLINE: spread_json(sp[s])}} for s in g.order}}
+    return out
+
+
+def tool_block(g: Any, width: int = WIDTH) -> list[str]:
+    """A tool's verdict lines (compbench.decide.breakdown.tool_lines) within ``width``; the lines to paste as
+    they are (a YAML fragment keeps its indentation)."""
+    from compbench.decide.breakdown import tool_lines
+
+    out: list[str] = []
+    for line in tool_lines(g)[1:]:
+        pasted = line.startswith(("    set: ", "         "))
+        out += [line] if pasted else wrap(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))
+    return out
+
+
+def _tool_json(v: dict[str, Any]) -> dict[str, Any]:
+    """A tool's verdict (compbench.decide.breakdown.tool_verdict) as JSON: each change's paired differences."""
+    out = {k: x for k, x in v.items() if not k.endswith("_change")}
+    for key in ("best_settings_change", "best_other_change"):
+        c = v.get(key)
+        out[key] = None if c is None else {name: estimate_json(d) for name, d in c.diffs.items() if d is not None}
     return out
 
 

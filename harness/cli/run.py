@@ -29,6 +29,7 @@ Examples:
   compbench run mine --strategy opencode --strategy codex:preset=0.77 --strategy none --out out/run
   compbench run mine --context-window 128000 --summarizer litellm:gpt-4o-mini --out out/run
   compbench run --resume out/run                                continue an interrupted run as it was started
+  compbench run mine --no-settings --out out/run                without the sweep of the tools' own settings
 
 Every replay option may be set in compbench.toml ([run]) or pyproject.toml ([tool.compbench.run]); a flag
 wins over the file, the file over the default.
@@ -50,10 +51,13 @@ Progress goes to stderr with the total and the time left, also when stderr is a 
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
               help="Continue an interrupted run in this directory, with the options and dataset it was started "
                    "with (an option given again must match; a differing one is named).")
+@click.option("--no-settings", "no_settings", is_flag=True,
+              help="Leave out the settings sweep: by default each own-tool strategy is also replayed, on its tool's "
+                   "logs only, at a few values of the settings its users set (marked 'settings' in the results).")
 @click.option("--quiet", is_flag=True, help="No progress or summary table.")
 @click.pass_context
 def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...], out: str | None, force: bool,
-        resume_dir: str | None, quiet: bool, **options: Any) -> None:
+        resume_dir: str | None, no_settings: bool, quiet: bool, **options: Any) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
     from compbench.data.dataset import default_dataset
@@ -82,6 +86,13 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         refuse_runs([path], "run")
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
             spec = spec_of(configured(strategies, find()), replay, path)
+        if not no_settings:  # the tools present: the scan counted each source's transcripts
+            from dataclasses import replace
+
+            from compbench.run.spec import settings_sweep
+
+            sweep = settings_sweep(spec.strategies, (spec.boilerplate.get("transcripts") or {}).keys())
+            spec = replace(spec, strategies=spec.strategies + sweep, settings=sweep)
     progress = Progress(sys.stderr, dataset_total(path), done) if not quiet else None
 
     def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
@@ -104,7 +115,8 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
 
 
 # options that do not change a run's results: they may differ on --resume
-FREE = {"workers", "executor", "ray_address", "concurrency", "quiet", "force", "resume_dir", "out", "api_key"}
+FREE = {"workers", "executor", "ray_address", "concurrency", "quiet", "force", "resume_dir", "out", "api_key",
+        "no_settings"}
 
 
 def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[str, Any]) -> None:

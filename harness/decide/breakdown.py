@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compbench.data.formats.catalog import tool_name
 from compbench.decide.bootstrap import Batch
 from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import HEADLINE, PRIMARY, RECALL
@@ -22,21 +23,18 @@ from compbench.decide.metrics import metric
 from compbench.decide.objective import meets, parse_objective, ranked
 from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
+from compbench.sdk.registry import own_strategy, resolve
 
 BY = ("source", "model", "project")
-# the strategy that reproduces the compaction of the tool that wrote a log format (mini-swe-agent keeps its
-# whole history: its own behaviour is none's)
-OWN_STRATEGY = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "opencode-db": "opencode",
-                "pi": "pi", "swe-agent": "swe-agent", "mini-swe-agent": "none"}
-AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode", "opencode-db": "OpenCode",
-          "pi": "pi", "swe-agent": "SWE-agent", "mini-swe-agent": "mini-swe-agent", "copilot": "Copilot CLI",
-          "openai": "OpenAI chat", "compbench": "compbench-format"}
+RECORDED = "recorded"  # the row of each log's own compactions: the tool as it ran (compbench.strategies.recorded)
+# the figures a tool's verdict sets beside "as it ran": the headline, what it costs, what the agent re-reads
+CHANGES = (HEADLINE, "cost", "reacquired_tokens")
 
 
 def group_name(by: str, key: str) -> str:
     """A group in words: ``Claude Code logs``, ``model claude-opus-4-5``, ``project /home/me/app``."""
     if by == "source":
-        return f"{AGENTS.get(key, key)} logs"
+        return f"{tool_name(key)} logs"
     return f"{by} {key or '(not recorded)'}"
 
 
@@ -92,7 +90,7 @@ def breakdown(results: Any, by: str, metrics: Sequence[Any], resamples: int = 10
         standing = standings(sub, flag_details(sub))
         order = ranked(b.estimates, standing, obj)
         pick = next((s for s in order if meets(b.estimates[s], obj)), None)
-        own_name = OWN_STRATEGY.get(str(key)) if by == "source" else None
+        own_name = own_strategy(str(key)) if by == "source" else None
         own = [s for s in order if str(s).split(":")[0] == own_name] if own_name else []
         out.append(Group(by, str(key), int(sizes[key]), b, standing, order, pick, own, sub))
     return out
@@ -148,7 +146,7 @@ def summary(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
         "best_figures": figures(g, c.best) if c.best else "", "notes": [x for x in (c.edge, c.note) if x],
         "own": own, "own_figures": figures(g, own) if own else "", "own_is_best": own is not None and own == c.best,
         "versus": None, "margin": "", "other_own": g.own[1:],
-        "own_known": g.by == "source" and g.key in OWN_STRATEGY}  # a tool whose strategy exists (maybe not run)
+        "own_known": g.by == "source" and own_strategy(g.key) is not None}  # a strategy reproduces the tool
     if own is not None and own == c.best:
         alt = g.alternative
         if alt:
@@ -179,3 +177,128 @@ def sentence(g: Group, objective: str = PRIMARY) -> str:
         if f["other_own"]:
             text += f" (other configurations of it: {', '.join(f['other_own'])})"
     return text + "."
+
+
+SHORT = {HEADLINE: "effective savings", "cost": "cost per transcript",
+         "reacquired_tokens": "re-read tokens per transcript"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One configuration against the tool as it ran, on the group's transcripts: the paired difference of each
+    figure of :data:`CHANGES` (with its interval); a figure no transcript carries is left out."""
+
+    label: str
+    figures: str
+    diffs: dict[str, Any]
+
+    def text(self) -> str:
+        out = []
+        for name, d in self.diffs.items():
+            if d is None or math.isnan(d.value) or not d.n or d.value == d.lo == d.hi == 0:
+                continue  # no transcript carries it, or nothing changed
+            m = metric(name)
+            shown = fmt_diff(d, m) if m.percent else _signed_amount(d, name)
+            out.append(f"{shown} {SHORT.get(name, m.title)}" + ("" if d.significant else " ~"))
+        return ", ".join(out)
+
+
+def _signed_amount(d: Any, name: str) -> str:
+    """A paired difference of an amount (dollars, tokens) with its interval: ``-$0.12 [-0.20, -0.03]``."""
+    dollars = name == "cost"
+
+    def one(v: float) -> str:
+        return f"{'-' if v < 0 else '+'}{'$' if dollars else ''}{abs(v):,.{2 if dollars else 0}f}"
+
+    return f"{one(d.value)} [{one(d.lo)}, {one(d.hi)}]"
+
+
+def setting_lines(label: str) -> list[str]:
+    """What a user of the tool writes to get configuration ``label``: the lines for each parameter it changes, as
+    the tool's declaration says it (compbench.sdk.tools.Setting); a parameter users cannot set is named as such."""
+    c = resolve(label)
+    tool = c.info.tool
+    out: list[str] = []
+    for key, raw in c.overrides.items():
+        setting = tool.setting(key) if tool is not None else None
+        value = getattr(c.params, key, raw)
+        line = setting.paste(value) if setting is not None else f"{key}={raw} (not a setting of the tool)"
+        out += line.splitlines()
+    return out
+
+
+def _change(g: Group, label: str, base: str | None) -> Change:
+    from compbench.decide.compare import paired
+
+    rows = g.rows
+    diffs: dict[str, Any] = {}
+    if base is None:
+        return Change(label, figures(g, label), diffs)
+    for name in CHANGES:
+        if name not in g.batch.estimates.get(label, {}):
+            continue
+        d = g.batch.diff(label, base, name)
+        if d is None:
+            try:
+                d = paired(rows[rows["strategy"] == label], rows[rows["strategy"] == base], metric(name), 2_000)
+            except UsageError:  # no transcript in common
+                d = None
+        diffs[name] = d
+    return Change(label, figures(g, label), diffs)
+
+
+def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
+    """A tool's logs' verdict (``--by source``): the tool *as it ran* (the row of its own recorded compactions),
+    *the same tool at its best settings* (the best configuration of its own strategy by the run's rule, the
+    exact lines to set, and its paired change from as it ran), and *the best other strategy* (for those who
+    build agents), with its paired change from as it ran."""
+    from compbench.decide.objective import bars
+
+    obj = parse_objective(objective)
+    agg = g.batch.estimates
+    as_ran = RECORDED if RECORDED in agg else None
+    own_ranked = [s for s in g.order if s in g.own]
+    best_own = next((s for s in own_ranked if meets(agg[s], obj)), own_ranked[0] if own_ranked else None)
+    other = next((s for s in g.order if s not in g.own and s not in (RECORDED, "none") and meets(agg[s], obj)), None)
+    return {"name": g.name, "tool": tool_name(g.key), "transcripts": g.transcripts, "bar": bars(obj),
+            "as_ran": as_ran, "as_ran_figures": figures(g, as_ran) if as_ran else "",
+            "own_strategy": own_strategy(g.key), "best_settings": best_own,
+            "best_settings_meets": best_own is not None and meets(agg[best_own], obj),
+            "settings_lines": setting_lines(best_own) if best_own else [],
+            "best_settings_change": _change(g, best_own, as_ran) if best_own else None,
+            "best_other": other, "best_other_change": _change(g, other, as_ran) if other else None}
+
+
+def tool_lines(g: Group, objective: str = PRIMARY) -> list[str]:
+    """:func:`tool_verdict` as a user of the tool reads it first: as it ran, at its best settings with the lines
+    to set, the best other strategy; each change from as it ran paired, with its 95% interval (~: not
+    significant)."""
+    v = tool_verdict(g, objective)
+    out = [f"{v['name']} ({g.transcripts:,} transcript{'s' * (g.transcripts != 1)})"]
+    out.append(f"  as it ran ({RECORDED}: the tool's own recorded compactions): {v['as_ran_figures']}"
+               if v["as_ran"] else f"  as it ran: not in this run (add --strategy {RECORDED})")
+    if v["own_strategy"] is None:
+        out.append(f"  no strategy reproduces {v['tool']}: no setting of its own to suggest")
+    elif v["best_settings"] is None:
+        out.append(f"  {v['tool']}'s own strategy ({v['own_strategy']}) is not in this run")
+    else:
+        c = v["best_settings_change"]
+        lines = v["settings_lines"]
+        where = ("at its best settings tried" if lines
+                 else "at the settings it runs with (no setting tried does better)")
+        bar = "" if v["best_settings_meets"] else f", misses {v['bar']}"
+        out.append(f"  {v['tool']} {where}{bar}: {c.figures}")
+        if c.text():
+            out.append(f"    against as it ran: {c.text()}")
+        out += [f"    set: {x}" if k == 0 else f"         {x}" for k, x in enumerate(lines)]
+    if v["best_other"] is not None:
+        c = v["best_other_change"]
+        out.append(f"  best other strategy (for those who build agents): {v['best_other']}: {c.figures}")
+        if c.text():
+            out.append(f"    against as it ran: {c.text()}")
+    return out
+
+
+def tool_sentence(g: Group, objective: str = PRIMARY) -> str:
+    """:func:`tool_lines` in one paragraph (JSON, a report cell)."""
+    return " ".join(x.strip() for x in tool_lines(g, objective))

@@ -19,7 +19,7 @@ SAME_BEHAVIOUR = ("steps", "compactions", "prunes", "pruned_parts", "overflows",
 class Flag:
     """Something that makes a strategy's figures misleading: ``kind`` for code (rankings), ``text`` for people."""
 
-    kind: str  # never_acted | partial | beyond_window | overflows | noop | failed | degenerate | identical |
+    kind: str  # never_acted | partial | beyond_window | overflows | noop | failed | degenerate | designed | identical |
     #            reference_overflows
     text: str
 
@@ -36,14 +36,28 @@ class Flag:
 
 SHORT = {"never_acted": "never acted", "partial": "acted on some", "beyond_window": "threshold beyond window",
          "overflows": "calls over window", "noop": "no-op compactions", "failed": "failed compactions",
-         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows"}
+         "degenerate": "degenerate", "identical": "identical config", "reference_overflows": "reference overflows",
+         "designed": "by design"}
 
 
-SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn"}
+SEVERITY = {"never_acted": "warn", "partial": "info", "noop": "info", "identical": "warn", "designed": "info"}
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'s' * (n != 1)}"
+
+
+def _designed(name: str) -> dict[str, str]:
+    """What the tool a strategy reproduces does by design that a generic flag would misname (its declaration's
+    ``designed``: compbench.sdk.tools.Tool); nothing for an unknown or undeclared strategy."""
+    from compbench.errors import UsageError
+    from compbench.sdk.registry import get
+
+    try:
+        tool = get(name).tool
+    except UsageError:  # a plug-in's strategy that is not installed here
+        return {}
+    return dict(tool.designed) if tool is not None else {}
 
 
 def flag_details(results: Any) -> dict[str, list[Flag]]:
@@ -81,13 +95,19 @@ def flag_details(results: Any) -> dict[str, list[Flag]]:
         if noop:
             flags.append(Flag("noop", f"{noop:,} compactions that would have replaced nothing (not applied, "
                                       "not charged)"))
+        designed = _designed(str(g["name"].iloc[0]))
         failed = int(g["failed_compactions"].sum())
-        if failed:
+        if failed and "failed" in designed:  # the tool's own behaviour, named as what it is, not a failure
+            flags.append(Flag("designed", f"{failed:,} summaries made and not used: {designed['failed']}"))
+        elif failed:
             flags.append(Flag("failed", f"{failed:,} failed compactions"))
         steps = int(g["steps"].sum())
         if steps and int(g["compactions"].sum()) >= DEGENERATE_SHARE * steps:
-            flags.append(Flag("degenerate", f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls: "
-                                            "degenerate (reserves at or above the window?)"))
+            share = f"compacts on {int(g['compactions'].sum()) / steps:.0%} of its calls"
+            if "degenerate" in designed:
+                flags.append(Flag("designed", f"{share}: {designed['degenerate']}"))
+            else:
+                flags.append(Flag("degenerate", f"{share}: degenerate (reserves at or above the window?)"))
         if str(label) in identical:
             flags.append(Flag("identical", f"behaves exactly as {identical[str(label)]} on every transcript "
                                            "(the parameters that differ change nothing here)"))

@@ -295,7 +295,9 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "compression": 1 - e.summary_tokens / e.replaced_tokens if e.ok and e.replaced_tokens else math.nan,
             "summarizer_input": e.summarizer_input, "summarizer_output": e.summarizer_output,
             "error": e.error or "", "attempts": e.attempts, "latency_ms": e.latency_ms,
-            "summary_budget": e.summary_budget if e.summary_budget is not None else -1}
+            "summary_budget": e.summary_budget if e.summary_budget is not None else -1,
+            # the recorded row's self-check: the prompt the log recorded after the tool's compaction (-1: none)
+            "recorded_next_input": int(e.meta.get("recorded_next_input", -1)) if e.meta else -1}
 
 
 Outcome = dict[str, Table] | str  # a transcript's rows per table, or why it failed

@@ -4,7 +4,7 @@ back."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,3 +68,27 @@ class RunSpec:
         values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
+
+
+def settings_sweep(labels: tuple[str, ...], sources: Iterable[str]) -> tuple[str, ...]:
+    """The configurations a run adds for the settings users of the tools present can change: for each own-tool
+    strategy in ``labels`` replayed at its logs' own presets (named without a preset or overrides) whose tool
+    wrote some of ``sources``, one configuration per swept value of each of its settings (compbench.sdk.tools);
+    a value the tool's newest preset already has is left out (it would repeat the strategy's own row)."""
+    from compbench.sdk.registry import resolve
+    from compbench.sdk.tools import sweep_specs
+
+    present = set(sources)
+    out: list[str] = []
+    for label in labels:
+        c = resolve(label)
+        tool = c.info.tool
+        if not c.auto or c.overrides or tool is None or not present & set(tool.formats):
+            continue
+        for spec, setting, value in sweep_specs(c.name, tool):
+            if getattr(c.params, setting.param, object()) == value:
+                continue
+            made = resolve(spec).label
+            if made not in labels and made not in out:
+                out.append(made)
+    return tuple(out)

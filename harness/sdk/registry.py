@@ -168,7 +168,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             _check_fields(name, params, values, f"preset {preset!r}")
             check_bounds(name, params(**values))
         for s in tool.settings if tool is not None and resolver is None else ():  # a composition's: STAGE.param
-            _check_fields(name, params, {s.param: None}, f"setting {s.name!r}'s parameter")
+            _check_fields(name, params, {s.param: None}, f"parameter of setting {s.name}:")
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
                                                configurable_only, needs_model, composition, resolver, tool),
                            factory.__module__)

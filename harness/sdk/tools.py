@@ -111,6 +111,8 @@ class Tool:
         version = str(t.meta.get("tool_version") or "")
         if not version:
             return newest, f"no {self.name} version recorded: {self._newest(newest)}"
+        if version_tuple(version) is None:
+            return newest, f"{self.name} version {version!r} cannot be read: {self._newest(newest)}"
         picked = self.version_preset(version) if self.version_preset is not None else None
         if picked is None or picked not in presets:
             return newest, f"{self.name} {version}: no preset models it, {self._newest(newest)}"

@@ -80,7 +80,11 @@ def test_compare_fits_160_columns_with_the_verdict_first(run: Path) -> None:
     assert code == 0, out
     lines = out.splitlines()
     assert max(len(x) for x in lines) <= 160
-    assert lines[0].startswith("best for highest effective savings with needed-fact recall ≥ 90%")
+    # the run mixes two tools' logs: each tool's verdict first, then the pooled pick, said to mix them
+    assert lines[0].startswith("Per tool (each tool's logs on their own")
+    assert "  Claude Code logs (4 transcripts)" in lines and "  Codex logs (4 transcripts)" in lines
+    pooled = next(k for k, x in enumerate(lines) if x.startswith("All logs pooled (2 tools: Claude Code, Codex)"))
+    assert lines[pooled + 2].startswith("best for highest effective savings with needed-fact recall ≥ 90%")
     header = next(k for k, x in enumerate(lines) if x.startswith("strategy "))
     assert all(not x.startswith("best for") for x in lines[header:])  # the verdict comes before the table
     assert "median" in lines[header] and "recall kept verbatim" not in out  # --wide has every metric
@@ -106,7 +110,9 @@ def test_compare_by_source_model_and_project(run: Path) -> None:
     code, out = invoke("compare", run, "--by", "source", "--resamples", "300")
     assert code == 0, out
     assert "== Claude Code logs: 4 transcripts ==" in out and "== Codex logs: 4 transcripts ==" in out
-    assert "For your Claude Code logs (4 transcripts)" in out
+    # a tool's logs read as it ran, its own strategy, the best other one (neither record nor own in this run)
+    assert "  as it ran: not in this run (add --strategy recorded)" in out
+    assert "  Claude Code's own strategy (claude-code) is not in this run" in out
     assert max(len(x) for x in out.splitlines()) <= 160
     data = json.loads(invoke("compare", run, "--by", "model", "--format", "json", "--resamples", "300")[1])
     assert data["by"] == "model" and set(data["groups"]) == {"model-a", "model-b"}

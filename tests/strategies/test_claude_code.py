@@ -101,6 +101,10 @@ def test_thresholds_follow_the_reserve_and_the_models_output_limit(chars4: Token
     ("autocompact_pct_override=101", 167_000),  # out of (0, 100]: ignored
     ("auto_compact_window=100000", 67_000),  # min(200,000, 100,000) - 20,000 - 13,000
     ("auto_compact_window=300000", 167_000),  # never above the model's window
+    ("auto_compact_window=99999", 67_000),  # raised to 100,000 (2.1.89's schema, 2.1.221's env var)
+    ("auto_compact_window=50000", 67_000),
+    ("auto_compact_window=100001", 67_001),
+    ("auto_compact_window=5000000", 167_000),  # capped at 1M, then at the model's window
 ])
 def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> None:
     """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE and CLAUDE_CODE_AUTO_COMPACT_WINDOW as the bundle applies them."""
@@ -110,6 +114,13 @@ def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> N
     assert c.threshold(v) == threshold
     assert fires(c, threshold - 1, ModelLimits(200_000, 64_000), chars4) is False
     assert fires(c, threshold, ModelLimits(200_000, 64_000), chars4) is True
+
+
+def test_the_window_floor_is_of_the_versions_that_have_it(chars4: TokenCounter) -> None:
+    """2.1.21's bundle took any window (2.1.88's source has no floor): 50,000 - 20,000 - 13,000."""
+    c = resolve("claude-code:preset=2.1.21,auto_compact_window=50000").create()
+    assert isinstance(c, ClaudeCode) and c.threshold(view_of([user("u1")], chars4, ModelLimits(200_000, 64_000))) \
+        == 17_000
 
 
 @pytest.mark.parametrize(("version", "preset"), [("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "2.1.21"),

@@ -1,0 +1,120 @@
+"""Each tool's verdict (compbench.decide.breakdown.tool_verdict): as it ran, the same tool at its best settings with the
+line to set, the best other strategy, each paired against as it ran; and the settings sweep a run adds for the
+tools present, replayed on their own logs only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript, Usage
+from compbench.decide.breakdown import breakdown, setting_lines, tool_lines, tool_verdict
+from compbench.decide.flags import flag_details
+from compbench.decide.metrics import metric
+from compbench.run.spec import RunSpec, settings_sweep
+from compbench.run.write import write_run
+from compbench.sdk.session import ModelLimits
+
+METRICS = [metric(m) for m in ("effective_savings", "needed_recall", "cost", "reacquired_tokens")]
+
+
+def session(k: int, source: str, version: str) -> Transcript:
+    """A long session whose tool compacted once, at a recorded step, with a real summary."""
+    msgs: list[Message] = []
+    for i in range(60):
+        msgs += [Message(f"u{i}", "user", (Text(f"edit src/mod_{i % 7}.py " + "word " * 300),)),
+                 Message(f"a{i}", "assistant", (Text(f"done {i}"),), usage=Usage(input=400 + 380 * i, output=5))]
+    rc = RecordedCompaction(index=60, tool=source, trigger="auto", summary="the work so far: src/mod_1.py edited",
+                            tokens_before=11_800)
+    return Transcript(f"{source}-{k}", source, tuple(msgs), meta={"tool_version": version}, compactions=(rc,))
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    ts = [session(k, "claude-code", "2.1.49") for k in range(3)] + [session(k, "codex", "0.142.4") for k in range(2)]
+    strategies = ("none", "recorded", "claude-code", "codex", "truncate")
+    sweep = settings_sweep(strategies, {"claude-code", "codex"})
+    out = tmp_path_factory.mktemp("mixed") / "run"
+    write_run(out, RunSpec(strategies=strategies + sweep, settings=sweep, limits=ModelLimits(20_000, 2_000),
+                           tokenizer="chars4"), "hand-made", ts)
+    return pd.read_parquet(out / "results.parquet"), sweep
+
+
+def test_the_sweep_is_of_the_tools_present_and_each_setting_replays_only_its_tools_logs(mixed: Any) -> None:
+    results, sweep = mixed
+    assert sweep == ("claude-code:autocompact_pct_override=60", "claude-code:autocompact_pct_override=80",
+                     "codex:auto_compact_token_limit=150000", "codex:auto_compact_token_limit=200000")
+    assert settings_sweep(("claude-code", "codex:preset=0.77", "truncate"), {"claude-code"}) == sweep[:2]
+    assert settings_sweep(("claude-code:preset=seed", "codex"), {"claude-code"}) == ()  # named seed; no codex log
+    per = results.groupby("strategy")["source"].agg(lambda x: sorted(set(x)))
+    assert per["claude-code:autocompact_pct_override=60"] == ["claude-code"]
+    assert per["codex:auto_compact_token_limit=150000"] == ["codex"] and per["truncate"] == ["claude-code", "codex"]
+    marked = results.drop_duplicates("strategy").set_index("strategy")["settings"]
+    assert set(marked[marked == "sweep"].index) == set(sweep) and marked["claude-code"] == ""
+    own = results[(results["strategy"] == "claude-code") & (results["source"] == "claude-code")]
+    assert set(own["preset"]) == {"2.1.21"} and set(own["preset_source"]) == {
+        "Claude Code 2.1.49 recorded: the preset that models it"}
+    other = results[(results["strategy"] == "claude-code") & (results["source"] == "codex")]
+    assert set(other["preset"]) == {"current"}  # another tool's logs: the newest preset
+
+
+def test_each_tool_reads_as_it_ran_its_best_settings_and_the_best_other(mixed: Any) -> None:
+    results, _ = mixed
+    groups = {g.key: g for g in breakdown(results, "source", METRICS, 500)}
+    v = tool_verdict(groups["claude-code"])
+    assert v["tool"] == "Claude Code" and v["as_ran"] == "recorded" and v["own_strategy"] == "claude-code"
+    assert v["best_settings"] in ("claude-code", "claude-code:autocompact_pct_override=60",
+                                  "claude-code:autocompact_pct_override=80")
+    change = v["best_settings_change"]
+    assert change is not None and set(change.diffs) == {"effective_savings", "cost", "reacquired_tokens"}
+    d = change.diffs["effective_savings"]
+    agg = groups["claude-code"].batch.estimates
+    assert d.value == pytest.approx(agg[v["best_settings"]]["effective_savings"].value
+                                    - agg["recorded"]["effective_savings"].value, abs=1e-9)
+    assert v["best_other"] not in ("recorded", "none", "claude-code") and not str(v["best_other"]).startswith(
+        "claude-code")
+    lines = tool_lines(groups["claude-code"])
+    assert lines[0] == "Claude Code logs (3 transcripts)"
+    assert lines[1].startswith("  as it ran (recorded: the tool's own recorded compactions): effective savings")
+
+
+def test_the_line_to_set_is_the_tools_own() -> None:
+    assert setting_lines("claude-code:autocompact_pct_override=70") == ["export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=70"]
+    assert setting_lines("codex:auto_compact_token_limit=150000") == ["model_auto_compact_token_limit = 150000"]
+    assert setting_lines("swe-agent:n=3") == ["agent:", "  history_processors:", "    - type: last_n_observations",
+                                              "      n: 3"]
+    assert setting_lines("claude-code") == []  # the settings it runs with
+    assert setting_lines("claude-code:threshold_ratio=0.5") == ["threshold_ratio=0.5 (not a setting of the tool)"]
+
+
+def test_a_tool_no_strategy_reproduces_and_a_run_without_its_record_say_so() -> None:
+    rows = pd.DataFrame([{"transcript_id": f"t{k}", "strategy": s, "name": s, "source": "copilot", "session": f"t{k}",
+                          "first_action_step": 1 if s != "none" else -1, "steps": 10, "compactions": 1,
+                          "prunes": 0, "overflows": 0, "overflows_before_action": 0, "failed_compactions": 0,
+                          "noop_compactions": 0, "input_tokens": 100 if s != "none" else 200,
+                          "reference_input_tokens": 200, "summarizer_input_tokens": 0,
+                          "summarizer_output_tokens": 0, "reacquired_tokens": 0, "cost_usd": 1.0,
+                          "needs": 2, "needs_present": 2}
+                         for k in range(3) for s in ("none", "truncate")])
+    (g,) = breakdown(rows, "source", [metric("effective_savings"), metric("needed_recall")], 200)
+    lines = tool_lines(g)
+    assert lines[0] == "Copilot CLI logs (3 transcripts)"
+    assert "  as it ran: not in this run (add --strategy recorded)" in lines
+    assert "  no strategy reproduces Copilot CLI: no setting of its own to suggest" in lines
+
+
+def frame(name: str, failed: int, compactions: int) -> pd.DataFrame:
+    return pd.DataFrame([{"transcript_id": "t", "strategy": name, "name": name, "first_action_step": 1,
+                          "steps": 10, "compactions": compactions, "failed_compactions": failed,
+                          "noop_compactions": 0, "overflows": 0, "overflows_before_action": 0}])
+
+
+def test_a_tools_designed_behaviour_is_named_as_what_it_is() -> None:
+    aider = flag_details(frame("aider", failed=4, compactions=0))["aider"]
+    assert [f.kind for f in aider] == ["designed"] and "drop the summary they made" in aider[0].text
+    goose = flag_details(frame("goose", failed=0, compactions=9))["goose"]
+    assert [f.kind for f in goose] == ["designed"] and "its design" in goose[0].text
+    other = flag_details(frame("truncate", failed=4, compactions=9))["truncate"]
+    assert [f.kind for f in other] == ["failed", "degenerate"]  # a generic strategy keeps the generic flags
