@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from compbench.cli import WithMetrics
-from compbench.cli.compare_view import _diff, _diff_json, _summarizers
+from compbench.cli.compare_view import LEGEND, _diff, _diff_json, _summarizers, wrap
 from compbench.cli.render import table as _table
 
 EPILOG = """\b
@@ -106,7 +106,7 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
             d = paired(sub_b, a[a["strategy"] == s], m, resamples, by=by)
             better = (d.value > 0) == m.higher_is_better
             cells.append(_diff(d, m))
-            out[name][m.name] = {**_diff_json(d), "worse": d.significant and not better}
+            out[name][m.name] = {**_diff_json(d, m), "worse": d.significant and not better}
         rows.append(cells)
     if not rows:
         raise UsageError("the two runs have no configuration in common (labels differ: pair them with "
@@ -114,7 +114,13 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
     if fmt == "json":
         click.echo(json.dumps({"strategies": out, "only_in_a": only_a, "only_in_b": only_b}, indent=2))
         return
-    click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
+    if fmt == "table":  # tables that fit 160 columns, the label in each
+        from compbench.cli.compare_view import wide_tables
+
+        click.echo("\n".join(wide_tables([r[0] for r in rows], [], [
+            (f"Δ {m.title}", [r[k + 1] for r in rows]) for k, m in enumerate(chosen)], title="differences B − A")))
+    else:
+        click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
     if fmt == "csv":
         return
     for side, labels in (("A", only_a), ("B", only_b)):
@@ -122,8 +128,8 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
             click.echo(f"only in {side} ({runs[0] if side == 'A' else runs[1]}), not compared: {', '.join(labels)} "
                        "(pair two labels with --pair A_LABEL B_LABEL)")
     if fmt == "table":
-        click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap; "
-                   "pp = percentage points)")
+        for line in wrap(f"Δ = B − A over shared transcripts; {LEGEND}"):
+            click.echo(line)
         click.echo(_summarizers(runs))
         if not wide and not metrics:
             click.echo("--wide: the difference of every metric")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from compbench.cli import WithMetrics
+from compbench.decide.headline import DEFAULT_OBJECTIVES
 
 
 def check_out(out: Path) -> None:
@@ -25,10 +26,9 @@ Examples:
   compbench report out/run --out out/report.html
   compbench report out/run --out report.html --redact --objective "max net_savings s.t. needed_recall >= 0.95"
 
-The report opens with a verdict: the best strategy for each objective (by default: highest net savings
-with recall >= 90%, highest recall saving >= 25%, lowest cost with recall >= 90%), the frontier and the
-caveats that apply.
-"""
+The report opens with a verdict: the best strategy for each objective (by default: "{}"), the frontier
+and the caveats that apply.
+""".format('", "'.join(DEFAULT_OBJECTIVES))
 
 
 @click.command(cls=WithMetrics, epilog=EPILOG,

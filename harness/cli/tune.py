@@ -20,21 +20,24 @@ from compbench.cli.options import (
     spec_of,
     take,
 )
+from compbench.decide.headline import HEADLINE, PRIMARY
 
 EPILOG = """\b
 Examples:
   compbench tune --strategy opencode --grid protect=20000,40000 --grid minimum=10000,20000 --out out/tune
   compbench tune DATASET --strategy pi --random 20 --range keep_recent_tokens=5000:40000 --out out/tune \\
-      --objective "max net_savings s.t. needed_recall >= 0.9"
+      --objective "max needed_recall s.t. effective_savings >= 0.3"
   compbench tune --strategy codex --set preset=current --grid auto_compact_token_limit=100000,150000 \\
       --out out/tune
 
 The objective is 'max|min METRIC [s.t. METRIC >= V [and METRIC <= V ...]]'; values are fractions
-(0.9) or percentages with a percent sign (90%). The strategy's default configuration (with --set and
-[strategy.NAME] applied) is always replayed: every configuration's change is measured from it, paired,
-with a 95% interval. Configurations with calls over the window (a real API refuses them), and then those
-that compact on most calls, never win over one without; the frontier is drawn among the others.
-"""
+(0.9) or percentages with a percent sign (90%). Without one: "{primary}", the verdict's
+first objective (the {headline} of compare, the report and every ranking). The strategy's
+default configuration (with --set and [strategy.NAME] applied) is always replayed: every
+configuration's change is measured from it, paired, with a 95% interval. Configurations with calls
+over the window (a real API refuses them), and then those that compact on most calls, never win over
+one without; the frontier is drawn among the others.
+""".format(primary=PRIMARY, headline=HEADLINE.replace("_", " "))
 
 
 @click.command(cls=WithMetrics, epilog=EPILOG,
@@ -51,8 +54,7 @@ that compact on most calls, never win over one without; the frontier is drawn am
               help="Bounds of one parameter for --random; repeatable.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --random.")
 @click.option("--objective", metavar="'max|min METRIC s.t. ...'",
-              help='Pick the best configuration (default: "max net_savings s.t. needed_recall >= 0.9", the '
-                   "verdict's first objective).")
+              help=f'Pick the best configuration (default: "{PRIMARY}", the verdict\'s first objective).')
 @replay_options
 @execution_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")

@@ -62,7 +62,7 @@ def _figures(agg: Mapping[str, Estimate], obj: Objective, sp: Spread | None = No
     parts = []
     for k in keys:
         e, m = agg[k], metric(k)
-        if math.isnan(e.value):
+        if math.isnan(e.value) or e.units == 0:  # no transcript contributes: no figure
             continue
         thr = next((v for c, _, v in obj.constraints if c == k), None)
         text = decisive(e.value, thr, m.percent) if thr is not None else (
