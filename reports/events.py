@@ -46,8 +46,11 @@ def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, An
             return np.full(table.num_rows, default)
         return table[name].to_numpy(zero_copy_only=False)
 
-    s = pc.index_in(table["strategy"], value_set=pa.array(list(labels))).to_numpy(zero_copy_only=False)
-    t = pc.index_in(table["transcript_id"], value_set=pa.array(list(tids))).to_numpy(zero_copy_only=False)
+    # -1: a strategy or a transcript the report leaves out (a --source / --where selection)
+    s = pc.fill_null(pc.index_in(table["strategy"], value_set=pa.array(list(labels))), -1).to_numpy(
+        zero_copy_only=False)
+    t = pc.fill_null(pc.index_in(table["transcript_id"], value_set=pa.array(list(tids))), -1).to_numpy(
+        zero_copy_only=False)
     lost = (pc.list_value_length(table["lost_facts"]).to_numpy(zero_copy_only=False)
             if "lost_facts" in table.column_names else np.zeros(table.num_rows))
     fab = (pc.list_value_length(table["fabricated"]).to_numpy(zero_copy_only=False)

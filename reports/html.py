@@ -60,7 +60,7 @@ def _cache_premiums(results: Any, spec: dict[str, Any], tids: set[str]) -> dict[
 
 
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
-                  objectives: Sequence[str] | None = None) -> dict[str, Any]:
+                  objectives: Sequence[str] | None = None, select: Any = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
     from compbench.decide.headline import HEADLINE, RECALL, spreads
     from compbench.decide.objective import meets, parse_objective
@@ -71,6 +71,13 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = manifest.get("spec", {})
     results = load_results(run)
+    selected = ""
+    if select:  # --source / --where: the transcripts it picks, every strategy's row of each (compbench.data.select)
+        from compbench.data.select import select_results
+
+        n = results["transcript_id"].nunique()
+        results = select_results(results, select, str(run))
+        selected = f"{results['transcript_id'].nunique():,} of {n:,} transcripts, those where {select.text()}"
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
     details = flag_details(results)
     flags = {label: [f.text for f in fs] for label, fs in details.items()}
@@ -149,7 +156,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
         "glossary": glossary.entries(), "bar": _bar(first), "agents": agents,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
-        "app_js": _asset("report.js"), "n_configs": len(labels),
+        "app_js": _asset("report.js"), "n_configs": len(labels), "selected": selected,
     }
 
 
@@ -239,9 +246,10 @@ def render(context: dict[str, Any]) -> str:
 
 
 def write_report(run: str | Path, out: str | Path, redact: Callable[[str], str] | None = None,
-                 objectives: Sequence[str] | None = None) -> Path:
-    """Render the report of ``run`` into ``out`` atomically."""
-    html = render(build_context(Path(run), redact or (lambda s: s), objectives=objectives))
+                 objectives: Sequence[str] | None = None, select: Any = None) -> Path:
+    """Render the report of ``run`` into ``out`` atomically (``select``: only the transcripts a
+    :class:`compbench.data.select.Selection` picks)."""
+    html = render(build_context(Path(run), redact or (lambda s: s), objectives=objectives, select=select))
     dest = Path(out)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")

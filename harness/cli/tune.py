@@ -13,10 +13,13 @@ from compbench.cli.options import (
     EXECUTION_NAMES,
     IMPORT_HINT,
     REPLAY_NAMES,
+    SELECTION_NAMES,
     broken_lines,
     execution_options,
     refuse_runs,
     replay_options,
+    selection,
+    selection_options,
     spec_of,
     take,
 )
@@ -56,6 +59,7 @@ one without; the frontier is drawn among the others.
 @click.option("--objective", metavar="'max|min METRIC s.t. ...'",
               help=f'Pick the best configuration (default: "{PRIMARY}", the verdict\'s first objective).')
 @replay_options
+@selection_options
 @execution_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
@@ -84,6 +88,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     from compbench.run.write import write_run
 
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
+    chosen = selection(take(options, SELECTION_NAMES)).before_replay()
     preset, base = find().strategy(strategy_name)  # [strategy.NAME]: beneath --set, key by key
     given = dict(item.strip().split("=", 1) for item in fixed.split(",") if "=" in item)
     merged = {**({"preset": preset} if preset else {}), **base, **given}
@@ -99,10 +104,10 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     path = dataset or str(default_dataset())
     refuse_runs([path], "tune")
     with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-        spec = spec_of(tuple(specs), replay, path)
+        spec = spec_of(tuple(specs), replay, path, chosen.text())
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations (the default {default} among them) over "
-               f"{path}", err=True)
-    progress = Progress(sys.stderr, dataset_total(path))
+               f"{path}" + (f", the transcripts where {chosen.text()}" if chosen else ""), err=True)
+    progress = Progress(sys.stderr, None if chosen else dataset_total(path))
     with broken_lines(IMPORT_HINT):
         write_run(Path(out), spec, path, iter_transcripts(path), execution["workers"], progress.tick, force=force,
                   executor=execution["executor"], concurrency=execution["concurrency"],

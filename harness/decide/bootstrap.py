@@ -63,7 +63,8 @@ def changed(rows: Any, num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """Per transcript, whether a saving against the reference rests on it: the strategy acted there, or spent
     differently from the reference without acting (a summary paid for and never used). A strategy that did
     neither saved nothing there and is credited nothing: its figure rests on no transcript (``n=0``)."""
-    return np.asarray(rows["first_action_step"].to_numpy() >= 0) | (num != den)
+    out: np.ndarray = np.asarray(rows["first_action_step"].to_numpy() >= 0) | (num != den)
+    return out
 
 
 def _rows_key(ids: np.ndarray, labels: np.ndarray) -> bytes:

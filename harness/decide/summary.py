@@ -71,6 +71,9 @@ def summary_table(run_dir: Path) -> str:
                    "net", "effective", "recall", "range", "peak", "cost $"], rows,
                   [False, False, *([True] * 9), False, True, True])
     lines.append("order: " + rule(obj))
+    select = str(run.manifest.spec.get("select") or "")
+    if select:
+        lines.append(f"transcripts: the {r['transcript_id'].nunique():,} of {run.dataset} where {select}")
     if details:
         lines.append("")
         lines += [f"! {label}: {'; '.join(f.text for f in details[label])}" for label in ranked if label in details]

@@ -42,6 +42,8 @@ class RunSpec:
     cache_ttl: str = "auto"
     # the dataset's template lines per source (compbench.data.boilerplate.Templates.to_json())
     boilerplate: dict[str, Any] = field(default_factory=dict)
+    # the transcripts replayed: a filter of compbench.data.select ("" every one of the dataset)
+    select: str = ""
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
