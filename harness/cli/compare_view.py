@@ -113,7 +113,13 @@ def compact_table(results: Any, order: Sequence[str], agg: Mapping[str, Mapping[
     over = max(len(x) for x in lines) - width
     if over <= 0:
         return lines, False
-    return table(headers, fit_labels(rows, over), right), True
+    lines = table(headers, fit_labels(rows, over), right)
+    if max(len(x) for x in lines) > width:  # still too wide: "(n=4, few)" said once, under the table
+        short = [[c.replace(", few)", ")") if k > 2 else c for k, c in enumerate(r)] for r in rows]
+        lines = table(headers, short, right)
+        lines = table(headers, fit_labels(short, max(0, max(len(x) for x in lines) - width)), right)
+        lines.append("(n=K): a figure resting on K < 5 transcripts or sessions (few)")
+    return lines, True
 
 
 MIN_HEADER = 14  # a figure column's title wraps over lines no narrower than this
@@ -221,9 +227,8 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
         shown = g.order if wide else [s for k, s in enumerate(g.order) if k < SHOWN_PER_GROUP or s in g.own]
         below = {s: not meets(agg[s], obj) for s in shown}
         out.append(f"== {g.name}: {g.transcripts:,} transcript{'s' * (g.transcripts != 1)} ==")
-        out += wrap(sentence(g), width) if not wide else [sentence(g)]
-        lines, _ = compact_table(g.rows, shown, agg, g.standing, spreads_of(g.rows, metric(HEADLINE)), below,
-                                 width if not wide else 10**6)
+        out += wrap(sentence(g), width)
+        lines, _ = compact_table(g.rows, shown, agg, g.standing, spreads_of(g.rows, metric(HEADLINE)), below, width)
         out += lines
         if len(shown) < len(g.order):
             out.append(f"  … {len(g.order) - len(shown)} more (--wide shows every strategy)")
