@@ -42,8 +42,9 @@ def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int
     out: list[str] = []
     shared, short = shared_part(order)  # configurations named by what differs; the full label where it is pasted
     if shared:
-        out += wrap(f"configurations of {shared}: each row names only the parameters it sets besides ((default): "
-                    f"{shared} itself; the strategy's default configuration: {default})")
+        what = ("(default) is that configuration, the strategy's default" if short[default] == "(default)" else
+                f"the strategy's default configuration is {short[default]}")
+        out += wrap(f"configurations of {shared}: each row names only the parameters it sets besides; {what}")
     points = {s: (m[HEADLINE].value, m[RECALL].value) for s, m in agg.items()}
     front = frontier(points, standing)
     out.append(f"Pareto frontier ({head.title} vs {rec.title}, configurations with no call over the window and no "
