@@ -2,8 +2,11 @@
 report.
 
 Everything offline: the calibrated summarizer, tiktoken files from litellm's package, the sample
-dataset in ``datasets/samples``. The simulated window is 32k tokens so that the short real
-transcripts exercise compaction. Output goes under ``out/demo`` in the repository, not the cwd.
+dataset in ``datasets/samples``. The run is the one ``compbench run`` makes on the samples with its defaults:
+each transcript in the window its tool used for its recorded model, with its own hidden prompt, so the demo's
+first screen is what a user's first run shows (a 32k window for every transcript, as the demo once forced,
+opened with 29 of 32 strategies making calls a real API refuses). Output goes under ``out/demo`` in the
+repository, not the cwd.
 """
 
 from __future__ import annotations
@@ -18,22 +21,22 @@ if TYPE_CHECKING:
     from compbench.run.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
-WINDOW = 32_000
-MAX_OUTPUT = 4_096
 
 
 def demo_spec(dataset: Path) -> RunSpec:
-    """The demo's run: every runnable strategy over ``dataset`` at a 32k window, calibrated summarizer (also
-    what tests/golden/demo_figures.json pins)."""
+    """The demo's run: every runnable strategy over ``dataset`` as ``compbench run`` replays it by default (each
+    transcript at its own window and hidden prompt, token counts corrected to the recorded model's family, the
+    recorded cache lifetime, the calibrated summarizer, the settings sweep of the tools present);
+    tests/golden/demo_figures.json pins its figures."""
     from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
-    from compbench.run.spec import RunSpec
-    from compbench.sdk.session import ModelLimits
+    from compbench.run.spec import RunSpec, with_settings
     from compbench.strategies import runnable
 
     gold = gold_file_for(dataset)
-    return RunSpec(strategies=tuple(runnable()), limits=ModelLimits(WINDOW, MAX_OUTPUT),
-                   gold=str(gold) if gold else None, boilerplate=scan_dataset(str(dataset)))
+    return with_settings(RunSpec(strategies=tuple(runnable()), limits=None, system_tokens=None, token_correction="auto",
+                                 cache_ttl="auto", gold=str(gold) if gold else None,
+                                 boilerplate=scan_dataset(str(dataset))))
 
 
 def main() -> int:
@@ -46,8 +49,8 @@ def main() -> int:
     run_dir = ROOT / "out" / "demo" / "run"
     spec = demo_spec(dataset)
     shown = dataset.relative_to(ROOT) if dataset.is_relative_to(ROOT) else dataset
-    print(f"compbench demo: {shown} through {len(spec.strategies)} strategies, "
-          f"{WINDOW:,}-token window, calibrated summarizer (offline heuristic)\n", flush=True)
+    print(f"compbench demo: {shown} through {len(spec.strategies)} strategies, as `compbench run` replays them: "
+          "each transcript in its own tool's window, calibrated summarizer (offline heuristic)\n", flush=True)
     try:
         manifest = write_run(run_dir, spec, str(dataset), iter_transcripts(str(dataset)), workers=2, force=True)
     except CompbenchError as e:

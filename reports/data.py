@@ -25,6 +25,8 @@ LEADERBOARD = tuple(dict.fromkeys((HEADLINE, RECALL, "retention", "cost_savings"
 
 def estimate_json(e: Estimate, m: Metric) -> dict[str, Any]:
     """A figure as the page shows it: value, interval, and whether it rests on few transcripts."""
+    if e.units == 0 and not math.isnan(e.value):  # no transcript contributes: no figure, no interval
+        return {"v": e.value, "lo": e.lo, "hi": e.hi, "n": 0, "few": False, "text": "–", "ci": "n=0"}
     ci = "" if math.isnan(e.value) or math.isnan(e.lo) else f"[{fmt_value(e.lo, m)}, {fmt_value(e.hi, m)}]"
     few = e.few and e.units > 0 and not math.isnan(e.value)
     return {"v": e.value, "lo": e.lo, "hi": e.hi, "n": e.units, "few": few, "text": fmt_value(e.value, m), "ci": ci}

@@ -46,7 +46,7 @@ def index(run: Path, labels: Sequence[str], tids: Sequence[str]) -> dict[str, An
             return np.full(table.num_rows, default)
         return table[name].to_numpy(zero_copy_only=False)
 
-    # a row of a configuration or transcript the report does not show (a settings sweep's) is -1: left out
+    # -1: a strategy or a transcript the report leaves out (a settings sweep's row, a --source / --where selection)
     s = pc.fill_null(pc.index_in(table["strategy"], value_set=pa.array(list(labels))), -1).to_numpy(
         zero_copy_only=False)
     t = pc.fill_null(pc.index_in(table["transcript_id"], value_set=pa.array(list(tids))), -1).to_numpy(

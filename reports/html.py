@@ -25,6 +25,7 @@ from typing import Any
 from compbench.decide.compare import fmt, load_results, orderings
 from compbench.decide.flags import cache_check, flag_details
 from compbench.decide.metrics import BY_NAME, METRICS, available
+from compbench.decide.verdict import OVERHEAD_CAVEAT
 from compbench.reports import data, events, fidelity, glossary, series
 from compbench.reports.colors import colors
 from compbench.reports.pack import inline_json, packed
@@ -60,7 +61,7 @@ def _cache_premiums(results: Any, spec: dict[str, Any], tids: set[str]) -> dict[
 
 
 def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s, resamples: int = 10_000,
-                  objectives: Sequence[str] | None = None) -> dict[str, Any]:
+                  objectives: Sequence[str] | None = None, select: Any = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
     from compbench.decide.headline import HEADLINE, RECALL, spreads
     from compbench.decide.objective import meets, parse_objective
@@ -71,6 +72,13 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = manifest.get("spec", {})
     everything = load_results(run)
+    selected = ""
+    if select:  # --source / --where: the transcripts it picks, every strategy's row of each (compbench.data.select)
+        from compbench.data.select import select_results
+
+        n = everything["transcript_id"].nunique()
+        everything = select_results(everything, select, str(run))
+        selected = f"{everything['transcript_id'].nunique():,} of {n:,} transcripts, those where {select.text()}"
     # a settings-sweep row replays only its tool's logs: decided on in that tool's verdict, not pooled
     results = everything[everything["settings"] != "sweep"] if "settings" in everything.columns else everything
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
@@ -122,6 +130,8 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
             events.previews(str(manifest.get("dataset", {}).get("path", "")), set(wanted_ids), wanted_ids, redact),
             steps["cache_write"], _cache_premiums(results, spec, set(detail_tids)))
 
+    start = ranked.index(v.choices[0].best) if v.choices and v.choices[0].best in ranked else 0
+    flagged = _flagged(results, tids, redact, start)
     safe_tids = [redact(t) for t in tids]
     blobs = {
         "rows": packed({**table, "tids": safe_tids, "sources": [redact(s) for s in table["sources"]]}),
@@ -151,8 +161,26 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
         "glossary": glossary.entries(), "bar": _bar(first), "agents": agents,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
-        "app_js": _asset("report.js"), "n_configs": len(labels),
+        "app_js": _asset("report.js"), "n_configs": len(labels), "selected": selected,
+        "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,
     }
+
+
+SHOWN_FLAGGED = 40  # transcripts linked per flag under the caveats (the results name them all)
+
+
+def _flagged(results: Any, tids: Sequence[str], redact: Callable[[str], str], start: int) -> list[dict[str, Any]]:
+    """The transcripts whose hidden overhead is flagged, by flag, largest group first: each a link to its row in
+    the drill-down (under the strategy the drill-down opens with), its own figures as the link's title."""
+    from compbench.decide.flags import overhead_groups
+
+    at = {t: i for i, t in enumerate(tids)}
+    out = []
+    for what, items in overhead_groups(results):
+        linked = [{"tid": redact(t), "href": f"#x=s:{start},t:{at[t]}", "detail": redact(d)}
+                  for t, d in items if t in at][:SHOWN_FLAGGED]
+        out.append({"what": what, "count": len(items), "linked": linked, "more": len(items) - len(linked)})
+    return out
 
 
 def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, Any]]:
@@ -246,13 +274,15 @@ def render(context: dict[str, Any]) -> str:
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = lambda v, d=1: "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}%}"
+    env.filters["label_parts"] = lambda label: [x for x in re.split(r"(?<=[:,>])", str(label)) if x]
     return env.get_template("report.html.j2").render(**context)
 
 
 def write_report(run: str | Path, out: str | Path, redact: Callable[[str], str] | None = None,
-                 objectives: Sequence[str] | None = None) -> Path:
-    """Render the report of ``run`` into ``out`` atomically."""
-    html = render(build_context(Path(run), redact or (lambda s: s), objectives=objectives))
+                 objectives: Sequence[str] | None = None, select: Any = None) -> Path:
+    """Render the report of ``run`` into ``out`` atomically (``select``: only the transcripts a
+    :class:`compbench.data.select.Selection` picks)."""
+    html = render(build_context(Path(run), redact or (lambda s: s), objectives=objectives, select=select))
     dest = Path(out)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")

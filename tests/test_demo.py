@@ -54,3 +54,18 @@ def test_the_demo_figures_are_the_golden(tmp_path: Path) -> None:
     changed = {k: {c: (want[k].get(c), v) for c, v in got[k].items() if want[k].get(c) != v}
                for k in got if got[k] != want[k]}
     assert not changed, f"demo figures changed (golden, now): {changed}"
+
+
+def test_the_demo_replays_the_samples_as_compbench_run_does() -> None:
+    """``make demo``'s first screen is a user's first run: the spec of ``compbench run`` with its defaults (each
+    transcript at its own window and hidden prompt), not a window forced on every transcript."""
+    from compbench.cli.options import REPLAY_NAMES, configured, spec_of
+    from compbench.cli.run import run
+    from compbench.config import Config
+    from compbench.run.spec import with_settings
+
+    dataset = default_dataset()
+    ctx = run.make_context("run", ["--out", "unused"])  # the command's own defaults, no configuration file
+    spec = with_settings(spec_of(configured((), Config()), {n: ctx.params[n] for n in REPLAY_NAMES}, str(dataset)))
+    assert demo_spec(dataset) == spec and spec.settings  # the settings sweep of the samples' tools too
+    assert spec.limits is None and spec.system_tokens is None

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from compbench.cli import WithMetrics
-from compbench.cli.compare_view import _diff, _diff_json, _summarizers
+from compbench.cli.compare_view import LEGEND, _diff, _diff_json, _summarizers, wrap
+from compbench.cli.options import selection, selection_options
 from compbench.cli.render import table as _table
 
 EPILOG = """\b
@@ -20,6 +21,7 @@ Examples:
   compbench compare out/run --baseline opencode --metric needed_recall --metric net_savings
   compbench compare out/a out/b --format markdown   B − A for the configurations both runs have
   compbench compare out/a out/b --pair codex codex:preset=0.77
+  compbench compare out/run --source claude-code --where "window>=200k"   one tool's logs at their windows
 
 Order: a strategy with calls over the window (a real API refuses them) never ranks above one without;
 then degenerate compacting; within each group, those that meet the verdict's first objective's bar
@@ -47,13 +49,15 @@ then degenerate compacting; within each group, those that meet the verdict's fir
 @click.option("--by", "group_by", type=click.Choice(["source", "model", "project"]),
               help="One run: the ranking and verdict per agent (source), recorded model or project, each agent's "
                    "own strategy beside the best alternative.")
-@click.option("--wide", is_flag=True, help="Every metric, the difference table and every flag in full (lines as "
-                                           "wide as they need).")
+@click.option("--wide", is_flag=True, help="Every metric, the difference table and every flag in full, in tables "
+                                           "that fit 160 columns (--format csv: every figure in one table).")
+@selection_options
 def compare(runs: tuple[str, ...], fmt: str, sort_by: str | None, metrics: tuple[str, ...], resamples: int,
             baseline: str | None, pairs: tuple[tuple[str, str], ...], by: str, group_by: str | None,
-            wide: bool) -> None:
+            wide: bool, sources: tuple[str, ...], where: str | None) -> None:
     """Compare strategies within RUN (each one's paired difference from a baseline strategy), or the same
     configurations across two RUNs (B − A, paired over the transcripts both have)."""
+    from compbench.data.select import select_results
     from compbench.decide.compare import load_results
     from compbench.errors import UsageError
 
@@ -65,17 +69,22 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str | None, metrics: tuple
         raise UsageError("--pair pairs configurations of two runs; with one run use --baseline")
     if group_by and len(runs) > 1:
         raise UsageError("--by breaks one run down; compare two runs without it")
-    a = load_results(runs[0])
+    chosen = selection({"sources": sources, "where": where})
+    whole = load_results(runs[0])
+    a = select_results(whole, chosen, runs[0])
+    if chosen and fmt == "table":
+        n, of = a["transcript_id"].nunique(), whole["transcript_id"].nunique()
+        click.echo(f"transcripts: {n:,} of {of:,} in {runs[0]}, those where {chosen.text()}\n")
     if len(runs) == 1:
         from compbench.cli.compare_one import one_run
 
         one_run(runs[0], a, fmt, sort_by, metrics, resamples, baseline, by, group_by, wide)
         return
-    _two_runs(runs, a, fmt, sort_by, metrics, resamples, pairs, by, wide)
+    _two_runs(runs, a, fmt, sort_by, metrics, resamples, pairs, by, wide, chosen)
 
 
 def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...],
-              resamples: int, pairs: tuple[tuple[str, str], ...], by: str, wide: bool) -> None:
+              resamples: int, pairs: tuple[tuple[str, str], ...], by: str, wide: bool, selected: Any = None) -> None:
     from compbench.decide.bootstrap import batch
     from compbench.decide.compare import load_results, paired
     from compbench.decide.flags import flag_details
@@ -91,7 +100,9 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
     standing = standings(a, flag_details(a))
     agg = batch(a, [key], resamples, by=by).estimates
     order_ = order(list(agg), standing, lambda s: agg[s][key.name].value, key.higher_is_better)
-    b = load_results(runs[1])
+    from compbench.data.select import select_results
+
+    b = select_results(load_results(runs[1]), selected, runs[1]) if selected else load_results(runs[1])
     matched, only_a, only_b = _pairs(a, b, pairs)
     out: dict[str, Any] = {}
     rows = []
@@ -106,7 +117,7 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
             d = paired(sub_b, a[a["strategy"] == s], m, resamples, by=by)
             better = (d.value > 0) == m.higher_is_better
             cells.append(_diff(d, m))
-            out[name][m.name] = {**_diff_json(d), "worse": d.significant and not better}
+            out[name][m.name] = {**_diff_json(d, m), "worse": d.significant and not better}
         rows.append(cells)
     if not rows:
         raise UsageError("the two runs have no configuration in common (labels differ: pair them with "
@@ -114,7 +125,13 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
     if fmt == "json":
         click.echo(json.dumps({"strategies": out, "only_in_a": only_a, "only_in_b": only_b}, indent=2))
         return
-    click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
+    if fmt == "table":  # tables that fit 160 columns, the label in each
+        from compbench.cli.compare_view import wide_tables
+
+        click.echo("\n".join(wide_tables([r[0] for r in rows], [], [
+            (f"Δ {m.title}", [r[k + 1] for r in rows]) for k, m in enumerate(chosen)], title="differences B − A")))
+    else:
+        click.echo(_table(["strategy", *(f"Δ {m.title}" for m in chosen)], rows, fmt))
     if fmt == "csv":
         return
     for side, labels in (("A", only_a), ("B", only_b)):
@@ -122,8 +139,8 @@ def _two_runs(runs: tuple[str, ...], a: Any, fmt: str, sort_by: str | None, metr
             click.echo(f"only in {side} ({runs[0] if side == 'A' else runs[1]}), not compared: {', '.join(labels)} "
                        "(pair two labels with --pair A_LABEL B_LABEL)")
     if fmt == "table":
-        click.echo("Δ = B − A over shared transcripts; + worse, - better, ~ not significant (95% paired bootstrap; "
-                   "pp = percentage points)")
+        for line in wrap(f"Δ = B − A over shared transcripts; {LEGEND}"):
+            click.echo(line)
         click.echo(_summarizers(runs))
         if not wide and not metrics:
             click.echo("--wide: the difference of every metric")

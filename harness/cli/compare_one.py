@@ -92,25 +92,26 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
             out.update({m.name: view.estimate_json(agg[s][m.name]) for m in chosen})
             out["spread"] = {name: view.spread_json(sp[s]) for name, sp in spread.items()}
             if s in diffs:
-                out[f"vs_{base}"] = {m.name: view.diff_json(diffs[s][m.name]) for m in chosen}
+                out[f"vs_{base}"] = {m.name: view.diff_json(diffs[s][m.name], m) for m in chosen}
             return out
 
         click.echo(json.dumps({s: entry(s) for s in order_}, indent=2))
         return
     from compbench.decide.compare import fmt as show
 
-    if fmt != "table" or wide:
-        rows = [[s, view.acted(a, s), standing[s].tier_name,
-                 *(show(agg[s][m.name], m, ci=fmt != "csv") for m in chosen)] for s in order_]
-        headers = ["strategy", "acted", "group", *(m.title for m in chosen)]
-        if fmt != "table":
-            click.echo(render(headers, rows, fmt))
-            diffs = diffs_for(chosen)
-            if diffs and fmt != "csv":
-                click.echo("")
-                click.echo(render(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
-                                  [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
-            return
+    if fmt == "csv":  # every figure in one table, as numbers (fractions for percentages)
+        click.echo(render(*csv_table(a, order_, agg, standing, chosen, base, diffs_for(chosen)), "csv"))
+        return
+    if fmt != "table":
+        rows = [[s, view.acted(a, s), standing[s].tier_name, *(show(agg[s][m.name], m) for m in chosen)]
+                for s in order_]
+        click.echo(render(["strategy", "acted", "group", *(m.title for m in chosen)], rows, fmt))
+        diffs = diffs_for(chosen)
+        if diffs:
+            click.echo("")
+            click.echo(render(["strategy", *(f"Δ {m.title} vs {base}" for m in chosen)],
+                              [[s, *(_diff(diffs[s][m.name], m) for m in chosen)] for s in diffs], fmt))
+        return
     from compbench.data.formats.catalog import tool_name as g_name
     from compbench.decide.verdict import lines, verdict
 
@@ -125,48 +126,87 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
         out.append("Per tool (each tool's logs on their own; ~ not significant, 95% paired intervals):")
         for g in breakdown(everything, "source", needed, resamples, by):
             out.append(f"  {g.name} ({g.transcripts:,} transcript{'s' * (g.transcripts != 1)})")
-            out += ["  " + x for x in view.tool_block(g, (view.WIDTH if not wide else 10**6) - 2)]
+            out += ["  " + x for x in view.tool_block(g, view.WIDTH - 2)]
         out.append("")
         if len(sources) > 1:
             names = ", ".join(sorted({g_name(x) for x in sources}))
             out += view.wrap(f"All logs pooled ({len(sources)} tools: {names}): the pick below mixes tools, a strategy "
                              "to build rather than a setting to change; each tool's own verdict is above.")
     for line in lines(v):
-        out += view.wrap(line) if not wide else [line]
+        out += view.wrap(line)
     out.append("")
-    if wide:
-        out += render(headers, rows, fmt).split("\n")
-        out.append("median per transcript (" + metric(HEADLINE).title + "): " + ", ".join(
+    if wide:  # every metric, in tables of at most WIDTH columns (the label in each)
+        lead = [("acted", [view.acted(a, s) for s in order_], True),
+                ("group", [standing[s].tier_name for s in order_], False),
+                ("over window", [f"{standing[s].refused:,}" for s in order_], True)]
+        out += view.wide_tables(order_, lead, [(m.title, [show(agg[s][m.name], m) for s in order_])
+                                               for m in chosen])
+        out.append("")
+        out += view.wrap("median per transcript (" + metric(HEADLINE).title + "): " + ", ".join(
             f"{s} {view.median_cell(spread[HEADLINE].get(s), metric(HEADLINE))}" for s in order_))
         shown_diffs = diffs_for(chosen)
         diff_metrics = chosen
     else:
         below = {s: not meets(agg[s], obj) for s in order_}
-        table_lines, clipped = view.compact_table(a, order_, agg, standing, spread[HEADLINE], below)
+        table_lines, _ = view.compact_table(a, order_, agg, standing, spread[HEADLINE], below)
         out += table_lines
-        if clipped:
-            out.append("(long labels clipped in the middle; --wide shows them whole)")
         shown_diffs = diffs_for([metric(HEADLINE), metric(RECALL)]) if baseline else {}
         diff_metrics = [metric(HEADLINE), metric(RECALL)]
     if shown_diffs:
         out.append("")
-        out += render(["strategy", *(f"Δ {m.title} vs {base}" for m in diff_metrics)],
-                      [[s, *(_diff(shown_diffs[s][m.name], m) for m in diff_metrics)] for s in shown_diffs],
-                      "table").split("\n")
+        out += view.wide_tables(list(shown_diffs), [], [(f"Δ {m.title} vs {base}",
+                                                          [_diff(shown_diffs[s][m.name], m) for s in shown_diffs])
+                                                         for m in diff_metrics], title=f"differences from {base}")
     out.append("")
     out += view.flag_lines(order_, details, wide)
     for line in ("order: " + rule_text,
-                 *([f"Δ = strategy − {base} over the same transcripts; + worse, - better, ~ not significant (95% "
-                    f"paired bootstrap, resampled by {by}; n = contributing transcripts; pp = percentage points)"]
+                 *([f"Δ = strategy − {base} over the same transcripts (resampled by {by}; n = contributing "
+                    f"transcripts); {view.LEGEND}"]
                    if shown_diffs else []),
                  *(["no difference table: the run has no none (--baseline LABEL picks a strategy to measure "
                     "differences from)"] if base is None and wide else []),
                  f"median: {metric(HEADLINE).title} of the median transcript; below bar: misses {bars(obj)}",
                  _summarizers((run,)),
-                 *([] if wide else ["--wide: every metric, each strategy's difference from "
-                                    f"{base or 'a --baseline'} and every flag in full; --by source: per agent"])):
-        out += view.wrap(line) if not wide else [line]
+                 *(["every figure in one table, for a spreadsheet or a script: --format csv (or json)"] if wide else
+                   ["--wide: every metric (in tables that fit 160 columns), each strategy's difference from "
+                    f"{base or 'a --baseline'} and every flag in full; --format csv: every figure in one table; "
+                    "--by source: per agent"])):
+        out += view.wrap(line)
     click.echo("\n".join(out))
+
+
+def csv_table(results: Any, order: list[str], agg: Any, standing: Any, chosen: list[Any], base: str | None,
+              diffs: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """``--format csv``: one row per strategy with every figure as a number (a percentage as a fraction): each
+    metric's value, 95% bounds and contributing transcripts, then its paired difference from ``base`` with its
+    bounds and whether it is significant. An empty cell: no figure."""
+    from compbench.cli.compare_view import acted, num
+
+    def n(v: float | None) -> str:
+        return "" if v is None else repr(v)
+
+    headers = ["strategy", "acted", "group", "calls_over_window"]
+    for m in chosen:
+        headers += [m.name, f"{m.name}_lo", f"{m.name}_hi", f"{m.name}_n"]
+    if diffs:
+        for m in chosen:
+            headers += [f"{m.name}_vs_{base}", f"{m.name}_vs_{base}_lo", f"{m.name}_vs_{base}_hi",
+                        f"{m.name}_vs_{base}_significant"]
+    rows = []
+    for s in order:
+        row = [s, acted(results, s), standing[s].tier_name, str(standing[s].refused)]
+        for m in chosen:
+            e = agg[s][m.name]
+            none = e.units == 0
+            row += [n(None if none else num(e.value)), n(None if none else num(e.lo)),
+                    n(None if none else num(e.hi)), str(e.units)]
+        if diffs:
+            for m in chosen:
+                d = diffs.get(s, {}).get(m.name)
+                row += (["", "", "", ""] if d is None or d.units == 0 else
+                        [n(num(d.value)), n(num(d.lo)), n(num(d.hi)), str(d.significant).lower()])
+        rows.append(row)
+    return headers, rows
 
 
 def _spec_summarizer(run: str) -> str:

@@ -48,6 +48,7 @@ Examples:
   COMPBENCH_API_KEY=... compbench judge out/run --agent litellm:gpt-4o-mini
   compbench judge out/run --agent litellm:llama3 --api-base http://localhost:8000/v1
   compbench judge out/run --agent cache-only:out/cache     answers recorded earlier, offline
+  compbench judge out/run --agent litellm:gpt-4o-mini --dry-run   the probes, tokens and dollars, nothing sent
 """)
 @click.argument("run", type=click.Path(exists=True, file_okay=False))
 @click.option("--agent", "agent_spec", required=True, help="Model answering probes: litellm:MODEL or cache-only:DIR.")
@@ -58,33 +59,48 @@ Examples:
 @click.option("--api-key", envvar="COMPBENCH_API_KEY", help="Never stored.")
 @click.option("--max-events", default=50, show_default=True, type=click.IntRange(min=1),
               help="Compactions to probe at most.")
+@click.option("--dry-run", is_flag=True, help="Count the probes, calls and tokens and price them; send nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask before spending (judge asks only on a terminal).")
 def judge(run: str, agent_spec: str, judge_spec: str | None, cache_dir: str | None, api_base: str | None,
-          api_key: str | None, max_events: int) -> None:
-    """Probe RUN's compactions with a model and compare judged correctness with presence."""
+          api_key: str | None, max_events: int, dry_run: bool, yes: bool) -> None:
+    """Probe RUN's compactions with a model and compare judged correctness with presence.
+
+    It first says what it would send and cost (an offline pass over the same compactions and probes, priced at
+    litellm's prices for the models): --dry-run stops there; on a terminal it asks before spending."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from compbench.cli.judge_cost import estimate
     from compbench.errors import UsageError
     from compbench.progress import Progress
     from compbench.run.judge import agreement, judge_run
     from compbench.summarizers import get
 
+    for spec in (agent_spec, judge_spec or agent_spec):
+        if spec.partition(":")[0] not in ("litellm", "cache-only", "mock"):
+            raise UsageError(f"--agent/--judge take litellm:MODEL or cache-only:DIR, got {spec!r}")
+        if not dry_run:  # a missing key ends here, before the estimate's replay
+            _needs_key(spec, api_key, api_base)
+    cost, high = estimate(Path(run), agent_spec, judge_spec or agent_spec, max_events)
+    if cost[0].startswith("judge estimate: 0 probes"):
+        raise UsageError(f"{run} has no successful compaction with facts to probe")
+    click.echo("\n".join(cost), err=not dry_run)
+    if dry_run:
+        return
+    if not yes and (high is None or high > 0) and sys.stdin.isatty() and sys.stderr.isatty():
+        click.confirm("send these calls?", default=False, abort=True, err=True)
     progress = Progress(sys.stderr, None, verb="judge: made", noun="model calls", unknown="")
 
     def said(attempt: int, retries: int, error: str, wait: float) -> None:
         progress.note(f"retrying ({attempt}/{retries}) in {wait:.1f}s after {error[:200]}")
 
     def model(spec: str) -> Watched:
-        if spec.partition(":")[0] not in ("litellm", "cache-only", "mock"):
-            raise UsageError(f"--agent/--judge take litellm:MODEL or cache-only:DIR, got {spec!r}")
         opts: dict[str, Any] = {k: v for k, v in (("cache_dir", cache_dir), ("api_base", api_base),
                                                    ("api_key", api_key)) if v}
         if spec.startswith("litellm"):
             opts.update(retries=RETRIES, on_retry=said)
         return Watched(get(spec, **opts) if spec.startswith(("litellm", "cache-only")) else get(spec), progress, spec)
 
-    for spec in (agent_spec, judge_spec or agent_spec):
-        _needs_key(spec, api_key, api_base)
     agent = model(agent_spec)
     grader = model(judge_spec) if judge_spec else agent
     try:

@@ -119,6 +119,19 @@ EXECUTION: tuple[Callable[[F], F], ...] = (
 EXECUTION_NAMES = ("workers", "executor", "ray_address", "concurrency")
 
 
+SELECTION: tuple[Callable[[F], F], ...] = (
+    click.option("--source", "sources", multiple=True, metavar="TOOL",
+                 help="Only the transcripts this tool recorded (claude-code, codex, gemini-cli, ...); repeatable, "
+                      "or a,b."),
+    click.option("--where", metavar="EXPR",
+                 help='Only the transcripts that match, e.g. "model~sonnet and steps>=50": FIELD OP VALUE joined '
+                      "by and; OP = != < <= > >= ~ (contains); fields: source, model, project, session, "
+                      "transcript_id, steps (compare and report: also every per-transcript results column, such "
+                      "as window or reference_input_tokens); a|b for either, * and ? as wildcards."),
+)
+SELECTION_NAMES = ("sources", "where")
+
+
 def _stack(options: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
     def deco(f: F) -> F:
         for option in reversed(options):
@@ -130,6 +143,15 @@ def _stack(options: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
 
 replay_options = _stack(REPLAY)
 execution_options = _stack(EXECUTION)
+selection_options = _stack(SELECTION)
+
+
+def selection(values: Mapping[str, Any]) -> Any:
+    """The :class:`compbench.data.select.Selection` of ``--source`` / ``--where`` (parsed: a bad filter ends here,
+    in one line, before any work)."""
+    from compbench.data.select import parse
+
+    return parse(values.get("where"), tuple(values.get("sources") or ()))
 
 
 def take(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -171,9 +193,10 @@ def read_prices(path: str) -> dict[str, float]:
                          f"(dollars per million tokens) ({type(e).__name__}: {e})") from None
 
 
-def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str) -> RunSpec:
-    """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset``: its gold facts and
-    boilerplate templates found beside it, an API key kept out of anything written."""
+def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str, select: str = "") -> RunSpec:
+    """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset`` (the transcripts
+    ``select`` picks: :mod:`compbench.data.select`): its gold facts and boilerplate templates found beside it, an
+    API key kept out of anything written."""
     from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
     from compbench.measure.models import lookup
@@ -196,7 +219,7 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
                    system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
                    price_model=price_model, gold=str(gold) if gold else None,
                    prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
-                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset))
+                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset), select=select)
 
 
 def configured(specs: tuple[str, ...], config: Config) -> tuple[str, ...]:

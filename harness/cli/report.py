@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from compbench.cli import WithMetrics
+from compbench.cli.options import selection, selection_options
+from compbench.decide.headline import DEFAULT_OBJECTIVES
 
 
 def check_out(out: Path) -> None:
@@ -24,11 +26,11 @@ EPILOG = """\b
 Examples:
   compbench report out/run --out out/report.html
   compbench report out/run --out report.html --redact --objective "max net_savings s.t. needed_recall >= 0.95"
+  compbench report out/run --out claude.html --source claude-code     the transcripts one tool recorded
 
-The report opens with a verdict: the best strategy for each objective (by default: highest net savings
-with recall >= 90%, highest recall saving >= 25%, lowest cost with recall >= 90%), the frontier and the
-caveats that apply.
-"""
+The report opens with a verdict: the best strategy for each objective (by default: "{}"), the frontier
+and the caveats that apply.
+""".format('", "'.join(DEFAULT_OBJECTIVES))
 
 
 @click.command(cls=WithMetrics, epilog=EPILOG,
@@ -38,7 +40,9 @@ caveats that apply.
 @click.option("--redact", is_flag=True, help="Mask secret-shaped strings (keys, tokens) found in transcripts.")
 @click.option("--objective", "objectives", multiple=True, metavar="'max|min METRIC s.t. ...'",
               help="An objective of the verdict (as tune --objective); repeatable; replaces the defaults.")
-def report(run: str, out: str, redact: bool, objectives: tuple[str, ...]) -> None:
+@selection_options
+def report(run: str, out: str, redact: bool, objectives: tuple[str, ...], sources: tuple[str, ...],
+           where: str | None) -> None:
     """Render RUN as one HTML file that opens from disk (no network): a verdict, a leaderboard, charts and a
     drill-down from strategy to transcript to compaction to the facts lost."""
     from compbench.data.redact import redact as mask
@@ -51,5 +55,6 @@ def report(run: str, out: str, redact: bool, objectives: tuple[str, ...]) -> Non
     Run.open(run)  # a manifest this compbench reads (an older one upgraded; a newer one refused)
     for o in objectives:
         parse_objective(o)  # a typo ends here, before any work
-    path = write_report(run, out, mask if redact else None, objectives=objectives or None)
+    chosen = selection({"sources": sources, "where": where})
+    path = write_report(run, out, mask if redact else None, objectives=objectives or None, select=chosen)
     click.echo(f"report written to {path}")

@@ -12,12 +12,15 @@ from compbench.cli.options import (
     EXECUTION_NAMES,
     IMPORT_HINT,
     REPLAY_NAMES,
+    SELECTION_NAMES,
     broken_lines,
     configured,
     execution_options,
     read_prices,
     refuse_runs,
     replay_options,
+    selection,
+    selection_options,
     spec_of,
     take,
 )
@@ -28,6 +31,7 @@ Examples:
   compbench run --out out/run                                   the bundled samples, every strategy
   compbench run mine --strategy opencode --strategy codex:preset=0.77 --strategy none --out out/run
   compbench run mine --context-window 128000 --summarizer litellm:gpt-4o-mini --out out/run
+  compbench run mine --source claude-code --where "steps>=50" --out out/claude   one tool's longer sessions
   compbench run --resume out/run                                continue an interrupted run as it was started
   compbench run mine --no-settings --out out/run                without the sweep of the tools' own settings
 
@@ -45,6 +49,7 @@ Progress goes to stderr with the total and the time left, also when stderr is a 
               help="Strategy spec; repeatable. Default: all built-in strategies. [strategy.NAME] in compbench.toml "
                    "sets its parameters (a spec's own win).")
 @replay_options
+@selection_options
 @execution_options
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
@@ -70,12 +75,13 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     out = out or resume_dir
     assert out is not None
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
+    chosen = selection(take(options, SELECTION_NAMES)).before_replay()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
     done = 0
     if resume_dir:
         spec, path, done = recorded(Path(resume_dir))
-        _check_resume(resume_dir, spec, path, given, ctx.params)
+        _check_resume(resume_dir, spec, path, given, {**ctx.params, "select": chosen.text()})
         api_key = replay["api_key"]
         if api_key and spec.summarizer.partition(":")[0] in ("litellm", "cache-only"):
             from dataclasses import replace
@@ -85,15 +91,13 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         path = dataset or str(default_dataset())
         refuse_runs([path], "run")
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-            spec = spec_of(configured(strategies, find()), replay, path)
+            spec = spec_of(configured(strategies, find()), replay, path, chosen.text())
         if not no_settings:  # the tools present: the scan counted each source's transcripts
-            from dataclasses import replace
+            from compbench.run.spec import with_settings
 
-            from compbench.run.spec import settings_sweep
-
-            sweep = settings_sweep(spec.strategies, (spec.boilerplate.get("transcripts") or {}).keys())
-            spec = replace(spec, strategies=spec.strategies + sweep, settings=sweep)
-    progress = Progress(sys.stderr, dataset_total(path), done) if not quiet else None
+            spec = with_settings(spec)
+    # a filter's share of the dataset is known only once read: no total then
+    progress = Progress(sys.stderr, None if spec.select else dataset_total(path), done) if not quiet else None
 
     def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
         click.echo(f"warning: {msg}", err=True)
@@ -132,7 +136,10 @@ def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[
         "message_overhead": spec.message_overhead, "system_tokens": spec.system_tokens,
         "token_correction": spec.token_correction, "cache_ttl": spec.cache_ttl,
         "price_model": spec.price_model, "prices_file": spec.prices,
-        "api_base": spec.summarizer_options.get("api_base"), "cache_dir": spec.summarizer_options.get("cache_dir")}
+        "api_base": spec.summarizer_options.get("api_base"), "cache_dir": spec.summarizer_options.get("cache_dir"),
+        "select": spec.select}
+    if given & {"sources", "where"}:  # the filter as one: --source and --where together make the run's selection
+        given = given | {"select"}
     wanted = dict(params)
     if params.get("dataset") is not None:
         given = given | {"dataset"}
@@ -150,8 +157,11 @@ def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[
         if isinstance(theirs, tuple):
             theirs, mine = ",".join(theirs), ",".join(mine or ())
         if mine != theirs:
-            flag = "DATASET" if name == "dataset" else "--" + name.replace("_", "-").replace("-file", "s")
-            shown = "auto" if theirs is None and name == "system_tokens" else theirs
+            flag = ("DATASET" if name == "dataset" else "--source/--where" if name == "select" else
+                    "--" + name.replace("_", "-").replace("-file", "s"))
+            shown = ("auto" if theirs is None and name == "system_tokens" else
+                     repr(theirs or "") if name == "select" else theirs)
+            mine = repr(mine or "") if name == "select" else mine
             differ.append(f"{flag} {shown!s} in the run, {mine!s} given")
     if differ:
         raise UsageError(f"cannot resume {run}: {'; '.join(differ)} (leave them out: --resume takes the run's own "

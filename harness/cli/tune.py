@@ -13,28 +13,34 @@ from compbench.cli.options import (
     EXECUTION_NAMES,
     IMPORT_HINT,
     REPLAY_NAMES,
+    SELECTION_NAMES,
     broken_lines,
     execution_options,
     refuse_runs,
     replay_options,
+    selection,
+    selection_options,
     spec_of,
     take,
 )
+from compbench.decide.headline import HEADLINE, PRIMARY
 
 EPILOG = """\b
 Examples:
   compbench tune --strategy opencode --grid protect=20000,40000 --grid minimum=10000,20000 --out out/tune
   compbench tune DATASET --strategy pi --random 20 --range keep_recent_tokens=5000:40000 --out out/tune \\
-      --objective "max net_savings s.t. needed_recall >= 0.9"
+      --objective "max needed_recall s.t. effective_savings >= 0.3"
   compbench tune --strategy codex --set preset=current --grid auto_compact_token_limit=100000,150000 \\
       --out out/tune
 
 The objective is 'max|min METRIC [s.t. METRIC >= V [and METRIC <= V ...]]'; values are fractions
-(0.9) or percentages with a percent sign (90%). The strategy's default configuration (with --set and
-[strategy.NAME] applied) is always replayed: every configuration's change is measured from it, paired,
-with a 95% interval. Configurations with calls over the window (a real API refuses them), and then those
-that compact on most calls, never win over one without; the frontier is drawn among the others.
-"""
+(0.9) or percentages with a percent sign (90%). Without one: "{primary}", the verdict's
+first objective (the {headline} of compare, the report and every ranking). The strategy's
+default configuration (with --set and [strategy.NAME] applied) is always replayed: every
+configuration's change is measured from it, paired, with a 95% interval. Configurations with calls
+over the window (a real API refuses them), and then those that compact on most calls, never win over
+one without; the frontier is drawn among the others.
+""".format(primary=PRIMARY, headline=HEADLINE.replace("_", " "))
 
 
 @click.command(cls=WithMetrics, epilog=EPILOG,
@@ -51,9 +57,9 @@ that compact on most calls, never win over one without; the frontier is drawn am
               help="Bounds of one parameter for --random; repeatable.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --random.")
 @click.option("--objective", metavar="'max|min METRIC s.t. ...'",
-              help='Pick the best configuration (default: "max net_savings s.t. needed_recall >= 0.9", the '
-                   "verdict's first objective).")
+              help=f'Pick the best configuration (default: "{PRIMARY}", the verdict\'s first objective).')
 @replay_options
+@selection_options
 @execution_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory to write.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
@@ -82,6 +88,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     from compbench.run.write import write_run
 
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
+    chosen = selection(take(options, SELECTION_NAMES)).before_replay()
     preset, base = find().strategy(strategy_name)  # [strategy.NAME]: beneath --set, key by key
     given = dict(item.strip().split("=", 1) for item in fixed.split(",") if "=" in item)
     merged = {**({"preset": preset} if preset else {}), **base, **given}
@@ -97,10 +104,10 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     path = dataset or str(default_dataset())
     refuse_runs([path], "tune")
     with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-        spec = spec_of(tuple(specs), replay, path)
+        spec = spec_of(tuple(specs), replay, path, chosen.text())
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations (the default {default} among them) over "
-               f"{path}", err=True)
-    progress = Progress(sys.stderr, dataset_total(path))
+               f"{path}" + (f", the transcripts where {chosen.text()}" if chosen else ""), err=True)
+    progress = Progress(sys.stderr, None if chosen else dataset_total(path))
     with broken_lines(IMPORT_HINT):
         write_run(Path(out), spec, path, iter_transcripts(path), execution["workers"], progress.tick, force=force,
                   executor=execution["executor"], concurrency=execution["concurrency"],

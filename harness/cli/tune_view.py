@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from compbench.cli.compare_view import WIDTH, clip, wrap
+from compbench.cli.compare_view import LEGEND, WIDTH, fit_labels, shared_part, wrap
 
 
 def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int) -> list[str]:
@@ -40,12 +40,18 @@ def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int
             f"{v:.1%}" if m.percent else f"{v:,.3f}")
 
     out: list[str] = []
+    shared, short = shared_part(order)  # configurations named by what differs; the full label where it is pasted
+    if shared:
+        what = ("(default) is that configuration, the strategy's default" if short[default] == "(default)" else
+                f"the strategy's default configuration is {short[default]}")
+        out += wrap(f"configurations of {shared}: each row names only the parameters it sets besides; {what}")
     points = {s: (m[HEADLINE].value, m[RECALL].value) for s, m in agg.items()}
     front = frontier(points, standing)
     out.append(f"Pareto frontier ({head.title} vs {rec.title}, configurations with no call over the window and no "
                f"degenerate compacting), {len(front)} of {len(agg)} configurations:")
+    pad = min(60, max((len(short[s]) for s in front), default=0))
     for s in front:
-        out.append(f"  {s:<60} {head.title} {show(s, HEADLINE):>8}  {rec.title} {show(s, RECALL):>8}"
+        out.append(f"  {short[s]:<{pad}} {head.title} {show(s, HEADLINE):>8}  {rec.title} {show(s, RECALL):>8}"
                    f"  cost ${show(s, 'cost')}/transcript")
     out.append("")
 
@@ -55,20 +61,18 @@ def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int
         d = b.diff(s, default, name)
         return "–" if d is None else _diff(d, metric(name))
 
-    rows = [[s, standing[s].tier_name + ("" if meets(agg[s], obj) else ", below bar"), fmt(agg[s][HEADLINE], head),
-             change(s, HEADLINE), fmt(agg[s][RECALL], rec), change(s, RECALL), show(s, "cost")] for s in order]
+    rows = [[short[s], standing[s].tier_name + ("" if meets(agg[s], obj) else ", below bar"),
+             fmt(agg[s][HEADLINE], head), change(s, HEADLINE), fmt(agg[s][RECALL], rec), change(s, RECALL),
+             show(s, "cost")] for s in order]
     headers = ["configuration", "group", f"{head.title} [95%]", "Δ vs default", f"{rec.title} [95%]",
                "Δ vs default", "cost $"]
     lines = table(headers, rows, [False, False, True, True, True, True, True])
-    if max(len(x) for x in lines) > WIDTH:
-        over = max(len(x) for x in lines) - WIDTH
-        for r in rows:
-            r[0] = clip(r[0], max(24, max(len(x[0]) for x in rows) - over))
-        lines = table(headers, rows, [False, False, True, True, True, True, True])
+    if max(len(x) for x in lines) > WIDTH:  # a long label wraps between its parameters, never inside a value
+        lines = table(headers, fit_labels(rows, max(len(x) for x in lines) - WIDTH),
+                      [False, False, True, True, True, True, True])
     out += lines
     out += wrap(f"ranked by the rule of '{words(obj)}'; Δ = configuration − {default} (the strategy's default "
-                "configuration) on the same transcripts: + worse, - better, ~ not significant (95% paired bootstrap; "
-                "pp = percentage points)")
+                f"configuration) on the same transcripts; {LEGEND}")
     identical = identical_configurations(results)
     all_same = len(agg) > 1 and len(identical) == 1 and len(identical[0]) == len(agg)
     if all_same:  # a tune-level flag: the grid measured one configuration N times

@@ -59,6 +59,14 @@ class Batch:
         return replace(interval(ca.samples - cb.samples, value, len(ca.num)), n=n, clusters=clusters)
 
 
+def changed(rows: Any, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Per transcript, whether a saving against the reference rests on it: the strategy acted there, or spent
+    differently from the reference without acting (a summary paid for and never used). A strategy that did
+    neither saved nothing there and is credited nothing: its figure rests on no transcript (``n=0``)."""
+    out: np.ndarray = np.asarray(rows["first_action_step"].to_numpy() >= 0) | (num != den)
+    return out
+
+
 def _rows_key(ids: np.ndarray, labels: np.ndarray) -> bytes:
     return "\x00".join(f"{t}\x01{c}" for t, c in zip(ids, labels, strict=True)).encode()
 
@@ -90,7 +98,7 @@ def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int
                 den = column(sub, m.den)
                 counted = den != 0
                 if m.acted_only and first_action:
-                    acted = sub["first_action_step"].to_numpy() >= 0
+                    acted = changed(sub, num, den)
             n_arr, d_arr = by_cluster(labels, num, den)
             out.columns[(str(label), m.name)] = _Column(str(label), m.name, n_arr, d_arr, m.complement,
                                                         _rows_key(ids[keep], labels), labels, counted, acted,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from compbench.decide.bootstrap import changed
 from compbench.decide.metrics import METRICS, Metric, available, cluster_labels, column
 from compbench.decide.stats import Estimate, mean_ci, paired_diff_ci, ratio_ci
 from compbench.errors import UsageError
@@ -49,7 +50,7 @@ def estimate(df: Any, m: Metric, resamples: int = 10_000, seed: int = 0, by: str
         den = column(df, m.den)
         contributing = den != 0
         if m.acted_only and "first_action_step" in df.columns:
-            contributing = contributing & (df["first_action_step"].to_numpy() >= 0)
+            contributing = contributing & changed(df, num, den)
         est = ratio_ci(num, den, resamples=resamples, seed=seed, complement=m.complement, clusters=labels)
     return replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
 
@@ -113,7 +114,7 @@ def paired(df_a: Any, df_b: Any, m: Metric, resamples: int = 10_000, seed: int =
                          resamples=resamples, seed=seed, clusters=labels)
     contributing = (column(a, m.den) != 0) | (column(b, m.den) != 0)
     if m.acted_only and "first_action_step" in a.columns:
-        acted = (a["first_action_step"].to_numpy() >= 0) | (b["first_action_step"].to_numpy() >= 0)
+        acted = (changed(a, column(a, m.num), column(a, m.den)) | changed(b, column(b, m.num), column(b, m.den)))
         contributing = contributing & acted
     est = replace(est, n=int(contributing.sum()), clusters=len(set(labels[contributing])))
     if m.complement:  # (1 - x) - (1 - y) = y - x
@@ -148,14 +149,20 @@ def fmt_value(v: float, m: Metric) -> str:
 
 
 def _few(e: Estimate) -> str:
-    """`` (n=3, few)`` under 5 contributing units; `` (n=0)`` when none contributes (a strategy that never
-    acted saves nothing it could be credited for)."""
-    return " (n=0)" if e.units == 0 else f" (n={e.units}, few)" if e.few else ""
+    """`` (n=3, few)`` under 5 contributing units."""
+    return f" (n={e.units}, few)" if e.few else ""
+
+
+NO_FIGURE = "– (n=0)"  # a figure no transcript contributes to (a saving of a strategy that never acted nor spent)
 
 
 def fmt(e: Estimate, m: Metric, ci: bool = True) -> str:
+    """A figure with its 95% interval and, under 5 contributing units, its ``n``; none at all where no
+    transcript contributes (an interval over no transcript means nothing)."""
     if math.isnan(e.value):
         return "–"
+    if e.units == 0:
+        return NO_FIGURE
     few = _few(e)
     if not ci or math.isnan(e.lo):
         return fmt_value(e.value, m) + few
@@ -173,6 +180,8 @@ def fmt_diff(d: Estimate, m: Metric) -> str:
     [-0.3, +2.5]``), dollars or counts otherwise."""
     if math.isnan(d.value):
         return "–"
+    if d.units == 0:
+        return NO_FIGURE
     decimals = 1 if m.percent else 3 if m.name == "cost" else 2
     scale = 100 if m.percent else 1
     unit = " pp" if m.percent else ""

@@ -166,6 +166,38 @@ def overhead_flags(results: Any) -> list[str]:
             if isinstance(flag, str) and flag]
 
 
+# a hidden-overhead flag's kind, in words, and the pattern of its sentence (compbench.measure.overhead.fit): the
+# part a transcript's own figures fill
+OVERHEAD_KINDS: tuple[tuple[str, str], ...] = (
+    ("the overhead fit stays poor", r"the overhead fit stays poor: (?P<detail>.*)"),
+    ("its first call carries history its file lacks, counted as fixed where no strategy can compact it",
+     r"its first call carries (?P<detail>[\d,]+ tokens) beyond its counted context \((?P<why>[^)]*)\)"),
+    ("its prompt grows at a rate its log does not explain, clamped",
+     r"its prompt grows (?P<detail>x[\d.]+ per counted token \(clamped to x[\d.]+\))"),
+)
+
+
+def overhead_groups(results: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The transcripts whose hidden-overhead fit is flagged, grouped by flag, the largest group first: ``(what the
+    flag means, [(transcript, its own figures), ...])``; a transcript with two flags is in both groups."""
+    import re
+
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for line in overhead_flags(results):
+        tid, _, flags = line.partition(": ")
+        for flag in flags.split("; "):
+            for kind, pattern in OVERHEAD_KINDS:
+                m = re.match(pattern, flag.strip())
+                if m:
+                    why = m.groupdict().get("why")
+                    groups.setdefault(kind, []).append((tid, m["detail"] + (f"; {why}" if why else "")))
+                    break
+            else:
+                head, _, rest = flag.partition(": ")
+                groups.setdefault(head, []).append((tid, rest))
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
 def price_models(results: Any) -> str:
     """What the run's transcripts were priced at: each model with its number of transcripts, and how many
     fell back to the default (no recorded model, or one litellm's table does not price)."""

@@ -4,7 +4,7 @@
 A ``--min`` threshold holds when the metric's *lower* 95% bound reaches it (a ``--max`` when the
 upper bound stays under it), so a gate does not flap with the noise of a point estimate. A
 ``--max-drop`` against a baseline run holds when the lower bound of the paired difference
-(this run − baseline) is above −drop. Thresholds come from flags, else from ``[tool.compbench.decide.gate]``
+(this run − baseline) is above −drop. Thresholds come from flags, else from ``[tool.compbench.gate]``
 in ``pyproject.toml`` or ``[gate]`` in ``compbench.toml`` (flags win, key by key).
 """
 
@@ -49,6 +49,13 @@ class Check:
         head = f"{self.status} {self.strategy}: {self.metric}"
         if self.missing:
             return f"{head} has no value: {self.missing} (not a failure)"
+        if self.kind == "overflow":  # calls over the window: a count, no interval (a real API refuses each one)
+            calls, transcripts = int(self.value), int(self.bound)
+            if self.passed:
+                return f"{self.status} {self.strategy}: no call over the window"
+            return (f"{self.status} {self.strategy}: {calls:,} call{'s' * (calls != 1)} over the window on "
+                    f"{transcripts:,} transcript{'s' * (transcripts != 1)} (a real API refuses them; "
+                    "--fail-on-overflow allows none)")
         if self.kind == "max-drop":
             scale, unit = (100, " pp") if percent else (1, "")
             digits = 2 if percent else 4
@@ -84,7 +91,7 @@ def parse_thresholds(items: tuple[str, ...] | list[str], flag: str) -> dict[str,
 
 def config_file(start: Path) -> dict[str, Any]:
     """The gate table of the configuration (:mod:`compbench.config`): ``[gate]`` in ``compbench.toml`` or
-    ``[tool.compbench.decide.gate]`` in ``pyproject.toml``, the nearest at or above ``start``."""
+    ``[tool.compbench.gate]`` in ``pyproject.toml``, the nearest at or above ``start``."""
     from compbench.config import find
 
     return find(start).section("gate")
@@ -102,24 +109,64 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
     return merged
 
 
+def gated(df: Any, strategies: tuple[str, ...] = ()) -> list[str]:
+    """The labels a gate checks: those named (a name or a label), else every strategy but the reference
+    ``none`` (it never acts: its thresholds would test the dataset, not a strategy)."""
+    labels = [str(s) for s in dict.fromkeys(df["strategy"])]
+    return [s for s in labels if s in strategies or s.split(":")[0] in strategies] if strategies else [
+        s for s in labels if s != "none"]
+
+
+def notes(df: Any, chosen: list[str], strategies: tuple[str, ...], fail_on_overflow: bool) -> list[str]:
+    """What a gate says besides its checks: each gated strategy with calls over the window (the thresholds may
+    pass on calls a real API would refuse), and that ``none`` is left out when it is."""
+    out = []
+    if not fail_on_overflow:
+        for s in chosen:
+            calls, transcripts = overflows(df, s)
+            if calls:
+                out.append(f"warning: {s} has {calls:,} call{'s' * (calls != 1)} over the window on {transcripts:,} "
+                           f"transcript{'s' * (transcripts != 1)}: a real API refuses them, and its figures count "
+                           "them as answered (--fail-on-overflow fails the gate on them)")
+    labels = set(str(x) for x in df["strategy"])
+    if "none" in labels and "none" not in chosen and not strategies:
+        out.append("note: none, the reference every saving is measured against, is not gated (name it with "
+                   "--strategy none to gate it)")
+    return out
+
+
+def overflows(df: Any, label: str) -> tuple[int, int]:
+    """Calls over the window of ``label`` in all, and the transcripts that have any."""
+    g = df[df["strategy"] == label]
+    return int(g["overflows"].sum()), int((g["overflows"] > 0).sum())
+
+
 def run_gate(run: str | Path, mins: Mapping[str, float], maxs: Mapping[str, float],
              baseline: str | Path | None = None, drops: Mapping[str, float] | None = None,
-             strategies: tuple[str, ...] = (), resamples: int = 10_000) -> list[Check]:
+             strategies: tuple[str, ...] = (), resamples: int = 10_000, fail_on_overflow: bool = False,
+             said: list[str] | None = None) -> list[Check]:
+    """The checks of every gated strategy (:func:`gated`); with ``fail_on_overflow`` also that it made no call
+    over the window. ``said`` receives the warnings and notes (:func:`notes`)."""
     df = load_results(run)
     labels = [str(s) for s in dict.fromkeys(df["strategy"])]
-    chosen = [s for s in labels if s in strategies or s.split(":")[0] in strategies] if strategies else [
-        s for s in labels if s != "none"]
+    chosen = gated(df, strategies)
     if not chosen:
         raise UsageError(f"no strategy of {run} matches {', '.join(strategies) or 'a non-reference strategy'} "
                          f"(run has: {', '.join(labels)})")
-    if not (mins or maxs or drops):
-        raise UsageError("no thresholds: give --min/--max/--max-drop or a [tool.compbench.decide.gate] table")
+    if not (mins or maxs or drops or fail_on_overflow):
+        raise UsageError("no thresholds: give --min/--max/--max-drop, --fail-on-overflow or a "
+                         "[tool.compbench.gate] table")
+    if said is not None:
+        said += notes(df, chosen, strategies, fail_on_overflow)
     base = load_results(baseline) if baseline is not None else None
     if drops and base is None:
         raise UsageError("--max-drop needs --baseline RUN")
     checks: list[Check] = []
     for s in chosen:
         sub = df[df["strategy"] == s]
+        if fail_on_overflow:
+            calls, transcripts = overflows(df, s)
+            checks.append(Check(s, "overflow", "overflows", 0, calls, transcripts, calls == 0))
         for kind, table in (("min", mins), ("max", maxs)):
             for name, thr in table.items():
                 e = estimate(sub, metric(name), resamples)

@@ -29,8 +29,9 @@ class Metric:
     higher_is_better: bool = True
     percent: bool = True
     common: bool = False
-    # a saving against the reference comes only from the transcripts where the strategy acted: those are
-    # the ones it rests on (three acting transcripts make a figure of three, whatever the dataset's size)
+    # a saving against the reference comes only from the transcripts where the strategy acted (or spent anything
+    # the reference did not): those are the ones it rests on (three acting transcripts make a figure of three,
+    # whatever the dataset's size; none makes no figure: compbench.decide.bootstrap.changed)
     acted_only: bool = False
     doc: str = ""  # what it measures, in the glossary, the report and every command's help
     most: float | None = None  # the largest value it can take (1 for a share): a threshold above it is a typo
@@ -49,7 +50,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("net_savings", "net savings",
            _sum(*NET_SPENT), "reference_input_tokens", complement=True, acted_only=True,
            doc="1 − (input tokens + the summarizer's input and output tokens) / the input tokens of none, "
-               "summed over transcripts; its n counts the transcripts where the strategy acted"),
+               "summed over transcripts; its n counts the transcripts where the strategy acted or spent "
+               "differently from none (a summary paid for and dropped): with none, the figure is none ('– (n=0)')"),
     Metric("effective_savings", "effective savings",
            _sum(*EFFECTIVE_SPENT), "reference_input_tokens", complement=True, acted_only=True,
            doc="net savings once re-acquiring what the view lost is paid: 1 − (input tokens + the summarizer's "

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compbench.decide.flags import cache_check, flag_details, overhead_flags, price_models
+from compbench.decide.flags import cache_check, flag_details, overhead_groups, price_models
 from compbench.summarizers import describe_summarizer
+
+SHOWN_FLAGGED = 10  # transcripts named per flag in the run summary (the results name them all)
 
 
 def _pct(num: float, den: float) -> str:
@@ -71,6 +73,9 @@ def summary_table(run_dir: Path) -> str:
                    "net", "effective", "recall", "range", "peak", "cost $"], rows,
                   [False, False, *([True] * 9), False, True, True])
     lines.append("order: " + rule(obj))
+    select = str(run.manifest.spec.get("select") or "")
+    if select:
+        lines.append(f"transcripts: the {r['transcript_id'].nunique():,} of {run.dataset} where {select}")
     if details:
         lines.append("")
         lines += [f"! {label}: {'; '.join(f.text for f in details[label])}" for label in ranked if label in details]
@@ -91,11 +96,15 @@ def summary_table(run_dir: Path) -> str:
         lines.append("prompt cache of none, simulated (the recording provider's cache, its recorded lifetime) vs "
                      "recorded on the same calls: " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
-    poor = overhead_flags(r)
-    if poor:
-        lines.append(f"! hidden overhead flagged on {len(poor)} transcript{'s' * (len(poor) != 1)} (their savings rest "
-                     "on it; see results: overhead_flag):")
-        lines += [f"!   {x}" for x in poor]
+    flagged_by = overhead_groups(r)
+    if flagged_by:
+        n = len({tid for _, items in flagged_by for tid, _ in items})
+        lines.append(f"! hidden overhead flagged on {n} transcript{'s' * (n != 1)} (their savings rest on it; see "
+                     "results: overhead_flag), by flag:")
+        for what, items in flagged_by:
+            shown = ", ".join(f"{tid} ({detail})" for tid, detail in items[:SHOWN_FLAGGED])
+            more = f", and {len(items) - SHOWN_FLAGGED} more" if len(items) > SHOWN_FLAGGED else ""
+            lines.append(f"!   {what}, {len(items)} transcript{'s' * (len(items) != 1)}: {shown}{more}")
     lines.append("")
     lines.append(f"summaries: {describe_summarizer(run.summarizer)}")
     lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "

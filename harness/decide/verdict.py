@@ -17,7 +17,10 @@ from compbench.decide.objective import Objective, decisive, edge, meets, parse_o
 from compbench.decide.ranking import Standing, frontier
 from compbench.decide.stats import Estimate
 
-__all__ = ["DEFAULT_OBJECTIVES", "Choice", "Verdict", "choose", "lines", "verdict", "words"]
+__all__ = ["DEFAULT_OBJECTIVES", "OVERHEAD_CAVEAT", "Choice", "Verdict", "choose", "lines", "verdict", "words"]
+
+# how the caveat on flagged hidden overheads begins (the report lists those transcripts under it, grouped by flag)
+OVERHEAD_CAVEAT = "The hidden overhead (system prompt, what the log omits) is flagged on"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def _figures(agg: Mapping[str, Estimate], obj: Objective, sp: Spread | None = No
     parts = []
     for k in keys:
         e, m = agg[k], metric(k)
-        if math.isnan(e.value):
+        if math.isnan(e.value) or e.units == 0:  # no transcript contributes: no figure
             continue
         thr = next((v for c, _, v in obj.constraints if c == k), None)
         text = decisive(e.value, thr, m.percent) if thr is not None else (
@@ -159,7 +162,7 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
                        "window, degenerate compacting, identical configurations...): see the leaderboard.")
     if "none" in flags:
         caveats.append(f"The reference none: {flags['none'][0]}.")
-    from compbench.decide.flags import overhead_flags, price_models
+    from compbench.decide.flags import overhead_groups, price_models
 
     priced = (f"{price_model}'s prices" if price_model else
               f"each transcript at its recorded model's prices: {price_models(results) or 'see price_model'}")
@@ -171,10 +174,12 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
                   "same calls: ") + "; ".join(
             f"{src} {sim:.0%} vs {rec:.0%}" for src, (_, rec, sim) in cache.items()) + "."
     caveats.append(costs)
-    poor = overhead_flags(results)
-    if poor:
-        caveats.append(f"The hidden overhead (system prompt, what the log omits) is flagged on {len(poor)} "
-                       f"transcript{'s' * (len(poor) != 1)}, whose savings rest on it: " + "; ".join(poor) + ".")
+    flagged_by = overhead_groups(results)
+    if flagged_by:
+        n = len({tid for _, items in flagged_by for tid, _ in items})
+        caveats.append(f"{OVERHEAD_CAVEAT} {n} "
+                       f"transcript{'s' * (n != 1)}, whose savings rest on it: " + "; ".join(
+                           f"{what} ({len(items)})" for what, items in flagged_by) + " (see results: overhead_flag).")
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
                    "presence of a fact's anchors in the prompt, an upper bound on what a model retains.")
     return Verdict([choose(b, standing, o, spreads) for o in objectives], front, rule(first), below, caveats,

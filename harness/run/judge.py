@@ -225,7 +225,9 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     summarizer = get(spec.summarizer, context=context, **{**spec.summarizer_options, **(summarizer_options or {})})
     gold = load_gold(Path(spec.gold)) if spec.gold else {}
     rows: list[dict[str, Any]] = []
-    for t in iter_transcripts(finished.dataset):
+    from compbench.run.write import selected
+
+    for t in selected(spec, iter_transcripts(finished.dataset)):  # the run's transcripts (its --source, --where)
         config, _, counter = replay_conditions(spec, t, base.scoped(t))  # t's conditions, counted as the run did
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))

@@ -44,6 +44,8 @@ class RunSpec:
     settings: tuple[str, ...] = ()
     # the dataset's template lines per source (compbench.data.boilerplate.Templates.to_json())
     boilerplate: dict[str, Any] = field(default_factory=dict)
+    # the transcripts replayed: a filter of compbench.data.select ("" every one of the dataset)
+    select: str = ""
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
@@ -92,3 +94,10 @@ def settings_sweep(labels: tuple[str, ...], sources: Iterable[str]) -> tuple[str
             if made not in labels and made not in out:
                 out.append(made)
     return tuple(out)
+
+
+def with_settings(spec: RunSpec) -> RunSpec:
+    """``spec`` with the settings sweep of :func:`settings_sweep` for the tools its dataset holds (the boilerplate
+    scan counted each source's transcripts): what ``compbench run`` and ``make demo`` replay by default."""
+    sweep = settings_sweep(spec.strategies, (spec.boilerplate.get("transcripts") or {}).keys())
+    return dataclasses.replace(spec, strategies=spec.strategies + sweep, settings=spec.settings + sweep)

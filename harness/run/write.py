@@ -43,6 +43,18 @@ def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[T
     yield from it
 
 
+def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "the dataset") -> Iterable[Transcript]:
+    """The transcripts ``spec.select`` picks (``--source``, ``--where``: :mod:`compbench.data.select`), by what each
+    records (:func:`compbench.run.engine.units`); every one without a filter."""
+    if not spec.select:
+        return transcripts
+    from compbench.data.select import parse
+    from compbench.run.engine import units
+
+    return parse(spec.select).filter(transcripts, lambda t: {"transcript_id": t.id, "source": t.source, **units(t),
+                                                             "steps": t.steps}, dataset)
+
+
 def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Transcript, Any]]]:
     batch: list[tuple[Transcript, Any]] = []
     for item in items:
@@ -96,8 +108,8 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
                 "format_version": RUN_FORMAT_VERSION}
     store = RunDir(Path(out), identity, force=force, resume=resume)
     try:
-        replays = replay_all(spec, _skip_done(transcripts, store.done), workers, progress, executor, concurrency,
-                             ray_address)
+        replays = replay_all(spec, _skip_done(selected(spec, transcripts, dataset), store.done), workers, progress,
+                             executor, concurrency, ray_address)
         for batch in _batches(replays):
             record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
             rows = {k: Table() for k in TABLES}

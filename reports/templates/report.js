@@ -92,7 +92,10 @@
   /* ---------- charts ---------- */
   var charts = [], drawn = {frontier: null, nodata: 0};  /* drawn: what the layout check reports */
   function chart(node) { var c = echarts.init(node, null, {renderer: "canvas"}); charts.push(c); return c; }
-  window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
+  window.addEventListener("resize", function () {
+    charts.forEach(function (c) { c.resize(); });
+    if (drawn.relayout) drawn.relayout();
+  });
   function tip(lines) { return lines.map(esc).join("<br>"); }
 
   function frontierChart() {
@@ -103,9 +106,13 @@
     var front = S.frontier.map(function (l) { return ST.filter(function (s) { return s.label === l; })[0]; });
     function pt(s) { return [s.m[H].v, s.m[R].v]; }
     function has(s) { return s.m[H].v !== null && s.m[R].v !== null; }
+    var placed = {};  /* label -> where placeLabels put its name ({hidden} when no free spot was found) */
     function points(tier) {
       return ST.filter(function (s) { return s.tier === tier && has(s); }).map(function (s) {
-        return {value: pt(s), name: s.label, itemStyle: tier === 2 ? {color: "#fff", borderColor: s.color, borderWidth: 2} : {color: s.color}};
+        var at = placed[s.label], label = !at ? {show: false} : at.hidden ? {show: false} :
+          {show: true, position: at.position, align: "left", verticalAlign: "top"};
+        return {value: pt(s), name: s.label, label: label,
+          itemStyle: tier === 2 ? {color: "#fff", borderColor: s.color, borderWidth: 2} : {color: s.color}};
       });
     }
     var bars = [];
@@ -121,7 +128,7 @@
       var xmin = Math.min.apply(null, xs);  /* below 0 only when a point is (a strategy that costs more than none) */
       var xr = fit && xs.length ? nice(xmin, Math.max.apply(null, xs), xmin < 0 ? -Infinity : 0) : [Math.min(0, step(Math.min.apply(null, xs.concat([0])), 0.1, Math.floor)), 1, 0.1];
       var yr = fit && ys.length ? nice(Math.min.apply(null, ys), Math.max.apply(null, ys), 0) : [0, 1, 0.1];
-      var lbl = {show: true, position: "right", fontSize: 11, formatter: "{b}", color: "#1b1f24"};
+      var lbl = {show: true, fontSize: LABEL_FONT, lineHeight: LABEL_HEIGHT, formatter: "{b}", color: "#1b1f24"};
       return {
         animation: false,
         grid: {left: 64, right: 40, top: 20, bottom: 72},
@@ -142,24 +149,120 @@
           {type: "line", name: "95% intervals", data: bars, symbol: "none", lineStyle: {color: "#8c959f", width: 1}, silent: true, z: 1, connectNulls: false},
           {type: "line", name: "frontier", data: front.filter(Boolean).map(pt).sort(function (a, b) { return a[0] - b[0]; }),
             symbol: "none", lineStyle: {type: "dashed", color: "#24292f", width: 1.2}, silent: true, z: 2},
-          {type: "scatter", name: "sound", data: points(0), symbolSize: 11, label: lbl, labelLayout: {hideOverlap: true}, z: 4,
+          {type: "scatter", name: "sound", data: points(0), symbolSize: 11, label: lbl, z: 4,
             itemStyle: {color: "#57606a"}},
           {type: "scatter", name: "degenerate (compacts on most calls)", symbol: "triangle", data: points(1), symbolSize: 12,
             itemStyle: {color: "#9a6700"},
-            label: Object.assign({}, lbl, {color: "#7d4e00"}), labelLayout: {hideOverlap: true}, z: 3},
+            label: Object.assign({}, lbl, {color: "#7d4e00"}), z: 3},
           {type: "scatter", name: "calls over the window", data: points(2), symbolSize: 11, symbol: "emptyCircle",
             itemStyle: {color: "#cf222e"},
-            label: Object.assign({}, lbl, {color: "#82071e"}), labelLayout: {hideOverlap: true}, z: 3}
+            label: Object.assign({}, lbl, {color: "#82071e"}), z: 3},
+          /* from a point to its name where the name had to move away from it */
+          {type: "line", name: "label lines", data: leaders(), symbol: "none", lineStyle: {color: "#8c959f", width: 0.8},
+            silent: true, z: 2, connectNulls: false}
         ]
       };
     }
+    function leaders() {
+      var out = [];
+      Object.keys(placed).forEach(function (k) {
+        var at = placed[k];
+        if (at.line) out.push(at.line[0], at.line[1], "-");
+      });
+      return out;
+    }
+    function relayout() {  /* the names placed where the points now are (after a zoom, a resize, the axes button) */
+      placed = placeLabels(c, ST.filter(has), pt);
+      c.setOption(option(), true);
+    }
     c.setOption(option());
+    relayout();
+    drawn.relayout = relayout;
+    c.on("datazoom", relayout);
     var b = document.getElementById("frontier-fit");
     if (b) b.addEventListener("click", function () {
       fit = !fit; b.classList.toggle("on", !fit);
       b.textContent = fit ? "axes from 0" : "fit the axes to the points";
       c.setOption(option(), true);
+      relayout();
     });
+  }
+
+  /* Where each point's name goes: beside it (right, left, above, below, the four diagonals) where that spot
+     overlaps no name already placed, no point and stays in the plot; else a few rows up or down, joined to its
+     point by a thin line; else nowhere (its tooltip names it). Sound strategies first, the frontier's before
+     them, so the names a reader needs most get the closest spots. Pixel space, measured with the labels' font. */
+  var LABEL_FONT = 11, LABEL_HEIGHT = 14, DOT = 7, GAP = 3;
+  var measure = document.createElement("canvas").getContext("2d");
+  function placeLabels(c, strategies, pt) {
+    measure.font = LABEL_FONT + "px sans-serif";
+    var grid = c.getModel().getComponent("grid").coordinateSystem.getRect();
+    var front = {};
+    S.frontier.forEach(function (l) { front[l] = true; });
+    var items = strategies.map(function (s) {
+      var p = c.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, pt(s));
+      return {s: s, x: p[0], y: p[1], w: Math.ceil(measure.measureText(s.label).width) + 2,
+        inside: p[0] >= grid.x - 1 && p[0] <= grid.x + grid.width + 1 && p[1] >= grid.y - 1 && p[1] <= grid.y + grid.height + 1};
+    });
+    var dots = items.filter(function (i) { return i.inside; }).map(function (i) {
+      return {x: i.x - DOT, y: i.y - DOT, w: 2 * DOT, h: 2 * DOT, owner: i.s.label};
+    });
+    var taken = [], out = {};
+    function hits(r, owner) {
+      if (r.x < grid.x || r.y < grid.y - 4 || r.x + r.w > grid.x + grid.width + 36 || r.y + r.h > grid.y + grid.height) return true;
+      for (var k = 0; k < taken.length; k++) if (overlap(r, taken[k])) return true;
+      for (var d = 0; d < dots.length; d++) if (dots[d].owner !== owner && overlap(r, dots[d])) return true;
+      return false;
+    }
+    var order = items.slice().sort(function (a, b) {
+      return (front[b.s.label] ? 1 : 0) - (front[a.s.label] ? 1 : 0) || a.s.tier - b.s.tier || a.s.rank - b.s.rank;
+    });
+    order.forEach(function (i) {
+      if (!i.inside) { out[i.s.label] = {hidden: true}; return; }
+      var h = LABEL_HEIGHT, w = i.w, mid = i.y - h / 2;
+      var near = [[i.x + DOT + GAP, mid], [i.x - DOT - GAP - w, mid], [i.x - w / 2, i.y - DOT - GAP - h], [i.x - w / 2, i.y + DOT + GAP],
+        [i.x + DOT, i.y - DOT - h], [i.x + DOT, i.y + DOT], [i.x - DOT - w, i.y - DOT - h], [i.x - DOT - w, i.y + DOT]];
+      var far = [];
+      for (var step = 1; step <= 5; step++) {
+        [-1, 1].forEach(function (sign) {
+          far.push([i.x + DOT + 2 * GAP + 8, mid + sign * step * h], [i.x - DOT - 2 * GAP - 8 - w, mid + sign * step * h]);
+        });
+      }
+      var spot = null, line = false;
+      for (var n = 0; n < near.length + far.length && !spot; n++) {
+        var cand = n < near.length ? near[n] : far[n - near.length];
+        var r = {x: cand[0], y: cand[1], w: w, h: h};
+        if (!hits(r, i.s.label)) { spot = r; line = n >= near.length; }
+      }
+      if (!spot) { out[i.s.label] = {hidden: true}; return; }
+      taken.push(spot);
+      var at = {position: [Math.round(spot.x - (i.x - 5.5)), Math.round(spot.y - (i.y - 5.5))], rect: spot};
+      if (line) {  /* to the near edge of the name, in data coordinates (the line series draws it) */
+        var ex = spot.x > i.x ? spot.x - 1 : spot.x + spot.w + 1, ey = spot.y + h / 2;
+        at.line = [c.convertFromPixel({xAxisIndex: 0, yAxisIndex: 0}, [i.x, i.y]),
+                   c.convertFromPixel({xAxisIndex: 0, yAxisIndex: 0}, [ex, ey])];
+      }
+      out[i.s.label] = at;
+    });
+    return out;
+  }
+  function overlap(a, b) { return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h; }
+
+  /* the names the chart really drew (zrender's text elements) and how many of them overlap: the layout check */
+  function drawnLabels(c) {
+    var names = {}, rects = [];
+    ST.forEach(function (s) { names[s.label] = true; });
+    c.getZr().storage.getDisplayList(true).forEach(function (el) {
+      var text = el.style && el.style.text;
+      if ((el.type !== "tspan" && el.type !== "text") || !names[text] || el.ignore || el.invisible) return;
+      var r = el.getBoundingRect().clone();
+      r.applyTransform(el.getComputedTransform());
+      rects.push({x: r.x, y: r.y, w: r.width, h: r.height, text: text});
+    });
+    var pairs = [];
+    for (var a = 0; a < rects.length; a++) for (var b = a + 1; b < rects.length; b++)
+      if (overlap(rects[a], rects[b])) pairs.push([rects[a].text, rects[b].text]);
+    return {drawn: rects.length, overlaps: pairs.length, pairs: pairs.slice(0, 5)};
   }
 
   /* an axis range around [lo, hi] on round ticks (a step of 1, 2, 5 or 10 pp, at most ~8 ticks), padded,
@@ -506,7 +609,8 @@
     var last = heads.length ? heads[heads.length - 1].getBoundingClientRect() : {right: 0};
     var fo = drawn.frontier ? drawn.frontier.getOption() : null;
     document.documentElement.setAttribute("data-layout", JSON.stringify({
-      contrast: minContrast(), nodata: drawn.nodata,
+      contrast: minContrast(), nodata: drawn.nodata, labels: drawn.frontier ? drawnLabels(drawn.frontier) : null,
+      points: ST.filter(function (s) { return s.m[H].v !== null && s.m[R].v !== null; }).length,
       frontier: fo ? {x: [fo.xAxis[0].min, fo.xAxis[0].max], y: [fo.yAxis[0].min, fo.yAxis[0].max]} : null,
       viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
       table: lb ? lb.scrollWidth : 0, box: lb ? lb.parentElement.clientWidth : 0,

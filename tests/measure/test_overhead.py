@@ -149,10 +149,12 @@ def test_summary_and_report_name_the_flagged_sessions(tmp_path: Path) -> None:
                    system_tokens=None)
     write_run(tmp_path / "run", spec, "hand-made", [poor, fine])
     text = summary_table(tmp_path / "run")
-    assert "! hidden overhead flagged on 1 transcript" in text and "zigzag: the overhead fit stays poor" in text
-    assert "steady:" not in text
+    assert "! hidden overhead flagged on 1 transcript" in text
+    assert "!   the overhead fit stays poor, 1 transcript: zigzag (median error" in text  # grouped by flag
+    assert "steady" not in text.split("! hidden overhead")[1]
     html = write_report(tmp_path / "run", tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "zigzag: the overhead fit stays poor" in html and "steady: the overhead" not in html
+    assert "the overhead fit stays poor (1)" in html and "<code>zigzag</code></a>" in html
+    assert "<code>steady</code></a>" not in html
     import pandas as pd
 
     df = pd.DataFrame([{"transcript_id": "a", "overhead_flag": ""}, {"transcript_id": "b", "overhead_flag": "poor"},
