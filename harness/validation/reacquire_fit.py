@@ -2,7 +2,7 @@
 does to the prediction on the compactions they were not fitted on.
 
 Run it on logs with compactions (it rewrites ``compbench/measure/reacquire_rates.json``; ``--check`` only
-compares)::
+compares; ``--held-out PATH`` adds logs to validate on that nothing is fitted on)::
 
     python -m compbench.validation.reacquire_fit ../shared/transcripts ../shared/real-compactions
 
@@ -109,23 +109,27 @@ ABLATIONS: tuple[tuple[str, Rules], ...] = (
 )
 
 
-def effects(loaded: Sequence[Loaded]) -> list[tuple[str, dict[str, Any]]]:
-    """Each rule set of :data:`ABLATIONS`, its rates refitted on the fit split, summarized per split. The former
-    rule predicts every use at its latest delivery, with no caused share."""
+def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """Each rule set of :data:`ABLATIONS`, its rates refitted on the fit split, summarized per split; with
+    ``other`` transcripts (none of them fitted on), their compactions summarized as ``other``. The former rule
+    predicts every use at its latest delivery, with no caused share."""
     out = []
     for label, rules in ABLATIONS:
         rates_ = from_table(fit(measure(loaded, rules)))
         if rules == FORMER:
             rates_ = replace(rates_, caused=1.0)
-        out.append((label, summarize(measure(loaded, rules, rates_))))
+        found = summarize(measure(loaded, rules, rates_))
+        if other:
+            found["other"] = summarize(replace(r, split="held-out") for r in measure(other, rules, rates_))["held-out"]
+        out.append((label, found))
     return out
 
 
 def lines(label: str, s: dict[str, Any]) -> list[str]:
     out = [label]
-    for name in ("fit", "held-out", "all"):
-        x = s[name]
-        if not x["compactions"]:
+    for name in ("fit", "held-out", "all", "other"):
+        x = s.get(name)
+        if not x or not x["compactions"]:
             continue
         out.append(f"  {name:<8} {x['compactions']:>3} compactions: predicted {x['predicted']:>9,} (orientation "
                    f"{x['orientation']:,}) | observed {x['observed']:>9,} ratio {x['pooled_ratio']:.2f} Spearman "
@@ -136,9 +140,18 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
 
 
 def main(argv: Sequence[str]) -> int:
-    args = [a for a in argv if not a.startswith("--")]
-    if not args:
-        print(f"usage: {REGENERATE} [--check]", file=sys.stderr)
+    """``PATH...`` the logs to fit on (their fit split) and validate on; ``--held-out PATH`` (repeatable) more
+    logs to validate on only, every session held out; ``--check`` compares the shipped table instead."""
+    args: list[str] = []
+    other: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--held-out":
+            other.append(next(it, ""))
+        elif not a.startswith("--"):
+            args.append(a)
+    if not args or "" in other:
+        print(f"usage: {REGENERATE} [--held-out PATH]... [--check]", file=sys.stderr)
         return 2
     loaded = load(args)
     data = table(loaded, measure(loaded))
@@ -149,7 +162,7 @@ def main(argv: Sequence[str]) -> int:
         return 0 if same else 1
     TABLE.write_text(text, encoding="utf-8")
     print(f"wrote {TABLE} ({data['compactions']} compactions of {data['sessions']} fit sessions)")
-    for label, s in effects(loaded):
+    for label, s in effects(loaded, load(other) if other else ()):
         print("\n".join(lines(label, s)))
     return 0
 

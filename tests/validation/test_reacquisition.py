@@ -222,3 +222,11 @@ def test_the_shipped_rates_are_the_fit_of_the_real_compactions(transcripts_dir: 
     was = former["held-out"]
     assert now["spearman"] > was["spearman"] and now["spearman_excess"] > was["spearman_excess"]
     assert abs(math.log(now["pooled_ratio_excess"])) < abs(math.log(was["pooled_ratio_excess"]))
+
+
+@pytest.mark.parametrize("argv", [[], ["--check"], ["logs", "--held-out"]])
+def test_the_fit_module_says_its_usage_on_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from compbench.validation.reacquire_fit import main
+
+    assert main(argv) == 2
+    assert "usage: python -m compbench.validation.reacquire_fit" in capsys.readouterr().err
