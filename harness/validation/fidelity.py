@@ -48,7 +48,8 @@ COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_ste
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
            "counted_before", "recorded_before", "calibration_error", "overhead", "window", "window_source",
-           "reacq_predicted", "reacq_observed", "reacq_natural", "reacq_excess", "reacq_orientation", "cause")
+           "reacq_predicted", "reacq_observed", "reacq_natural_rate", "reacq_natural", "reacq_excess",
+           "reacq_orientation", "cause")
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ class Row:
     # post-compaction view, and what the recorded agent re-read, re-listed or re-searched (tokens)
     reacq_predicted: int | None = None
     reacq_observed: int | None = None
-    reacq_natural: int | None = None  # the session's own re-read rate before the compaction, over the window after it
+    reacq_natural_rate: float | None = None  # the session's re-reads of content it held, per call, before it
+    reacq_natural: int | None = None  # that rate over the window after it
     reacq_excess: int | None = None  # observed beyond the natural re-reads: what the compaction caused
     reacq_orientation: int | None = None  # the part of reacq_predicted that is orientation reads
     reacq_detail: RealReacquisition | None = None  # the whole comparison, for the summary below the table
@@ -352,7 +354,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 if counted is not None and rc.tokens_before else None,
                 overhead=system, window=limits.context_window, window_source=window.source,
                 reacq_predicted=reacq[n].reacq_predicted, reacq_observed=reacq[n].reacq_observed,
-                reacq_natural=reacq[n].reacq_natural, reacq_excess=reacq[n].reacq_excess,
+                reacq_natural_rate=reacq[n].natural_rate, reacq_natural=reacq[n].reacq_natural,
+                reacq_excess=reacq[n].reacq_excess,
                 reacq_orientation=reacq[n].reacq_orientation, reacq_detail=reacq[n],
                 cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
                                             "" if ev or not auto or trace is None else "strategy never compacted",

@@ -315,7 +315,8 @@ def test_fidelitys_default_view_fits_its_widest_shape_and_wide_has_every_column(
 
     widest = Row("claude-code", "x" * 80, 12, "manual (inferred)", "current", 12_345, 12_346, 1, 1_234_567,
                  1_234_568, 1, 0.5, 1, 1, 1, 1, "123/456", "123/456", 1, 1, 0.01, "c" * 300, 40_000,
-                 "1234/5678", "1234/5678", "1234/5678", 1_000_000, "s" * 80, 99_999, 99_999, 99_999, -99_999, 99_999)
+                 "1234/5678", "1234/5678", "1234/5678", 1_000_000, "s" * 80, 99_999, 99_999, 999.99, 99_999, -99_999,
+                 99_999)
     assert max(len(x) for x in table(list(COMPACT), compact_rows([widest]), "table").splitlines()) <= 160
     assert max(len(x) for x in table(list(COLUMNS), [widest.cells()], "table").splitlines()) > 160
 
