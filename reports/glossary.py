@@ -45,6 +45,14 @@ TERMS: tuple[tuple[str, str], ...] = (
     ("below bar", "misses the verdict's first objective's bar (by default needed-fact recall ≥ 90%): ranked after the "
                   "strategies of its group that meet it, so the leaderboard's first row is the verdict's pick"),
     ("on the edge", "the pick's 95% interval crosses a bar: on other transcripts it may miss it"),
+    ("re-acquisition (what each loses)", "the tokens re-acquiring what the view lost adds over the input of none, "
+                                         "pooled: re-reads by the rules fitted on real compactions (an edit reads "
+                                         "back about half of what the agent had of the file, a path it only names "
+                                         "a tenth, orientation a few percent), the re-reads they caused beyond their "
+                                         "own rate"),
+    ("rank: recall / re-acq.", "the strategy's rank by needed-fact recall (highest first) and by re-acquisition "
+                               "(least first); marked where they are far apart (a quarter of the ranked strategies, "
+                               "two places at least): the two loss figures disagree on it"),
     ("fact kinds", "files and artifacts (paths the agent touched), specifics (errors, commands, tests, URLs), "
                    "decisions and constraints (what the user set), pending work (what remains to be done)"),
 )

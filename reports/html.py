@@ -150,12 +150,16 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
                    "details": len(detail), "series": len(steps["series"])},
     }
     shown = {k: val for k, val in manifest.items() if k != "errors"}
+    from compbench.reports.losses import section
+
+    disagree = section(results, strategies, _recall(strategies, agg))
     from compbench.reports import echarts as vendor
 
     return {
         "manifest": manifest, "manifest_json": json.dumps(shown, indent=2, ensure_ascii=False),
         "verdict": v, "strategies": strategies, "leaderboard_metrics": [BY_NAME[m] for m in data.LEADERBOARD],
-        "retention": _retention(strategies, agg), "orderings": orderings(agg), "summarizer": summarizer,
+        "retention": _retention(strategies, agg, results), "disagree": disagree[1], "apart": disagree[2],
+        "orderings": orderings(agg), "summarizer": summarizer,
         "summary_json": inline_json(summary), "blobs": blobs, "counts": summary["counts"],
         "fidelity": fidelity.compact(_fidelity(run)), "errors": manifest.get("errors", []),
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
@@ -246,8 +250,16 @@ def _windows(results: Any) -> str:
     return ", ".join(f"{int(k):,} ({int(c)})" for k, c in counts.items()) + " tokens (transcripts)"
 
 
-def _retention(strategies: list[dict[str, Any]], agg: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per strategy (ranked): where its needs were met (verbatim, carried by a summary) or missed, and the range."""
+def _recall(strategies: list[dict[str, Any]], agg: dict[str, Any]) -> dict[str, float]:
+    return {s["label"]: (agg[s["label"]]["needed_recall"].value if s["needs"] else math.nan) for s in strategies}
+
+
+def _retention(strategies: list[dict[str, Any]], agg: dict[str, Any], results: Any) -> list[dict[str, Any]]:
+    """Per strategy (ranked): where its needs were met (verbatim, carried by a summary) or missed, and the range;
+    what re-acquisition adds and the strategy's rank by each loss figure (:mod:`compbench.reports.losses`)."""
+    from compbench.reports.losses import section
+
+    losses = section(results, strategies, _recall(strategies, agg))[0]
     out = []
     for s in strategies:
         est = agg[s["label"]]
@@ -263,7 +275,7 @@ def _retention(strategies: list[dict[str, Any]], agg: dict[str, Any]) -> list[di
             "recall": fmt(est["needed_recall"], BY_NAME["needed_recall"]),
             "range": f"{est['recall_verbatim'].value:.1%} – {est['recall_copy'].value:.1%}" if needs else "–",
             "retention": fmt(est["retention"], BY_NAME["retention"]),
-            "sort": est["needed_recall"].value})
+            "sort": est["needed_recall"].value, **losses[s["label"]]})
     return out
 
 

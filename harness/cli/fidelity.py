@@ -30,6 +30,37 @@ def compact_rows(rows: Sequence[Any]) -> list[list[str]]:
              f"{n(r.reacq_predicted)}→{n(r.reacq_observed)}"] for r in rows]
 
 
+ITEMS = ("key", "why", "had", "latest", "predicted", "observed")
+
+
+SMALL_ITEM = 100  # tokens: items predicted and observed below this are summed up in one line
+
+
+def items_text(found: Sequence[Any], fmt: str) -> str:
+    """Each real compaction's heading (predicted, observed, natural, excess) and its items' table, largest
+    first; the items under :data:`SMALL_ITEM` tokens either way in one line."""
+    from compbench.cli.render import table
+    from compbench.validation.reacquisition import NATURAL_STEPS
+
+    out = []
+    for d in found:
+        over = min(d.steps_after, NATURAL_STEPS)
+        out.append(f"{d.tool} {d.transcript} #{d.n} ({d.trigger}, {d.split}): predicted {d.reacq_predicted:,} "
+                   f"(orientation {d.reacq_orientation:,}), observed {d.reacq_observed:,}, natural "
+                   f"{d.reacq_natural:,} ({d.natural_rate:,.0f} a step before it, over {over} of the "
+                   f"{d.steps_after} steps after it), excess {d.reacq_excess:,}")
+        big = [x for x in d.items if max(x.predicted, x.observed) >= SMALL_ITEM]
+        small = [x for x in d.items if max(x.predicted, x.observed) < SMALL_ITEM]
+        if big:
+            out.append(table(list(ITEMS), [[x.key, x.why, f"{x.size:,}", f"{x.latest:,}", f"{x.predicted:,}",
+                                             f"{x.observed:,}"] for x in big], fmt))
+        if small:
+            out.append(f"  and {len(small)} items under {SMALL_ITEM} tokens: predicted "
+                       f"{sum(x.predicted for x in small):,}, observed {sum(x.observed for x in small):,}")
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
 @click.command(short_help="Each strategy against the compactions the real tools recorded.")
 @click.argument("datasets", nargs=-1)
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
@@ -41,8 +72,11 @@ def compact_rows(rows: Sequence[Any]) -> list[list[str]]:
                    "unreadable files; skip-lines: also keep a file with broken lines, skipping only those.")
 @click.option("--wide", is_flag=True, help="Every column (calibration, window source, cause): lines as wide as they "
                                            "need; the default view fits 160 columns.")
+@click.option("--items", is_flag=True, help="Instead of the table, each real compaction's re-acquisition item by item: "
+                                            "key, why it is predicted, what the agent had of it, its latest delivery, "
+                                            "predicted and observed tokens (JSON with --format json).")
 def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str | None, on_error: str,
-             wide: bool) -> None:
+             wide: bool, items: bool) -> None:
     """Compare each strategy with the tool's own compactions in DATASETS (default: the bundled samples;
     pass ../shared/transcripts ../shared/real-compactions to include the logs that cannot be bundled).
 
@@ -87,7 +121,14 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         tmp = d / ".fidelity.json.tmp"
         tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
         tmp.replace(d / "fidelity.json")
-    if fmt == "json":
+    if items:
+        if fmt == "json":
+            click.echo(json.dumps(data["reacquisition_items"], indent=2, ensure_ascii=False))
+        else:
+            from compbench.validation.fidelity import reacquisition_items
+
+            click.echo(items_text(reacquisition_items(rows), fmt))
+    elif fmt == "json":
         click.echo(json.dumps(data["records"], indent=2, ensure_ascii=False))
     elif fmt == "table" and not wide:
         click.echo(table(list(COMPACT), compact_rows(rows), fmt))

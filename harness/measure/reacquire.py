@@ -4,12 +4,22 @@ agent needs again, and what getting it back costs.
 A loop observer (:class:`ContentTracker`) follows the view as :class:`~compbench.measure.facts.presence.
 PresenceTracker` does, but over content (:mod:`compbench.measure.workset`): per key, how many visible parts
 hold a delivery of it, and which inserted messages (a summary, the files a tool re-attaches after its
-compaction) hold at least :data:`COVER` of its latest delivery's lines. At each step, every use of a key whose
-content is in none of them is a **re-acquisition**: the agent would have read, listed or searched again
-before going on. A summary that carries the lines serves a use, except an edit under a tool that refuses to
-edit a file not read since its compaction (Claude Code: ``read_before_edit``; the tracker records such an edit
-with ``carried`` and :func:`counted` keeps it for the strategies that declare it). Once re-acquired, a key
-stays at hand until the strategy's next compaction.
+compaction) hold at least :data:`COVER` of its latest delivery's lines. The rules of
+:mod:`compbench.measure.reacquire_rules` then say what the agent fetches again after a compaction:
+
+* at each step, a use of a key whose content the view does not hold is a **re-acquisition** of the share of
+  what the agent had of it that its class (an edit, a mention, a repeated line) has real agents read back; a
+  later use of a class that reads back more (an edit after a mention) adds the difference. A re-attached file
+  or a summary that carries the lines serves a use, except an edit under a tool that refuses to edit a file not
+  read since its compaction (Claude Code: ``read_before_edit``; the tracker records such an edit with
+  ``served`` and :func:`counted` keeps it for the strategies that declare the guard);
+* at each compaction that removed content, the files of the segment it replaced that the view no longer holds
+  and that the agent does not use again before it reads them (if ever) are re-read to orient, at the
+  orientation share of what the agent had (recent reads more than older ones).
+
+Every share is of the re-reads a compaction *causes*, fitted on real compactions (``reacquire_rates.json``).
+Once re-acquired, a key stays at hand until the strategy's next compaction. In a replay the recorded agent's own
+reads go on: content it read again anyway serves the uses after that read.
 
 The cost (:func:`reacquisition_cost`): the re-acquired content enters the context and stays there until the
 strategy's next compaction, and each step that re-acquires makes one extra call first (sending the context
@@ -26,28 +36,31 @@ from typing import Any, NamedTuple
 
 from compbench.data.calls import Kind
 from compbench.measure.models import Prices
-from compbench.measure.workset import Delivery, How, WorkingSet, content_lines
+from compbench.measure.reacquire_rules import Klass, Rates, Served, orientation_class, pays, rates, served, use_class
+from compbench.measure.workset import WorkingSet, content_lines
 from compbench.sdk.events import CompactionEvent
 from compbench.sdk.session import Action, Compact, Entry
 
 COVER = 0.5  # share of a delivery's lines an inserted message must hold to hold its content
 SOON = 10  # steps: a re-acquisition this soon after the content left the view counts as "soon"
+NEVER = 1 << 62  # a message index no transcript reaches
 CALL_TOKENS = 60  # the tool call an extra step writes, and its message overhead (a read call: ~40-80 tokens)
 
 
 class Reacquisition(NamedTuple):
-    """One key the agent must get back at ``step`` (for the recorded ``message``): ``tokens`` is the size of
-    its latest delivery, ``since`` the steps since it left the view, ``carried`` a summary held its lines
-    but the use needed the file read (an edit under ``read_before_edit``)."""
+    """One key the agent gets back at ``step`` (for the recorded ``message``): ``klass`` why
+    (:data:`compbench.measure.reacquire_rules.CLASSES`), ``tokens`` the expected tokens it reads back, ``since``
+    the steps since it left the view, ``served`` what in the view would have served it were it not an edit
+    under a read-before-edit guard (``""``: nothing)."""
 
     step: int
     message: int
     key: str
     kind: Kind
-    how: How
+    klass: Klass
     tokens: int
     since: int
-    carried: bool
+    served: Served
 
 
 @dataclass
@@ -60,6 +73,7 @@ class ContentTracker:
     carried: dict[str, int] = field(default_factory=dict)  # in a summary
     events: list[Reacquisition] = field(default_factory=list)
     acted: bool = False
+    rates: Rates = field(default_factory=rates)
 
     def __post_init__(self) -> None:
         parts: dict[int, list[tuple[int, str]]] = {}
@@ -68,26 +82,33 @@ class ContentTracker:
         self._parts = {i: tuple(v) for i, v in parts.items()}
         self._inserted: dict[str, tuple[tuple[str, ...], bool]] = {}  # entry id -> (keys held, is a summary)
         self._gone: dict[str, int] = {}  # key -> the step its last visible part left
-        self._back: set[str] = set()  # re-acquired since the strategy's last compaction
+        self._back: dict[str, float] = {}  # key -> the share re-acquired since the strategy's last compaction
+        self._read_at: dict[str, int] = {}  # key -> the calls before its latest delivery the view received
         self._step = 0
         self._message = 0
+        self._latest = -1  # the latest recorded message the view received
+        self._segment = 0  # the first message since the strategy's last compaction
+        self._removed = 0  # parts removed by the action under way
 
     def fork(self) -> ContentTracker:
         """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
         c = ContentTracker(self.ws, dict(self.visible), dict(self.covered), dict(self.carried), list(self.events),
-                           self.acted)
+                           self.acted, self.rates)
         c._parts, c._inserted = self._parts, dict(self._inserted)
-        c._gone, c._back = dict(self._gone), set(self._back)
-        c._step, c._message = self._step, self._message
+        c._gone, c._back, c._read_at = dict(self._gone), dict(self._back), dict(self._read_at)
+        c._step, c._message, c._latest = self._step, self._message, self._latest
+        c._segment, c._removed = self._segment, self._removed
         return c
 
     # -- the view --------------------------------------------------------------------------------------
 
     def added(self, e: Entry) -> None:
         if e.index >= 0:
+            self._latest = max(self._latest, e.index)
             for part, key in self._parts.get(e.index, ()):
                 if part not in e.pruned:
                     self.visible[key] = self.visible.get(key, 0) + 1
+                    self._read_at[key] = self._step + 1  # calls before it, as a transcript counts them
             return
         keys, summary = self._holds(e)
         target = self.carried if summary else self.covered
@@ -115,6 +136,7 @@ class ContentTracker:
                 self._drop(key)
 
     def _drop(self, key: str) -> None:
+        self._removed += 1
         n = self.visible.get(key, 0) - 1
         self.visible[key] = n
         if n <= 0:  # the first call without it is the next one
@@ -129,7 +151,7 @@ class ContentTracker:
             keys: list[str] = []
             if lines:
                 for key in self.ws.latest:
-                    d = self.ws.before(key, self._message + 1)
+                    d = self.ws.before(key, self._latest + 1)
                     if d is not None and len(d.lines & lines) >= COVER * len(d.lines):
                         keys.append(key)
             found = self._inserted[e.id] = (tuple(keys), e.origin == "summary")
@@ -143,21 +165,55 @@ class ContentTracker:
             return
         for use in self.ws.uses.get(message_index, ()):
             key = use.key
-            if self.visible.get(key, 0) > 0 or self.covered.get(key, 0) > 0 or key in self._back:
+            if self.visible.get(key, 0) > 0:
                 continue
-            carried = self.carried.get(key, 0) > 0
-            if carried and use.how != "edit":
-                continue
-            d: Delivery | None = self.ws.before(key, message_index)
+            d = self.ws.before(key, message_index)
             if d is None:
                 continue
-            self._back.add(key)
-            self.events.append(Reacquisition(step, message_index, key, d.kind, use.how, d.tokens,
-                                             step - self._gone.get(key, step), carried))
+            klass = use_class(use.how, d.kind)
+            share = self.rates.share(klass)
+            paid = self._back.get(key, 0.0)
+            if key in self._back and paid >= share:
+                continue
+            by = served(kept=False, attached=self.covered.get(key, 0) > 0, summarized=self.carried.get(key, 0) > 0)
+            if by and not pays(use.how, by, read_before_edit=True):
+                continue  # served by the view whatever the tool's guard
+            self._back[key] = share
+            tokens = round((share - paid) * self.ws.had(key, message_index))
+            if tokens > 0:
+                self.events.append(Reacquisition(step, message_index, key, d.kind, klass, tokens,
+                                                 step - self._gone.get(key, step), by))
 
     def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
-        if done and isinstance(act, Compact):
+        if not done:
+            self._removed = 0
+            return
+        if isinstance(act, Compact):
             self._back.clear()  # what was re-acquired is summarized or dropped with the rest
+            if self._removed:
+                self._orient()
+            self._segment = self._latest + 1
+
+    def _orient(self) -> None:
+        """The orientation re-reads right after a compaction: the files of the segment it replaced that the view
+        no longer holds verbatim and that the agent does not use again before it reads them (if ever)."""
+        now, step = self._latest + 1, self._step + 1
+        ws = self.ws
+        for key in ws.latest:
+            if self.visible.get(key, 0) > 0:
+                continue
+            d = ws.before(key, now)
+            if d is None or d.kind != "file" or d.message < self._segment:
+                continue
+            until = ws.next_delivery(key, now)
+            if ws.used_between(key, now, NEVER if until is None else until):
+                continue
+            klass = orientation_class(step - self._read_at.get(key, step), self.rates)
+            tokens = self.rates.expected(klass, ws.had(key, now))
+            if tokens > 0:
+                self._back[key] = self.rates.share(klass)
+                self.events.append(Reacquisition(step, now, key, d.kind, klass, tokens,
+                                                 step - self._gone.get(key, step), ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,9 +292,9 @@ class Trackers:
 
 
 def counted(events: Sequence[Reacquisition], read_before_edit: bool) -> list[Reacquisition]:
-    """The events a strategy pays: an edit its summary quoted the file for is served by the summary unless
-    the tool insists on a read (the tracker records those with ``carried``, the strategy decides)."""
-    return [r for r in events if read_before_edit or not r.carried]
+    """The events a strategy pays: an edit of a file its summary quoted or it re-attached is served by the view
+    unless the tool insists on a read (the tracker records those with ``served``, the strategy decides)."""
+    return [r for r in events if read_before_edit or not r.served]
 
 
 def columns(events: Sequence[Reacquisition], steps: Sequence[Any], compactions: Sequence[CompactionEvent],

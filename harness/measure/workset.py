@@ -17,9 +17,10 @@ transcript's content once (per transcript, shared by every strategy's replay):
   the file other than by reading it (a test run on it, a path in its reasoning), or, for a search or an
   inspection, it repeats a distinctive line of that output (a path:line it found, a signature it read).
 
-The rule is fitted on the real compactions in ../shared (:mod:`compbench.validation.reacquisition`): of
-the content real agents re-read after their tools' compactions, files edited later were re-read 93% of the
-time, and the rest came from files named again; reads themselves are never uses (a read re-delivers).
+How often and how much of each an agent reads back after a compaction is :mod:`compbench.measure.reacquire_rules`'
+(fitted on real compactions, :mod:`compbench.validation.reacquisition`): before an edit nearly always, for a
+file it only names rarely; reads themselves are never uses (a read re-delivers). :meth:`WorkingSet.had` is what
+the agent had of an item: what it reads back.
 Lines are compared normalized (whitespace folded, a read tool's line-number gutter removed), and only
 lines of at least :data:`MIN_LINE` characters: a brace or an ``import os`` is no evidence of anything.
 """
@@ -27,6 +28,7 @@ lines of at least :data:`MIN_LINE` characters: a brace or an ``import os`` is no
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -159,6 +161,9 @@ class WorkingSet:
         return cls(tuple(deliveries), {(d.message, d.part): d for d in deliveries}, uses,
                    {k: tuple(v) for k, v in known.by_key.items()})
 
+    _had: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = field(default_factory=dict, compare=False, repr=False)
+    _used: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+
     def before(self, key: str, message: int) -> Delivery | None:
         """``key``'s latest delivery before ``message`` (the content an agent would re-acquire there)."""
         found = None
@@ -167,6 +172,50 @@ class WorkingSet:
                 break
             found = d
         return found
+
+    def had(self, key: str, message: int) -> int:
+        """What the agent had of ``key`` before ``message``, in tokens: the distinct content of all its
+        deliveries (each one's tokens times the share of its lines no earlier delivery brought). What an agent
+        reads back after losing it: the whole file where it had read it whole, the slices it had read where
+        it searched and sliced, not only its latest delivery (:mod:`compbench.measure.reacquire_rules`)."""
+        found = self._had.get(key)
+        if found is None:
+            at: list[int] = []
+            total: list[float] = []
+            seen: set[int] = set()
+            running = 0.0
+            for d in self.latest.get(key, ()):
+                lines = d.lines
+                if lines:
+                    new = len(lines - seen)
+                    seen |= lines
+                    running += d.tokens * new / len(lines)
+                at.append(d.message)
+                total.append(running)
+            found = self._had[key] = (tuple(at), tuple(total))
+        k = bisect_left(found[0], message)
+        return round(found[1][k - 1]) if k else 0
+
+    def used_between(self, key: str, start: int, end: int) -> bool:
+        """Whether an assistant message in [``start``, ``end``) needs ``key``."""
+        found = self._used.get(key)
+        if found is None:
+            if not self._used:  # one pass over the uses indexes every key
+                by_key: dict[str, list[int]] = {}
+                for i in sorted(self.uses):
+                    for u in self.uses[i]:
+                        by_key.setdefault(u.key, []).append(i)
+                self._used.update({k: tuple(v) for k, v in by_key.items()})
+            found = self._used.setdefault(key, ())
+        k = bisect_left(found, start)
+        return k < len(found) and found[k] < end
+
+    def next_delivery(self, key: str, message: int) -> int | None:
+        """The message of ``key``'s first delivery at or after ``message``, if any."""
+        for d in self.latest.get(key, ()):
+            if d.message >= message:
+                return d.message
+        return None
 
 
 WRITTEN_KEYS = ("content", "file_text", "contents", "text")

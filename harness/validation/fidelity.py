@@ -44,7 +44,8 @@ COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_ste
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
            "our_budget", "facts_real_summary", "facts_our_summary", "kept_real", "kept_calibrated", "kept_extractive",
            "counted_before", "recorded_before", "calibration_error", "overhead", "window", "window_source",
-           "reacq_predicted", "reacq_observed", "cause")
+           "reacq_predicted", "reacq_observed", "reacq_natural_rate", "reacq_natural", "reacq_excess",
+           "reacq_orientation", "cause")
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ class Row:
     # post-compaction view, and what the recorded agent re-read, re-listed or re-searched (tokens)
     reacq_predicted: int | None = None
     reacq_observed: int | None = None
+    reacq_natural_rate: float | None = None  # the session's re-reads of content it held, per call, before it
+    reacq_natural: int | None = None  # that rate over the window after it
+    reacq_excess: int | None = None  # observed beyond the natural re-reads: what the compaction caused
+    reacq_orientation: int | None = None  # the part of reacq_predicted that is orientation reads
     reacq_detail: RealReacquisition | None = None  # the whole comparison, for the summary below the table
 
     def cells(self) -> list[str]:
@@ -346,7 +351,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 if counted is not None and rc.tokens_before else None,
                 overhead=system, window=limits.context_window, window_source=window.source,
                 reacq_predicted=reacq[n].reacq_predicted, reacq_observed=reacq[n].reacq_observed,
-                reacq_detail=reacq[n],
+                reacq_natural_rate=reacq[n].natural_rate, reacq_natural=reacq[n].reacq_natural,
+                reacq_excess=reacq[n].reacq_excess,
+                reacq_orientation=reacq[n].reacq_orientation, reacq_detail=reacq[n],
                 cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
                                             "" if ev or not auto or trace is None else "strategy never compacted",
                                             KEPT_UNKNOWN if rc.meta.get("kept_unknown") and trace is not None else "",
@@ -380,7 +387,13 @@ def fidelity(transcripts: Iterable[Transcript], tokenizer: str = "o200k_base",
 def as_json(rows: Sequence[Row]) -> dict[str, Any]:
     records = [{k: v for k, v in asdict(r).items() if k != "reacq_detail"} for r in rows]
     return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": records,
-            "reacquisition": reacquisition_summary(rows)}
+            "reacquisition": reacquisition_summary(rows),
+            "reacquisition_items": [{"transcript": d.transcript, "n": d.n, "split": d.split,
+                                     "natural_rate": round(d.natural_rate, 1), "steps_after": d.steps_after,
+                                     "items": [{"key": x.key, "class": x.klass, "held": x.held, "spared": x.spared,
+                                                "why": x.why, "had": x.size, "latest": x.latest,
+                                                "predicted": x.predicted, "observed": x.observed} for x in d.items]}
+                                    for d in reacquisition_items(rows)]}
 
 
 def agreement_note(transcripts: Iterable[Transcript]) -> str:
@@ -406,26 +419,40 @@ def reacquisition_summary(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def reacquisition_note(rows: Sequence[Row]) -> str:
-    """The validation of predicted re-acquisition, per split, in a few lines."""
+    """The validation of predicted re-acquisition, per split: against the observation, against its excess over
+    the sessions' natural rate, and with the natural re-reads added."""
     s = reacquisition_summary(rows)
     if not s["all"]["compactions"]:
         return "re-acquisition: no real compaction"
     lines = ["re-acquisition after the real compactions (tokens re-read, re-listed or re-searched of content the "
-             "agent had before; predicted from the real post-compaction view):"]
+             "agent had before; predicted from the real post-compaction view with the rates fitted on the fit "
+             "sessions; natural: each session's own re-read rate before the compaction, over the window after it; "
+             "excess: observed less natural, what the compaction caused):"]
     for name in ("fit", "held-out", "all"):
         x = s[name]
         if not x["compactions"]:
             continue
         named, unnamed = x["named"], x["not_named"]
         lines.append(
-            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: "
-            f"predicted {x['predicted']:,} vs observed {x['observed']:,} (pooled ratio {x['pooled_ratio']:.2f}), "
-            f"Spearman {x['spearman']:.2f}; "
-            f"used keys the summary named: {named[0]} re-acquired / {named[1]} not, not named: {unnamed[0]} / "
-            f"{unnamed[1]}")
+            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: predicted {x['predicted']:,} "
+            f"(orientation {x['orientation']:,}); observed {x['observed']:,}: pooled ratio {x['pooled_ratio']:.2f}, "
+            f"Spearman {x['spearman']:.2f}; excess {x['excess']:,} (natural {x['natural']:,}): pooled ratio "
+            f"{x['pooled_ratio_excess']:.2f}, Spearman {x['spearman_excess']:.2f}; predicted + natural against "
+            f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; used keys "
+            f"the summary named: {named[0]} re-acquired / {named[1]} not, not named: {unnamed[0]} / {unnamed[1]}")
     if s["all"]["compactions"] < 30:
         lines.append(f"  (few compactions: {s['all']['compactions']}; a figure on so few says little)")
     return "\n".join(lines)
+
+
+def reacquisition_items(rows: Sequence[Row]) -> list[RealReacquisition]:
+    """Each real compaction once, whatever the preset, with its items (key, why, what the agent had of it, its
+    latest delivery, predicted and observed tokens): the walk-through a reader needs to see a miss."""
+    seen: dict[tuple[str, int], RealReacquisition] = {}
+    for r in rows:
+        if r.reacq_detail is not None:
+            seen.setdefault((r.transcript, r.n), r.reacq_detail)
+    return list(seen.values())
 
 
 def kept_note(rows: Sequence[Row]) -> str:

@@ -1,20 +1,28 @@
 """``compbench.validation.reacquisition`` — Predicted re-acquisition held against what recorded agents re-acquired
-after their tools' own compactions.
+after their tools' own compactions, item by item.
 
-At each real compaction, the prediction is made from the real post-compaction view, as the replay makes it
-for a strategy (:mod:`compbench.measure.reacquire`): the content delivered before the compaction that the
-recorded agent uses in the window after it (up to its next compaction, within ``horizon`` steps), and that the
-view no longer holds: not in a message the tool kept, not among the files the tool re-attached (Claude
-Code), not carried by the summary (at least half of its lines; never enough for an edit under Claude Code's
-read-before-edit guard). Its size is the latest delivery's tokens.
+At each real compaction, the prediction is made from the real post-compaction view with the rules a replay
+uses (:mod:`compbench.measure.reacquire_rules`): every item (a file, a search, an inspection) delivered
+before the compaction that the view no longer holds verbatim is either used in the window after it (up to the
+next compaction, within ``horizon`` steps) — then its class is its use (an edit anywhere in the window makes it
+an edit) and it costs its class's share of what the agent had of it, unless the tool re-attached it or the
+summary holds its lines (never enough for an edit under Claude Code's read-before-edit guard) — or, a file of
+the segment the compaction replaced with no use in the window, it costs the orientation share.
 
 What the agent *did*: the tokens of every tool output in the window that re-delivered content it had before
 the compaction (each output weighted by the share of its lines that were known before and not already
 re-delivered since), whatever made the agent fetch them. Reads are never uses, so the prediction does not
 see the re-reads it is checked against.
 
-The split: a session is *fit* or *held out* by a hash of its id (:func:`split`), so a threshold chosen on
-the fit part is judged on the other; both are reported.
+What the compaction *caused*: agents re-read content with or without a compaction. The session's **natural
+rate** is its re-reads of content it still held (delivered earlier since its start or previous compaction)
+per step, in the :data:`NATURAL_STEPS` steps before the compaction; over the window after it that rate runs
+for at most :data:`NATURAL_STEPS` steps (on the fit sessions the rate of re-reads of content from before a
+compaction matches the rate before it from step 20 to 50 after it, and falls to a quarter after step 50: older
+content is not re-read at the same rate). The **excess** is what was observed beyond it.
+
+The split: a session is *fit* or *held out* by a hash of its id (:func:`split`), so a rate fitted on the fit
+part (:mod:`compbench.validation.reacquire_fit`) is judged on the other; both are reported.
 """
 
 from __future__ import annotations
@@ -27,9 +35,24 @@ from typing import Any, Literal
 
 from compbench.data.transcript import Transcript
 from compbench.measure.reacquire import COVER
-from compbench.measure.workset import WorkingSet, content_lines
+from compbench.measure.reacquire_rules import (
+    ALL,
+    HELD_WHY,
+    WHY,
+    Klass,
+    Rates,
+    Rules,
+    Served,
+    orientation_class,
+    pays,
+    rates,
+    served,
+    use_class,
+)
+from compbench.measure.workset import How, WorkingSet, content_lines
 
 HORIZON = 10**9  # steps after the compaction within which a use counts: none fitted better (README "Loss")
+NATURAL_STEPS = 50  # steps before a compaction that give the session's natural rate, and after it that it runs
 
 
 def split(transcript_id: str) -> Literal["fit", "held-out"]:
@@ -38,9 +61,38 @@ def split(transcript_id: str) -> Literal["fit", "held-out"]:
 
 
 @dataclass(frozen=True)
+class Item:
+    """One item at a real compaction: ``klass`` why it is predicted (a use's class, or orientation; ``""`` for an
+    item only observed), ``held`` what in the post-compaction view holds it (``""``: nothing) and ``spared``
+    whether that spares the read, ``size`` the tokens the rule sizes it by (what the agent had of it),
+    ``latest`` its latest delivery's tokens, ``predicted`` and ``observed`` tokens."""
+
+    key: str
+    klass: str
+    held: str
+    spared: bool
+    size: int
+    latest: int
+    predicted: int
+    observed: int
+
+    @property
+    def why(self) -> str:
+        if not self.klass:
+            return "re-read, no later use, from before the segment"
+        held = HELD_WHY.get(self.held, "")
+        if self.spared:
+            return f"{WHY[self.klass]}; spared: {held}"
+        if held:
+            return f"{WHY[self.klass]}; {held}, but the read-before-edit guard needs a read"
+        return WHY[self.klass]
+
+
+@dataclass(frozen=True)
 class RealReacquisition:
-    """One real compaction: predicted and observed re-acquisition (tokens, keys), and per used key whether
-    the summary named it (its path) and whether the agent re-acquired it."""
+    """One real compaction: predicted and observed re-acquisition (tokens, keys), the session's natural re-reads
+    over the window and the excess beyond them, and per used key whether the summary named it (its path) and
+    whether the agent re-acquired it."""
 
     tool: str
     transcript: str
@@ -56,12 +108,22 @@ class RealReacquisition:
     unnamed_reacquired: int
     unnamed_not: int
     restored: int
+    reacq_natural: int = 0
+    natural_rate: float = 0.0  # tokens re-read per step before the compaction, of content the session held
+    steps_after: int = 0
+    reacq_orientation: int = 0  # the part of reacq_predicted that is orientation
+    items: tuple[Item, ...] = ()
+
+    @property
+    def reacq_excess(self) -> int:
+        return self.reacq_observed - self.reacq_natural
 
 
-def _restored(t: Transcript, lo: int, start: int) -> list[str]:
-    """The keys the tool re-attached after the compaction at ``lo``: recorded ones when the log has them
-    (Claude Code from 2.1.119), else the tool's rule (Claude Code's five most recent files) over the
-    messages since its previous compaction."""
+def _restored(t: Transcript, lo: int, start: int, ws: WorkingSet) -> list[str]:
+    """The keys the tool re-attached with their content after the compaction at ``lo``: recorded ones when the
+    log has them (Claude Code from 2.1.119), else the tool's rule (Claude Code's five most recent files) over
+    the messages since its previous compaction, less the files the agent had more of than the rule attaches
+    (Claude Code reads a file from disk again: one whose slices add up past the per-file budget is named only)."""
     from compbench.data.calls import path_key
 
     rc = next(c for c in t.compactions if c.index == lo)
@@ -70,70 +132,129 @@ def _restored(t: Transcript, lo: int, start: int) -> list[str]:
         return [path_key(str(p)) for p in recorded]
     if t.source != "claude-code":
         return []
-    from compbench.strategies.claude_code import restored_files
+    from compbench.strategies.claude_code import RESTORE_TOKENS_PER_FILE, restored_files
 
-    return [path_key(p) for p, text in restored_files(t.messages[start:lo]) if "Result of calling" in text]
+    keys = [path_key(p) for p, text in restored_files(t.messages[start:lo]) if "Result of calling" in text]
+    return [k for k in keys if ws.had(k, lo) <= RESTORE_TOKENS_PER_FILE]
+
+
+def _steps(t: Transcript) -> list[int]:
+    """The model calls before each message (and after the last)."""
+    out: list[int] = []
+    s = 0
+    for m in t.messages:
+        out.append(s)
+        s += m.role == "assistant" and not m.meta.get("compaction")
+    out.append(s)
+    return out
+
+
+def observed_by_key(ws: WorkingSet, lo: int, hi: int) -> dict[str, float]:
+    """The tokens of outputs in [``lo``, ``hi``) that re-delivered content known before ``lo``, per key (each line
+    counted once)."""
+    known: dict[str, set[int]] = {}
+    for d in ws.deliveries:
+        if d.message < lo:
+            known.setdefault(d.key, set()).update(d.lines)
+    out: dict[str, float] = {}
+    again: dict[str, set[int]] = {}
+    for d in ws.deliveries:
+        if not lo <= d.message < hi or d.key not in known:
+            continue
+        fresh = (d.lines & known[d.key]) - again.get(d.key, set())
+        if fresh:
+            out[d.key] = out.get(d.key, 0.0) + d.tokens * len(fresh) / len(d.lines)
+        again.setdefault(d.key, set()).update(d.lines)
+    return out
+
+
+def natural_rereads(ws: WorkingSet, start: int, a: int, lo: int) -> float:
+    """The tokens of outputs in [``a``, ``lo``) that re-delivered content the session had received since ``start``
+    (content it still held: no compaction between), each line counted once."""
+    seen: dict[str, set[int]] = {}
+    counted: dict[str, set[int]] = {}
+    total = 0.0
+    for d in ws.deliveries:
+        if d.message < start:
+            continue
+        if d.message >= lo:
+            break
+        lines = d.lines
+        if d.message >= a and lines:
+            fresh = (lines & seen.get(d.key, set())) - counted.get(d.key, set())
+            if fresh:
+                total += d.tokens * len(fresh) / len(lines)
+                counted.setdefault(d.key, set()).update(fresh)
+        seen.setdefault(d.key, set()).update(lines)
+    return total
 
 
 def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon: int = HORIZON,
-                   ws: WorkingSet | None = None) -> list[RealReacquisition]:
-    """Predicted and observed re-acquisition at each compaction ``t`` records."""
+                   ws: WorkingSet | None = None, rules: Rules = ALL, rates_: Rates | None = None
+                   ) -> list[RealReacquisition]:
+    """Predicted and observed re-acquisition at each compaction ``t`` records, item by item."""
     if not t.compactions:
         return []
+    r = rates_ or rates()
     ws = ws or WorkingSet.build(t, part_tokens)
     bounds = [c.index for c in t.compactions] + [len(t.messages)]
-    step_at: list[int] = []
-    s = 0
-    for m in t.messages:
-        step_at.append(s)
-        s += m.role == "assistant" and not m.meta.get("compaction")
-    step_at.append(s)
+    step_at = _steps(t)
+    guard = t.source == "claude-code"
     out = []
     for n, rc in enumerate(t.compactions):
         lo, hi = rc.index, bounds[n + 1]
         start = bounds[n - 1] if n else 0
-        known: dict[str, set[int]] = {}
-        for d in ws.deliveries:
-            if d.message < lo:
-                known.setdefault(d.key, set()).update(d.lines)
         kept = set(rc.kept_ids)
-        held = {d.key for d in ws.deliveries if d.message < lo and t.messages[d.message].id in kept}
-        restored = set(_restored(t, lo, start))
+        restored = set(_restored(t, lo, start, ws))
         summary_lines = content_lines(rc.summary) if rc.summary else frozenset()
         summary_text = rc.summary.lower()
-        guard = t.source == "claude-code"
-        predicted: dict[str, int] = {}
-        used: set[str] = set()
+        first: dict[str, How] = {}
+        edited: set[str] = set()
         for i in range(lo, hi):
             if step_at[i] - step_at[lo] >= horizon:
                 break
             for use in ws.uses.get(i, ()):
-                last = ws.before(use.key, lo)
-                if last is None:
-                    continue
-                used.add(use.key)
-                if use.key in predicted or use.key in held or use.key in restored:
-                    continue
-                carried = len(last.lines & summary_lines) >= COVER * len(last.lines)
-                if carried and not (guard and use.how == "edit"):
-                    continue
-                predicted[use.key] = last.tokens
-        observed: dict[str, float] = {}
-        again: dict[str, set[int]] = {}
-        for d in ws.deliveries:
-            if not lo <= d.message < hi or d.key not in known:
+                first.setdefault(use.key, use.how)
+                if use.how == "edit":
+                    edited.add(use.key)
+        observed = observed_by_key(ws, lo, hi)
+        items: list[Item] = []
+        used: set[str] = set()
+        for key in ws.latest:
+            d = ws.before(key, lo)
+            if d is None:
                 continue
-            fresh = (d.lines & known[d.key]) - again.get(d.key, set())
-            if fresh:
-                observed[d.key] = observed.get(d.key, 0.0) + d.tokens * len(fresh) / len(d.lines)
-            again.setdefault(d.key, set()).update(d.lines)
+            size = ws.had(key, lo) if rules.had else d.tokens
+            klass: Klass | None = None
+            by: Served = ""
+            spared = False
+            if key in first:
+                used.add(key)
+                how: How = "edit" if key in edited else first[key]
+                klass = use_class(how, d.kind)
+                by = served(kept=t.messages[d.message].id in kept, attached=key in restored,
+                            summarized=len(d.lines & summary_lines) >= COVER * len(d.lines))
+                spared = not pays(how, by, guard, rules)
+            elif d.kind == "file" and d.message >= start and t.messages[d.message].id not in kept:
+                klass = orientation_class(step_at[lo] - step_at[d.message], r)
+            predicted = r.expected(klass, size, rules) if klass and not spared else 0
+            seen = round(observed.get(key, 0.0))
+            if klass or seen:
+                items.append(Item(key, klass or "", by, spared, size, d.tokens, predicted, seen))
         named = {k for k in used if k.startswith("file:") and k[5:] in summary_text}
+        reacquired = {k for k, v in observed.items() if v > 0}
+        after = step_at[hi] - step_at[lo]
+        a = next(i for i in range(start, lo + 1) if step_at[i] >= max(step_at[start], step_at[lo] - NATURAL_STEPS))
+        before = step_at[lo] - step_at[a]
+        rate = natural_rereads(ws, start, a, lo) / before if before else 0.0
         out.append(RealReacquisition(
-            t.source, t.id, n + 1, rc.trigger, split(t.id), sum(predicted.values()), round(sum(observed.values())),
-            len(predicted), len(observed),
-            named_reacquired=len(named & observed.keys()), named_not=len(named - observed.keys()),
-            unnamed_reacquired=len((used - named) & observed.keys()), unnamed_not=len(used - named - observed.keys()),
-            restored=len(restored)))
+            t.source, t.id, n + 1, rc.trigger, split(t.id), sum(x.predicted for x in items),
+            round(sum(observed.values())), sum(1 for x in items if x.predicted), len(reacquired),
+            named_reacquired=len(named & reacquired), named_not=len(named - reacquired),
+            unnamed_reacquired=len((used - named) & reacquired), unnamed_not=len(used - named - reacquired),
+            restored=len(restored), reacq_natural=round(rate * min(after, NATURAL_STEPS)), natural_rate=rate,
+            steps_after=after, reacq_orientation=sum(x.predicted for x in items if x.klass.startswith("orientation")),
+            items=tuple(sorted(items, key=lambda x: (-max(x.predicted, x.observed), x.key)))))
     return out
 
 
@@ -163,19 +284,29 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sxy / math.sqrt(sxx * syy) if sxx and syy else math.nan
 
 
+def _ratio(p: float, o: float) -> float:
+    return p / o if o > 0 else math.nan
+
+
 def summarize(rows: Iterable[RealReacquisition]) -> dict[str, Any]:
-    """Per split and overall: compactions, Spearman over compactions, pooled predicted / observed, and the
-    named/not named × re-acquired table."""
+    """Per split and overall: compactions, the predicted re-acquisition against the observation (pooled ratio,
+    Spearman over compactions), against the excess over the natural rate, and predicted plus natural against
+    the observation; the orientation part; the named/not named × re-acquired table."""
     rows = list(rows)
     out: dict[str, Any] = {}
     for name, part in (("fit", [r for r in rows if r.split == "fit"]),
                        ("held-out", [r for r in rows if r.split == "held-out"]), ("all", rows)):
         p = [r.reacq_predicted for r in part]
         o = [r.reacq_observed for r in part]
+        x = [r.reacq_excess for r in part]
+        pn = [r.reacq_predicted + r.reacq_natural for r in part]
         out[name] = {
             "compactions": len(part), "sessions": len({r.transcript for r in part}),
-            "spearman": spearman(p, o), "predicted": sum(p), "observed": sum(o),
-            "pooled_ratio": sum(p) / sum(o) if sum(o) else math.nan,
+            "predicted": sum(p), "observed": sum(o), "natural": sum(r.reacq_natural for r in part),
+            "excess": sum(x), "orientation": sum(r.reacq_orientation for r in part),
+            "spearman": spearman(p, o), "pooled_ratio": _ratio(sum(p), sum(o)),
+            "spearman_excess": spearman(p, x), "pooled_ratio_excess": _ratio(sum(p), sum(x)),
+            "spearman_with_natural": spearman(pn, o), "pooled_ratio_with_natural": _ratio(sum(pn), sum(o)),
             "named": [sum(r.named_reacquired for r in part), sum(r.named_not for r in part)],
             "not_named": [sum(r.unnamed_reacquired for r in part), sum(r.unnamed_not for r in part)],
         }

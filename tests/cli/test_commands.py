@@ -321,9 +321,30 @@ def test_fidelitys_default_view_fits_its_widest_shape_and_wide_has_every_column(
 
     widest = Row("claude-code", "x" * 80, 12, "manual (inferred)", "current", 12_345, 12_346, 1, 1_234_567,
                  1_234_568, 1, 0.5, 1, 1, 1, 1, "123/456", "123/456", 1, 1, 0.01, "c" * 300, 40_000,
-                 "1234/5678", "1234/5678", "1234/5678", 1_000_000, "s" * 80)
+                 "1234/5678", "1234/5678", "1234/5678", 1_000_000, "s" * 80, 99_999, 99_999, 999.99, 99_999, -99_999,
+                 99_999)
     assert max(len(x) for x in table(list(COMPACT), compact_rows([widest]), "table").splitlines()) <= 160
     assert max(len(x) for x in table(list(COLUMNS), [widest.cells()], "table").splitlines()) > 160
+
+
+def test_fidelity_items_walks_each_real_compaction_item_by_item() -> None:
+    """``--items``: per real compaction its predicted, observed, natural and excess tokens, then its items (key,
+    why, what the agent had, latest delivery, predicted, observed); the small ones summed in one line."""
+    import json
+
+    r = CliRunner().invoke(cli, ["fidelity", "--items"])
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert "claude-code c7d2069e-c561-4759-8adf-b0745be78c29 #1 (auto, held-out): predicted " in out
+    assert "key  " in out and "why" in out and "predicted  observed" in out
+    assert "re-attached, but the read-before-edit guard needs a read" in out  # the guard rule, said where it acts
+    assert "items under 100 tokens: predicted" in out
+    assert "kept set" not in out  # the walk-through replaces the table
+    j = CliRunner().invoke(cli, ["fidelity", "--items", "--format", "json"])
+    found = json.loads(j.stdout)
+    one = next(x for x in found if x["transcript"].startswith("c7d2069e"))
+    assert {"key", "class", "held", "spared", "why", "had", "latest", "predicted", "observed"} <= set(one["items"][0])
+    assert sum(x["predicted"] for x in one["items"]) > 0
 
 
 # --- strategy parameters -------------------------------------------------------------------------------------

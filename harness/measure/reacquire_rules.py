@@ -1,0 +1,135 @@
+"""``compbench.measure.reacquire_rules`` — The rules real agents follow when they get back content a compaction
+took from them: which item they fetch again, how much of it, and what the compaction's view spares.
+
+One set of rules for both places that predict re-acquisition: a strategy's replay
+(:class:`compbench.measure.reacquire.ContentTracker`) and the real compactions the tools recorded
+(:mod:`compbench.validation.reacquisition`, which also fits the rates and holds them against what the recorded
+agents did). Each rule is a mechanism, from the tool's behaviour where its source or reports say it:
+
+* **Read before edit.** Claude Code refuses an edit (``Edit``/``Write``) of a file its read state does not
+  hold ("File has not been read yet. Read it first before writing to it."), and that state does not survive a
+  compaction: anthropics/claude-code#28160 (2.1.1) and #85488 (2.1.220, "a long session pays a redundant Read
+  for every file it touches after each compact"); the check as a third party read it in 2.1.220's binary is
+  ``entry = readFileState.get(path); if (!entry || entry.isPartialView) refuse``. A file the tool re-attached
+  after its compaction, or one its summary quotes, is therefore no read: an edit of it still costs one. A
+  strategy declares the guard (``read_before_edit``); without it, what the view holds serves the edit.
+* **What is read back is what the agent had.** The size of a re-acquisition is the distinct content of all
+  the item's deliveries before it was lost (:meth:`compbench.measure.workset.WorkingSet.had`): the whole
+  file where the agent had read it whole, the slices it had read where it searched and sliced, not only the
+  latest delivery (a 20-line slice of a file read whole before, or the last of several slices).
+* **How often and how much.** Of what it had, an agent reads back a share that depends on why it needs the
+  item again (its class, :data:`CLASSES`): nearly always before an edit, rarely for a path it only names, almost
+  never for a search line it repeats. The shares are fitted on the real compactions of the sessions the
+  validation's split calls *fit* (``reacquire_rates.json``; ``python -m compbench.validation.reacquire_fit``
+  rewrites it, a test fails when it is stale).
+* **Orientation.** Right after a compaction agents re-read some of what they had been working on with no
+  later use ("let me read the current state of the code"): a term of its own, by how recently the agent
+  had read the item (within :attr:`Rates.recent_steps` steps of the compaction or earlier) and how much it had.
+* **Caused, not natural.** Agents re-read content with or without a compaction. The shares above describe
+  every re-read after a real compaction; :attr:`Rates.caused` is the part of those the compaction caused (the
+  excess over each session's own re-read rate before it), so a prediction is of the re-reads it causes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from compbench.data.calls import Kind
+from compbench.measure.workset import How
+
+Klass: TypeAlias = Literal["edit", "mention", "lines", "orientation-recent", "orientation"]
+Served: TypeAlias = Literal["", "attached", "summary", "view"]
+
+CLASSES: tuple[Klass, ...] = ("edit", "mention", "lines", "orientation-recent", "orientation")
+TABLE = Path(__file__).with_name("reacquire_rates.json")
+
+WHY: Mapping[str, str] = {
+    "edit": "edited: an edit needs the text it replaces",
+    "mention": "named, not edited",
+    "lines": "a line of its output repeated",
+    "orientation-recent": "no later use, read shortly before: orientation",
+    "orientation": "no later use, read earlier in the segment: orientation",
+}
+HELD_WHY: Mapping[str, str] = {"attached": "re-attached", "summary": "in the summary", "view": "kept verbatim"}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Which rules apply (every one, by default): switched off one at a time, the validation measures each
+    rule's effect. ``guard`` the read-before-edit guard also for re-attached files; ``had`` the size as what the
+    agent had (else its latest delivery); ``weights`` the fitted share per class (else 1 for every use, the
+    former rule); ``orientation`` the orientation term."""
+
+    guard: bool = True
+    had: bool = True
+    weights: bool = True
+    orientation: bool = True
+
+
+ALL = Rules()
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Expected tokens read back per token the agent had, per class; the share of the re-reads after a
+    compaction that it caused; the steps within which a read counts as recent (orientation)."""
+
+    read_back: Mapping[str, float] = field(default_factory=dict)
+    caused: float = 1.0
+    recent_steps: int = 10
+
+    def share(self, klass: Klass, rules: Rules = ALL) -> float:
+        """The expected share of what the agent had that it reads back because of the compaction."""
+        if klass.startswith("orientation") and not rules.orientation:
+            return 0.0
+        base = self.read_back.get(klass, 0.0) if rules.weights else (0.0 if klass.startswith("orientation") else 1.0)
+        return self.caused * base
+
+    def expected(self, klass: Klass, had: int, rules: Rules = ALL) -> int:
+        return round(self.share(klass, rules) * had)
+
+
+def from_table(data: Mapping[str, Any]) -> Rates:
+    return Rates({k: float(v["read_back"]) for k, v in data["classes"].items()}, float(data["caused"]),
+                 int(data["recent_steps"]))
+
+
+@cache
+def rates() -> Rates:
+    """The shipped rates (``reacquire_rates.json``)."""
+    return from_table(json.loads(TABLE.read_text(encoding="utf-8")))
+
+
+def use_class(how: How, kind: Kind) -> Klass:
+    """The class of a use: an edit; a mention of a file; a repeated line (of a search or an inspection, or of
+    a file only ever repeated, never named)."""
+    if how == "edit":
+        return "edit"
+    return "mention" if how == "mention" and kind == "file" else "lines"
+
+
+def served(*, kept: bool, attached: bool, summarized: bool) -> Served:
+    """What in the post-compaction view holds an item, if anything: kept verbatim, re-attached by the tool,
+    or a summary holding at least half of its lines (the first that applies)."""
+    return "view" if kept else "attached" if attached else "summary" if summarized else ""
+
+
+def pays(how: How, by: Served, read_before_edit: bool, rules: Rules = ALL) -> bool:
+    """Whether a use of an item the view holds ``by`` costs a read: always when nothing holds it, never when the
+    view kept it verbatim; a re-attached file or a summary's lines serve it, except an edit under a
+    read-before-edit guard (for a re-attached file only when ``rules.guard``: the former rule let the
+    attachment serve the edit)."""
+    if not by:
+        return True
+    if by == "view" or how != "edit" or not read_before_edit:
+        return False
+    return by == "summary" or rules.guard
+
+
+def orientation_class(steps_since: int, rates: Rates) -> Klass:
+    return "orientation-recent" if steps_since < rates.recent_steps else "orientation"

@@ -1,0 +1,172 @@
+"""``compbench.validation.reacquire_fit`` — The re-acquisition rates fitted on real compactions, and what each rule
+does to the prediction on the compactions they were not fitted on.
+
+Run it on logs with compactions (it rewrites ``compbench/measure/reacquire_rates.json``; ``--check`` only
+compares; ``--held-out PATH`` adds logs to validate on that nothing is fitted on)::
+
+    python -m compbench.validation.reacquire_fit ../shared/transcripts ../shared/real-compactions
+
+The fit uses the sessions :func:`compbench.validation.reacquisition.split` calls *fit* only: per class
+(:data:`compbench.measure.reacquire_rules.CLASSES`), the tokens the recorded agents re-read of the items of that
+class that the view did not spare, over what they had of them; and the share of all re-reads after those
+compactions that was in excess of each session's natural rate (:attr:`~compbench.measure.reacquire_rules.
+Rates.caused`). It then prints, per split, the prediction against the observation, against the excess, and
+with the natural re-reads added, for every rule and with each rule switched off (rates refitted without it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from compbench.data.transcript import Transcript
+from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Rates, Rules, from_table
+from compbench.validation.reacquisition import RealReacquisition, at_compactions, summarize
+
+MIN_ITEMS = 10  # a class of orientation with fewer fit items takes orientation's pooled share
+RECENT_STEPS = 10  # a read within this many steps of a compaction is recent (orientation)
+UNIT = Rates(dict.fromkeys(CLASSES, 1.0), 1.0, RECENT_STEPS)  # predicts each item's size: what the fit divides by
+REGENERATE = "python -m compbench.validation.reacquire_fit ../shared/transcripts ../shared/real-compactions"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A transcript with real compactions, as fidelity reads it, and its parts' tokens."""
+
+    transcript: Transcript
+    part_tokens: Sequence[Sequence[int]]
+
+
+def load(paths: Sequence[str], tokenizer: str = "o200k_base") -> list[Loaded]:
+    """The transcripts of ``paths`` that record compactions, completed and counted as ``compbench fidelity``
+    counts them (each at its own growth rate of the hidden prompt)."""
+    from compbench.data.importing import transcripts
+    from compbench.measure.tokens import TokenCounter
+    from compbench.run.evidence import complete
+    from compbench.sdk.registry import own_strategy
+    from compbench.validation.fidelity import overhead
+
+    counter = TokenCounter(tokenizer)
+    out = []
+    for t in transcripts(list(paths), on_error="skip"):
+        if own_strategy(t.source) is None or not t.compactions:
+            continue
+        t, _ = complete(t)
+        _, session = overhead(t, counter)
+        out.append(Loaded(t, session.index(t).part_tokens))
+    return out
+
+
+def measure(loaded: Iterable[Loaded], rules: Rules = ALL, rates_: Rates = UNIT) -> list[RealReacquisition]:
+    return [r for x in loaded for r in at_compactions(x.transcript, x.part_tokens, rules=rules, rates_=rates_)]
+
+
+def fit(rows: Sequence[RealReacquisition], recent_steps: int = RECENT_STEPS) -> dict[str, Any]:
+    """The rates table from ``rows`` measured at :data:`UNIT` rates (each paying item predicted at its size),
+    on the fit split only."""
+    part = [r for r in rows if r.split == "fit"]
+    classes: dict[str, dict[str, Any]] = {}
+    for klass in CLASSES:
+        mine = [x for r in part for x in r.items if x.klass == klass and not x.spared]
+        if len(mine) < MIN_ITEMS and klass.startswith("orientation"):  # too few: orientation's pooled share
+            pooled = [x for r in part for x in r.items if x.klass.startswith("orientation") and not x.spared]
+        else:
+            pooled = mine
+        had = sum(x.size for x in pooled)
+        seen = sum(x.observed for x in pooled)
+        classes[klass] = {"read_back": round(seen / had, 4) if had else 0.0, "items": len(mine),
+                          "reread": sum(1 for x in mine if x.observed), "had": sum(x.size for x in mine),
+                          "observed": sum(x.observed for x in mine), **({"pooled": True} if pooled is not mine else {})}
+    observed = sum(r.reacq_observed for r in part)
+    natural = sum(r.reacq_natural for r in part)
+    return {"classes": classes, "caused": round((observed - natural) / observed, 4) if observed else 1.0,
+            "recent_steps": recent_steps, "compactions": len(part), "sessions": len({r.transcript for r in part}),
+            "observed": observed, "natural": natural}
+
+
+def table(loaded: Sequence[Loaded], rows: Sequence[RealReacquisition]) -> dict[str, Any]:
+    """The shipped table: the fit and where it comes from."""
+    return {"regenerate": REGENERATE, **fit(rows),
+            "files": sorted({_name(x.transcript) for x in loaded if x.transcript.id in
+                             {r.transcript for r in rows if r.split == "fit"}})}
+
+
+def _name(t: Transcript) -> str:
+    return Path(str(t.meta.get("path", t.id))).name
+
+
+FORMER = Rules(guard=False, had=False, weights=False, orientation=False)
+ABLATIONS: tuple[tuple[str, Rules], ...] = (
+    ("every rule", ALL),
+    ("without the guard on re-attached files", replace(ALL, guard=False)),
+    ("sized by the latest delivery", replace(ALL, had=False)),
+    ("every use read back whole (no class shares)", replace(ALL, weights=False)),
+    ("without orientation", replace(ALL, orientation=False)),
+    ("the former rule (none of these)", FORMER),
+)
+
+
+def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """Each rule set of :data:`ABLATIONS`, its rates refitted on the fit split, summarized per split; with
+    ``other`` transcripts (none of them fitted on), their compactions summarized as ``other``. The former rule
+    predicts every use at its latest delivery, with no caused share."""
+    out = []
+    for label, rules in ABLATIONS:
+        rates_ = from_table(fit(measure(loaded, rules)))
+        if rules == FORMER:
+            rates_ = replace(rates_, caused=1.0)
+        found = summarize(measure(loaded, rules, rates_))
+        if other:
+            found["other"] = summarize(replace(r, split="held-out") for r in measure(other, rules, rates_))["held-out"]
+        out.append((label, found))
+    return out
+
+
+def lines(label: str, s: dict[str, Any]) -> list[str]:
+    out = [label]
+    for name in ("fit", "held-out", "all", "other"):
+        x = s.get(name)
+        if not x or not x["compactions"]:
+            continue
+        out.append(f"  {name:<8} {x['compactions']:>3} compactions: predicted {x['predicted']:>9,} (orientation "
+                   f"{x['orientation']:,}) | observed {x['observed']:>9,} ratio {x['pooled_ratio']:.2f} Spearman "
+                   f"{x['spearman']:.2f} | excess {x['excess']:>9,} ratio {x['pooled_ratio_excess']:.2f} Spearman "
+                   f"{x['spearman_excess']:.2f} | + natural {x['natural']:,}: ratio "
+                   f"{x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f}")
+    return out
+
+
+def main(argv: Sequence[str]) -> int:
+    """``PATH...`` the logs to fit on (their fit split) and validate on; ``--held-out PATH`` (repeatable) more
+    logs to validate on only, every session held out; ``--check`` compares the shipped table instead."""
+    args: list[str] = []
+    other: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--held-out":
+            other.append(next(it, ""))
+        elif not a.startswith("--"):
+            args.append(a)
+    if not args or "" in other:
+        print(f"usage: {REGENERATE} [--held-out PATH]... [--check]", file=sys.stderr)
+        return 2
+    loaded = load(args)
+    data = table(loaded, measure(loaded))
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if "--check" in argv:
+        same = TABLE.read_text(encoding="utf-8") == text
+        print("reacquire_rates.json is " + ("up to date" if same else f"stale: run {REGENERATE}"))
+        return 0 if same else 1
+    TABLE.write_text(text, encoding="utf-8")
+    print(f"wrote {TABLE} ({data['compactions']} compactions of {data['sessions']} fit sessions)")
+    for label, s in effects(loaded, load(other) if other else ()):
+        print("\n".join(lines(label, s)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

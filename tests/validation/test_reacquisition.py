@@ -1,0 +1,232 @@
+"""Re-acquisition at real compactions, item by item, and what each rule does to the prediction.
+
+Hand-made recorded sessions with a compaction, at explicit rates: each rule comes out well where the recorded
+agent did what the rule says (predicted = observed) and badly without it; the natural rate, the excess and
+the fit of the rates at, below and above their boundaries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript
+from compbench.measure.reacquire_rules import ALL, Rates
+from compbench.measure.tokens import TokenCounter
+from compbench.validation.reacquire_fit import MIN_ITEMS, fit
+from compbench.validation.reacquisition import (
+    NATURAL_STEPS,
+    Item,
+    RealReacquisition,
+    at_compactions,
+    spearman,
+    summarize,
+)
+from helpers import assistant, tool, user
+
+BODY = "\n".join(f"{i:>6}→    def handler_{i}(request):  # route number {i} of the service" for i in range(1, 41))
+PATH = "/home/u/proj/src/app/main.py"
+EVERY = Rates({"edit": 1.0, "mention": 1.0, "lines": 1.0, "orientation-recent": 1.0, "orientation": 1.0}, 1.0, 10)
+
+
+def _read(mid: str, cid: str, path: str = PATH, **slice_: int) -> Message:
+    return assistant(mid, "let me read it", [(cid, "Read", {"file_path": path, **slice_})])
+
+
+EDIT = assistant("a9", "now the fix", [("c9", "Edit", {"file_path": PATH, "old_string": "x", "new_string": "y"})])
+SUMMARY = Message("s", "user", (Text("Summary of the work so far."),))
+
+
+def _real(after: list[Message], before: list[Message] | None = None, restored: bool = False,
+          source: str = "pi") -> Transcript:
+    """A recorded session: a read of main.py, ``before``, a compaction, then ``after``."""
+    msgs = [user("u1", "fix the routes"), _read("a1", "c1"), tool("t1", "c1", BODY, "Read"),
+            *(before or []), assistant("a2", "done reading"), SUMMARY, *after]
+    meta = {"restored": [PATH]} if restored else {}
+    at = msgs.index(SUMMARY)
+    return Transcript("real", source, tuple(msgs), compactions=(RecordedCompaction(at, source, "auto", 1000, "Summary",
+                                                                                   meta=meta),))
+
+
+def _one(t: Transcript, counter: TokenCounter, rates: Rates = EVERY, **rules: bool) -> RealReacquisition:
+    (r,) = at_compactions(t, counter.index(t).part_tokens, rules=replace(ALL, **rules), rates_=rates)
+    return r
+
+
+REREAD = [_read("a3", "c3"), tool("t3", "c3", BODY, "Read")]
+
+
+def test_prediction_and_observation_at_a_real_compaction(o200k: TokenCounter) -> None:
+    size = o200k.index(_real([*REREAD, EDIT])).part_tokens[2][0]
+    r = _one(_real([*REREAD, EDIT]), o200k)
+    assert (r.reacq_predicted, r.reacq_observed) == (size, size)
+    (item,) = r.items
+    assert (item.key, item.klass, item.predicted, item.observed, item.why) == (
+        "file:app/main.py", "edit", size, size, "edited: an edit needs the text it replaces")
+    r = _one(_real([EDIT]), o200k)
+    assert (r.reacq_predicted, r.reacq_observed) == (size, 0)  # predicted, though this agent did not
+    # two compactions: main.py, read before the first, re-read after the second with no later use: observed only
+    msgs = [*_real([]).messages, assistant("a5", "more work"), Message("s2", "user", (Text("Second summary."),)),
+            *REREAD, assistant("a9", "all good")]
+    twice = Transcript("real", "pi", tuple(msgs), compactions=(
+        RecordedCompaction(4, "pi", "auto", 1000, "Summary"), RecordedCompaction(6, "pi", "auto", 1000, "S2")))
+    _, second = at_compactions(twice, o200k.index(twice).part_tokens, rates_=EVERY)
+    assert (second.reacq_predicted, second.reacq_observed) == (0, size)
+    assert second.items[0].klass == "" and "no later use" in second.items[0].why
+
+
+def test_the_guard_rule_an_edit_of_a_reattached_file_still_costs_a_read(o200k: TokenCounter) -> None:
+    """Claude Code re-attached main.py, and the agent read it again before editing it (its guard refuses the
+    edit otherwise): with the rule the prediction is what the agent read; without it, nothing."""
+    t = _real([*REREAD, EDIT], restored=True, source="claude-code")
+    size = o200k.index(t).part_tokens[2][0]
+    well = _one(t, o200k)
+    assert (well.reacq_predicted, well.reacq_observed, well.restored) == (size, size, 1)
+    assert "re-attached, but the read-before-edit guard needs a read" in well.items[0].why
+    badly = _one(t, o200k, guard=False)
+    assert (badly.reacq_predicted, badly.items[0].spared) == (0, True)
+    # a tool without the guard (pi recording an attachment): the attachment serves the edit, rule or not
+    assert _one(_real([*REREAD, EDIT], restored=True), o200k).reacq_predicted == 0
+
+
+def test_the_size_rule_what_is_read_back_is_what_the_agent_had(o200k: TokenCounter) -> None:
+    """Read whole, then a 3-line slice, compacted; the agent reads the whole file back before editing: sized
+    by what it had the prediction is right, sized by the latest delivery (the slice) it is far short."""
+    lines = BODY.splitlines()
+    sliced = [_read("b1", "d1", offset=10, limit=3), tool("r1", "d1", "\n".join(lines[9:12]), "Read")]
+    t = _real([*REREAD, EDIT], before=sliced)
+    parts = o200k.index(t).part_tokens
+    whole, piece = parts[2][0], parts[4][0]
+    assert _one(t, o200k).reacq_predicted == whole == _one(t, o200k).reacq_observed
+    assert _one(t, o200k, had=False).reacq_predicted == piece < whole / 5
+
+
+def test_the_weights_rule_a_mention_costs_its_share_not_the_whole_file(o200k: TokenCounter) -> None:
+    """Ten files, each named after the compaction, one of them read again (as real agents re-read about one in
+    ten of the files they only name): at the fitted share the pooled prediction is the observation; every use
+    read back whole, ten times it."""
+    files = [f"/p/src/mod{k}/file{k}.py" for k in range(10)]
+    bodies = ["\n".join(f"    def f{k}_{i}(x):  # function {i} of module {k}" for i in range(20)) for k in range(10)]
+    before = [m for k in range(10) for m in (_read(f"b{k}", f"d{k}", files[k]), tool(f"r{k}", f"d{k}", bodies[k],
+                                                                                        "Read"))]
+    after = [_read("x1", "e1", files[0]), tool("y1", "e1", bodies[0], "Read"),
+             assistant("z", " ".join(f"see mod{k}/file{k}.py" for k in range(10)))]
+    t = _real(after, before=before)
+    shares = replace(EVERY, read_back={**EVERY.read_back, "mention": 0.1, "orientation": 0.0})
+    well = _one(t, o200k, shares)
+    observed = well.reacq_observed
+    assert observed > 0 and well.reacq_predicted == pytest.approx(observed, rel=0.15)
+    assert _one(t, o200k, shares, weights=False).reacq_predicted == pytest.approx(10 * observed, rel=0.15)
+
+
+def test_the_orientation_rule_a_file_read_and_never_used_again_is_read_to_orient(o200k: TokenCounter) -> None:
+    t = _real([*REREAD, assistant("a9", "the state is clear")])  # main.py read in the segment, re-read, no use
+    size = o200k.index(t).part_tokens[2][0]
+    well = _one(t, o200k)
+    assert (well.reacq_predicted, well.reacq_orientation, well.reacq_observed) == (size, size, size)
+    assert well.items[0].klass == "orientation-recent"  # 1 call before the compaction: recent
+    assert _one(t, o200k, orientation=False).reacq_predicted == 0
+
+
+def _busy(rereads_before: list[int], steps_before: int, steps_after: int) -> Transcript:
+    """A session of ``steps_before`` calls, re-reading main.py (read at call 0) at the calls listed, a compaction,
+    then ``steps_after`` calls."""
+    msgs = [user("u1", "go"), _read("a0", "c0"), tool("t0", "c0", BODY, "Read")]
+    for k in range(1, steps_before):
+        if k in rereads_before:
+            msgs += [_read(f"a{k}", f"c{k}"), tool(f"t{k}", f"c{k}", BODY, "Read")]
+        else:
+            msgs += [assistant(f"a{k}", f"step {k}")]
+    at = len(msgs)
+    msgs += [SUMMARY, *(assistant(f"p{k}", f"after {k}") for k in range(steps_after))]
+    return Transcript("busy", "pi", tuple(msgs), compactions=(RecordedCompaction(at, "pi", "auto", 1000, "S"),))
+
+
+@pytest.mark.parametrize(("at", "inside"), [
+    (100 - NATURAL_STEPS - 2, False), (100 - NATURAL_STEPS - 1, True), (100 - NATURAL_STEPS, True)])
+def test_the_natural_rate_counts_the_rereads_of_the_window_before(o200k: TokenCounter, at: int, inside: bool) -> None:
+    """A re-read at call 49 (its output after 50 of the 100 calls before the compaction) is in the window of
+    ``NATURAL_STEPS`` calls, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after it."""
+    t = _busy([at], 100, 80)
+    size = o200k.index(t).part_tokens[2][0]
+    r = _one(t, o200k)
+    rate = size / NATURAL_STEPS if inside else 0.0
+    assert r.natural_rate == pytest.approx(rate)
+    assert r.reacq_natural == round(rate * NATURAL_STEPS) and r.steps_after == 80
+    assert r.reacq_excess == r.reacq_observed - r.reacq_natural
+
+
+def test_the_natural_window_ends_at_the_session_start_and_the_rate_at_the_window_after(o200k: TokenCounter) -> None:
+    t = _busy([5], 20, 10)  # 20 calls before: the rate is over them; 10 after: it runs for 10
+    size = o200k.index(t).part_tokens[2][0]
+    r = _one(t, o200k)
+    assert r.natural_rate == pytest.approx(size / 20) and r.reacq_natural == round(size / 20 * 10)
+
+
+def _row(split: str, predicted: int, observed: int, natural: int, items: tuple[Item, ...] = ()) -> RealReacquisition:
+    return RealReacquisition("pi", f"t{predicted}{observed}", 1, "auto", split, predicted, observed, 0, 0, 0, 0, 0, 0,
+                             0, reacq_natural=natural, items=items)
+
+
+def test_the_summary_compares_with_the_observation_the_excess_and_with_the_natural_added() -> None:
+    rows = [_row("held-out", 100, 300, 100), _row("held-out", 200, 250, 0), _row("held-out", 300, 600, 200),
+            _row("fit", 50, 50, 0)]
+    s = summarize(rows)["held-out"]
+    assert (s["predicted"], s["observed"], s["natural"], s["excess"]) == (600, 1150, 300, 850)
+    assert s["pooled_ratio"] == pytest.approx(600 / 1150) and s["pooled_ratio_excess"] == pytest.approx(600 / 850)
+    assert s["pooled_ratio_with_natural"] == pytest.approx(900 / 1150)
+    assert s["spearman_excess"] == pytest.approx(spearman([100, 200, 300], [200, 250, 400]))
+    assert s["spearman_with_natural"] == pytest.approx(spearman([200, 200, 500], [300, 250, 600]))
+    assert math.isnan(summarize([])["all"]["pooled_ratio_excess"])
+
+
+def _items(klass: str, n: int, size: int, observed: int) -> tuple[Item, ...]:
+    return tuple(Item(f"file:x/{klass}{k}.py", klass, "", False, size, size, size, observed) for k in range(n))
+
+
+def test_the_fit_divides_what_was_read_back_by_what_was_had_on_the_fit_sessions_only() -> None:
+    rows = [_row("fit", 0, 600, 150, _items("edit", 4, 100, 50) + _items("mention", 4, 100, 10)),
+            _row("held-out", 0, 10_000, 0, _items("edit", 4, 100, 100))]
+    got = fit(rows)
+    assert got["classes"]["edit"]["read_back"] == 0.5 and got["classes"]["mention"]["read_back"] == 0.1
+    assert got["caused"] == pytest.approx((600 - 150) / 600)
+    spared = (replace(_items("mention", 1, 100, 100)[0], spared=True),)
+    assert fit([_row("fit", 0, 100, 0, _items("mention", 1, 100, 0) + spared)])["classes"]["mention"]["read_back"] == 0
+
+
+@pytest.mark.parametrize(("n", "pooled"), [(MIN_ITEMS - 1, True), (MIN_ITEMS, False), (MIN_ITEMS + 1, False)])
+def test_an_orientation_class_with_too_few_fit_items_takes_the_pooled_share(n: int, pooled: bool) -> None:
+    items = _items("orientation-recent", n, 100, 50) + _items("orientation", 40, 100, 5)
+    got = fit([_row("fit", 0, 1, 0, items)])["classes"]["orientation-recent"]
+    assert got["items"] == n
+    assert got["read_back"] == pytest.approx((n * 50 + 200) / (n * 100 + 4000) if pooled else 0.5, abs=1e-4)
+
+
+def test_the_shipped_rates_are_the_fit_of_the_real_compactions(transcripts_dir: Path, real_compactions_dir: Path
+                                                                ) -> None:
+    """``reacquire_rates.json`` is what the fit gives on ../shared (stale: run the module's regeneration); every
+    rule predicts the held-out compactions better than the former rule did, ranked and pooled."""
+    import json
+
+    from compbench.measure.reacquire_rules import TABLE, from_table
+    from compbench.validation.reacquire_fit import FORMER, REGENERATE, load, measure, table
+
+    loaded = load([str(transcripts_dir), str(real_compactions_dir)])
+    rows = measure(loaded)
+    assert json.loads(TABLE.read_text(encoding="utf-8")) == table(loaded, rows), f"stale: run {REGENERATE}"
+    now = summarize(measure(loaded, rates_=from_table(table(loaded, rows))))["held-out"]
+    former = summarize(measure(loaded, FORMER, replace(from_table(fit(measure(loaded, FORMER))), caused=1.0)))
+    was = former["held-out"]
+    assert now["spearman"] > was["spearman"] and now["spearman_excess"] > was["spearman_excess"]
+    assert abs(math.log(now["pooled_ratio_excess"])) < abs(math.log(was["pooled_ratio_excess"]))
+
+
+@pytest.mark.parametrize("argv", [[], ["--check"], ["logs", "--held-out"]])
+def test_the_fit_module_says_its_usage_on_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from compbench.validation.reacquire_fit import main
+
+    assert main(argv) == 2
+    assert "usage: python -m compbench.validation.reacquire_fit" in capsys.readouterr().err
