@@ -29,7 +29,8 @@ sent), ``internal/agent/agent.go`` (``Summarize``, ``getSessionMessages``, ``upd
   figure downstream (calibration, fidelity triggers, cache checks) takes them for a call's.
 
 Sessions come in creation order; sub-agent sessions (``parent_session_id``) are their own transcripts. The
-store is opened read-only (:mod:`compbench.data.formats.sqlite_store`).
+store is read writing nothing beside it (:mod:`compbench.data.formats.sqlite_store`: a live ``-wal`` through a
+private copy).
 """
 
 from __future__ import annotations
