@@ -62,12 +62,19 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
         r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
-               f"{extras(len(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
+               f"{extras(*_lines_and_records(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
 
 
-def extras(lines: int, merged: int, unsupported: int = 0) -> str:
+def _lines_and_records(skipped: list[dict[str, Any]]) -> tuple[int, int]:
+    """Broken lines of text files, and unreadable records of stores (which have no line)."""
+    records = sum(1 for s in skipped if s.get("line") is None)
+    return len(skipped) - records, records
+
+
+def extras(lines: int, records: int, merged: int, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
+        f"; {plural(records, 'unreadable message')} of stores skipped (their sessions kept)" if records else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
         if merged else "") + (f"; {plural(unsupported, 'file')} of known tools compbench does not read, skipped"
                               if unsupported else "")
@@ -234,7 +241,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     refuse_runs(paths, "datasets validate")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = merged = unsupported = broken = 0
+    lines = records = merged = unsupported = broken = 0
     for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
         if isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
@@ -253,8 +260,13 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             unsupported += 1
             rows[f"skip {len(rows)}"] = {"text": f"SKIP  {ev.file}: {ev.reason}"}
         elif ev.what == "line":
-            lines += 1
-            rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})["lines"] += 1
+            row = rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})
+            if ev.error.line is None:  # a store's unreadable message: its session kept
+                records += 1
+                row["records"] = row.get("records", 0) + 1
+            else:
+                lines += 1
+                row["lines"] += 1
         else:
             rows[f"fail {len(rows)}"] = {"text": f"FAIL  {ev.error}", "failed": True}
             broken += getattr(ev.error, "broken_line", False)
@@ -268,6 +280,8 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         ok += 1
         sources = ", ".join(sorted(row["sources"])) or "-"
         skipped = f"; {plural(row['lines'], 'broken line')} skipped" if row["lines"] else ""
+        if row.get("records"):
+            skipped += f"; {plural(row['records'], 'unreadable message')} skipped (their sessions kept)"
         if row.get("unknown"):
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
@@ -277,7 +291,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
-               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged, unsupported)}")
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, unsupported)}")
     if broken:
         click.echo(f"{plural(broken, 'file')} failed on a broken line: --skip-lines (here) or `import --on-error "
                    "skip-lines` skips such lines and keeps the rest of the file")

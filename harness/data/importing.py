@@ -6,7 +6,8 @@ Both now consume the events of :func:`collect`, and so do ``inspect``, ``run`` a
 files:
 
 * :class:`Imported`: a transcript, with the file it came from;
-* :class:`Skipped`: an unreadable file (``--on-error skip``) or a broken line (``skip-lines``);
+* :class:`Skipped`: an unreadable file (``--on-error skip``) or a broken line (``skip-lines``; in a store, an
+  unreadable record: a message, its session kept);
 * :class:`Merged`: a session whose whole history another file continues (Claude Code writes a resumed
   session to a new file that starts with the parent's records): imported once, as the continuation;
 * :class:`Note`: something passed over on purpose, and why;
@@ -284,6 +285,8 @@ def describe(ev: Skipped | Merged | Note | Unsupported) -> str:
     if isinstance(ev, Unsupported):
         return f"skipped {ev.file}: {ev.reason}"
     if isinstance(ev, Skipped):
+        if ev.what == "line" and ev.error.line is None:  # a record of a store (a message), not a line of text
+            return f"skipped an unreadable record, the rest of its session kept: {ev.error}"
         return f"skipped {'broken line ' if ev.what == 'line' else ''}{ev.error}"
     if isinstance(ev, Merged):
         return f"merged {ev}"
