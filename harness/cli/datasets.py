@@ -62,7 +62,14 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
         r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
-               f"{extras(*_lines_and_records(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
+               f"{extras(*_lines_and_records(r.skipped_lines), *_merges(r.merged), len(r.unsupported))}; "
+               f"written to {out}")
+
+
+def _merges(merged: list[dict[str, Any]]) -> tuple[int, int]:
+    """Resumed sessions merged into their continuation, and aider runs read from their request log."""
+    aider = sum(1 for m in merged if m.get("via"))
+    return len(merged) - aider, aider
 
 
 def _lines_and_records(skipped: list[dict[str, Any]]) -> tuple[int, int]:
@@ -71,10 +78,12 @@ def _lines_and_records(skipped: list[dict[str, Any]]) -> tuple[int, int]:
     return len(skipped) - records, records
 
 
-def extras(lines: int, records: int, merged: int, unsupported: int = 0) -> str:
+def extras(lines: int, records: int, merged: int, aider: int = 0, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
         f"; {plural(records, 'unreadable message')} of stores skipped (their sessions kept)" if records else "") + (
+        f"; {plural(aider, 'aider run')} of the chat history read from the request log instead (merged)"
+        if aider else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
         if merged else "") + (f"; {plural(unsupported, 'file')} of known tools compbench does not read, skipped"
                               if unsupported else "")
@@ -241,7 +250,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     refuse_runs(paths, "datasets validate")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = records = merged = unsupported = broken = 0
+    lines = records = merged = aider = unsupported = broken = 0
     for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
         if isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
@@ -252,8 +261,9 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
                     row.setdefault("unknown", {})[kind] = row.get("unknown", {}).get(kind, 0) + count
             formats[ev.transcript.source] = formats.get(ev.transcript.source, 0) + 1
         elif isinstance(ev, Merged):
-            merged += 1
-            rows[f"merged {ev.file}"] = {"text": f"MERGED {ev}"}
+            aider += bool(ev.via)
+            merged += not ev.via
+            rows[f"merged {ev.file} {ev.id}"] = {"text": f"MERGED {ev}", "file": ev.file}
         elif isinstance(ev, Note):
             rows[f"note {len(rows)}"] = {"text": f"note: {ev.text}"}
         elif isinstance(ev, Unsupported):
@@ -271,10 +281,12 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             rows[f"fail {len(rows)}"] = {"text": f"FAIL  {ev.error}", "failed": True}
             broken += getattr(ev.error, "broken_line", False)
     ok = failed = 0
+    merged_files: set[str] = set()  # a file whose sessions were all merged into others' is valid too
     for label, row in rows.items():
         if "text" in row:
             failed += bool(row.get("failed"))
-            ok += row["text"].startswith("MERGED")
+            if row["text"].startswith("MERGED"):
+                merged_files.add(row["file"])
             click.echo(row["text"])
             continue
         ok += 1
@@ -286,12 +298,13 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
+    ok += len(merged_files - rows.keys())
     if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
         known = f" ({plural(unsupported, 'file')} of known tools compbench does not read)" if unsupported else ""
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
-               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, unsupported)}")
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, aider, unsupported)}")
     if broken:
         click.echo(f"{plural(broken, 'file')} failed on a broken line: --skip-lines (here) or `import --on-error "
                    "skip-lines` skips such lines and keeps the rest of the file")

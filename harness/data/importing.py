@@ -9,7 +9,9 @@ files:
 * :class:`Skipped`: an unreadable file (``--on-error skip``) or a broken line (``skip-lines``; in a store, an
   unreadable record: a message, its session kept);
 * :class:`Merged`: a session whose whole history another file continues (Claude Code writes a resumed
-  session to a new file that starts with the parent's records): imported once, as the continuation;
+  session to a new file that starts with the parent's records): imported once, as the continuation; and an
+  aider run both of aider's logs in one folder record: imported once, from the request log
+  (:mod:`compbench.data.formats.aider_runs`);
 * :class:`Note`: something passed over on purpose, and why;
 * :class:`Unsupported`: a known tool's file a folder walk met that no importer reads (``formats.known``).
 
@@ -69,12 +71,20 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Merged:
+    """A transcript imported as part of another: a Claude Code session its continuation resumes, or an aider run
+    of the chat history read from the request log beside it (``via``)."""
+
     id: str
     into: str
     file: str
     messages: int
+    via: str = ""
 
     def __str__(self) -> str:
+        if self.via:
+            return (f"{self.file}: aider run {self.id} ({self.messages} messages) is also in the request log "
+                    f"{self.via}, as {self.into}; imported once, from the request log (it holds the requests and "
+                    "the summaries)")
         return (f"{self.file}: session {self.id} ({self.messages} messages) is the history that {self.into} "
                 "resumes; imported once, as part of it")
 
@@ -171,6 +181,27 @@ def _continued(sources: list[_Source]) -> set[str]:
     return named
 
 
+def _head(path: Path) -> str:
+    from compbench.data.formats.detect import HEAD_BYTES
+
+    with path.open("rb") as f:
+        return f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+
+
+def _aider_groups(sources: list[_Source]) -> dict[Path, tuple[_Source, ...]]:
+    """Each file of a folder holding both of aider's logs -> the group (the chat history first, then the request
+    logs), read together: one transcript per aider run."""
+    from compbench.data.formats.aider_runs import pairs
+
+    files = {s.path: s for s in sources if s.kind == "file"}
+    out: dict[Path, tuple[_Source, ...]] = {}
+    for chat, logs in pairs(list(files), _head).items():
+        group = (files[chat], *(files[p] for p in logs))
+        for member in group:
+            out[member.path] = group
+    return out
+
+
 @dataclass
 class _Collector:
     on_error: str
@@ -178,6 +209,8 @@ class _Collector:
     ids: dict[str, str] = field(default_factory=dict)  # transcript id -> where it came from
     deferred: list[_Deferred] = field(default_factory=list)
     continuations: list[tuple[str, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
+    aider: dict[Path, tuple[_Source, ...]] = field(default_factory=dict)
+    done: set[Path] = field(default_factory=set)  # files read with their group already
 
     def fail_or_skip(self, err: TranscriptError, what: Literal["file", "line"] = "file") -> Iterator[Event]:
         if self.on_error == "fail":
@@ -220,6 +253,31 @@ class _Collector:
         for broken in lines or ():
             yield Skipped(broken, "line")
 
+    def read_aider(self, group: tuple[_Source, ...]) -> Iterator[Event]:
+        """A chat history and the request logs beside it: one transcript per aider run, the runs the request log
+        holds read from it and their chat-history copies reported as merged."""
+        from compbench.data.formats import read
+        from compbench.data.formats.aider_runs import combine
+
+        self.done.update(s.path for s in group)
+        read_from: dict[str, _Source] = {}
+        chat: list[Transcript] = []
+        logs: list[Transcript] = []
+        for k, src in enumerate(group):
+            try:
+                found = list(read(src.path, None, [] if self.on_error == "skip-lines" else None))
+            except TranscriptError as err:
+                yield from self.fail_or_skip(err)
+                continue
+            (chat if k == 0 else logs).extend(found)
+            read_from.update((t.id, src) for t in found)
+        combined, merges = combine(chat, logs)
+        for t in combined:
+            src = read_from[t.id]
+            yield from self.emit(t, relative(src.path, src.root), str(src.path))
+        for m in merges:
+            yield Merged(m.run, m.into, str(group[0].path), m.messages, via=str(read_from[m.into].path))
+
     def settle(self) -> Iterator[Event]:
         """Merge each held-back session into a continuation holding all of its messages; import the others
         (a continuation that failed, or a fork that went on after being resumed), the end of a chain first."""
@@ -258,7 +316,10 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
         raise absent  # before any work
     yield from (Note(n) for n in notes)
     yield from unsupported
-    continued = _continued([s for s in sources if isinstance(s, _Source)])
+    found = [s for s in sources if isinstance(s, _Source)]
+    continued = _continued(found)
+    if fmt is None:  # a forced format reads each file as it is told
+        c.aider = _aider_groups(found)
     for src in sources:
         if isinstance(src, TranscriptError):
             yield from c.fail_or_skip(src)
@@ -266,6 +327,10 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
             rel = relative(src.path, src.root)
             for t in iter_transcripts(src.path):
                 yield from c.emit(t, rel, str(src.path), dataset=True)
+        elif src.path in c.done:
+            continue
+        elif src.path in c.aider:
+            yield from c.read_aider(c.aider[src.path])
         else:
             yield from c.read(src, continued)
     yield from c.settle()
@@ -353,7 +418,8 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
         for ev in collect(paths, fmt, on_error):
             if not isinstance(ev, Imported):
                 if isinstance(ev, Merged):
-                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file})
+                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file,
+                                          **({"via": ev.via} if ev.via else {})})
                 elif isinstance(ev, Note):
                     report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
                     continue

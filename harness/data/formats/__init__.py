@@ -51,7 +51,8 @@ def max_transcript_bytes() -> int:
 # format that writes Markdown claims its head (``WALK_SUFFIXES``: Goose's and Gemini CLI's exports, aider's
 # history, Roo Code's task export).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
-TOOL_FILES = frozenset({"crush.db", ".aider.chat.history.md", ".aider.llm.history"})
+TOOL_FILES = frozenset({"crush.db", ".aider.chat.history.md", ".aider.llm.history", "aider.llm.history"})
+AIDER_CHAT = ".aider.chat.history.md"
 TOOL_HIDDEN = frozenset({".crush", ".aider.chat.history.md", ".aider.llm.history"})  # walked though hidden
 
 
@@ -155,6 +156,8 @@ def _offered(f: Path, suffixes: dict[str, tuple[str, ...]], note: Callable[[str]
     ``WALK_SUFFIXES``, e.g. a markdown export) by its head, which that format must claim."""
     if _walked(f, note):
         return True
+    if "llm" in f.name.lower() and (f.parent / AIDER_CHAT).is_file():  # --llm-history-file takes any name
+        return bool(module("aider-llm").sniff(_head(f), None))
     claimants = [n for n, x in suffixes.items() if f.name.endswith(x)]
     return bool(claimants) and any(module(n).sniff(_head(f), None) for n in claimants)
 
