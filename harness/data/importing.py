@@ -138,6 +138,7 @@ def _expand(paths: Iterable[str | Path], notes: list[str],
     """Datasets and transcript files, each once. A dataset inside a walked folder is passed over (it is
     usually built from the files beside it, which are read) and said in ``notes``."""
     from compbench.data.formats import iter_files
+    from compbench.data.formats.walk import MISSING
 
     seen: set[Path] = set()
     for arg in map(Path, paths):
@@ -147,7 +148,7 @@ def _expand(paths: Iterable[str | Path], notes: list[str],
                 yield _Source("dataset", arg, arg)
             continue
         if not arg.exists():
-            yield TranscriptError(arg, None, "an existing file or directory")
+            yield TranscriptError(arg, None, MISSING)
             continue
         nested: set[Path] = set()
         for f in iter_files([arg], notes.append, lambda f, why: unsupported.append(Unsupported(str(f), why))):

@@ -161,7 +161,7 @@ def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.Ca
         f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)",
         f"FAIL  {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)",
         f"OK    {tmp_path / 'ds'} (dataset) (1 transcript, compbench)",
-        f"FAIL  {tmp_path / 'nope'}: an existing file or directory",
+        f"FAIL  {tmp_path / 'nope'}: no such file or directory",
         "2 valid, 2 invalid; 3 transcripts (compbench 3)",
         "1 file failed on a broken line: --skip-lines (here) or `import --on-error skip-lines` skips such lines and "
         "keeps the rest of the file",
@@ -210,3 +210,14 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     row = next(x for x in lines if x.startswith(f"pi              claude   {label}"))
     raw_median, raw_p90, median, _ = (float(c.rstrip("%")) for c in row.split()[-4:])
     assert (raw_median, raw_p90) == (4.6, 18.8) and median < 3.0
+
+
+def test_a_path_that_does_not_exist_is_said_as_such_when_skipped(src: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "skipped …: an existing file or directory", which reads as the opposite of what happened."""
+    code, _, err = run(capsys, monkeypatch, "import", src, tmp_path / "nope", "--out", tmp_path / "ds",
+                       "--on-error", "skip")
+    assert code == 0 and err == f"warning: skipped {tmp_path / 'nope'}: no such file or directory\n"
+    code, _, err = run(capsys, monkeypatch, "import", tmp_path / "nope", "--out", tmp_path / "ds2")
+    assert (code, err) == (2, f"error: {tmp_path / 'nope'}: no such file or directory\n")

@@ -260,7 +260,9 @@ def test_a_project_folder_reads_its_hidden_crush_store_and_passes_over_the_rest(
     notes: list[str] = []
     assert [f.name for f in iter_files([tmp_path / "project"], notes.append)] == ["crush.db"]
     assert notes == [f"{data}: Crush's data folder: read its crush.db, not the 2 other files beside it "
-                     "(settings, logs)"]
+                     "(settings, logs)",
+                     f"{tmp_path / 'project'}: passed over 1 hidden folder no supported tool keeps its logs in (not "
+                     "opened): .git"]
 
 
 def test_a_copy_under_another_name_is_walked_by_its_tables(tmp_path: Path) -> None:
