@@ -31,6 +31,8 @@ def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
 
+KEEP_EMPTY_HELP = ("Keep sessions with no reply (a prompt and nothing after it, as Crush stores many): left out by "
+                   "default, counted.")
 ON_ERROR_HELP = ("fail: the first unreadable file or line aborts and nothing is written; skip: warn, record and "
                  "skip unreadable files; skip-lines: also keep a file with broken lines, skipping only those lines.")
 
@@ -50,7 +52,8 @@ def by_format(formats: dict[str, int]) -> str:
 @click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
               help=ON_ERROR_HELP)
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
-def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool) -> None:
+@click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
+def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool, keep_empty: bool) -> None:
     """Import files or directories (any mix of formats) into a parquet dataset."""
     from compbench.data.importing import write_dataset
 
@@ -59,11 +62,15 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
 
     refuse_runs(paths, "datasets import")
     with broken_lines(SKIP_LINES_HINT):
-        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
+        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force, keep_empty=keep_empty)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
-               f"{extras(*_lines_and_records(r.skipped_lines), *_merges(r.merged), len(r.unsupported))}; "
-               f"written to {out}")
+               f"{extras(*_lines_and_records(r.skipped_lines), *_merges(r.merged), len(r.unsupported))}"
+               f"{_empty(len(r.empty), 'left out (--keep-empty imports them)')}; written to {out}")
+
+
+def _empty(n: int, what: str) -> str:
+    return f"; {plural(n, 'empty session')} (no reply) {what}" if n else ""
 
 
 def _merges(merged: list[dict[str, Any]]) -> tuple[int, int]:
@@ -239,10 +246,11 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
 @click.option("--skip-lines", is_flag=True,
               help="Count broken lines as skipped, as `import --on-error skip-lines` would, instead of failing.")
-def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
+@click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
+def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool, keep_empty: bool) -> None:
     """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
     then the transcripts by format; exit 2 if any file failed."""
-    from compbench.data.importing import Imported, Merged, Note, Unsupported, collect
+    from compbench.data.importing import Empty, Imported, Merged, Note, Unsupported, collect
     from compbench.errors import UsageError
 
     if not paths and not Path(_default()).exists():
@@ -250,9 +258,13 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     refuse_runs(paths, "datasets validate")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = records = merged = aider = unsupported = broken = 0
-    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
-        if isinstance(ev, Imported):
+    lines = records = merged = aider = unsupported = broken = empty = 0
+    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip", keep_empty):
+        if isinstance(ev, Empty):
+            empty += 1
+            rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": False, "lines": 0})
+            rows[ev.file]["empty"] = rows[ev.file].get("empty", 0) + 1
+        elif isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
             row["n"] += 1
             row["sources"].add(ev.transcript.source)
@@ -294,6 +306,8 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         skipped = f"; {plural(row['lines'], 'broken line')} skipped" if row["lines"] else ""
         if row.get("records"):
             skipped += f"; {plural(row['records'], 'unreadable message')} skipped (their sessions kept)"
+        if row.get("empty"):
+            skipped += f"; {plural(row['empty'], 'empty session')} (no reply) left out"
         if row.get("unknown"):
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
@@ -304,7 +318,8 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
-               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, aider, unsupported)}")
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, aider, unsupported)}"
+               f"{_empty(empty, 'left out (--keep-empty keeps them)')}")
     if broken:
         click.echo(f"{plural(broken, 'file')} failed on a broken line: --skip-lines (here) or `import --on-error "
                    "skip-lines` skips such lines and keeps the rest of the file")

@@ -70,6 +70,13 @@ def summary_row(t: Transcript, path: str = "") -> dict[str, Any]:
     }
 
 
+def is_empty(t: Transcript) -> bool:
+    """A session with no reply (no assistant message: a prompt and nothing after it, as Crush stores 1 or 2 of
+    them per abandoned session). A replay has no step to take on it, so it is left out of imports and runs
+    unless asked (``--keep-empty``): counted in "acted on k of n", it would only dilute n."""
+    return not any(m.role == "assistant" for m in t.messages)
+
+
 def fingerprint_of(payloads: Iterable[str]) -> str:
     """sha256 of the transcript JSON texts in order, each followed by a newline.
 

@@ -13,7 +13,9 @@ files:
   aider run both of aider's logs in one folder record: imported once, from the request log
   (:mod:`compbench.data.formats.aider_runs`);
 * :class:`Note`: something passed over on purpose, and why;
-* :class:`Unsupported`: a known tool's file a folder walk met that no importer reads (``formats.known``).
+* :class:`Unsupported`: a known tool's file a folder walk met that no importer reads (``formats.known``);
+* :class:`Empty`: a session with no reply, left out (``keep_empty=False``: what ``datasets import`` does unless
+  ``--keep-empty``).
 
 ``on_error``: ``fail`` raises the first TranscriptError; ``skip`` records an unreadable file and goes on;
 ``skip-lines`` also keeps a transcript whose file has broken lines, skipping only those lines.
@@ -42,6 +44,7 @@ from compbench.data.dataset import (
     SUMMARY_COLUMNS,
     Warn,
     is_dataset,
+    is_empty,
     missing,
     read_meta,
     read_summary,
@@ -95,6 +98,15 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Empty:
+    """A session with no reply (:func:`compbench.data.dataset.is_empty`), left out unless ``keep_empty``."""
+
+    id: str
+    file: str
+    messages: int
+
+
+@dataclass(frozen=True)
 class Unsupported:
     """A file (or folder) of a tool compbench knows but does not read, met in a folder walk: listed, not read."""
 
@@ -102,7 +114,7 @@ class Unsupported:
     reason: str
 
 
-Event = Imported | Skipped | Merged | Note | Unsupported
+Event = Imported | Skipped | Merged | Note | Unsupported | Empty
 
 
 @dataclass(frozen=True)
@@ -207,6 +219,7 @@ def _aider_groups(sources: list[_Source]) -> dict[Path, tuple[_Source, ...]]:
 class _Collector:
     on_error: str
     fmt: str | None
+    keep_empty: bool = True
     ids: dict[str, str] = field(default_factory=dict)  # transcript id -> where it came from
     deferred: list[_Deferred] = field(default_factory=list)
     continuations: list[tuple[str, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
@@ -231,6 +244,9 @@ class _Collector:
                     yield Note(f"{file}: resumes session {p}, already imported from {self.ids[p]}: their shared "
                                "history is in both")
         self.ids[t.id] = rel
+        if not self.keep_empty and is_empty(t):
+            yield Empty(t.id, file, len(t.messages))
+            return
         yield Imported(t, rel, file, dataset)
 
     def read(self, src: _Source, continued: set[str]) -> Iterator[Event]:
@@ -303,16 +319,17 @@ class _Collector:
                     yield from self.emit(t, d.rel, str(d.file))
 
 
-def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail") -> Iterator[Event]:
+def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
+            keep_empty: bool = True) -> Iterator[Event]:
     """Every transcript of ``paths`` (files, folders, datasets; any mix of formats), in order, and what was
-    skipped, merged or passed over on the way."""
+    skipped, merged or passed over on the way (``keep_empty=False``: sessions with no reply are :class:`Empty`)."""
 
     if on_error not in ON_ERROR:
         raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
     notes: list[str] = []
     unsupported: list[Unsupported] = []
     sources = list(_expand(paths, notes, unsupported))
-    c = _Collector(on_error, fmt)
+    c = _Collector(on_error, fmt, keep_empty)
     for absent in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
         raise absent  # before any work
     yield from (Note(n) for n in notes)
@@ -347,7 +364,10 @@ def transcripts(paths: Iterable[str | Path], fmt: str | None = None, on_error: s
             warn(describe(ev))
 
 
-def describe(ev: Skipped | Merged | Note | Unsupported) -> str:
+def describe(ev: Skipped | Merged | Note | Unsupported | Empty) -> str:
+    if isinstance(ev, Empty):
+        return f"left out {ev.file}: session {ev.id} is empty ({ev.messages} message{'s' * (ev.messages != 1)}, " \
+               "no reply)"
     if isinstance(ev, Unsupported):
         return f"skipped {ev.file}: {ev.reason}"
     if isinstance(ev, Skipped):
@@ -368,6 +388,7 @@ class ImportReport:
     merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
     notes: list[str] = field(default_factory=list)
     unsupported: list[dict[str, str]] = field(default_factory=list)  # known tools' files no importer reads
+    empty: list[dict[str, Any]] = field(default_factory=list)  # sessions with no reply, left out
     fingerprint: str = ""
 
 
@@ -382,12 +403,12 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Warn | None = None, force: bool = False) -> ImportReport:
+                  warn: Warn | None = None, force: bool = False, keep_empty: bool = False) -> ImportReport:
     """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
 
     On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
     dataset is replaced only with ``force``. What was skipped, merged or passed over goes to ``warn`` and into
-    ``dataset.json``.
+    ``dataset.json``; so do the sessions with no reply, left out unless ``keep_empty``.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -416,8 +437,11 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
 
         digest = hashlib.sha256()
         scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
-        for ev in collect(paths, fmt, on_error):
+        for ev in collect(paths, fmt, on_error, keep_empty):
             if not isinstance(ev, Imported):
+                if isinstance(ev, Empty):
+                    report.empty.append({"id": ev.id, "file": ev.file, "messages": ev.messages})
+                    continue
                 if isinstance(ev, Merged):
                     report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file,
                                           **({"via": ev.via} if ev.via else {})})
@@ -458,7 +482,8 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 "fingerprint": report.fingerprint, "errors": report.errors,
                 "boilerplate": stored(scanner.templates())}
         meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
-                                        ("notes", report.notes), ("unsupported", report.unsupported)) if v})
+                                        ("notes", report.notes), ("unsupported", report.unsupported),
+                                        ("empty", report.empty)) if v})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _swap(tmp, out)
         if warn is not None:
@@ -466,12 +491,39 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 warn(note)
             for u in report.unsupported:
                 warn(f"skipped {u['file']}: {u['reason']}")
+            for line in empty_lines(report.empty):
+                warn(line)
         return report
     except BaseException:
         if writer is not None:
             writer.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def empty_lines(empty: list[dict[str, Any]], verb: str = "left out") -> list[str]:
+    """One line a file for the sessions with no reply it held."""
+    by_file: dict[str, int] = {}
+    for e in empty:
+        by_file[e["file"]] = by_file.get(e["file"], 0) + 1
+    return [f"{verb} {n} empty session{'s' * (n != 1)} (no reply: a prompt and nothing after it) of {f}"
+            for f, n in by_file.items()]
+
+
+def replayable(transcripts: Iterable[Transcript], keep_empty: bool, warn: Warn | None = None,
+               left_out: Callable[[str], None] | None = None) -> Iterator[Transcript]:
+    """The transcripts a run replays: those with no reply are left out unless ``keep_empty`` (each given to
+    ``left_out``, e.g. a progress bar's tick; their count to ``warn`` at the end)."""
+    n = 0
+    for t in transcripts:
+        if not keep_empty and is_empty(t):
+            n += 1
+            if left_out is not None:
+                left_out(t.id)
+            continue
+        yield t
+    if n and warn is not None:
+        warn(f"left out {n} empty session{'s' * (n != 1)} (no reply: nothing to replay); --keep-empty replays them")
 
 
 def _swap(tmp: Path, out: Path) -> None:
