@@ -96,24 +96,53 @@ def extras(lines: int, records: int, merged: int, aider: int = 0, unsupported: i
                               if unsupported else "")
 
 
-# (key, heading, clip); the first two are text (clipped to that many characters), the rest figures
+# (key, heading, clip): text clipped to that many characters (a path keeps its end), 0 a figure
 TABLE: tuple[tuple[str, str, int], ...] = (
     ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
     ("n_assistant", "asst", 0), ("n_tool", "tool", 0), ("n_tool_calls", "calls", 0), ("tokens", "tokens", 0),
     ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("n_compactions", "cmp", 0),
+    ("where", "project or file", 36),
 )
+LEGEND = ("msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
+          "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the "
+          "log records no per-call usage)",
+          "cmp: compactions the log records; project or file: the project the log or its folder names, else the file")
 
 
-def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
+def where(t: Any) -> str:
+    """The project a transcript belongs to (as the log, or the folder it was found in, says), else its file: a
+    home folder written ``~``, a path under the current folder relative to it."""
+    from compbench.data.dataset import project_of
+
+    found = project_of(t) or str(t.meta.get("path") or "")
+    if not found:
+        return "-"
+    p = Path(found)
+    for base, shown in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            rel = p.relative_to(base)
+        except ValueError:
+            continue
+        return f"{shown}{rel.as_posix()}" if str(rel) != "." else shown.rstrip("/") or "."
+    return found
+
+
+def _clip(text: str, width: int, tail: bool) -> str:
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if tail else text[:width]
+
+
+def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True) -> list[str]:
     """Columns as wide as their widest cell (figures never run together, whatever their size): text
-    clipped, figures with thousands separators."""
+    clipped, figures with thousands separators; then what the columns mean."""
     from compbench.textable import table
 
-    cells = [[str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)] for r in rows]
-    out = table([h for _, h, _ in TABLE], cells, [False, False] + [True] * (len(TABLE) - 2))
+    cells = [[_clip(str(r.get(k, "")), w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE] for r in rows]
+    out = table([h for _, h, _ in TABLE], cells, [not w for _, _, w in TABLE])
     total = sum(r["tokens"] for r in rows)
     out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
-    return out
+    return out + (list(LEGEND) if legend else [])
 
 
 def format_calibration(cal: Any) -> list[str]:
@@ -203,8 +232,11 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
             yield from taken(path)
 
     def taken(path: str) -> Iterator[Transcript]:
+        from compbench.data.dataset import project_of
+
         for t in iter_transcripts(path, warn=warn):
-            rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
+            rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens), "where": where(t),
+                         "project": project_of(t), "file": str(t.meta.get("path") or "")})
             yield t
 
     refuse_runs(dataset, "datasets inspect")
@@ -224,7 +256,8 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
                          "readable)")
     if fmt == "json":
         doc: dict[str, Any] = {"tokenizer": tokenizer,
-                               "transcripts": [{k: v for k, v in r.items() if k != "path"} for r in rows]}
+                               "transcripts": [{k: v for k, v in r.items() if k not in ("path", "where")}
+                                               for r in rows]}
         if with_calibration:
             from dataclasses import asdict
 

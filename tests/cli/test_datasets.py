@@ -82,12 +82,36 @@ def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pyt
     assert not (tmp_path / "ds").exists()
 
 
-TABLE = [  # columns as wide as their widest cell, two spaces apart
-    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp",
-    "t1          compbench     2     1     1     0      0      14       100      100    0",
-    "t2          compbench     2     1     1     0      0      14       100      100    0",
+TABLE = [  # columns as wide as their widest cell, two spaces apart; then what they mean
+    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp  project or file",
+    "t1          compbench     2     1     1     0      0      14       100      100    0  -",
+    "t2          compbench     2     1     1     0      0      14       100      100    0  -",
     "2 transcripts, 28 tokens (chars4)",
+    "msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
+    "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the log "
+    "records no per-call usage)",
+    "cmp: compactions the log records; project or file: the project the log or its folder names, else the file",
 ]
+
+
+def test_inspect_names_each_transcripts_project_or_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids were bare UUIDs: the project (recorded, or the folder of a Crush store) or the file says whose."""
+    from stores import crush_db, part
+
+    (tmp_path / "app" / ".crush").mkdir(parents=True)
+    crush_db(tmp_path / "app" / ".crush" / "crush.db", [{"id": "c1", "messages": [
+        {"id": "u", "role": "user", "parts": [part("text", text="hi")]},
+        {"id": "a", "role": "assistant", "parts": [part("text", text="yo")]}]}])
+    (tmp_path / "loose.jsonl").write_text(to_jsonl(Transcript("t9", "compbench", session("t9").messages,
+                                                              {"path": str(tmp_path / "x" / "t9.jsonl")})))
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", "app", "loose.jsonl", "--tokenizer", "chars4")
+    assert code == 0
+    assert [line.split()[-1] for line in stdout.splitlines()[1:3]] == ["app", "x/t9.jsonl"]
+    doc = json.loads(run(capsys, monkeypatch, "inspect", "app", "--format", "json")[1])
+    assert doc["transcripts"][0]["project"] == str(tmp_path / "app")
+    assert doc["transcripts"][0]["file"] == "app/.crush/crush.db"  # as it was named
 
 
 def test_inspect_table_same_for_raw_files_and_dataset(src: Path, tmp_path: Path,

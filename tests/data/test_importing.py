@@ -344,3 +344,32 @@ def test_empty_sessions_are_left_out_of_an_import_and_a_replay_unless_kept(tmp_p
     assert (replayed, ticks) == (["s1", "s2"], ["e1", "e2"])
     assert said == ["left out 2 empty sessions (no reply: nothing to replay); --keep-empty replays them"]
     assert [t.id for t in replayable(iter_transcripts(tmp_path / "all"), True)] == ["s1", "e1", "e2", "s2"]
+
+
+def test_the_project_of_crush_and_aider_logs_is_the_folder_they_are_in(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compare --by project` put them under "(not recorded)": Crush's store and aider's histories record no
+    working directory, but they live in the project (.crush/crush.db, .aider.chat.history.md)."""
+    from aider_logs import HISTORY
+    from stores import crush_db, part
+
+    from compbench.data.dataset import project_of
+    from compbench.run.engine import units
+
+    app = tmp_path / "app"
+    (app / ".crush").mkdir(parents=True)
+    crush_db(app / ".crush" / "crush.db", [
+        {"id": "c1", "messages": [{"id": "u", "role": "user", "parts": [part("text", text="hi")]},
+                                  {"id": "a", "role": "assistant", "parts": [part("text", text="yo")]}]}])
+    (app / ".aider.chat.history.md").write_text(HISTORY)
+    elsewhere = crush_db(tmp_path / "copy-of-crush.db", [{"id": "c9", "messages": []}])
+    ts = {t.id: t for t in importing.transcripts([app, elsewhere])}
+    assert {project_of(t) for k, t in ts.items() if k != "c9"} == {str(app)}
+    assert project_of(ts["c9"]) == ""  # a store copied elsewhere: its project is not known
+    assert units(ts["c1"])["project"] == str(app)
+    code, out, _ = main_cli(capsys, monkeypatch, "run", app, "--strategy", "none", "--tokenizer", "chars4",
+                            "--context-window", "4000", "--quiet", "--out", tmp_path / "run")
+    assert code == 0
+    code, out, _ = main_cli(capsys, monkeypatch, "compare", tmp_path / "run", "--by", "project")
+    assert code == 0 and f"project {app}" in out and "(not recorded)" not in out

@@ -42,7 +42,9 @@ sent), ``internal/agent/agent.go`` (``Summarize``, ``getSessionMessages``, ``upd
   session, the message, what was expected and what was found; under ``--on-error skip-lines`` that message
   alone is skipped, its session kept and the skip said (in the session's warnings and as a skipped record).
 
-Sessions come in creation order; sub-agent sessions (``parent_session_id``) are their own transcripts. The
+Sessions come in creation order; sub-agent sessions (``parent_session_id``) are their own transcripts; the
+project is the folder holding the store's ``.crush/`` (``meta["project"]``: the store records no working
+directory). The
 store is read writing nothing beside it (:mod:`compbench.data.formats.sqlite_store`: a live ``-wal`` through a
 private copy).
 """
@@ -297,6 +299,8 @@ class _Session:
     def meta(self, models: Counter[str], providers: Counter[str], migration: str) -> dict[str, Any]:
         info = self.info
         meta: dict[str, Any] = {"path": str(self.path), "session": self.sid, "usage": USAGE_NOTE}
+        if self.path.parent.name == ".crush":  # Crush keeps its store in the project it ran in
+            meta["project"] = str(self.path.resolve().parent.parent)
         if models:
             meta["model"] = _most(models)
         if providers:
