@@ -31,6 +31,8 @@ def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
 
+DOWNLOAD_HELP = ("Let a hf:OWNER/NAME dataset missing from the datasets cache be fetched from the Hugging Face Hub "
+                 "(offline otherwise).")
 KEEP_EMPTY_HELP = ("Keep sessions with no reply (a prompt and nothing after it, as Crush stores many): left out by "
                    "default, counted.")
 ON_ERROR_HELP = ("fail: the first unreadable file or line aborts and nothing is written; skip: warn, record and "
@@ -53,8 +55,11 @@ def by_format(formats: dict[str, int]) -> str:
               help=ON_ERROR_HELP)
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
 @click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
-def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool, keep_empty: bool) -> None:
-    """Import files or directories (any mix of formats) into a parquet dataset."""
+@click.option("--download", is_flag=True, help=DOWNLOAD_HELP)
+def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool, keep_empty: bool,
+            download: bool) -> None:
+    """Import files or directories (any mix of formats) into a parquet dataset; also Hugging Face datasets:
+    hf:OWNER/NAME[/CONFIG][:SPLIT][#COLUMN], or a folder saved with save_to_disk (one transcript a row)."""
     from compbench.data.importing import write_dataset
 
     def warn(msg: str) -> None:
@@ -62,7 +67,8 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
 
     refuse_runs(paths, "datasets import")
     with broken_lines(SKIP_LINES_HINT):
-        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force, keep_empty=keep_empty)
+        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force, keep_empty=keep_empty,
+                          download=download)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
                f"{extras(*_lines_and_records(r.skipped_lines), *_merges(r.merged), len(r.unsupported))}"
@@ -280,7 +286,8 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 @click.option("--skip-lines", is_flag=True,
               help="Count broken lines as skipped, as `import --on-error skip-lines` would, instead of failing.")
 @click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
-def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool, keep_empty: bool) -> None:
+@click.option("--download", is_flag=True, help=DOWNLOAD_HELP)
+def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool, keep_empty: bool, download: bool) -> None:
     """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
     then the transcripts by format; exit 2 if any file failed."""
     from compbench.data.importing import Empty, Imported, Merged, Note, Unsupported, collect
@@ -292,7 +299,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool, keep_emp
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
     lines = records = merged = aider = unsupported = broken = empty = 0
-    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip", keep_empty):
+    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip", keep_empty, download):
         if isinstance(ev, Empty):
             empty += 1
             rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": False, "lines": 0})

@@ -119,9 +119,10 @@ Event = Imported | Skipped | Merged | Note | Unsupported | Empty
 
 @dataclass(frozen=True)
 class _Source:
-    kind: Literal["dataset", "file"]
+    kind: Literal["dataset", "file", "hf"]
     path: Path
     root: Path
+    arg: str = ""  # a Hugging Face dataset's reference as given (hf:OWNER/NAME..., or a saved folder)
 
 
 @dataclass(frozen=True)
@@ -149,11 +150,16 @@ def _expand(paths: Iterable[str | Path], notes: list[str],
             unsupported: list[Unsupported]) -> Iterator[_Source | TranscriptError]:
     """Datasets and transcript files, each once. A dataset inside a walked folder is passed over (it is
     usually built from the files beside it, which are read) and said in ``notes``."""
+    from compbench.data import hf
     from compbench.data.formats import iter_files
     from compbench.data.formats.walk import MISSING
 
     seen: set[Path] = set()
-    for arg in map(Path, paths):
+    for given in paths:
+        if hf.is_hf(given) or hf.is_saved(given):
+            yield _Source("hf", Path(str(given)), Path(str(given)), str(given))
+            continue
+        arg = Path(given)
         if is_dataset(arg):
             if arg.resolve() not in seen:
                 seen.add(arg.resolve())
@@ -225,6 +231,24 @@ class _Collector:
     continuations: list[tuple[str, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
     aider: dict[Path, tuple[_Source, ...]] = field(default_factory=dict)
     done: set[Path] = field(default_factory=set)  # files read with their group already
+    download: bool = False  # a hf: dataset missing from the cache may be fetched from the Hub
+
+    def read_hf(self, src: _Source) -> Iterator[Event]:
+        """A Hugging Face dataset's rows, one transcript each (:mod:`compbench.data.hf`); a row that is none is
+        failed or skipped as a file would be, the whole source when it cannot be loaded."""
+        from compbench.data import hf
+
+        ref = hf.parse(src.arg)
+        try:
+            for found in hf.transcripts(ref, self.download):
+                if isinstance(found, TranscriptError):
+                    yield from self.fail_or_skip(found)
+                else:
+                    yield from self.emit(found, found.meta["path"], src.arg)
+        except UsageError as e:
+            if self.on_error == "fail":
+                raise
+            yield Skipped(TranscriptError(src.arg, None, str(e).removeprefix(f"{src.arg}: ")), "file")
 
     def fail_or_skip(self, err: TranscriptError, what: Literal["file", "line"] = "file") -> Iterator[Event]:
         if self.on_error == "fail":
@@ -320,7 +344,7 @@ class _Collector:
 
 
 def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-            keep_empty: bool = True) -> Iterator[Event]:
+            keep_empty: bool = True, download: bool = False) -> Iterator[Event]:
     """Every transcript of ``paths`` (files, folders, datasets; any mix of formats), in order, and what was
     skipped, merged or passed over on the way (``keep_empty=False``: sessions with no reply are :class:`Empty`)."""
 
@@ -329,7 +353,7 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
     notes: list[str] = []
     unsupported: list[Unsupported] = []
     sources = list(_expand(paths, notes, unsupported))
-    c = _Collector(on_error, fmt, keep_empty)
+    c = _Collector(on_error, fmt, keep_empty, download=download)
     for absent in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
         raise absent  # before any work
     yield from (Note(n) for n in notes)
@@ -345,6 +369,8 @@ def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str =
             rel = relative(src.path, src.root)
             for t in iter_transcripts(src.path):
                 yield from c.emit(t, rel, str(src.path), dataset=True)
+        elif src.kind == "hf":
+            yield from c.read_hf(src)
         elif src.path in c.done:
             continue
         elif src.path in c.aider:
@@ -403,7 +429,8 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Warn | None = None, force: bool = False, keep_empty: bool = False) -> ImportReport:
+                  warn: Warn | None = None, force: bool = False, keep_empty: bool = False,
+                  download: bool = False) -> ImportReport:
     """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
 
     On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
@@ -437,7 +464,7 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
 
         digest = hashlib.sha256()
         scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
-        for ev in collect(paths, fmt, on_error, keep_empty):
+        for ev in collect(paths, fmt, on_error, keep_empty, download):
             if not isinstance(ev, Imported):
                 if isinstance(ev, Empty):
                     report.empty.append({"id": ev.id, "file": ev.file, "messages": ev.messages})
@@ -545,6 +572,11 @@ def _swap(tmp: Path, out: Path) -> None:
 def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None = None) -> Iterator[Transcript]:
     """Stream the transcripts of a dataset directory, or import raw files/folders on the fly (the same
     pipeline as ``datasets import``: ``on_error`` and merges as there, reported through ``warn``)."""
+    from compbench.data import hf
+
+    if hf.is_hf(path):  # a Hugging Face dataset, from the cache (`datasets import --download` fetches it)
+        yield from transcripts([str(path)], None, on_error, warn)
+        return
     p = Path(path)
     if not p.exists():
         raise missing(p)

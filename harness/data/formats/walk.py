@@ -95,6 +95,8 @@ UI_ONLY = ("a Cline / Roo Code / Kilo Code task's ui_messages.json, the UI's rec
            "api_conversation_history.json beside it (the conversation): nothing to import (not opened)")
 _CRUSH: Rule = (lambda n: "/" not in n and n.startswith("crush.db"),
                 "Crush's data folder: read its crush.db, not the {n} beside it (settings, logs)")
+_HF_SAVED: Rule = (lambda n: False, "a Hugging Face dataset saved to disk: its rows are read when it is named "
+                                    "(compbench datasets import PATH), not its {n} in a walk")
 _GOOSE: Rule = (lambda n: "/" not in n and n.startswith("sessions.db"),
                 "Goose's session store: read its sessions.db, not the {n} beside it (legacy .jsonl sessions, which "
                 "Goose imported into the database when it created it)")
@@ -123,6 +125,8 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
             out[d] = _CRUSH
         elif "sessions.db" in found and d.name == "sessions":
             out[d] = _GOOSE
+        elif {"state.json", "dataset_info.json"} <= found or "dataset_dict.json" in found:
+            out[d] = _HF_SAVED
         elif (gemini := tool_folder(d, found)) is not None:
             out[gemini[0]] = gemini[1]
     for d, rule in openhands_folders(names).items():
