@@ -141,14 +141,14 @@ def _clip(text: str, width: int, tail: bool) -> str:
 
 def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True) -> list[str]:
     """Columns as wide as their widest cell (figures never run together, whatever their size): text
-    clipped, figures with thousands separators; then what the columns mean."""
+    clipped, figures with thousands separators; then what the columns mean, and the total."""
     from compbench.textable import table
 
     cells = [[_clip(str(r.get(k, "")), w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE] for r in rows]
     out = table([h for _, h, _ in TABLE], cells, [not w for _, _, w in TABLE])
     total = sum(r["tokens"] for r in rows)
-    out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
-    return out + (list(LEGEND) if legend else [])
+    return [*out, *(LEGEND if legend else ()),
+            f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})"]
 
 
 def format_calibration(cal: Any) -> list[str]:

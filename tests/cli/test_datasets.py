@@ -86,11 +86,11 @@ TABLE = [  # columns as wide as their widest cell, two spaces apart; then what t
     "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp  project or file",
     "t1          compbench     2     1     1     0      0      14       100      100    0  -",
     "t2          compbench     2     1     1     0      0      14       100      100    0  -",
-    "2 transcripts, 28 tokens (chars4)",
     "msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
     "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the log "
     "records no per-call usage)",
     "cmp: compactions the log records; project or file: the project the log or its folder names, else the file",
+    "2 transcripts, 28 tokens (chars4)",
 ]
 
 
@@ -225,7 +225,7 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     code, stdout, _ = run(capsys, monkeypatch, "inspect", transcripts_dir / "pi", "--calibrate")
     lines = stdout.splitlines()
     assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",
-                                "398,787", "167,988", "184,915", "2"]
+                                "398,787", "167,988", "184,915", "2", "/Users/badlogic/workspaces/pi-mono"]
     assert "o200k_base    pi                      1    171    30,122        4.6%     18.8%" in lines
     # pi ran Claude: its counts corrected (by the shipped correction), the error falls below the goal's 3%
     from compbench.measure.token_correction import family_correction
