@@ -10,6 +10,7 @@ from pathlib import Path
 
 from aider_logs import HISTORY, request
 from openhands_shapes import write_v1_folder
+from shapes import mini_doc
 from stores import crush_db, goose_db, part
 
 from helpers import FIXTURES, opencode_db
@@ -62,6 +63,15 @@ def build_home(home: Path) -> Path:
     write_v1_folder(home / ".openhands" / "conversations")
     storage = home / ".config" / "Code" / "User" / "globalStorage"
     shutil.copytree(FIXTURES / "cline-family" / "saoudrizwan.claude-dev", storage / "saoudrizwan.claude-dev")
+    for ext in ("rooveterinaryinc.roo-cline", "kilocode.kilo-code"):
+        shutil.copytree(FIXTURES / "cline-family" / ext, storage / ext)
+    downloads = home / "Downloads"  # task exports: Roo Code's, and a Kilo Code fork's in its XML protocol
+    downloads.mkdir()
+    for name in ("roo_task_jan-6-2026_9-30-00-am.md", "code_rider_task_mar-3-2026_9-00-00-am.md"):
+        shutil.copy(FIXTURES / "cline-family" / "exports" / name, downloads)
+    runs = home / "work" / "runs"  # benchmark runs kept in a project: mini-swe-agent and SWE-agent trajectories
+    runs.mkdir(parents=True)
+    (runs / "demo__demo-1.traj.json").write_text(json.dumps(mini_doc()), encoding="utf-8")
     ui_only = storage / "saoudrizwan.claude-dev" / "tasks" / "1700000000099"
     ui_only.mkdir()
     shutil.copy(storage / "saoudrizwan.claude-dev" / "tasks" / "1700000000001" / "ui_messages.json", ui_only)

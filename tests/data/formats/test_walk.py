@@ -17,8 +17,8 @@ from compbench.data.formats import iter_files
 from compbench.data.formats.homes import BY_NAME
 from compbench.data.importing import Imported, Merged, Note, Unsupported, collect
 
-EVERY_TOOL = {"aider", "claude-code", "cline", "codex", "copilot", "crush", "gemini-cli", "goose", "opencode",
-              "openhands", "pi"}
+EVERY_TOOL = {"aider", "claude-code", "cline", "codex", "copilot", "crush", "gemini-cli", "goose", "kilo-code",
+              "mini-swe-agent", "opencode", "openhands", "pi", "roo-code"}
 
 
 @pytest.fixture
@@ -31,8 +31,8 @@ def test_a_home_folder_imports_every_tool_it_knows_and_says_what_it_passed_over(
     imported = [e for e in events if isinstance(e, Imported)]
     assert {e.transcript.source for e in imported} == EVERY_TOOL
     assert sorted(e.rel.split("/")[1] for e in imported) == [
-        ".claude", ".codex", ".config", ".config", ".copilot", ".gemini", ".local", ".local", ".openhands", ".pi",
-        "work", "work", "work", "work"]
+        ".claude", ".codex", *[".config"] * 5, ".copilot", ".gemini", ".local", ".local", ".openhands", ".pi",
+        "Downloads", "Downloads", *["work"] * 5]
     notes = [e.text.replace(str(home), "~") for e in events if isinstance(e, Note)]
     assert "~/.claude: Claude Code's home: read its sessions in projects/, not the 3 other files beside them " \
            "(settings, credentials, todos, plans, shell snapshots, caches; not opened)" in notes
@@ -68,7 +68,7 @@ def test_nothing_is_opened_but_the_logs(home: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(io, "open", spy_open)
     monkeypatch.setattr(builtins, "open", spy_open)
     monkeypatch.setattr(sqlite3, "connect", spy_connect)
-    assert len([e for e in collect([home]) if isinstance(e, Imported)]) == 14
+    assert len([e for e in collect([home]) if isinstance(e, Imported)]) == 20
     secrets = {str(home / rel) for rel in SECRETS}
     assert not [p for p in opened if any(p.endswith(s) or s in p for s in secrets)]
     assert any(p.endswith("api_conversation_history.json") for p in opened)  # the spy saw the reads
