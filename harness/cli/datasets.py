@@ -31,6 +31,10 @@ def datasets() -> None:
     """Import transcripts of any supported format into a dataset, inspect, validate, synthesize."""
 
 
+DOWNLOAD_HELP = ("Let a hf:OWNER/NAME dataset missing from the datasets cache be fetched from the Hugging Face Hub "
+                 "(offline otherwise).")
+KEEP_EMPTY_HELP = ("Keep sessions with no reply (a prompt and nothing after it, as Crush stores many): left out by "
+                   "default, counted.")
 ON_ERROR_HELP = ("fail: the first unreadable file or line aborts and nothing is written; skip: warn, record and "
                  "skip unreadable files; skip-lines: also keep a file with broken lines, skipping only those lines.")
 
@@ -50,8 +54,12 @@ def by_format(formats: dict[str, int]) -> str:
 @click.option("--on-error", type=click.Choice(["fail", "skip", "skip-lines"]), default="fail", show_default=True,
               help=ON_ERROR_HELP)
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out.")
-def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool) -> None:
-    """Import files or directories (any mix of formats) into a parquet dataset."""
+@click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
+@click.option("--download", is_flag=True, help=DOWNLOAD_HELP)
+def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, force: bool, keep_empty: bool,
+            download: bool) -> None:
+    """Import files or directories (any mix of formats) into a parquet dataset; also Hugging Face datasets:
+    hf:OWNER/NAME[/CONFIG][:SPLIT][#COLUMN], or a folder saved with save_to_disk (one transcript a row)."""
     from compbench.data.importing import write_dataset
 
     def warn(msg: str) -> None:
@@ -59,38 +67,88 @@ def import_(paths: tuple[str, ...], out: str, fmt: str | None, on_error: str, fo
 
     refuse_runs(paths, "datasets import")
     with broken_lines(SKIP_LINES_HINT):
-        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force)
+        r = write_dataset(Path(out), paths, fmt, on_error, warn, force=force, keep_empty=keep_empty,
+                          download=download)
     click.echo(f"imported {plural(r.transcripts, 'transcript')} ({by_format(r.formats)}); "
                f"{plural(len(r.errors), 'error')} skipped"
-               f"{extras(len(r.skipped_lines), len(r.merged), len(r.unsupported))}; written to {out}")
+               f"{extras(*_lines_and_records(r.skipped_lines), *_merges(r.merged), len(r.unsupported))}"
+               f"{_empty(len(r.empty), 'left out (--keep-empty imports them)')}; written to {out}")
 
 
-def extras(lines: int, merged: int, unsupported: int = 0) -> str:
+def _empty(n: int, what: str) -> str:
+    return f"; {plural(n, 'empty session')} (no reply) {what}" if n else ""
+
+
+def _merges(merged: list[dict[str, Any]]) -> tuple[int, int]:
+    """Resumed sessions merged into their continuation, and aider runs read from their request log."""
+    aider = sum(1 for m in merged if m.get("via"))
+    return len(merged) - aider, aider
+
+
+def _lines_and_records(skipped: list[dict[str, Any]]) -> tuple[int, int]:
+    """Broken lines of text files, and unreadable records of stores (which have no line)."""
+    records = sum(1 for s in skipped if s.get("line") is None)
+    return len(skipped) - records, records
+
+
+def extras(lines: int, records: int, merged: int, aider: int = 0, unsupported: int = 0) -> str:
     """The parts of a summary line that appear only when something happened."""
     return (f"; {plural(lines, 'broken line')} skipped" if lines else "") + (
+        f"; {plural(records, 'unreadable message')} of stores skipped (their sessions kept)" if records else "") + (
+        f"; {plural(aider, 'aider run')} of the chat history read from the request log instead (merged)"
+        if aider else "") + (
         f"; {plural(merged, 'resumed session')} merged into {'their' if merged != 1 else 'its'} continuation"
         if merged else "") + (f"; {plural(unsupported, 'file')} of known tools compbench does not read, skipped"
                               if unsupported else "")
 
 
-# (key, heading, clip); the first two are text (clipped to that many characters), the rest figures
+# (key, heading, clip): text clipped to that many characters (a path keeps its end), 0 a figure
 TABLE: tuple[tuple[str, str, int], ...] = (
     ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
     ("n_assistant", "asst", 0), ("n_tool", "tool", 0), ("n_tool_calls", "calls", 0), ("tokens", "tokens", 0),
     ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("n_compactions", "cmp", 0),
+    ("where", "project or file", 36),
 )
+LEGEND = ("msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
+          "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the "
+          "log records no per-call usage)",
+          "cmp: compactions the log records; project or file: the project the log or its folder names, else the file")
 
 
-def format_table(rows: list[dict[str, Any]], tokenizer: str) -> list[str]:
+def where(t: Any) -> str:
+    """The project a transcript belongs to (as the log, or the folder it was found in, says), else its file: a
+    home folder written ``~``, a path under the current folder relative to it."""
+    from compbench.data.dataset import project_of
+
+    found = project_of(t) or str(t.meta.get("path") or "")
+    if not found:
+        return "-"
+    p = Path(found)
+    for base, shown in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            rel = p.relative_to(base)
+        except ValueError:
+            continue
+        return f"{shown}{rel.as_posix()}" if str(rel) != "." else shown.rstrip("/") or "."
+    return found
+
+
+def _clip(text: str, width: int, tail: bool) -> str:
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if tail else text[:width]
+
+
+def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True) -> list[str]:
     """Columns as wide as their widest cell (figures never run together, whatever their size): text
-    clipped, figures with thousands separators."""
+    clipped, figures with thousands separators; then what the columns mean, and the total."""
     from compbench.textable import table
 
-    cells = [[str(r[k])[:w] if i < 2 else f"{r[k]:,}" for i, (k, _, w) in enumerate(TABLE)] for r in rows]
-    out = table([h for _, h, _ in TABLE], cells, [False, False] + [True] * (len(TABLE) - 2))
+    cells = [[_clip(str(r.get(k, "")), w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE] for r in rows]
+    out = table([h for _, h, _ in TABLE], cells, [not w for _, _, w in TABLE])
     total = sum(r["tokens"] for r in rows)
-    out.append(f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})")
-    return out
+    return [*out, *(LEGEND if legend else ()),
+            f"{len(rows)} transcript{'s' * (len(rows) != 1)}, {total:,} tokens ({tokenizer})"]
 
 
 def format_calibration(cal: Any) -> list[str]:
@@ -180,8 +238,11 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
             yield from taken(path)
 
     def taken(path: str) -> Iterator[Transcript]:
+        from compbench.data.dataset import project_of
+
         for t in iter_transcripts(path, warn=warn):
-            rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens)})
+            rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens), "where": where(t),
+                         "project": project_of(t), "file": str(t.meta.get("path") or "")})
             yield t
 
     refuse_runs(dataset, "datasets inspect")
@@ -201,7 +262,8 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
                          "readable)")
     if fmt == "json":
         doc: dict[str, Any] = {"tokenizer": tokenizer,
-                               "transcripts": [{k: v for k, v in r.items() if k != "path"} for r in rows]}
+                               "transcripts": [{k: v for k, v in r.items() if k not in ("path", "where")}
+                                               for r in rows]}
         if with_calibration:
             from dataclasses import asdict
 
@@ -223,10 +285,12 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
 @click.option("--format", "fmt", type=FORMAT_CHOICE, help="Force one format instead of detecting each file's.")
 @click.option("--skip-lines", is_flag=True,
               help="Count broken lines as skipped, as `import --on-error skip-lines` would, instead of failing.")
-def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
+@click.option("--keep-empty", is_flag=True, help=KEEP_EMPTY_HELP)
+@click.option("--download", is_flag=True, help=DOWNLOAD_HELP)
+def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool, keep_empty: bool, download: bool) -> None:
     """Read everything exactly as `datasets import` would, writing nothing: one line per file (or dataset),
     then the transcripts by format; exit 2 if any file failed."""
-    from compbench.data.importing import Imported, Merged, Note, Unsupported, collect
+    from compbench.data.importing import Empty, Imported, Merged, Note, Unsupported, collect
     from compbench.errors import UsageError
 
     if not paths and not Path(_default()).exists():
@@ -234,9 +298,13 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
     refuse_runs(paths, "datasets validate")
     rows: dict[str, dict[str, Any]] = {}  # one per file, dataset, failure or merge, in the order met
     formats: dict[str, int] = {}
-    lines = merged = unsupported = broken = 0
-    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip"):
-        if isinstance(ev, Imported):
+    lines = records = merged = aider = unsupported = broken = empty = 0
+    for ev in collect(paths or (_default(),), fmt, "skip-lines" if skip_lines else "skip", keep_empty, download):
+        if isinstance(ev, Empty):
+            empty += 1
+            rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": False, "lines": 0})
+            rows[ev.file]["empty"] = rows[ev.file].get("empty", 0) + 1
+        elif isinstance(ev, Imported):
             row = rows.setdefault(ev.file, {"n": 0, "sources": set(), "dataset": ev.dataset, "lines": 0})
             row["n"] += 1
             row["sources"].add(ev.transcript.source)
@@ -245,39 +313,53 @@ def validate(paths: tuple[str, ...], fmt: str | None, skip_lines: bool) -> None:
                     row.setdefault("unknown", {})[kind] = row.get("unknown", {}).get(kind, 0) + count
             formats[ev.transcript.source] = formats.get(ev.transcript.source, 0) + 1
         elif isinstance(ev, Merged):
-            merged += 1
-            rows[f"merged {ev.file}"] = {"text": f"MERGED {ev}"}
+            aider += bool(ev.via)
+            merged += not ev.via
+            rows[f"merged {ev.file} {ev.id}"] = {"text": f"MERGED {ev}", "file": ev.file}
         elif isinstance(ev, Note):
             rows[f"note {len(rows)}"] = {"text": f"note: {ev.text}"}
         elif isinstance(ev, Unsupported):
             unsupported += 1
             rows[f"skip {len(rows)}"] = {"text": f"SKIP  {ev.file}: {ev.reason}"}
         elif ev.what == "line":
-            lines += 1
-            rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})["lines"] += 1
+            row = rows.setdefault(ev.error.path, {"n": 0, "sources": set(), "dataset": False, "lines": 0})
+            if ev.error.line is None:  # a store's unreadable message: its session kept
+                records += 1
+                row["records"] = row.get("records", 0) + 1
+            else:
+                lines += 1
+                row["lines"] += 1
         else:
             rows[f"fail {len(rows)}"] = {"text": f"FAIL  {ev.error}", "failed": True}
             broken += getattr(ev.error, "broken_line", False)
     ok = failed = 0
+    merged_files: set[str] = set()  # a file whose sessions were all merged into others' is valid too
     for label, row in rows.items():
         if "text" in row:
             failed += bool(row.get("failed"))
-            ok += row["text"].startswith("MERGED")
+            if row["text"].startswith("MERGED"):
+                merged_files.add(row["file"])
             click.echo(row["text"])
             continue
         ok += 1
         sources = ", ".join(sorted(row["sources"])) or "-"
         skipped = f"; {plural(row['lines'], 'broken line')} skipped" if row["lines"] else ""
+        if row.get("records"):
+            skipped += f"; {plural(row['records'], 'unreadable message')} skipped (their sessions kept)"
+        if row.get("empty"):
+            skipped += f"; {plural(row['empty'], 'empty session')} (no reply) left out"
         if row.get("unknown"):
             skipped += "; unknown record types: " + ", ".join(f"{k} {v}" for k, v in sorted(row["unknown"].items()))
         click.echo(f"OK    {label}{' (dataset)' * row['dataset']} ({plural(row['n'], 'transcript')}, {sources}"
                    f"{skipped})")
+    ok += len(merged_files - rows.keys())
     if ok + failed == 0:  # as import: nothing to import is an error (the files skipped are listed above)
         known = f" ({plural(unsupported, 'file')} of known tools compbench does not read)" if unsupported else ""
         raise UsageError(f"no transcript files in {', '.join(paths) or _default()}{known}")
     n = sum(formats.values())
     click.echo(f"{ok} valid, {failed} invalid; {plural(n, 'transcript')}"
-               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, merged, unsupported)}")
+               f"{f' ({by_format(formats)})' if formats else ''}{extras(lines, records, merged, aider, unsupported)}"
+               f"{_empty(empty, 'left out (--keep-empty keeps them)')}")
     if broken:
         click.echo(f"{plural(broken, 'file')} failed on a broken line: --skip-lines (here) or `import --on-error "
                    "skip-lines` skips such lines and keeps the rest of the file")

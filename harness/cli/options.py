@@ -102,10 +102,12 @@ REPLAY: tuple[Callable[[F], F], ...] = (
     click.option("--api-base", help="Endpoint for litellm summarizers (e.g. a local OpenAI-compatible server)."),
     click.option("--api-key", envvar="COMPBENCH_API_KEY", help="API key for litellm summarizers; never stored."),
     click.option("--cache-dir", type=click.Path(file_okay=False), help="Response cache for litellm summarizers."),
+    click.option("--keep-empty", is_flag=True, help="Replay sessions with no reply too (left out by default: "
+                                                    "nothing to replay, they would only dilute the counts)."),
 )
 REPLAY_NAMES = ("summarizer", "model", "context_window", "max_output", "tokenizer", "message_overhead",
                 "token_correction", "system_tokens", "cache_ttl", "price_model", "prices_file", "api_base",
-                "api_key", "cache_dir")
+                "api_key", "cache_dir", "keep_empty")
 
 EXECUTION: tuple[Callable[[F], F], ...] = (
     click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
@@ -219,7 +221,8 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
                    system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
                    price_model=price_model, gold=str(gold) if gold else None,
                    prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
-                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset), select=select)
+                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset), select=select,
+                   keep_empty=bool(r.get("keep_empty")))
 
 
 def configured(specs: tuple[str, ...], config: Config) -> tuple[str, ...]:

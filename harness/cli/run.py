@@ -66,7 +66,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
     from compbench.data.dataset import default_dataset
-    from compbench.data.importing import iter_transcripts
+    from compbench.data.importing import iter_transcripts, replayable
     from compbench.progress import Progress, dataset_total
     from compbench.run.write import recorded, write_run
 
@@ -103,7 +103,9 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         click.echo(f"warning: {msg}", err=True)
 
     with broken_lines(IMPORT_HINT):
-        manifest = write_run(Path(out), spec, path, iter_transcripts(path, warn=warn), execution["workers"],
+        replayed = replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
+                              progress.tick if progress else None)
+        manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                              progress.tick if progress else None, force, resume=resume_dir is not None,
                              executor=execution["executor"], concurrency=execution["concurrency"],
                              ray_address=execution["ray_address"])
@@ -137,7 +139,7 @@ def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[
         "token_correction": spec.token_correction, "cache_ttl": spec.cache_ttl,
         "price_model": spec.price_model, "prices_file": spec.prices,
         "api_base": spec.summarizer_options.get("api_base"), "cache_dir": spec.summarizer_options.get("cache_dir"),
-        "select": spec.select}
+        "select": spec.select, "keep_empty": spec.keep_empty}
     if given & {"sources", "where"}:  # the filter as one: --source and --where together make the run's selection
         given = given | {"select"}
     wanted = dict(params)

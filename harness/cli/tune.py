@@ -79,7 +79,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
 
     from compbench.config import find
     from compbench.data.dataset import default_dataset
-    from compbench.data.importing import iter_transcripts
+    from compbench.data.importing import iter_transcripts, replayable
     from compbench.decide.compare import load_results
     from compbench.decide.headline import PRIMARY
     from compbench.decide.metrics import metric
@@ -109,7 +109,11 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
                f"{path}" + (f", the transcripts where {chosen.text()}" if chosen else ""), err=True)
     progress = Progress(sys.stderr, None if chosen else dataset_total(path))
     with broken_lines(IMPORT_HINT):
-        write_run(Path(out), spec, path, iter_transcripts(path), execution["workers"], progress.tick, force=force,
+        def warn(msg: str) -> None:
+            click.echo(f"warning: {msg}", err=True)
+
+        replayed = replayable(iter_transcripts(path), spec.keep_empty, warn, progress.tick)
+        write_run(Path(out), spec, path, replayed, execution["workers"], progress.tick, force=force,
                   executor=execution["executor"], concurrency=execution["concurrency"],
                   ray_address=execution["ray_address"])
     progress.close()

@@ -27,7 +27,11 @@ from compbench.data.transcript import ToolCall
 WRITE_TOOLS = frozenset({
     "edit", "write", "multiedit", "str_replace", "str_replace_editor", "create", "apply_patch", "patch",
     "write_file", "edit_file", "notebookedit", "replace", "insert", "create_file",
+    # Cline, Roo Code, Kilo Code (their XML-era names too: formats.xml_tools)
+    "write_to_file", "replace_in_file", "apply_diff", "insert_content", "search_and_replace", "search_replace",
+    "append_to_file", "fast_edit_file",
 })
+WHOLE_FILE_WRITES = frozenset({"write", "create", "write_file", "create_file", "write_to_file"})
 
 
 PATH_KEYS = ("file_path", "filePath", "path", "filename", "file", "notebook_path", "target_file")
@@ -86,6 +90,10 @@ def call_paths(call: ToolCall) -> tuple[list[str], bool]:
     """The file paths a tool call touches and whether it writes them."""
     args = call_args(call)
     paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
+    files = args.get("files")  # Roo Code's read_file / apply_diff: a list of {path, ...}
+    if not paths and isinstance(files, list):
+        paths = [v for f in files if isinstance(f, dict) for k in PATH_KEYS[:3] if isinstance(v := f.get(k), str)
+                 and v.strip()]
     patched = [p.strip() for v in args.values() if isinstance(v, str) for p in PATCH_FILE.findall(v)]
     if not patched and "*** " in call.args:  # raw (non-JSON) apply_patch input
         patched = [p.strip() for p in PATCH_FILE.findall(call.args)]
@@ -186,7 +194,7 @@ def touches(call: ToolCall) -> list[Touch]:
     if paths and name in READ_TOOLS:
         return [Touch(path_key(p), "file", "read") for p in paths]
     if paths and writes:
-        verb: Literal["edit", "write"] = "write" if name in {"write", "create", "write_file", "create_file"} else "edit"
+        verb: Literal["edit", "write"] = "write" if name in WHOLE_FILE_WRITES else "edit"
         return [Touch(path_key(p), "file", verb) for p in paths]
     if name in SEARCH_TOOLS:
         args = call_args(call)

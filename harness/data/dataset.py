@@ -70,6 +70,23 @@ def summary_row(t: Transcript, path: str = "") -> dict[str, Any]:
     }
 
 
+# Where a transcript's project is recorded, in order: the log's own (an id, the working directory, a repository),
+# else the project folder the log was found in (Crush's .crush/ and aider's histories live in it)
+PROJECT_KEYS = ("project_id", "cwd", "repository", "project")
+
+
+def project_of(t: Transcript) -> str:
+    """The project a transcript belongs to, "" when neither the log nor its location says."""
+    return next((str(v) for k in PROJECT_KEYS if isinstance(v := t.meta.get(k), str) and v), "")
+
+
+def is_empty(t: Transcript) -> bool:
+    """A session with no reply (no assistant message: a prompt and nothing after it, as Crush stores 1 or 2 of
+    them per abandoned session). A replay has no step to take on it, so it is left out of imports and runs
+    unless asked (``--keep-empty``): counted in "acted on k of n", it would only dilute n."""
+    return not any(m.role == "assistant" for m in t.messages)
+
+
 def fingerprint_of(payloads: Iterable[str]) -> str:
     """sha256 of the transcript JSON texts in order, each followed by a newline.
 

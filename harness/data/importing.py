@@ -1,19 +1,7 @@
-"""``compbench.data.importing`` — The one way paths become transcripts, shared by every command that reads them.
-
-``validate`` used to read files one at a time while ``import`` also checked what only shows across files
-(a transcript id seen twice, a dataset inside a walked folder), so the two disagreed on the same folder.
-Both now consume the events of :func:`collect`, and so do ``inspect``, ``run`` and ``fidelity`` on raw
-files:
-
-* :class:`Imported`: a transcript, with the file it came from;
-* :class:`Skipped`: an unreadable file (``--on-error skip``) or a broken line (``skip-lines``);
-* :class:`Merged`: a session whose whole history another file continues (Claude Code writes a resumed
-  session to a new file that starts with the parent's records): imported once, as the continuation;
-* :class:`Note`: something passed over on purpose, and why;
-* :class:`Unsupported`: a known tool's file a folder walk met that no importer reads (``formats.known``).
-
-``on_error``: ``fail`` raises the first TranscriptError; ``skip`` records an unreadable file and goes on;
-``skip-lines`` also keeps a transcript whose file has broken lines, skipping only those lines.
+"""``compbench.data.importing`` — Transcripts into a dataset, and out of one: ``datasets import`` writes what
+:mod:`compbench.data.reading` collects (atomically, with what was skipped, merged, passed over or left out), and the
+commands that replay stream a dataset's or raw files' transcripts (the sessions with no reply left out unless
+asked). The reading's events and :func:`~compbench.data.reading.collect` are re-exported here.
 """
 
 from __future__ import annotations
@@ -24,7 +12,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from compbench import __version__
 from compbench.data.boilerplate import Scanner, Templates, scan, stamp, stored
@@ -39,255 +27,33 @@ from compbench.data.dataset import (
     SUMMARY_COLUMNS,
     Warn,
     is_dataset,
+    is_empty,
     missing,
     read_meta,
     read_summary,
     read_transcripts,
     summary_row,
 )
+from compbench.data.reading import (  # the reading's vocabulary, where the commands have always found it
+    ON_ERROR,
+    Empty,
+    Event,
+    Imported,
+    Merged,
+    Note,
+    Skipped,
+    Unsupported,
+    collect,
+    describe,
+    relative,
+    transcripts,
+)
 from compbench.data.transcript import Transcript, to_json
-from compbench.errors import TranscriptError, UsageError
+from compbench.errors import UsageError
 
-ON_ERROR = ("fail", "skip", "skip-lines")
-CLAUDE = "claude-code"
-
-
-@dataclass(frozen=True)
-class Imported:
-    transcript: Transcript
-    rel: str  # the file relative to the parent of the argument it was found under
-    file: str
-    dataset: bool = False  # read from a dataset directory (``file`` is the directory)
-
-
-@dataclass(frozen=True)
-class Skipped:
-    error: TranscriptError
-    what: Literal["file", "line"]
-
-
-@dataclass(frozen=True)
-class Merged:
-    id: str
-    into: str
-    file: str
-    messages: int
-
-    def __str__(self) -> str:
-        return (f"{self.file}: session {self.id} ({self.messages} messages) is the history that {self.into} "
-                "resumes; imported once, as part of it")
-
-
-@dataclass(frozen=True)
-class Note:
-    text: str
-
-
-@dataclass(frozen=True)
-class Unsupported:
-    """A file (or folder) of a tool compbench knows but does not read, met in a folder walk: listed, not read."""
-
-    file: str
-    reason: str
-
-
-Event = Imported | Skipped | Merged | Note | Unsupported
-
-
-@dataclass(frozen=True)
-class _Source:
-    kind: Literal["dataset", "file"]
-    path: Path
-    root: Path
-
-
-@dataclass(frozen=True)
-class _Deferred:
-    """A session another file continues, held back until the end: merged if a continuation holds it all."""
-
-    id: str
-    ids: frozenset[str]
-    continues: tuple[str, ...]
-    file: Path
-    rel: str
-
-
-def relative(f: Path, root: Path) -> str:
-    """``f`` relative to the parent of the argument it was found under, so a dataset does not depend on
-    the directory the import ran in (a folder argument keeps its own name as the first component)."""
-    base = root.resolve().parent
-    try:
-        return f.resolve().relative_to(base).as_posix()
-    except ValueError:
-        return f.resolve().as_posix()
-
-
-def _expand(paths: Iterable[str | Path], notes: list[str],
-            unsupported: list[Unsupported]) -> Iterator[_Source | TranscriptError]:
-    """Datasets and transcript files, each once. A dataset inside a walked folder is passed over (it is
-    usually built from the files beside it, which are read) and said in ``notes``."""
-    from compbench.data.formats import iter_files
-
-    seen: set[Path] = set()
-    for arg in map(Path, paths):
-        if is_dataset(arg):
-            if arg.resolve() not in seen:
-                seen.add(arg.resolve())
-                yield _Source("dataset", arg, arg)
-            continue
-        if not arg.exists():
-            yield TranscriptError(arg, None, "an existing file or directory")
-            continue
-        nested: set[Path] = set()
-        for f in iter_files([arg], notes.append, lambda f, why: unsupported.append(Unsupported(str(f), why))):
-            key = f.resolve()
-            if key in seen:
-                continue
-            seen.add(key)
-            if is_dataset(f.parent):
-                if f.parent not in nested and f.parent.resolve() not in seen:  # not when named as well
-                    nested.add(f.parent)
-                    notes.append(f"{f.parent}: a dataset inside {arg}, passed over (name it to import its rows)")
-                continue
-            yield _Source("file", f, arg)
-
-
-def _continued(sources: list[_Source]) -> set[str]:
-    """Sessions that another Claude Code file continues, found before reading anything: such a session's own
-    file must wait until its continuation is read. A cheap scan: the head, then the file's session ids."""
-    from compbench.data.formats.claude_chain import lineage, session_ids
-    from compbench.data.formats.claude_code import sniff
-    from compbench.data.formats.detect import HEAD_BYTES
-
-    named: set[str] = set()
-    for s in sources:
-        if s.kind != "file" or not s.path.name.endswith((".jsonl", ".json")):
-            continue
-        with s.path.open("rb") as f:
-            head = f.read(HEAD_BYTES).decode("utf-8", errors="replace")
-        if sniff(head, None):
-            named.update(lineage(session_ids(s.path))[1])
-    return named
-
-
-@dataclass
-class _Collector:
-    on_error: str
-    fmt: str | None
-    ids: dict[str, str] = field(default_factory=dict)  # transcript id -> where it came from
-    deferred: list[_Deferred] = field(default_factory=list)
-    continuations: list[tuple[str, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
-
-    def fail_or_skip(self, err: TranscriptError, what: Literal["file", "line"] = "file") -> Iterator[Event]:
-        if self.on_error == "fail":
-            raise err
-        yield Skipped(err, what)
-
-    def emit(self, t: Transcript, rel: str, file: str, dataset: bool = False) -> Iterator[Event]:
-        if t.id in self.ids:
-            yield from self.fail_or_skip(TranscriptError(
-                rel, None, f"a transcript id not imported before ({t.id!r} also comes from {self.ids[t.id]})"))
-            return
-        parents = tuple(t.meta.get("continues", ())) if t.source == CLAUDE else ()
-        if parents:
-            self.continuations.append((t.id, parents, frozenset(m.id for m in t.messages)))
-            for p in parents:
-                if p in self.ids:
-                    yield Note(f"{file}: resumes session {p}, already imported from {self.ids[p]}: their shared "
-                               "history is in both")
-        self.ids[t.id] = rel
-        yield Imported(t, rel, file, dataset)
-
-    def read(self, src: _Source, continued: set[str]) -> Iterator[Event]:
-        from compbench.data.formats import read
-
-        rel = relative(src.path, src.root)
-        lines: list[TranscriptError] | None = [] if self.on_error == "skip-lines" else None
-        found = 0
-        try:
-            for t in read(src.path, self.fmt, lines):
-                found += 1
-                if t.source == CLAUDE and t.id in continued and t.id not in self.ids:
-                    self.deferred.append(_Deferred(t.id, frozenset(m.id for m in t.messages),
-                                                   tuple(t.meta.get("continues", ())), src.path, rel))
-                    continue
-                yield from self.emit(t, rel, str(src.path))
-            if not found:
-                yield Note(f"{src.path}: read, but it holds no transcript")
-        except TranscriptError as err:
-            yield from self.fail_or_skip(err)
-        for broken in lines or ():
-            yield Skipped(broken, "line")
-
-    def settle(self) -> Iterator[Event]:
-        """Merge each held-back session into a continuation holding all of its messages; import the others
-        (a continuation that failed, or a fork that went on after being resumed), the end of a chain first."""
-        from compbench.data.formats import read
-
-        pending = list(self.deferred)
-        while pending:
-            covered = [(d, next((c for c in self.continuations if d.id in c[1] and d.ids <= c[2]), None))
-                       for d in pending]
-            if any(c is not None for _, c in covered):
-                for d, c in covered:
-                    if c is not None:
-                        pending.remove(d)
-                        yield Merged(d.id, c[0], str(d.file), len(d.ids))
-                continue
-            d = max(pending, key=lambda d: len(d.continues))
-            pending.remove(d)
-            if any(d.id in c[1] for c in self.continuations):
-                yield Note(f"{d.file}: session {d.id} kept: the file resuming it does not hold all of its messages")
-            for t in read(d.file, self.fmt, [] if self.on_error == "skip-lines" else None):
-                if t.id == d.id:
-                    yield from self.emit(t, d.rel, str(d.file))
-
-
-def collect(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail") -> Iterator[Event]:
-    """Every transcript of ``paths`` (files, folders, datasets; any mix of formats), in order, and what was
-    skipped, merged or passed over on the way."""
-
-    if on_error not in ON_ERROR:
-        raise UsageError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
-    notes: list[str] = []
-    unsupported: list[Unsupported] = []
-    sources = list(_expand(paths, notes, unsupported))
-    c = _Collector(on_error, fmt)
-    for absent in (s for s in sources if isinstance(s, TranscriptError) and on_error == "fail"):
-        raise absent  # before any work
-    yield from (Note(n) for n in notes)
-    yield from unsupported
-    continued = _continued([s for s in sources if isinstance(s, _Source)])
-    for src in sources:
-        if isinstance(src, TranscriptError):
-            yield from c.fail_or_skip(src)
-        elif src.kind == "dataset":
-            rel = relative(src.path, src.root)
-            for t in iter_transcripts(src.path):
-                yield from c.emit(t, rel, str(src.path), dataset=True)
-        else:
-            yield from c.read(src, continued)
-    yield from c.settle()
-
-
-def transcripts(paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                warn: Callable[[str], None] | None = None) -> Iterator[Transcript]:
-    """Just the transcripts of :func:`collect`; everything else goes to ``warn`` as one line."""
-    for ev in collect(paths, fmt, on_error):
-        if isinstance(ev, Imported):
-            yield ev.transcript
-        elif warn is not None:
-            warn(describe(ev))
-
-
-def describe(ev: Skipped | Merged | Note | Unsupported) -> str:
-    if isinstance(ev, Unsupported):
-        return f"skipped {ev.file}: {ev.reason}"
-    if isinstance(ev, Skipped):
-        return f"skipped {'broken line ' if ev.what == 'line' else ''}{ev.error}"
-    if isinstance(ev, Merged):
-        return f"merged {ev}"
-    return ev.text
+__all__ = ["ON_ERROR", "Empty", "Event", "ImportReport", "Imported", "Merged", "Note", "Skipped", "Unsupported",
+           "collect", "describe", "empty_lines", "iter_transcripts", "load_summary", "relative", "replayable",
+           "scan_dataset", "transcripts", "write_dataset"]
 
 
 @dataclass
@@ -299,6 +65,7 @@ class ImportReport:
     merged: list[dict[str, Any]] = field(default_factory=list)  # sessions imported as part of their continuation
     notes: list[str] = field(default_factory=list)
     unsupported: list[dict[str, str]] = field(default_factory=list)  # known tools' files no importer reads
+    empty: list[dict[str, Any]] = field(default_factory=list)  # sessions with no reply, left out
     fingerprint: str = ""
 
 
@@ -313,12 +80,13 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None, on_error: str = "fail",
-                  warn: Warn | None = None, force: bool = False) -> ImportReport:
+                  warn: Warn | None = None, force: bool = False, keep_empty: bool = False,
+                  download: bool = False) -> ImportReport:
     """Import into ``out`` atomically: rows go to a temporary sibling directory renamed into place.
 
     On any error (including Ctrl-C) the temporary directory is removed and ``out`` is untouched. An existing
     dataset is replaced only with ``force``. What was skipped, merged or passed over goes to ``warn`` and into
-    ``dataset.json``.
+    ``dataset.json``; so do the sessions with no reply, left out unless ``keep_empty``.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -347,10 +115,14 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
 
         digest = hashlib.sha256()
         scanner = Scanner()  # the boilerplate scan rides along: a run over the dataset reads it once
-        for ev in collect(paths, fmt, on_error):
+        for ev in collect(paths, fmt, on_error, keep_empty, download):
             if not isinstance(ev, Imported):
+                if isinstance(ev, Empty):
+                    report.empty.append({"id": ev.id, "file": ev.file, "messages": ev.messages})
+                    continue
                 if isinstance(ev, Merged):
-                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file})
+                    report.merged.append({"id": ev.id, "into": ev.into, "file": ev.file,
+                                          **({"via": ev.via} if ev.via else {})})
                 elif isinstance(ev, Note):
                     report.notes.append(ev.text)  # said once the import succeeded: an error stays one line
                     continue
@@ -388,7 +160,8 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 "fingerprint": report.fingerprint, "errors": report.errors,
                 "boilerplate": stored(scanner.templates())}
         meta.update({k: v for k, v in (("skipped_lines", report.skipped_lines), ("merged", report.merged),
-                                        ("notes", report.notes), ("unsupported", report.unsupported)) if v})
+                                        ("notes", report.notes), ("unsupported", report.unsupported),
+                                        ("empty", report.empty)) if v})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _swap(tmp, out)
         if warn is not None:
@@ -396,12 +169,39 @@ def write_dataset(out: Path, paths: Iterable[str | Path], fmt: str | None = None
                 warn(note)
             for u in report.unsupported:
                 warn(f"skipped {u['file']}: {u['reason']}")
+            for line in empty_lines(report.empty):
+                warn(line)
         return report
     except BaseException:
         if writer is not None:
             writer.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def empty_lines(empty: list[dict[str, Any]], verb: str = "left out") -> list[str]:
+    """One line a file for the sessions with no reply it held."""
+    by_file: dict[str, int] = {}
+    for e in empty:
+        by_file[e["file"]] = by_file.get(e["file"], 0) + 1
+    return [f"{verb} {n} empty session{'s' * (n != 1)} (no reply: a prompt and nothing after it) of {f}"
+            for f, n in by_file.items()]
+
+
+def replayable(transcripts: Iterable[Transcript], keep_empty: bool, warn: Warn | None = None,
+               left_out: Callable[[str], None] | None = None) -> Iterator[Transcript]:
+    """The transcripts a run replays: those with no reply are left out unless ``keep_empty`` (each given to
+    ``left_out``, e.g. a progress bar's tick; their count to ``warn`` at the end)."""
+    n = 0
+    for t in transcripts:
+        if not keep_empty and is_empty(t):
+            n += 1
+            if left_out is not None:
+                left_out(t.id)
+            continue
+        yield t
+    if n and warn is not None:
+        warn(f"left out {n} empty session{'s' * (n != 1)} (no reply: nothing to replay); --keep-empty replays them")
 
 
 def _swap(tmp: Path, out: Path) -> None:
@@ -423,6 +223,11 @@ def _swap(tmp: Path, out: Path) -> None:
 def iter_transcripts(path: str | Path, on_error: str = "fail", warn: Warn | None = None) -> Iterator[Transcript]:
     """Stream the transcripts of a dataset directory, or import raw files/folders on the fly (the same
     pipeline as ``datasets import``: ``on_error`` and merges as there, reported through ``warn``)."""
+    from compbench.data import hf
+
+    if hf.is_hf(path):  # a Hugging Face dataset, from the cache (`datasets import --download` fetches it)
+        yield from transcripts([str(path)], None, on_error, warn)
+        return
     p = Path(path)
     if not p.exists():
         raise missing(p)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from compbench.data.boilerplate import Templates, boilerplate_keys
+from compbench.data.dataset import project_of
 from compbench.data.transcript import Transcript
 from compbench.errors import CompbenchError
 from compbench.measure.cache import CacheModel, cache_model_for, ttl_for
@@ -213,8 +214,7 @@ def units(t: Transcript) -> dict[str, str]:
     working directory or project the log records; empty when unknown); and its recorded ``model``."""
     parent = t.meta.get("parent_session")
     session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
-    project = next((str(v) for k in ("project_id", "cwd", "repository", "project")
-                    if isinstance(v := t.meta.get(k), str) and v), "")
+    project = project_of(t)
     # the recorded model (the first a message names when the log has none for the session): `compare --by model`
     model = next((str(v) for v in (t.meta.get("model"), *(m.meta.get("model") for m in t.messages))
                   if isinstance(v, str) and v and v != "<synthetic>"), "")

@@ -46,6 +46,7 @@ class RunSpec:
     boilerplate: dict[str, Any] = field(default_factory=dict)
     # the transcripts replayed: a filter of compbench.data.select ("" every one of the dataset)
     select: str = ""
+    keep_empty: bool = False  # sessions with no reply replayed too (compbench.data.dataset.is_empty)
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
@@ -68,6 +69,7 @@ class RunSpec:
         values.setdefault("token_correction", "none")  # a run from before corrections counted without one
         values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
         values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
+        values.setdefault("keep_empty", True)  # one from before empty sessions were left out replayed them
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 

@@ -82,12 +82,36 @@ def test_import_rejects_an_unknown_format(src: Path, tmp_path: Path, capsys: pyt
     assert not (tmp_path / "ds").exists()
 
 
-TABLE = [  # columns as wide as their widest cell, two spaces apart
-    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp",
-    "t1          compbench     2     1     1     0      0      14       100      100    0",
-    "t2          compbench     2     1     1     0      0      14       100      100    0",
+TABLE = [  # columns as wide as their widest cell, two spaces apart; then what they mean
+    "transcript  format     msgs  user  asst  tool  calls  tokens  last rec  max rec  cmp  project or file",
+    "t1          compbench     2     1     1     0      0      14       100      100    0  -",
+    "t2          compbench     2     1     1     0      0      14       100      100    0  -",
+    "msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
+    "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the log "
+    "records no per-call usage)",
+    "cmp: compactions the log records; project or file: the project the log or its folder names, else the file",
     "2 transcripts, 28 tokens (chars4)",
 ]
+
+
+def test_inspect_names_each_transcripts_project_or_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids were bare UUIDs: the project (recorded, or the folder of a Crush store) or the file says whose."""
+    from stores import crush_db, part
+
+    (tmp_path / "app" / ".crush").mkdir(parents=True)
+    crush_db(tmp_path / "app" / ".crush" / "crush.db", [{"id": "c1", "messages": [
+        {"id": "u", "role": "user", "parts": [part("text", text="hi")]},
+        {"id": "a", "role": "assistant", "parts": [part("text", text="yo")]}]}])
+    (tmp_path / "loose.jsonl").write_text(to_jsonl(Transcript("t9", "compbench", session("t9").messages,
+                                                              {"path": str(tmp_path / "x" / "t9.jsonl")})))
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", "app", "loose.jsonl", "--tokenizer", "chars4")
+    assert code == 0
+    assert [line.split()[-1] for line in stdout.splitlines()[1:3]] == ["app", "x/t9.jsonl"]
+    doc = json.loads(run(capsys, monkeypatch, "inspect", "app", "--format", "json")[1])
+    assert doc["transcripts"][0]["project"] == str(tmp_path / "app")
+    assert doc["transcripts"][0]["file"] == "app/.crush/crush.db"  # as it was named
 
 
 def test_inspect_table_same_for_raw_files_and_dataset(src: Path, tmp_path: Path,
@@ -161,7 +185,7 @@ def test_validate_reports_each_file(src: Path, tmp_path: Path, capsys: pytest.Ca
         f"OK    {src / 'a.jsonl'} (2 transcripts, compbench)",
         f"FAIL  {bad}:2: a JSON object (Expecting property name enclosed in double quotes at column 2)",
         f"OK    {tmp_path / 'ds'} (dataset) (1 transcript, compbench)",
-        f"FAIL  {tmp_path / 'nope'}: an existing file or directory",
+        f"FAIL  {tmp_path / 'nope'}: no such file or directory",
         "2 valid, 2 invalid; 3 transcripts (compbench 3)",
         "1 file failed on a broken line: --skip-lines (here) or `import --on-error skip-lines` skips such lines and "
         "keeps the rest of the file",
@@ -201,7 +225,7 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     code, stdout, _ = run(capsys, monkeypatch, "inspect", transcripts_dir / "pi", "--calibrate")
     lines = stdout.splitlines()
     assert lines[1].split() == ["ffae836b-9420-4060-ac13-7745215f90ff", "pi", "990", "58", "484", "448", "454",
-                                "398,787", "167,988", "184,915", "2"]
+                                "398,787", "167,988", "184,915", "2", "/Users/badlogic/workspaces/pi-mono"]
     assert "o200k_base    pi                      1    171    30,122        4.6%     18.8%" in lines
     # pi ran Claude: its counts corrected (by the shipped correction), the error falls below the goal's 3%
     from compbench.measure.token_correction import family_correction
@@ -210,3 +234,14 @@ def test_real_files_of_every_present_format(transcripts_dir: Path, capsys: pytes
     row = next(x for x in lines if x.startswith(f"pi              claude   {label}"))
     raw_median, raw_p90, median, _ = (float(c.rstrip("%")) for c in row.split()[-4:])
     assert (raw_median, raw_p90) == (4.6, 18.8) and median < 3.0
+
+
+def test_a_path_that_does_not_exist_is_said_as_such_when_skipped(src: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "skipped …: an existing file or directory", which reads as the opposite of what happened."""
+    code, _, err = run(capsys, monkeypatch, "import", src, tmp_path / "nope", "--out", tmp_path / "ds",
+                       "--on-error", "skip")
+    assert code == 0 and err == f"warning: skipped {tmp_path / 'nope'}: no such file or directory\n"
+    code, _, err = run(capsys, monkeypatch, "import", tmp_path / "nope", "--out", tmp_path / "ds2")
+    assert (code, err) == (2, f"error: {tmp_path / 'nope'}: no such file or directory\n")

@@ -285,3 +285,32 @@ def test_calibrated_overhead_is_what_system_tokens_auto_uses() -> None:
     assert "--system-tokens auto" in text and "30,122" in text and "1.011" in text and "! s: poor" in text
     run_help = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
     assert "[default: auto]" in run_help and "--calibrate" in run_help
+
+
+# --- empty sessions: left out of a run unless asked, and said ----------------------------------------------
+
+def test_a_run_leaves_out_sessions_with_no_reply_unless_asked_and_resume_keeps_the_choice(tmp_path: Path) -> None:
+    from compbench.data.formats.native import write
+    from compbench.data.transcript import Message, Text
+
+    synth = list(generate(3, seed=5, turns=6))
+    empty = [Transcript(f"empty-{k}", "compbench", (Message(f"u{k}", "user", (Text("hello?"),)),)) for k in range(2)]
+    raw = tmp_path / "mixed.jsonl"
+    write([synth[0], *empty, *synth[1:]], raw)
+    base = ["run", str(raw), "--strategy", "none", "--tokenizer", "chars4", "--context-window", "4000", "--quiet"]
+    left = subprocess.run([*CLI, *base, "--out", str(tmp_path / "left")], capture_output=True, text=True, timeout=300)
+    assert left.returncode == 0, left.stderr
+    assert "warning: left out 2 empty sessions (no reply: nothing to replay); --keep-empty replays them" in left.stderr
+    assert sorted(pd.read_parquet(tmp_path / "left" / "results.parquet")["transcript_id"]) == sorted(
+        t.id for t in synth)
+    assert json.loads((tmp_path / "left" / "manifest.json").read_text())["spec"]["keep_empty"] is False
+    kept = subprocess.run([*CLI, *base, "--out", str(tmp_path / "kept"), "--keep-empty"], capture_output=True,
+                          text=True, timeout=300)
+    assert kept.returncode == 0 and "left out" not in kept.stderr
+    assert len(pd.read_parquet(tmp_path / "kept" / "results.parquet")) == 5
+    from compbench.cli.run import _check_resume
+    from compbench.run.spec import RunSpec
+
+    with pytest.raises(UsageError, match="--keep-empty False in the run, True given"):  # a resume keeps the choice
+        _check_resume("left", RunSpec(strategies=("none",)), str(raw), {"keep_empty"}, {"keep_empty": True})
+    assert RunSpec.from_manifest({"strategies": ["none"]}).keep_empty  # a run from before replayed them

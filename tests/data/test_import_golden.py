@@ -1,4 +1,5 @@
-"""Every real file imports exactly as it did when the golden was written: one sha256 per transcript.
+"""Every real file in ../shared (transcripts, real-compactions, real-logs) imports exactly as it did when the golden
+was written: one sha256 per transcript.
 
 Importers grow new shapes; the transcripts of the shapes they already read must not move (the bundled
 dataset, fidelity figures and gold facts rest on them). The hash covers the whole transcript as compbench
@@ -25,7 +26,7 @@ from compbench.data.formats import iter_files, read
 from compbench.data.transcript import to_json
 
 GOLDEN = helpers.GOLDEN / "real_imports.json"
-FOLDERS = ("transcripts", "real-compactions")
+FOLDERS = ("transcripts", "real-compactions", "real-logs")
 
 
 def _hashes() -> dict[str, str]:

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from compbench.data import importing
-from compbench.data.importing import Imported, Merged, Note, collect
+from compbench.data.dataset import read_meta
+from compbench.data.importing import Imported, Merged, Note, collect, iter_transcripts
+from compbench.data.transcript import Transcript
 from helpers import FIXTURES, main_cli, one_line_error, opencode_db
 
 SHAPES = FIXTURES / "shapes"
@@ -203,7 +205,7 @@ def test_claude_projects_codex_sessions_an_opencode_store_and_copilot_sessions_i
     store = opencode_store(tmp_path / "opencode")
     state = copilot_state(tmp_path / "copilot" / "session-state")
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", projects, sessions, store, state,
-                              "--out", tmp_path / "ds")
+                              "--out", tmp_path / "ds", "--keep-empty")  # the store's one session has no reply
     assert code == 0, err
     assert out.startswith("imported 5 transcripts (claude-code 2, codex 1, copilot 1, opencode 1); 0 errors skipped; "
                           "1 resumed session merged into its continuation;")
@@ -257,11 +259,21 @@ def test_crush_aider_and_goose_folders_import_in_one_command_and_validate_agrees
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", project, goose.parent, "--out",
                               tmp_path / "ds")
     assert code == 0, err
-    assert out.startswith("imported 6 transcripts (aider 3, crush 2, goose 1); 0 errors skipped;")
+    # Crush's c2 and Goose's session hold no reply: left out, and said
+    assert out.startswith("imported 4 transcripts (aider 3, crush 1); 0 errors skipped; 2 empty sessions (no reply) "
+                          "left out (--keep-empty imports them);")
     assert f"warning: {project / '.crush'}: Crush's data folder: read its crush.db, not the 1 other file" in err
     assert f"warning: {goose}: Goose's session store: read its sessions.db, not the 1 other file" in err
+    assert (f"warning: left out 1 empty session (no reply: a prompt and nothing after it) of "
+            f"{project / '.crush' / 'crush.db'}") in err
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", project, goose.parent)
+    assert code == 0 and out.splitlines()[-1] == ("4 valid, 0 invalid; 4 transcripts (aider 3, crush 1); 2 empty "
+                                                  "sessions (no reply) left out (--keep-empty keeps them)")
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", project, goose.parent, "--keep-empty")
     assert code == 0 and out.splitlines()[-1] == "4 valid, 0 invalid; 6 transcripts (aider 3, crush 2, goose 1)"
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "import", project, goose.parent, "--out",
+                            tmp_path / "all", "--keep-empty")
+    assert code == 0 and out.startswith("imported 6 transcripts (aider 3, crush 2, goose 1); 0 errors skipped;")
 
 
 @pytest.mark.parametrize(("name", "content", "expected"), [
@@ -286,3 +298,78 @@ def test_a_misfit_log_is_refused_with_one_line(tmp_path: Path, capsys: pytest.Ca
     code, _, err = main_cli(capsys, monkeypatch, "datasets", "import", f, "--out", tmp_path / "ds")
     assert one_line_error(code, err) == f"{f.parent}/{expected}"
     assert not (tmp_path / "ds").exists()
+
+
+def _session(sid: str, *roles: str) -> Transcript:
+    from compbench.data.transcript import Message, Text
+
+    return Transcript(sid, "compbench",
+                      tuple(Message(f"{sid}{k}", r, (Text(f"{r} {k}"),)) for k, r in enumerate(roles)))
+
+
+@pytest.mark.parametrize(("roles", "empty"), [((), True), (("user",), True), (("user", "user"), True),
+                                              (("system", "user", "tool"), True), (("user", "assistant"), False),
+                                              (("assistant",), False)])
+def test_a_session_is_empty_when_it_holds_no_reply(roles: tuple[str, ...], empty: bool) -> None:
+    from compbench.data.dataset import is_empty
+
+    assert is_empty(_session("s", *roles)) is empty
+
+
+def test_empty_sessions_are_left_out_of_an_import_and_a_replay_unless_kept(tmp_path: Path) -> None:
+    """A Crush store held 27 sessions of 41 with one or two messages and no reply; counted as transcripts they
+    diluted "acted k of n". Now they are left out, in one line a file, and in the dataset's manifest."""
+    from stores import crush_db, part
+
+    from compbench.data.importing import replayable, write_dataset
+
+    def msg(mid: str, role: str) -> dict[str, object]:
+        return {"id": mid, "role": role, "parts": [part("text", text=f"{role} text")]}
+
+    db = crush_db(tmp_path / "crush.db", [
+        {"id": "s1", "messages": [msg("u1", "user"), msg("a1", "assistant")]},
+        {"id": "e1", "messages": [msg("u2", "user")]},
+        {"id": "e2", "messages": [msg("u3", "user"), msg("u4", "user")]},
+        {"id": "s2", "messages": [msg("u5", "user"), msg("a5", "assistant")]}])
+    said: list[str] = []
+    r = write_dataset(tmp_path / "ds", [db], warn=said.append)
+    assert (r.transcripts, [e["id"] for e in r.empty]) == (2, ["e1", "e2"])
+    assert said == [f"left out 2 empty sessions (no reply: a prompt and nothing after it) of {db}"]
+    assert [e["messages"] for e in read_meta(tmp_path / "ds")["empty"]] == [1, 2]
+    kept = write_dataset(tmp_path / "all", [db], keep_empty=True)
+    assert (kept.transcripts, kept.empty) == (4, [])
+    ticks: list[str] = []
+    said.clear()
+    replayed = [t.id for t in replayable(iter_transcripts(tmp_path / "all"), False, said.append, ticks.append)]
+    assert (replayed, ticks) == (["s1", "s2"], ["e1", "e2"])
+    assert said == ["left out 2 empty sessions (no reply: nothing to replay); --keep-empty replays them"]
+    assert [t.id for t in replayable(iter_transcripts(tmp_path / "all"), True)] == ["s1", "e1", "e2", "s2"]
+
+
+def test_the_project_of_crush_and_aider_logs_is_the_folder_they_are_in(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compare --by project` put them under "(not recorded)": Crush's store and aider's histories record no
+    working directory, but they live in the project (.crush/crush.db, .aider.chat.history.md)."""
+    from aider_logs import HISTORY
+    from stores import crush_db, part
+
+    from compbench.data.dataset import project_of
+    from compbench.run.engine import units
+
+    app = tmp_path / "app"
+    (app / ".crush").mkdir(parents=True)
+    crush_db(app / ".crush" / "crush.db", [
+        {"id": "c1", "messages": [{"id": "u", "role": "user", "parts": [part("text", text="hi")]},
+                                  {"id": "a", "role": "assistant", "parts": [part("text", text="yo")]}]}])
+    (app / ".aider.chat.history.md").write_text(HISTORY)
+    elsewhere = crush_db(tmp_path / "copy-of-crush.db", [{"id": "c9", "messages": []}])
+    ts = {t.id: t for t in importing.transcripts([app, elsewhere])}
+    assert {project_of(t) for k, t in ts.items() if k != "c9"} == {str(app)}
+    assert project_of(ts["c9"]) == ""  # a store copied elsewhere: its project is not known
+    assert units(ts["c1"])["project"] == str(app)
+    code, out, _ = main_cli(capsys, monkeypatch, "run", app, "--strategy", "none", "--tokenizer", "chars4",
+                            "--context-window", "4000", "--quiet", "--out", tmp_path / "run")
+    assert code == 0
+    code, out, _ = main_cli(capsys, monkeypatch, "compare", tmp_path / "run", "--by", "project")
+    assert code == 0 and f"project {app}" in out and "(not recorded)" not in out

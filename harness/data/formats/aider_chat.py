@@ -16,7 +16,8 @@ aider's history (the transcript notes where); the system prompt, the repo map an
 aider re-sends with every request, are never in this file (the ``--llm-history-file`` log has them:
 ``aider_llm``). Console output is kept in the meta of the message it follows (``aider_output``); the files a
 reply edited ("Applied edit to …") in its ``edited_files``, which is what aider's history summary waits
-for. The header's lines give the version, the main and weak models and the edit format. aider's history
+for. The header's lines give the version, the main and weak models and the edit format; the project is the
+folder holding the file (aider writes it in the git repository's root: ``meta["project"]``). aider's history
 summaries leave no trace here but, with ``--verbose``, "Starting to summarize chat history." (noted in the
 meta of the reply before it): no summary text, so no recorded compaction.
 """
@@ -88,7 +89,8 @@ class _Reader:
     def __init__(self, path: Path, run: _Run) -> None:
         self.path, self.run = path, run
         self.messages: list[Message] = []
-        self.meta: dict[str, Any] = {"path": str(path), "started_at": run.started.replace(" ", "T")}
+        self.meta: dict[str, Any] = {"path": str(path), "started_at": run.started.replace(" ", "T"),
+                                     "project": str(path.resolve().parent)}  # aider writes it in the repo's root
         self.warnings: list[str] = []
         self.commands: dict[str, int] = {}
 

@@ -26,6 +26,8 @@ out: each reply's meta has how many characters of them its request carried (``ai
 * **Restarts.** A request sharing no history with the ones before and holding no summary began anew
   (``/clear``, or a new aider run appending to the same file): a new transcript.
 
+The project is the folder holding the log (``meta["project"]``, as for the chat history beside it).
+
 Messages aider inserts without a model call ("Ok." after a saved-edit note or an added command output) are
 assistant messages marked ``meta["aider_inserted"]``.
 """
@@ -255,7 +257,7 @@ class _Builder:
         body = "\n".join(f"{m.role}:{m.text}" for m in self.messages)
         digest = hashlib.sha256(body.encode()).hexdigest()[:10]
         stamp = self.first.time.replace("-", "").replace(":", "")[:15]
-        meta = {"path": str(self.path), "started_at": self.first.time,
+        meta = {"path": str(self.path), "started_at": self.first.time, "project": str(self.path.resolve().parent),
                 "usage": "not logged: aider's LLM history records the requests and replies only"}
         return Transcript(f"aider-llm-{stamp}-{digest}", "aider", tuple(self.messages), meta,
                           tuple(self.compactions), tuple(self.warnings))

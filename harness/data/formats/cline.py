@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from compbench.data.formats import cline_api, cline_ui
+from compbench.data.formats import cline_api, cline_ui, xml_tools
 from compbench.data.formats.cline_api import Converted
 from compbench.data.formats.cline_events import assemble, find
 from compbench.data.formats.cline_ui import Ui
@@ -132,12 +132,17 @@ def _model(conv: Converted, ui: Ui | None, metadata: Any) -> str:
 
 def _transcript(path: Path, doc: list[Any]) -> Transcript:
     warnings: list[str] = []
+    doc, xml = xml_tools.to_native(doc)
+    if xml.calls or xml.results:
+        warnings.append(xml_tools.describe(xml))
     conv = cline_api.convert(doc)
     raw_ui = _load_beside(path, UI_FILE, cline_ui.fits, warnings)
     metadata = _load_beside(path, METADATA_FILE, None, warnings)
     ui = cline_ui.parse(raw_ui) if raw_ui is not None else None
     tool, evidence = cline_ui.tool_of(ui, doc, str(path.resolve().parent))
     meta: dict[str, Any] = {"path": str(path), "tool_evidence": evidence, "ui_messages": ui is not None}
+    if xml.calls or xml.results:
+        meta["tool_protocol"] = "xml"
     asked: dict[int, int] = {}
     if ui is not None:
         asked, how = _join(conv, doc, ui)

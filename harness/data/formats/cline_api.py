@@ -12,7 +12,9 @@ cb836567180a (``src/core/task-persistence/apiMessages.ts`` ``ApiMessage``: ``ts`
 Each API message ``i`` becomes one compbench message ``api-<i>`` (an assistant's blocks, a user's text), a
 user message's tool results each a ``tool`` message ``api-<i>:<k>`` before its text, as Claude Code's are.
 A standalone reasoning item is the next assistant message's reasoning. XML-era tool calls (``<read_file>``
-in the assistant's text, ``[read_file for 'x'] Result:`` in the user's) stay text: that is what the model saw.
+in the assistant's text, ``[read_file for 'x'] Result:`` in the user's) are made blocks first
+(:mod:`.xml_tools`), so they are tool calls and results here too; such an assistant message's meta says
+``tool_protocol: "xml"``.
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ def convert(doc: Sequence[Any]) -> Converted:
                 if isinstance(content, list):
                     images = [_media(x) for x in content if isinstance(x, dict) and x.get("type") == "image"]
                     content = [x for x in content if not (isinstance(x, dict) and x.get("type") == "image")]
-                res = ToolResult(cid, calls.get(cid, ""), as_text(content), b.get("is_error") is True, orphan)
+                name = calls.get(cid) or (b["name"] if isinstance(b.get("name"), str) else "")  # xml_tools names it
+                res = ToolResult(cid, name, as_text(content), b.get("is_error") is True, orphan)
                 add(i, Message(f"api-{i}:{results}" if results or len(blocks) > 1 else f"api-{i}", "tool",
                                (res, *images), None, dict(meta)))
                 results += 1
@@ -190,4 +193,6 @@ def _meta(raw: Mapping[str, Any]) -> dict[str, Any]:
         meta["is_summary"] = True
     if raw.get("isTruncationMarker") is True:
         meta["is_truncation_marker"] = True
+    if raw.get("xmlToolCalls") is True:  # set by xml_tools.to_native: its calls were XML in the text
+        meta["tool_protocol"] = "xml"
     return meta

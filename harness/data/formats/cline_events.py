@@ -144,7 +144,7 @@ def _cline_calls(b: _Builder) -> dict[int, int]:
         ctx = _call(m, "condense")
         if ctx is not None and CONDENSE_ACCEPTED in _text_of(b.conv, j + 1):
             seen[j] = j + 1
-            native = any(isinstance(p, ToolCall) for p in m.parts)
+            native = any(isinstance(p, ToolCall) for p in m.parts) and m.meta.get("tool_protocol") != "xml"
             end = j - 2 if native else j - 1  # "lastTwo" after the call was stored, else "none" before it
             b.add(j + 1, RecordedCompaction(
                 index=0, tool="cline", trigger="manual", summary=ctx,
@@ -236,6 +236,8 @@ def _hidden_at(doc: Sequence[Any], mk: int, summaries: list[int], markers: list[
 
 
 def _move(order: list[int], item: int, after: int) -> None:
+    if item == after:  # a summary with nothing after it (an export cut there): it stays where it is
+        return
     order.remove(item)
     order.insert(order.index(after) + 1, item)
 

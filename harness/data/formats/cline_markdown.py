@@ -5,8 +5,9 @@ Writer followed: RooCodeInc/Roo-Code cb836567180a ``src/integrations/misc/export
 each stored API message as ``**User:**`` / ``**Assistant:**``, a blank line, its blocks joined by newlines, a
 blank line; messages joined by ``---``; ``formatContentBlockToMarkdown``: ``[Tool Use: NAME]`` then
 ``Key: value`` lines, ``[Tool]`` / ``[Tool (Error)]`` then the output, ``[Image]``, ``[Reasoning]``), the same in
-Kilo-Org/kilocode-legacy 56b73d3bdad4 and in Cline before the export was removed. XML-era tool calls are the
-model's text and stay text.
+Kilo-Org/kilocode-legacy 56b73d3bdad4 and in Cline before the export was removed. An export of the XML era
+(no ``[Tool Use: …]`` marker: the calls are XML in the assistant's text, ``[name …] Result:`` in the user's) has
+its calls and results read by :mod:`.xml_tools`.
 
 A file is this format only when it fits as a whole: it starts with a ``**User:**`` turn and every turn after a
 separator starts with a turn header. The turns become API messages and are read as a task's API history
@@ -19,9 +20,11 @@ separator starts with a turn header. The turns become API messages and are read 
   turn (the export of ``[first, summary, ...kept]``), or right after another assistant turn (the summary
   inserted before the kept messages; the first message kept, as from 3dfa5269).
 
-No token usage, no timestamps. Which tool: a Cline mode line (``ACT MODE`` / ``PLAN MODE``) says Cline, a
-``<slug>`` mode says the Roo Code family; Kilo Code's exports are told from Roo Code's by the file name only
-(``kilo_code_task_``), said in ``meta["tool_evidence"]``.
+No token usage, no timestamps. Which tool (:func:`tool_of`, said in ``meta["tool_evidence"]``): a Cline mode line
+(``ACT MODE`` / ``PLAN MODE``) says Cline, a ``<slug>`` mode the Roo Code family; within it Kilo Code (and its
+forks) by the file name (``kilo_code_task_``), a tool only Kilo Code has (``new_rule``, ``report_bug``,
+``condense``, ``delete_file``, ``fast_edit_file``) or its ``.kilocode/`` project folder or name in the text. A
+fork's export, named by the fork (``code_assistant_task_…``), keeps that name in ``meta["fork"]``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from compbench.data.formats import cline_api
+from compbench.data.formats import cline_api, xml_tools
 from compbench.data.formats.cline_events import ROO_HEADING, assemble, find
 from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
@@ -130,12 +133,42 @@ def messages(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return out
 
 
-def tool_of(text: str, path: Path) -> tuple[str, str]:
+# Evidence of the Kilo Code family in an export whose file name is a fork's: its own tools, its project folder
+_KILO_TEXT = re.compile(r"(?:^|[\s/'\"(])\.kilocode/|\bKilo ?Code\b", re.M)
+_ROO_TEXT = re.compile(r"(?:^|[\s/'\"(])\.roo/", re.M)
+
+
+OWN_EXPORTS = ("roo_task_", "kilo_code_task_", "cline_task_")  # the file names the three tools give an export
+
+
+def _fork(path: Path) -> str:
+    """The name a fork gave its export (``code_assistant`` of ``code_assistant_task_<date>.md``), when it is not
+    one of the three tools' own; "" otherwise."""
+    name = path.name
+    if name.startswith(OWN_EXPORTS) or "_task_" not in name:
+        return ""
+    return name.split("_task_", 1)[0]
+
+
+def tool_of(text: str, path: Path, called: dict[str, int] | None = None) -> tuple[str, str]:
+    """Which tool of the family wrote the export, and the evidence: Cline's mode line; Kilo Code's file name, its
+    own tools (called, or answered), its ``.kilocode/`` project folder or its name in the text; else Roo Code's
+    (its ``<slug>`` mode section, which Kilo Code writes too). A fork is named by the family it forked."""
     if re.search(r"# Current Mode\n(?:ACT|PLAN) MODE", text):
         return "cline", "Cline's mode line in the environment details"
     if "kilo_code_task_" in path.name:
         return "kilo-code", "the export's file name (kilo_code_task_); its content is Roo Code's"
-    if re.search(r"# Current Mode\n<slug>", text):
+    kilo_tools = sorted((set(called or {}) | xml_tools.result_names([text])) & xml_tools.KILO_ONLY
+                        - xml_tools.ROO_TOOLS)
+    roo_named = bool(re.search(r"# Current Mode\n<slug>", text))
+    if kilo_tools and roo_named:
+        return "kilo-code", f"Kilo Code's own tool{'s' * (len(kilo_tools) != 1)} ({', '.join(kilo_tools)}) in a " \
+                            "Roo Code-family export: a Kilo Code fork"
+    found = _KILO_TEXT.search(text)
+    if found and roo_named and not _ROO_TEXT.search(text):
+        return "kilo-code", (f"Kilo Code's {found.group(0).strip(chr(39) + chr(34) + '(/ ')} in a Roo Code-family "
+                             "export: a Kilo Code fork")
+    if roo_named:
         return "roo-code", "Roo Code's mode section (<slug>) in the environment details (Kilo Code writes the same)"
     return "roo-code", "no tool-specific text: the Roo Code family assumed"
 
@@ -153,14 +186,21 @@ def read(path: Path) -> Iterator[Transcript]:
     if not pairs:
         raise TranscriptError(path, 1, "a task export: **User:** / **Assistant:** turns separated by '---', "
                                        "the first a **User:** turn")
-    doc = messages(pairs)
+    doc, xml = xml_tools.to_native(messages(pairs))
     conv = cline_api.convert(doc)
-    tool, evidence = tool_of(_normalized(text), path)
+    tool, evidence = tool_of(_normalized(text), path, xml.names)
     found = find(doc, conv, None, tool, {})
     msgs, records = assemble(conv, found)
     records = [replace(rc, meta={**rc.meta, "from": "markdown export (no usage, no timestamps)"}) for rc in records]
     meta: dict[str, Any] = {"path": str(path), "tool_evidence": evidence, "turns": len(pairs)}
+    fork = _fork(path)
+    if fork:
+        meta["fork"] = fork
+    warnings = list(found.warnings)
+    if xml.calls or xml.results:
+        meta["tool_protocol"] = "xml"
+        warnings.insert(0, xml_tools.describe(xml))
     model = re.search(r"<model>([^<\n]{1,200})</model>", text)
     if model:
         meta["model"] = model.group(1).strip()
-    yield Transcript(path.stem, tool, tuple(msgs), meta, tuple(records), tuple(found.warnings))
+    yield Transcript(path.stem, tool, tuple(msgs), meta, tuple(records), tuple(warnings))

@@ -28,8 +28,25 @@ sent), ``internal/agent/agent.go`` (``Summarize``, ``getSessionMessages``, ``upd
   are kept in ``meta["session_usage"]``, never as a message's usage, and ``meta["usage"]`` says so: no
   figure downstream (calibration, fidelity triggers, cache checks) takes them for a call's.
 
-Sessions come in creation order; sub-agent sessions (``parent_session_id``) are their own transcripts. The
-store is opened read-only (:mod:`compbench.data.formats.sqlite_store`).
+* **Streamed tool calls split into parts.** Between migrations 20250627 and 20250810 (charmbracelet/crush
+  3280b4a85, ``internal/llm/provider/openai.go`` ``stream``) a provider that sent a call's later chunks under
+  a new index made Crush start a new ``tool_call`` part for them: a string ``id`` (a fresh UUID), an empty
+  ``name`` and the rest of the arguments; its agent answered it "Tool not found: ". Crush's own fix
+  (0c8e111af, ``toolCalls``) joins the chunks and drops the nameless entry, as its reader drops a result whose
+  call it does not hold (``filterOrphanedToolResults``): so here a nameless part whose call before it in the
+  message holds arguments that do not parse yet is joined to that call, and its "Tool not found" result is
+  dropped (both said in the warnings). A nameless call with no unfinished call before it is kept as Crush
+  sent it (an empty name, said).
+* **A message that cannot be read** (parts that are no JSON list, a part of no known form, a tool call with no
+  id, a result with no call id, a binary part that is not base64) fails the store in one line naming the
+  session, the message, what was expected and what was found; under ``--on-error skip-lines`` that message
+  alone is skipped, its session kept and the skip said (in the session's warnings and as a skipped record).
+
+Sessions come in creation order; sub-agent sessions (``parent_session_id``) are their own transcripts; the
+project is the folder holding the store's ``.crush/`` (``meta["project"]``: the store records no working
+directory). The
+store is read writing nothing beside it (:mod:`compbench.data.formats.sqlite_store`: a live ``-wal`` through a
+private copy).
 """
 
 from __future__ import annotations
@@ -45,6 +62,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compbench.data.formats.jsonio import SKIPPED_LINES
 from compbench.data.formats.sqlite_store import Schema, has, read_store
 from compbench.data.transcript import (
     Media,
@@ -126,15 +144,38 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
+def _found(value: Any, clip: int = 120) -> str:
+    """What was found, as compact JSON clipped for one line."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= clip else text[: clip - 1] + "…"
+
+
+def _parses(args: str) -> bool:
+    try:
+        json.loads(args)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 class _Session:
     """One session's rows turned into a transcript; errors name the session and the message."""
 
     def __init__(self, path: Path, sid: str, info: dict[str, Any], marked: bool) -> None:
         self.path, self.sid, self.info, self.marked = path, sid, info, marked
         self.skipped: Counter[str] = Counter()
+        self.joined: dict[str, str] = {}  # a nameless streamed part's id -> the call it was joined to
+        self.dropped: list[str] = []  # results of joined parts, dropped
+        self.nameless: list[str] = []  # calls kept with an empty name
 
-    def fail(self, mid: str, expected: str) -> TranscriptError:
-        return TranscriptError(self.path, None, f"session {self.sid}, message {mid}: {expected}")
+    def fail(self, mid: str, expected: str, found: Any) -> TranscriptError:
+        """A message that cannot be read; ``--on-error skip-lines`` skips it (``broken_line``: the CLI says so)."""
+        err = TranscriptError(self.path, None, f"session {self.sid}, message {mid}: {expected}; found {_found(found)}")
+        err.broken_line = True
+        return err
 
     def parts(self, mid: str, raw: Any) -> list[tuple[str, dict[str, Any]]]:
         try:
@@ -142,11 +183,11 @@ class _Session:
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, list):
-            raise self.fail(mid, "a JSON list of parts in the 'parts' column")
+            raise self.fail(mid, "a JSON list of parts in the 'parts' column", raw)
         out = []
-        for p in value:
+        for k, p in enumerate(value, 1):
             if not isinstance(p, dict) or not isinstance(p.get("type"), str) or not isinstance(p.get("data", {}), dict):
-                raise self.fail(mid, "parts of the form {\"type\": string, \"data\": object}")
+                raise self.fail(mid, f"parts of the form {{\"type\": string, \"data\": object}} (part {k})", p)
             out.append((p["type"], p.get("data") or {}))
         return out
 
@@ -158,42 +199,27 @@ class _Session:
         providers: Counter[str] = Counter()
         current = _str(self.info.get("summary_message_id"))
         pending: int | None = None  # the compaction whose summary was just read: a requeue may follow
+        sink = SKIPPED_LINES.get()  # --on-error skip-lines: an unreadable message is skipped, its session kept
         for r in rows:
             mid = r["id"]
             if not isinstance(mid, str) or not mid:
-                raise TranscriptError(self.path, None, f"session {self.sid}: a message id (text) in every row")
-            parts = self.parts(mid, r["parts"])
-            meta: dict[str, Any] = {}
-            stamp = _stamp(r["created_at"])
-            if stamp:
-                meta["timestamp"] = stamp
-            finish = next((d for t, d in parts if t == "finish"), None)
-            if finish is not None and isinstance(finish.get("reason"), str):
-                meta["finish"] = finish["reason"]
-            role = r["role"]
-            if role == "user":
-                msg = Message(mid, "user", self.user(mid, parts), None, meta)
-                if pending is not None and msg.text.startswith(REQUEUE_PREFIX):
-                    msg = Message(mid, "user", msg.parts, None, {**meta, "compaction": "continue"})
-                    compactions[pending] = _requeued(compactions[pending], len(messages) + 1)
-            elif role == "assistant":
-                for key, counter in (("model", models), ("provider", providers)):
-                    if _str(r.get(key)):
-                        meta[key] = r[key]
-                        counter[r[key]] += 1
-                summary = bool(r.get("is_summary_message")) or (not self.marked and mid == current)
-                failed = summary and meta.get("finish") == "error"
-                if failed:
-                    notes.append(f"summary message {mid} failed ({_str(finish.get('message') if finish else '')}): "
-                                 "not a compaction, sent on as an assistant message as Crush does")
-                    meta["failed_summary"] = True
-                elif summary:
-                    meta["compaction"] = "summary"
-                msg = Message(mid, "assistant", self.assistant(mid, parts), None, meta)
-            elif role == "tool":
-                msg = Message(mid, "tool", self.tool(mid, parts), None, meta)
-            else:
-                self.skipped[f"role:{role}"] += 1
+                err = TranscriptError(self.path, None, f"session {self.sid}: a message id (text) in every row; "
+                                                       f"found {_found(mid)}")
+                err.broken_line = True
+                if sink is None:
+                    raise err
+                sink.append(err)
+                notes.append(f"skipped a message: {err.expected}")
+                continue
+            try:
+                msg = self.message(r, mid, messages, compactions, pending, notes, models, providers, current)
+            except TranscriptError as err:
+                if sink is None:
+                    raise
+                sink.append(err)
+                notes.append(f"skipped message {mid}: {err.expected.split(': ', 1)[-1]}")
+                continue
+            if msg is None:
                 continue
             pending = None
             messages.append(msg)
@@ -202,6 +228,7 @@ class _Session:
                     index=len(messages), tool="crush", trigger="unknown", summary=msg.text, summary_id=mid,
                     meta={"summary_message": mid, "requeued": False, "current": mid == current}))
                 pending = len(compactions) - 1
+        notes += self.stream_notes()
         if not self.marked and current and not any(c.summary_id == current for c in compactions):
             notes.append(f"summary_message_id {current} names no message of the session")
         if not self.marked:
@@ -214,9 +241,66 @@ class _Session:
         return Transcript(self.sid, "crush", tuple(messages), self.meta(models, providers, migration),
                           tuple(compactions), tuple(notes))
 
+    def message(self, r: dict[str, Any], mid: str, messages: list[Message], compactions: list[RecordedCompaction],
+                pending: int | None, notes: list[str], models: Counter[str], providers: Counter[str],
+                current: str) -> Message | None:
+        """One row as the message Crush sends (None for a role Crush sends no message of); a requeue after a
+        summary marks that compaction automatic."""
+        parts = self.parts(mid, r["parts"])
+        meta: dict[str, Any] = {}
+        stamp = _stamp(r["created_at"])
+        if stamp:
+            meta["timestamp"] = stamp
+        finish = next((d for t, d in parts if t == "finish"), None)
+        if finish is not None and isinstance(finish.get("reason"), str):
+            meta["finish"] = finish["reason"]
+        role = r["role"]
+        if role == "user":
+            msg = Message(mid, "user", self.user(mid, parts), None, meta)
+            if pending is not None and msg.text.startswith(REQUEUE_PREFIX):
+                msg = Message(mid, "user", msg.parts, None, {**meta, "compaction": "continue"})
+                compactions[pending] = _requeued(compactions[pending], len(messages) + 1)
+            return msg
+        if role == "assistant":
+            body = self.assistant(mid, parts)
+            for key, counter in (("model", models), ("provider", providers)):
+                if _str(r.get(key)):
+                    meta[key] = r[key]
+                    counter[r[key]] += 1
+            summary = bool(r.get("is_summary_message")) or (not self.marked and mid == current)
+            if summary and meta.get("finish") == "error":
+                notes.append(f"summary message {mid} failed ({_str(finish.get('message') if finish else '')}): "
+                             "not a compaction, sent on as an assistant message as Crush does")
+                meta["failed_summary"] = True
+            elif summary:
+                meta["compaction"] = "summary"
+            return Message(mid, "assistant", body, None, meta)
+        if role == "tool":
+            return Message(mid, "tool", self.tool(mid, parts), None, meta)
+        self.skipped[f"role:{role}"] += 1
+        return None
+
+    def stream_notes(self) -> list[str]:
+        out = []
+        if self.joined:
+            n = len(self.joined)
+            out.append(f"joined {n} nameless streamed tool-call part{'s' * (n != 1)} to the call before "
+                       f"{'each' if n != 1 else 'it'} ({', '.join(f'{k} -> {v}' for k, v in self.joined.items())}), "
+                       "as Crush's stream does since 0c8e111af")
+        if self.dropped:
+            n = len(self.dropped)
+            out.append(f"dropped {n} result{'s' * (n != 1)} of joined parts (\"Tool not found\"), as Crush's reader "
+                       f"drops a result with no call: {', '.join(self.dropped)}")
+        if self.nameless:
+            out.append(f"{len(self.nameless)} tool call{'s' * (len(self.nameless) != 1)} with an empty name kept as "
+                       f"Crush sent {'them' if len(self.nameless) != 1 else 'it'}: {', '.join(self.nameless)}")
+        return out
+
     def meta(self, models: Counter[str], providers: Counter[str], migration: str) -> dict[str, Any]:
         info = self.info
         meta: dict[str, Any] = {"path": str(self.path), "session": self.sid, "usage": USAGE_NOTE}
+        if self.path.parent.name == ".crush":  # Crush keeps its store in the project it ran in
+            meta["project"] = str(self.path.resolve().parent.parent)
         if models:
             meta["model"] = _most(models)
         if providers:
@@ -270,15 +354,28 @@ class _Session:
         thinking = next((_str(d.get("thinking")) for t, d in parts if t == "reasoning"), "")
         if thinking:
             out.append(Reasoning(thinking))
+        calls: list[ToolCall] = []
+        joined: dict[str, str] = {}
+        nameless: list[str] = []
         for t, d in parts:
             if t == "tool_call":
-                call_id, name = _str(d.get("id")), _str(d.get("name"))
-                if not call_id or not name:
-                    raise self.fail(mid, "a tool_call part with a string 'id' and 'name'")
-                out.append(ToolCall(call_id, name, _str(d.get("input")) or "{}"))
+                call_id, name, args = _str(d.get("id")), _str(d.get("name")), _str(d.get("input"))
+                if not call_id:
+                    raise self.fail(mid, "a tool_call part with a string 'id' (and a 'name', or none when it "
+                                         "continues the call streamed before it)", {"type": t, "data": d})
+                if not name and calls and not _parses(calls[-1].args):  # the rest of the call streamed before it
+                    last = calls[-1]
+                    calls[-1] = ToolCall(last.id, last.name, last.args + args)
+                    joined[call_id] = last.id
+                    continue
+                if not name:
+                    nameless.append(call_id)
+                calls.append(ToolCall(call_id, name, args))
             elif t not in ("text", "reasoning", "finish"):
                 self.skipped[t] += 1
-        return tuple(out)
+        self.joined.update(joined)
+        self.nameless += nameless
+        return (*out, *(ToolCall(c.id, c.name, c.args or "{}") for c in calls))
 
     def tool(self, mid: str, parts: list[tuple[str, dict[str, Any]]]) -> tuple[Part, ...]:
         out: list[Part] = []
@@ -287,7 +384,10 @@ class _Session:
             if t == "tool_result":
                 call_id = _str(d.get("tool_call_id"))
                 if not call_id:
-                    raise self.fail(mid, "a tool_result part with a string 'tool_call_id'")
+                    raise self.fail(mid, "a tool_result part with a string 'tool_call_id'", {"type": t, "data": d})
+                if call_id in self.joined:
+                    self.dropped.append(call_id)
+                    continue
                 name, error = _str(d.get("name")), d.get("is_error") is True
                 data = _str(d.get("data"))
                 if data and not error:
@@ -309,7 +409,7 @@ class _Session:
         try:
             return base64.b64decode(_str(data), validate=True)
         except (binascii.Error, ValueError):
-            raise self.fail(mid, "base64 'Data' in a binary part") from None
+            raise self.fail(mid, "base64 'Data' in a binary part", data) from None
 
     def media(self, mid: str, d: dict[str, Any]) -> Media:
         mime = _str(d.get("MIMEType"))

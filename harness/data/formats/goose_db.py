@@ -8,8 +8,8 @@ token totals, ``model_config_json`` from version 6, ``session_type`` from 5) and
 ``content_json``, ``created_timestamp``, ``metadata_json`` from version 3, ``message_id`` from 7), read in
 ``timestamp`` order as Goose does (``get_conversation``). Messages and compactions are read as
 :mod:`compbench.data.formats.goose_messages` says; the window Goose used (``model_config_json``'s
-``context_limit``) goes to ``meta["context_window"]``. Usage is per session only. The store is opened
-read-only (:mod:`compbench.data.formats.sqlite_store`).
+``context_limit``) goes to ``meta["context_window"]``. Usage is per session only. The store is read
+writing nothing beside it (:mod:`compbench.data.formats.sqlite_store`).
 """
 
 from __future__ import annotations

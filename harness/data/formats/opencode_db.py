@@ -10,9 +10,9 @@ hydrated as OpenCode does (``{...data, id, sessionID[, messageID]}``; messages b
 parts by id) into the document ``opencode export`` writes, and read by the export importer: one
 transcript per session, sub-agent sessions included (``meta["parent_session"]``).
 
-The database is opened read-only (:mod:`compbench.data.formats.sqlite_store`: nothing written beside it,
-a live ``-wal`` read through). Column names that moved between 1.x releases (``created_at`` / ``time_created``) are
-looked up, not assumed.
+The database is read writing nothing beside it (:mod:`compbench.data.formats.sqlite_store`: immutable, or a
+live ``-wal`` read through a private copy). Column names that moved between 1.x releases (``created_at`` /
+``time_created``) are looked up, not assumed.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.data.formats import opencode
-from compbench.data.formats.sqlite_store import Schema, connect
+from compbench.data.formats.sqlite_store import Schema, opened
 from compbench.data.transcript import Transcript
 from compbench.errors import TranscriptError
 
@@ -61,13 +61,11 @@ def _data(path: Path, raw: Any, what: str) -> dict[str, Any]:
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    con, warnings = connect(path)
-    try:
-        yield from _sessions(path, con, warnings)
-    except (sqlite3.Error, UnicodeDecodeError) as e:
-        raise TranscriptError(path, None, f"a readable OpenCode database ({type(e).__name__}: {e})") from None
-    finally:
-        con.close()
+    with opened(path) as (con, warnings):
+        try:
+            yield from _sessions(path, con, warnings)
+        except (sqlite3.Error, UnicodeDecodeError) as e:
+            raise TranscriptError(path, None, f"a readable OpenCode database ({type(e).__name__}: {e})") from None
 
 
 def _sessions(path: Path, con: sqlite3.Connection, warnings: list[str]) -> Iterator[Transcript]:

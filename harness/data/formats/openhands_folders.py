@@ -21,7 +21,8 @@ from pathlib import Path
 V1_EVENT = re.compile(r"^event-(\d{5,})-[0-9a-fA-F\-]{8,}\.json$")  # persistence_const.py EVENT_NAME_RE
 V0_EVENT = re.compile(r"^(\d+)\.json$")  # locations.py get_conversation_event_filename
 
-Rule = tuple[Callable[[str], bool], str]  # given a file's path relative to the folder
+Rule = tuple[Callable[[str], bool | None], str]  # given a file's path relative to the folder: read (True), read
+# with the one read (None: the importer opens it beside its entry), passed over (False)
 
 
 def _first(names: Iterable[str], pattern: re.Pattern[str]) -> str | None:
@@ -29,27 +30,40 @@ def _first(names: Iterable[str], pattern: re.Pattern[str]) -> str | None:
     return min(found)[1] if found else None
 
 
+def _reader(entry: str, beside: Callable[[str], bool]) -> Callable[[str], bool | None]:
+    def verdict(rel: str) -> bool | None:
+        return True if rel == entry else None if beside(rel) else False
+
+    return verdict
+
+
+def _events(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda rel: rel.startswith("events/") and pattern.match(rel[len("events/"):]) is not None
+
+
 def openhands_folders(names: dict[Path, set[str]]) -> dict[Path, Rule]:
-    """Conversation folder -> (is this file the one to read, what the folder is), for every OpenHands folder
-    among the walked files (``names``: each folder's file names)."""
+    """Conversation folder -> (is this file the one to read, or one read with it; what the folder is), for every
+    OpenHands folder among the walked files (``names``: each folder's file names)."""
     out: dict[Path, Rule] = {}
     for d in sorted(set(names) | {k.parent for k in names if k.name == "events"}):
         found = names.get(d, set())
         events = names.get(d / "events", set()) if d.name != "events" else set()
         v1 = _first(events, V1_EVENT)
-        if v1 is not None:
-            entry = d / ("base_state.json" if "base_state.json" in found else f"events/{v1}")
+        if v1 is not None and "base_state.json" in found:
+            out[d] = (_reader("base_state.json", _events(V1_EVENT)),
+                      "an OpenHands conversation: read through base_state.json and its events/, not the {n} beside "
+                      "them (other state)")
+        elif v1 is not None:
+            out[d] = (_reader(f"events/{v1}", _events(V1_EVENT)),
+                      "an OpenHands conversation: read through its events/ (no base_state.json: no usage), not the "
+                      "{n} beside them (other state)")
         elif {"events.json", "trajectory.json"} <= found:
-            entry = d / "events.json"
+            out[d] = (_reader("events.json", partial(operator.eq, "trajectory.json")),
+                      "an OpenHands conversation: read through events.json with the trajectory.json beside it (its "
+                      "base state: the usage), not the {n} beside them (other state)")
         elif (first := _first(events, V0_EVENT)) is not None and (
                 "metadata.json" in found or "agent_state.pkl" in found or d / "event_cache" in names):
-            out[d] = (partial(operator.eq, f"events/{first}"),
+            out[d] = (_reader(f"events/{first}", _events(V0_EVENT)),
                       "an OpenHands V0 session: read its events/ folder, not the {n} beside it (event cache pages, "
                       "metadata, state)")
-            continue
-        else:
-            continue
-        out[d] = (partial(operator.eq, entry.relative_to(d).as_posix()),
-                  "an OpenHands conversation: read through " + entry.relative_to(d).as_posix()
-                  + ", not the {n} beside it (its other event files, state)")
     return out

@@ -157,3 +157,113 @@ def test_fidelity_compares_aiders_trigger_on_its_own_count(tmp_path: Path) -> No
     assert rows["seed"].our_step is None and "did not apply (summarize_end" in rows["seed"].cause
     assert rows["0.71"].our_step is not None and rows["0.71"].d_steps is not None
     assert "no per-call usage" not in rows["0.71"].cause
+
+
+RUNS = """
+# aider chat started at 2025-05-01 10:00:00
+
+> Aider v0.82.2  
+> Main model: anthropic/claude-3-7-sonnet-20250219 with diff edit format  
+> Weak model: anthropic/claude-3-5-haiku-20241022  
+
+#### make a flask app  
+
+app.py
+
+#### add a test  
+
+Done.
+
+#### /clear  
+
+#### start over  
+
+Fresh.
+
+# aider chat started at 2025-05-01 11:00:00
+
+#### explain app.py  
+
+It prints.
+
+# aider chat started at 2025-05-01 12:00:00
+
+> Aider v0.82.2  
+
+#### and docs  
+
+Docs.
+
+#### more docs  
+
+More.
+"""  # noqa: W291 - aider ends its lines with a Markdown line break
+
+SUMMARY = "I spoke to you previously about a number of things.\nI asked for an app and its docs."
+
+
+def project(tmp_path: Path) -> Path:
+    """Both of aider's logs of the same runs, as a project folder holds them (the request log under a name of the
+    user's choosing); one request-log conversation in run 2's time is another project's (no input in common)."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / ".aider.chat.history.md").write_text(RUNS)
+    (tmp_path / "aider.llm.history").write_text(
+        request(("user", "make a flask app"), reply="app.py")
+        + request(("user", "make a flask app"), ("assistant", "app.py"), ("user", "add a test"), reply="Done.",
+                  time="10:01:00")
+        + request(("user", "start over"), reply="Fresh.", time="10:02:00")
+        + request(("user", "unrelated"), reply="?", time="11:00:10")
+        + request(("user", "and docs"), reply="Docs.", time="12:00:05")
+        + request(("user", SUMMARY), ("assistant", "Ok."), ("user", "and docs"), ("assistant", "Docs."),
+                  ("user", "more docs"), reply="More.", time="12:05:00"))
+    return tmp_path
+
+
+def test_both_logs_of_a_project_import_one_transcript_per_run_from_the_request_log(tmp_path: Path) -> None:
+    from compbench.data.importing import Imported, Merged, collect
+
+    events = list(collect([project(tmp_path)]))
+    ts = [e.transcript for e in events if isinstance(e, Imported)]
+    merged = [e for e in events if isinstance(e, Merged)]
+    assert [(t.id.split("-")[1], t.meta["started_at"]) for t in ts] == [
+        ("llm", "2025-05-01T10:00:05"), ("20250501T110000", "2025-05-01T11:00:00"), ("llm", "2025-05-01T11:00:10"),
+        ("llm", "2025-05-01T12:00:05")]
+    first, chat_only, other, last = ts
+    assert [m.text for m in first.messages if m.role == "user"] == ["make a flask app", "add a test", "start over"]
+    assert first.meta["cleared_at"] == [5] and first.messages[5].text == "start over"  # after the /clear
+    assert (first.meta["tool_version"], first.meta["model"], first.meta["edit_format"]) == (
+        "0.82.2", "anthropic/claude-3-7-sonnet-20250219", "diff")
+    assert first.meta["aider_chat_history"]["started_at"] == "2025-05-01T10:00:00"
+    assert chat_only.source == "aider" and "path" in chat_only.meta and not chat_only.compactions
+    assert [m.text for m in other.messages if m.role == "user"] == ["unrelated"]
+    (c,) = last.compactions  # the chat history has no summaries; the request log does
+    assert c.summary == SUMMARY and c.trigger == "auto"
+    assert [(m.id, m.into, m.messages, Path(m.via).name) for m in merged] == [
+        (m.id, ts[k].id, n, "aider.llm.history") for m, k, n in zip(merged, (0, 3), (6, 4), strict=True)]
+    assert str(merged[0]) == (f"{tmp_path / '.aider.chat.history.md'}: aider run {merged[0].id} (6 messages) is also "
+                              f"in the request log {tmp_path / 'aider.llm.history'}, as {first.id}; imported once, "
+                              "from the request log (it holds the requests and the summaries)")
+
+
+def test_the_import_says_which_runs_it_read_from_the_request_log(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import main_cli
+
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", project(tmp_path / "p"), "--out",
+                              tmp_path / "ds")
+    assert code == 0 and err.count("warning: merged ") == 2
+    assert out.startswith("imported 4 transcripts (aider 4); 0 errors skipped; 2 aider runs of the chat history "
+                          "read from the request log instead (merged);")
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", tmp_path / "p")
+    assert code == 0 and out.splitlines()[-1] == ("2 valid, 0 invalid; 4 transcripts (aider 4); 2 aider runs of the "
+                                                  "chat history read from the request log instead (merged)")
+
+
+def test_a_request_log_sharing_no_input_with_the_runs_is_not_merged(tmp_path: Path) -> None:
+    from compbench.data.importing import Imported, collect
+
+    (tmp_path / ".aider.chat.history.md").write_text(RUNS)
+    (tmp_path / "session-llm.log").write_text(request(("user", "another project"), reply="ok"))  # any name
+    (tmp_path / "llm-notes.txt").write_text("not a log\n")
+    ts = [e.transcript for e in collect([tmp_path]) if isinstance(e, Imported)]
+    assert len(ts) == 4 and sum(t.id.startswith("aider-llm-") for t in ts) == 1

@@ -83,7 +83,13 @@ def test_cline_xml_era_without_ui_messages() -> None:
     assert "no ui_messages.json beside it: no per-request usage and no truncation records" in t.warnings
     assert t.meta["tool_evidence"] == "Cline's mode line in the environment details"
     a1 = next(m for m in t.messages if m.id == "api-1")
-    assert a1.usage is not None and a1.usage.input == 8_012 and t.count_parts(ToolCall) == 0  # XML calls are text
+    assert a1.usage is not None and a1.usage.input == 8_012
+    # the XML protocol read as calls and results (xml_tools), the condense's kept call still the XML one's
+    assert a1.parts[1] == ToolCall("xml-1-0", "execute_command", '{"command": "make test", "requires_approval": '
+                                                                 '"false"}')
+    assert (t.count_parts(ToolCall), t.count_parts(ToolResult), t.meta["tool_protocol"]) == (6, 5, "xml")
+    assert next(m for m in t.messages if m.id == "api-2:0").parts[0] == ToolResult(
+        "xml-1-0", "execute_command", "Command executed.\nOutput:\nE   ModuleNotFoundError: No module named 'yaml'")
     condense, summarize = t.compactions
     assert (condense.trigger, condense.kept_ids, condense.meta["kind"]) == ("manual", ("api-0", "api-1", "api-5"),
                                                                             "condense")

@@ -137,18 +137,83 @@ def test_messages_of_the_same_second_keep_their_insertion_order(tmp_path: Path) 
     assert [m.id for m in t.messages] == ["a0", "u0", "t0", "b0"]  # rowid order, as SQLite returns Crush's rows
 
 
-@pytest.mark.parametrize(("parts", "expected"), [
-    ("{oops", r"session s1, message u0: a JSON list of parts in the 'parts' column"),
-    ('[{"data": {}}]', r"session s1, message u0: parts of the form \{\"type\": string, \"data\": object\}"),
+BROKEN = [
+    ("{oops", "a JSON list of parts in the 'parts' column; found {oops"),
+    ('[{"data": {}}]', 'parts of the form {"type": string, "data": object} (part 1); found {"data":{}}'),
     ('[{"type": "tool_call", "data": {"name": "x"}}]',
-     r"session s1, message u0: a tool_call part with a string 'id' and 'name'"),
-])
-def test_a_broken_row_names_the_session_and_the_message(tmp_path: Path, parts: str, expected: str) -> None:
-    role = "assistant" if "tool_call" in parts else "user"
-    db = crush_db(tmp_path / "crush.db", [session("s1", {"id": "u0", "role": role, "parts": parts})])
-    with pytest.raises(TranscriptError, match=rf"crush\.db: {expected}") as e:
+     "a tool_call part with a string 'id' (and a 'name', or none when it continues the call streamed before it); "
+     'found {"type":"tool_call","data":{"name":"x"}}'),
+    ('[{"type": "tool_result", "data": {"content": "x"}}]',
+     """a tool_result part with a string 'tool_call_id'; found {"type":"tool_result","data":{"content":"x"}}"""),
+]
+
+
+def _role(parts: str) -> str:
+    return "assistant" if "tool_call" in parts else "tool" if "tool_result" in parts else "user"
+
+
+@pytest.mark.parametrize(("parts", "expected"), BROKEN)
+def test_a_broken_row_says_session_message_what_was_expected_and_found(tmp_path: Path, parts: str,
+                                                                       expected: str) -> None:
+    db = crush_db(tmp_path / "crush.db", [session("s1", {"id": "u0", "role": _role(parts), "parts": parts})])
+    with pytest.raises(TranscriptError) as e:
         list(read(db))
+    assert str(e.value) == f"{db}: session s1, message u0: {expected}"
     assert not e.value.internal
+
+
+@pytest.mark.parametrize(("parts", "expected"), BROKEN)
+def test_under_skip_lines_a_broken_message_is_skipped_its_session_and_the_others_kept(tmp_path: Path, parts: str,
+                                                                                    expected: str) -> None:
+    db = crush_db(tmp_path / "crush.db", [session("s1", *work(0)),
+                                          session("s2", *work(1)[:2], {"id": "x1", "role": _role(parts),
+                                                                       "parts": parts}, *work(1)[2:]),
+                                          session("s3", *work(2))])
+    with pytest.raises(TranscriptError):
+        list(read(db))
+    skipped: list[TranscriptError] = []
+    ts = {t.id: t for t in read(db, skipped=skipped)}
+    assert sorted(ts) == ["s1", "s2", "s3"]
+    assert [m.id for m in ts["s2"].messages] == ["u1", "a1", "t1", "b1"]
+    assert [str(e) for e in skipped] == [f"{db}: session s2, message x1: {expected}"]
+    assert f"skipped message x1: {expected}" in ts["s2"].warnings
+    assert not ts["s1"].warnings and not ts["s3"].warnings
+
+
+def test_streamed_tool_call_parts_are_joined_as_crush_joins_them(tmp_path: Path) -> None:
+    """Crush 3280b4a85's OpenAI stream started a new part for a call's later chunks sent under a new index: a
+    fresh id, no name, the rest of the arguments; its agent answered that part "Tool not found: "."""
+    db = crush_db(tmp_path / "crush.db", [session(
+        "s1", msg("u0", "user", part("text", text="read a.py and b.py")),
+        msg("a0", "assistant",
+            part("tool_call", id="call_1", name="view", input='{"file_path": "a', finished=True),
+            part("tool_call", id="6f0c-uuid", name="", input='.py"}', finished=True),
+            part("tool_call", id="call_2", name="view", input='{"file_path": "b.py"}', finished=True),
+            part("tool_call", id="7a1d-uuid", name="", input='{"pattern": "x"}', finished=True)),
+        msg("t0", "tool", part("tool_result", tool_call_id="call_1", name="view", content="a body"),
+            part("tool_result", tool_call_id="6f0c-uuid", name="", content="Tool not found: ", is_error=True),
+            part("tool_result", tool_call_id="call_2", name="view", content="b body"),
+            part("tool_result", tool_call_id="7a1d-uuid", name="", content="Tool not found: ", is_error=True)))])
+    (t,) = read(db)
+    a, tool = t.messages[1:]
+    assert a.parts == (ToolCall("call_1", "view", '{"file_path": "a.py"}'),
+                       ToolCall("call_2", "view", '{"file_path": "b.py"}'),
+                       ToolCall("7a1d-uuid", "", '{"pattern": "x"}'))  # a whole call: not a continuation
+    assert [p.call_id for p in tool.parts if isinstance(p, ToolResult)] == ["call_1", "call_2", "7a1d-uuid"]
+    assert t.warnings == (
+        "joined 1 nameless streamed tool-call part to the call before it (6f0c-uuid -> call_1), as Crush's stream "
+        "does since 0c8e111af",
+        "dropped 1 result of joined parts (\"Tool not found\"), as Crush's reader drops a result with no call: "
+        "6f0c-uuid",
+        "1 tool call with an empty name kept as Crush sent it: 7a1d-uuid")
+
+
+def test_a_nameless_part_first_in_its_message_is_a_call_crush_sent_with_no_name(tmp_path: Path) -> None:
+    db = crush_db(tmp_path / "crush.db", [session(
+        "s1", msg("u0", "user", part("text", text="go")),
+        msg("a0", "assistant", part("tool_call", id="u-1", name="", input='{"command": "ls"}')))])
+    (t,) = read(db)
+    assert t.messages[1].parts == (ToolCall("u-1", "", '{"command": "ls"}'),)
 
 
 def test_unknown_parts_and_roles_are_counted_not_guessed(tmp_path: Path) -> None:
@@ -195,7 +260,9 @@ def test_a_project_folder_reads_its_hidden_crush_store_and_passes_over_the_rest(
     notes: list[str] = []
     assert [f.name for f in iter_files([tmp_path / "project"], notes.append)] == ["crush.db"]
     assert notes == [f"{data}: Crush's data folder: read its crush.db, not the 2 other files beside it "
-                     "(settings, logs)"]
+                     "(settings, logs)",
+                     f"{tmp_path / 'project'}: passed over 1 hidden folder no supported tool keeps its logs in (not "
+                     "opened): .git"]
 
 
 def test_a_copy_under_another_name_is_walked_by_its_tables(tmp_path: Path) -> None:
@@ -238,3 +305,26 @@ def test_fidelity_shows_the_real_compaction_compared_where_crush_made_it(sample:
     assert cur.our_step is None and cur.d_steps is None  # no per-call usage: the trigger is not compared
     assert "no per-call usage in the log" in cur.cause and cur.facts_our_summary != "–"
     assert cur.kept_real.endswith("/81")
+
+
+def test_a_store_with_a_broken_message_imports_every_session_under_skip_lines(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str],
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shape a real store showed: one session's message unreadable cost all 5 sessions, even under
+    skip-lines; now that message alone is skipped, said in one line, and every session is imported."""
+    from helpers import main_cli
+
+    bad = {"id": "x1", "role": "assistant", "parts": '[{"type": "tool_call", "data": {"name": ""}}]'}
+    db = crush_db(tmp_path / "crush.db", [session(f"s{n}", *work(n), *([bad] if n == 2 else [])) for n in range(5)])
+    expected = (f"{db}: session s2, message x1: a tool_call part with a string 'id' (and a 'name', or none when it "
+                """continues the call streamed before it); found {"type":"tool_call","data":{"name":""}}""")
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", db, "--out", tmp_path / "ds")
+    assert (code, out) == (2, "")
+    assert err == (f"error: {expected}; rerun with --on-error skip-lines to skip broken lines and keep the rest of "
+                   "the file\n")
+    code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", db, "--out", tmp_path / "ds",
+                              "--on-error", "skip-lines")
+    assert code == 0
+    assert err == f"warning: skipped an unreadable record, the rest of its session kept: {expected}\n"
+    assert out == (f"imported 5 transcripts (crush 5); 0 errors skipped; 1 unreadable message of stores skipped "
+                   f"(their sessions kept); written to {tmp_path / 'ds'}\n")

@@ -230,9 +230,14 @@ def test_a_gemini_home_imports_in_one_command(tmp_path: Path, capsys: pytest.Cap
     home = gemini_home(tmp_path)
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", home, "--out", tmp_path / "ds")
     assert code == 0, err
-    assert out.startswith("imported 5 transcripts (gemini-cli 5); 0 errors skipped;")
-    assert err.strip() == (f"warning: {home}: a Gemini CLI home: read its chat recordings and checkpoints, not the 7 "
-                           "other files beside them (settings, credentials, prompt logs, tool outputs, history "
-                           "snapshots, recordings migrated to .jsonl)")
-    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", home / "tmp" / "4f7c9e2a")
+    # a sub-agent's recording of one prompt and no reply is left out, and said
+    assert out.startswith("imported 4 transcripts (gemini-cli 4); 0 errors skipped; 1 empty session (no reply) left "
+                          "out (--keep-empty imports them);")
+    sub = home / "tmp" / "4f7c9e2a" / "chats" / "bbbb2222-0000-4000-8000-000000000002"
+    assert err.strip().splitlines() == [
+        f"warning: {home}: a Gemini CLI home: read its chat recordings and checkpoints, not the 7 other files beside "
+        "them (settings, credentials, prompt logs, tool outputs, history snapshots, recordings migrated to .jsonl)",
+        f"warning: left out 1 empty session (no reply: a prompt and nothing after it) of "
+        f"{sub / 'eeee5555-0000-4000-8000-000000000005.jsonl'}"]
+    code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", home / "tmp" / "4f7c9e2a", "--keep-empty")
     assert code == 0 and out.splitlines()[-1] == "5 valid, 0 invalid; 5 transcripts (gemini-cli 5)"

@@ -27,7 +27,12 @@ def test_folder_is_read_through_its_base_state(tmp_path: Path) -> None:
     conv = write_v1_folder(tmp_path / "conversations")
     notes: list[str] = []
     assert list(iter_files([tmp_path / "conversations"], notes.append)) == [conv / "base_state.json"]
-    assert "read through base_state.json, not the 41 other files" in notes[0]
+    assert notes == []  # its 41 event files are read with it: nothing passed over, nothing to say
+    (conv / "notes.txt").write_text("x")
+    notes.clear()
+    list(iter_files([tmp_path / "conversations"], notes.append))
+    assert notes == [f"{conv}: an OpenHands conversation: read through base_state.json and its events/, not the 1 "
+                     "other file beside them (other state)"]
     assert detect(conv / "base_state.json") == "openhands"
     t = one(conv / "base_state.json")
     assert (t.id, t.source, t.steps) == (CONV, "openhands", 18)
@@ -87,7 +92,7 @@ def test_events_json_with_trajectory_json_beside_it(tmp_path: Path) -> None:
     events = write_v1_array(tmp_path / "run")
     notes: list[str] = []
     assert list(iter_files([tmp_path], notes.append)) == [events]
-    assert "read through events.json" in notes[0]
+    assert notes == []  # its trajectory.json is read with it (the usage): not "the 1 other file beside it"
     assert detect(events) == "openhands"
     t, folder = one(events), one(write_v1_folder(tmp_path / "f") / "base_state.json")
     assert t.id == CONV and t.messages == folder.messages and t.compactions == folder.compactions
