@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,12 @@ CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (cl
 ONE_M_SUFFIX = "[1m]"
 CODEX_EFFECTIVE_PERCENT = 95  # Codex records model_context_window = context_window * 95 / 100 (model_family.rs)
 CODEX_GPT5_WINDOW = 272_000  # Codex's catalog (codex-rs/core/models.json): context_window of the GPT-5 family
+# The models Codex's catalog lists at 272,000 with the default 95% effective window (the 0.140 / 0.142 rollouts of
+# gpt-5.5 record 258,400 and compact at 0.9 x 272,000 = 244,800, matched to the step). A model outside it (Codex
+# 0.145-0.146's gpt-5.6-sol records 258,400 and compacted at 224-236k, 0.9 x 258,400 = 232,560: issue 32's
+# held-out rollouts) has its recorded window taken as its window: the log says what the tool used.
+CODEX_95_MODELS = re.compile(r"^(gpt-5(\.[1-5])?(-codex(-max|-mini)?|-mini|-nano|-chat-latest)?|codex-mini-latest)"
+                             r"(-\d{4}-\d{2}-\d{2})?$")
 # Unknown models, by family: (name prefix, window, max output, what the figure is). Never a table entry the
 # tool does not use; each figure is the family's standard window at its provider.
 FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
@@ -174,13 +181,18 @@ def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
 
 
 def _codex(t: Transcript, peak: int) -> EffectiveLimits:
-    """Codex records its effective window (``model_context_window``, 95% of the model's) in every token
-    count: the model's window is read back from it. Without it, Codex's catalog value for the family."""
+    """Codex records the window it uses (``model_context_window``) in every token count: for a model its
+    catalog lists at 272,000 it is 95% of the model's window, read back from it; for any other model the
+    recorded window is the window. Without it, Codex's catalog value for the family."""
     model = str(t.meta.get("model") or "")
     table = _table(model)
     out = table.max_output if table else (_family(model) or _fallback(model))[0].max_output
     recorded = t.meta.get("model_context_window")
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        if not CODEX_95_MODELS.match(model.lower().split("/")[-1]):
+            return EffectiveLimits(ModelLimits(recorded, out), f"recorded model_context_window {recorded:,} "
+                                   f"({model or 'no model recorded'}: not a model Codex's catalog lists at 95% of "
+                                   f"{CODEX_GPT5_WINDOW:,}): the window")
         window = -(-recorded * 100 // CODEX_EFFECTIVE_PERCENT)
         return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {recorded:,} = "
                                f"{CODEX_EFFECTIVE_PERCENT}% of {window:,}")

@@ -63,3 +63,36 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
 def test_other_tools_table_then_family(model: str, peak: int, window: int, source: str) -> None:
     e = effective_limits(session("pi", model, peak))
     assert (e.limits.context_window, e.source) == (window, source)
+
+
+def codex_rollout(model: str, totals: tuple[int, ...]) -> Transcript:
+    """A Codex 0.145-shaped session: every token count records model_context_window 258,400."""
+    msgs = [Message("u1", "user", (Text("go"),))]
+    for k, total in enumerate(totals):
+        msgs += [Message(f"a{k}", "assistant", (Text("step"),), Usage(input=total - 100, output=100)),
+                 Message(f"u{k + 2}", "user", (Text("next"),))]
+    return Transcript("r", "codex", tuple(msgs), {"model": model, "model_context_window": 258_400,
+                                                   "tool_version": "0.145.0"})
+
+
+@pytest.mark.parametrize(("model", "window"), [("gpt-5.6-sol", 258_400), ("gpt-5.5", 272_000),
+                                               ("gpt-5.1-codex-max", 272_000), ("gpt-5-2025-08-07", 272_000)])
+def test_a_window_codex_records_is_the_window_for_a_model_outside_its_95_percent_catalog(model: str,
+                                                                                         window: int) -> None:
+    assert effective_limits(codex_rollout(model, (1_000,))).limits.context_window == window
+
+
+@pytest.mark.parametrize(("total", "compacts"), [(232_559, False), (232_560, True), (232_561, True)])
+def test_codex_0_145_compacts_at_90_percent_of_the_recorded_window(chars4: Any, total: int, compacts: bool) -> None:
+    """0.9 x 258,400 = 232,560 (Codex 0.145-0.146 on gpt-5.6-sol compacted at 224-236k); with 272,000 taken from
+    the catalog (or litellm) the limit would be 244,800 and nothing here compacts."""
+    from compbench.replay.loop import replay
+    from compbench.replay.viewstate import ReplayConfig
+    from compbench.strategies import resolve
+    from compbench.summarizers.mock import MockSummarizer
+
+    for model, expected in (("gpt-5.6-sol", compacts), ("gpt-5.5", False)):
+        t = codex_rollout(model, (200_000, total, 100_000))
+        trace = replay(t, resolve("codex:preset=current").create(), MockSummarizer(),
+                       ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
+        assert any(c.ok for c in trace.compactions) is expected, model
