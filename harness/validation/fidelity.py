@@ -177,8 +177,14 @@ def _unmeasured(seg: Transcript, rc: RecordedCompaction) -> bool:
 
 def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     causes = []
+    module = _strategy_module(t.source) if t.source in TOOL_STRATEGY else None
     if rc.trigger == "manual":
-        causes.append("manual /compact: trigger not compared, the strategy's /compact run at the same point")
+        # a tool without a /compact names what its manual summary is (aider: summarize_all on a chat-mode switch)
+        what = getattr(module, "MANUAL_NAME", "")
+        causes.append(f"manual ({what}): trigger not compared, the strategy's own run at the same point" if what else
+                      "manual /compact: trigger not compared, the strategy's /compact run at the same point")
+    elif getattr(module, "AUTO_NAME", ""):
+        causes.append(str(module.AUTO_NAME))
     if preset == recorded_preset(t, rc):
         causes.append(f"this preset models {t.source} as the log shows it: {rc.meta.get('layout') or t.source}")
     if rc.meta.get("encrypted"):
@@ -309,7 +315,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 if earlier:
                     notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
                 if ev is None:
-                    notes.append("the strategy's /compact failed or does not exist")
+                    notes.append("the strategy's manual summary failed" if getattr(_strategy_module(t.source),
+                                                                                 "MANUAL_NAME", "")
+                                 else "the strategy's /compact failed or does not exist")
             dropped = next((e.error for e in trace.compactions if not e.ok and e.error), None) if trace else None
             if ev is None and dropped:
                 notes.append(f"its compactions did not apply ({dropped})")
