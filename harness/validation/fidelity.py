@@ -183,8 +183,8 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
         what = getattr(module, "MANUAL_NAME", "")
         causes.append(f"manual ({what}): trigger not compared, the strategy's own run at the same point" if what else
                       "manual /compact: trigger not compared, the strategy's /compact run at the same point")
-    elif getattr(module, "AUTO_NAME", ""):
-        causes.append(str(module.AUTO_NAME))
+    elif auto_name := getattr(module, "AUTO_NAME", ""):
+        causes.append(str(auto_name))
     if preset == recorded_preset(t, rc):
         causes.append(f"this preset models {t.source} as the log shows it: {rc.meta.get('layout') or t.source}")
     if rc.meta.get("encrypted"):
