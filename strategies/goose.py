@@ -337,7 +337,7 @@ class Goose:
         self.done.add(pair.call)
         self.calls = [c for c in self.calls if c != pair.call]
         return Compact("goose: tool-pair summary", tuple(view), request, on_failure="unchanged",
-                       meta={"kind": TOOL_PAIR, "call": pair.call}, prune=tuple(prune))
+                       meta={"kind": TOOL_PAIR, "call": pair.call, "model": "fast"}, prune=tuple(prune))
 
     def manual(self, s: SessionView) -> Compact | None:
         self.pending = []  # /compact runs as a command, no loop turn: everything is summarized anyway

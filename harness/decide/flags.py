@@ -156,5 +156,15 @@ def price_models(results: Any) -> str:
     text = ", ".join(f"{m} ({n})" for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     fallback = (int(first["price_model_source"].str.contains("the default").sum()) if "price_model_source" in first
                 else 0)
-    return text + (f"; {fallback} at the default (no recorded model, or one the table does not price)"
-                   if fallback else "")
+    local = int((first["price_model"] == "local").sum())
+    default = f"; {fallback} at the default (no recorded model, or one the table does not price)" if fallback else ""
+    return text + default + (f"; {local} local ($0: the model ran on the user's machine)" if local else "")
+
+
+def unpriced_models(results: Any) -> list[str]:
+    """The recorded models litellm's table does not price (their transcripts priced at the default): flagged."""
+    if "price_model_source" not in results:
+        return []
+    first = results.drop_duplicates("transcript_id")
+    found = first["price_model_source"].str.extract(r"^UNPRICED: recorded model (\S+)")[0].dropna()
+    return sorted(set(found))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compbench.decide.flags import cache_check, flag_details, overhead_flags, price_models
+from compbench.decide.flags import cache_check, flag_details, overhead_flags, price_models, unpriced_models
 from compbench.summarizers import describe_summarizer
 
 
@@ -86,6 +86,10 @@ def summary_table(run_dir: Path) -> str:
     priced = price_models(r)
     if priced:
         lines.append(f"priced at: {priced} (see results: price_model_source)")
+    unpriced = unpriced_models(r)
+    if unpriced:
+        lines.append(f"! no price in litellm's table for {', '.join(unpriced)}: priced at the default (give "
+                     "--price-model or --prices)")
     hits = cache_check(r)
     if hits:
         lines.append("prompt cache of none, simulated (the recording provider's cache, its recorded lifetime) vs "

@@ -70,6 +70,9 @@ class Prices:
 
 
 def prices_for(model: str) -> Prices:
+    """The table's prices of ``model``; nothing for a local model (``compbench.measure.pricing.LOCAL``)."""
+    if model == "local":
+        return Prices(0.0, 0.0, 0.0, 0.0)
     _, e = lookup(model)
     inp = float(e.get("input_cost_per_token") or 0.0)
     return Prices(

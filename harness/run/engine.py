@@ -92,6 +92,7 @@ class Replayer:
         config, conditions, counter = self.conditions(t, self.counter.scoped(t))
         index = counter.index(t)
         prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
+        by_role = self.summarizer_pricing(t, conditions, prices)
         groups = units(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
@@ -116,7 +117,7 @@ class Replayer:
                                            prices)
                 outcome = {e.seq: e for e in per_event}
                 got = shared[(id(trace), guard)] = _TraceRows(
-                    {**result_row(trace, ref[0], prices, reacquired), **retained}, _step_columns(trace),
+                    {**result_row(trace, ref[0], prices, reacquired, by_role), **retained}, _step_columns(trace),
                     columns_of([{**_compaction_row(e), **_event_facts(outcome.get(e.seq))} for e in trace.compactions]),
                     columns_of(fact_rows),
                     columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
@@ -128,6 +129,22 @@ class Replayer:
                 rows[table].extend(columns, n, key)
         return rows
 
+
+    def summarizer_pricing(self, t: Transcript, conditions: dict[str, Any], prices: Prices) -> dict[str, Prices]:
+        """The prices of each summary request's model, by role (compbench.measure.pricing.summarizer_models); the
+        roles priced elsewhere than the session are named in its ``price_model_source``."""
+        from compbench.measure.pricing import summarizer_models
+
+        main = conditions["price_model"]
+        out: dict[str, Prices] = {}
+        named = []
+        for role, (model, why) in summarizer_models(t, main, self.spec.summarizer_model).items():
+            out[role] = prices if model == main else self.pricing(model, conditions["cache_ttl"])[1]
+            if model != main:
+                named.append(f"{role or 'summaries'}: {why}")
+        if named:
+            conditions["price_model_source"] += "; summary requests: " + ", ".join(named)
+        return out
 
     def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
         return replay_conditions(self.spec, t, counter, self.pricing)
