@@ -136,6 +136,16 @@ def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
             for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
 
 
+CACHE_TOLERANCE = 0.05  # a cache model more than 5 points off the recorded hit rate of its agent is flagged
+
+
+def cache_flags(results: Any) -> list[str]:
+    """Per agent whose simulated prompt cache (of ``none``, the recording provider's cache) is more than
+    :data:`CACHE_TOLERANCE` off what its calls recorded: ``"<agent>: simulated x% vs recorded y%"``."""
+    return [f"{src}: simulated {sim:.1%} vs recorded {rec:.1%} over {calls:,} calls"
+            for src, (calls, rec, sim) in cache_check(results).items() if abs(sim - rec) > CACHE_TOLERANCE]
+
+
 def overhead_flags(results: Any) -> list[str]:
     """Per transcript whose hidden-overhead fit is flagged (poor fit, inherited history, a clamped rate):
     ``"<transcript>: <why>"`` (:mod:`compbench.measure.overhead`)."""

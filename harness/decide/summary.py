@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compbench.decide.flags import cache_check, flag_details, overhead_flags, price_models, unpriced_models
+from compbench.decide.flags import (
+    cache_check,
+    cache_flags,
+    flag_details,
+    overhead_flags,
+    price_models,
+    unpriced_models,
+)
 from compbench.summarizers import describe_summarizer
 
 
@@ -95,6 +102,10 @@ def summary_table(run_dir: Path) -> str:
         lines.append("prompt cache of none, simulated (the recording provider's cache, its recorded lifetime) vs "
                      "recorded on the same calls: " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
+    off = cache_flags(r)
+    if off:
+        lines.append("! the prompt cache model is more than 5 points off the recording for " + "; ".join(off)
+                     + ": their cost figures rest on a cache the recording contradicts")
     poor = overhead_flags(r)
     if poor:
         lines.append(f"! hidden overhead flagged on {len(poor)} transcript{'s' * (len(poor) != 1)} (their savings rest "
