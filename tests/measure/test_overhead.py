@@ -196,3 +196,16 @@ def test_a_real_session_is_replayed_at_its_recorded_prompts(transcripts_dir: Pat
     o, session = fit(t, counter)
     errs = errors(pairs(t, session), o.fixed)
     assert errs[0] == 0.0 and statistics.median(errs) <= GOAL_CALLS and o.fixed <= pairs(t, session)[0][0]
+
+
+@pytest.mark.parametrize(("source", "tokens"), [("crush", 7_193), ("gemini-cli", 3_217), ("roo-code", 10_100),
+                                                ("cline", 12_434), ("aider", 2_417), ("goose", 1_820)])
+def test_a_log_without_a_system_prompt_or_usage_gets_its_tools_prompt_from_source(source: str, tokens: int) -> None:
+    """Their logs hold no system prompt and no per-call usage: the hidden overhead was 0, their contexts looked
+    smaller than they were. The tool's own prompt, measured from its source, says so."""
+    t = Transcript("x", source, (Message("u", "user", (Text("hi"),)), Message("a", "assistant", (Text("yo"),))))
+    o, _ = fit(t, TokenCounter("chars4"))
+    assert o.fixed == tokens and "no system prompt in the log" in o.source
+    with_system = Transcript("y", source, (Message("s", "system", (Text("You are aider."),)), *t.messages))
+    assert fit(with_system, TokenCounter("chars4"))[0].fixed == 0  # its log holds the prompt: nothing hidden
+    assert fit(Transcript("z", "swe-agent", t.messages), TokenCounter("chars4"))[0].fixed == 0
