@@ -66,6 +66,9 @@ class Overhead:
     median_error: float = math.nan
     p90_error: float = math.nan
     flag: str = ""
+    # of ``fixed``, the history a file that starts mid-conversation lacks (a heuristic split: what exceeds the
+    # agent's usual fixed part); a run replays it as a leading message, which a compaction removes like any other
+    inherited: int = 0
 
 
 def _weighted_median(values: Sequence[float], weights: Sequence[float]) -> float:
@@ -171,12 +174,39 @@ def fit(t: Transcript, counter: TokenCounter, defaults: Default | object = SHIPP
     median, high = statistics.median(errs), p90(errs)
     inherited = bool(t.meta.get("starts_mid_chain"))
     usual = default[0] if default else 0
+    lacked = 0
     if inherited or (usual and fixed > INHERITED_TIMES * usual and fixed - usual > INHERITED_TOKENS):
         why = "its file starts mid-conversation" if inherited else f"{t.source}'s usual fixed part is {usual:,}"
+        lacked = max(0, fixed - usual)
         flags.append(f"its first call carries {fixed:,} tokens beyond its counted context ({why}): history its file "
-                     "lacks, counted as fixed (no strategy can compact it)")
+                     f"lacks, {lacked:,} of them replayed as a leading message a compaction can remove")
     if median > POOR_MEDIAN or high > POOR_P90:
         flags.append(f"the overhead fit stays poor: median error {median:.1%}, p90 {high:.1%} over {len(ps)} calls")
     n = len(ps)
     source = f"fixed from the first of {n} recorded call{'s' * (n != 1)}, {how}"
-    return Overhead(fixed, rate, source, n, errs[0], median, high, "; ".join(flags)), session
+    return Overhead(fixed, rate, source, n, errs[0], median, high, "; ".join(flags), lacked), session
+
+
+INHERITED_ID = "inherited-history"  # the id of the stand-in for the history a file lacks
+
+
+def inherited_history(t: Transcript, tokens: int, counter: TokenCounter) -> Transcript:
+    """``t`` with a leading user message standing in for the ``tokens`` of history its file lacks (counted by
+    ``counter`` at about that size): part of what a compaction removes, not an overhead every call keeps."""
+    from dataclasses import replace
+
+    from compbench.data.transcript import Message, Text
+
+    if tokens <= 0:
+        return t
+    head = f"[the conversation before this file: about {tokens:,} tokens the log does not hold]\n"
+    lo, hi = 0, 4 * tokens + 8
+    while lo < hi:  # the fewest repetitions that count at least ``tokens``
+        mid = (lo + hi) // 2
+        if counter.count_text(head + "earlier " * mid) >= tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    text = head + "earlier " * lo
+    message = Message(INHERITED_ID, "user", (Text(text),), None, {"synthetic": True, "inherited_history": tokens})
+    return replace(t, messages=(message, *t.messages))

@@ -88,8 +88,9 @@ class Replayer:
         return self._pricing[key]
 
     def _run(self, t: Transcript) -> dict[str, Table]:
-        # corrected for t's recorded model family (spec.token_correction), then at its own growth rate
-        config, conditions, counter = self.conditions(t, self.counter.scoped(t))
+        # corrected for t's recorded model family (spec.token_correction), then at its own growth rate; a file
+        # that starts mid-conversation replays the history it lacks as a leading message
+        t, config, conditions, counter = conditioned(self.spec, t, self.counter.scoped(t), self.pricing)
         index = counter.index(t)
         prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
         by_role = self.summarizer_pricing(t, conditions, prices)
@@ -145,9 +146,6 @@ class Replayer:
         if named:
             conditions["price_model_source"] += "; summary requests: " + ", ".join(named)
         return out
-
-    def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
-        return replay_conditions(self.spec, t, counter, self.pricing)
 
     def _trajectories(self, t: Transcript, config: ReplayConfig, counter: TokenCounter, index: TranscriptTokens,
                       entries: Sequence[Entry], tracker: Callable[[], Trackers]
@@ -219,6 +217,24 @@ def units(t: Transcript) -> dict[str, str]:
 Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)
 
 
+def conditioned(spec: RunSpec, t: Transcript, counter: TokenCounter, pricing: Pricing | None = None
+                ) -> tuple[Transcript, ReplayConfig, dict[str, Any], TokenCounter]:
+    """``t`` as it is replayed and its conditions (:func:`replay_conditions`): the history a file lacks
+    (``compbench.measure.overhead``: a file that starts mid-conversation) moved out of the fixed overhead into a
+    leading message a compaction can remove."""
+    from dataclasses import replace
+
+    from compbench.measure.overhead import inherited_history
+
+    config, conditions, session = replay_conditions(spec, t, counter, pricing)
+    lacked = int(conditions.pop("_inherited", 0))
+    if lacked:
+        t = inherited_history(t, lacked, session)
+        config = replace(config, system_tokens=config.system_tokens - lacked)
+        conditions["system_tokens"] -= lacked
+    return t, config, conditions, session
+
+
 def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, pricing: Pricing | None = None
                       ) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
     """The replay conditions of ``t``, each with where it comes from (fixed by the spec, or the
@@ -247,7 +263,7 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
         "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
         "token_correction": family, "price_model": price_model, "price_model_source": price_source,
-        "cache_ttl": ttl, "cache_ttl_source": ttl_source}, session
+        "cache_ttl": ttl, "cache_ttl_source": ttl_source, "_inherited": hidden.inherited}, session
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:
