@@ -38,12 +38,12 @@ from compbench.data.transcript import Message, Reasoning, RecordedCompaction, To
 REASONING_PER_TOKEN = 1.30  # 64,797 estimated / 49,792 reported reasoning tokens, 221 calls (0.77 rollouts)
 
 
-DATED_BUILDS = frozenset({"goose"})  # tools whose logs record no version, only when the session started
+DATED_BUILDS = frozenset({"goose", "crush"})  # tools whose logs record no version, only when the session started
 
 
 def compaction_version(t: Transcript, rc: RecordedCompaction) -> str:
     """The tool version that recorded a compaction: its own record's (a session can be resumed under a newer
-    version), else the transcript's; for a tool whose logs record none (Goose), ``session of YYYY-MM-DD``: the
+    version), else the transcript's; for a tool whose logs record none (Goose, Crush), ``session of YYYY-MM-DD``: the
     build it ran was at most that recent; "" when nothing is known."""
     version = str(rc.meta.get("tool_version") or t.meta.get("tool_version") or "")
     started = t.meta.get("started_at")
