@@ -385,3 +385,20 @@ def estimate(entries: Sequence[Entry]) -> int:
           }})
 def opencode(p: OpenCodeParams) -> OpenCode:
     return OpenCode(p)
+
+
+# The versions each preset models, as far as real logs show: OpenCode 1.2.5's /compact kept no tail, as the seed
+# (../shared/transcripts/opencode); 1.4.3's automatic compaction came past input - 20,000 on a model with an input
+# limit, as preset current's overflow.ts (issue 32's held-out log); 1.3.x is inferred to be current's
+PRESET_VERSIONS = {"seed": "1.2.x and earlier (1.2.5's log)", "current": "1.3 on (1.4.3's log; 1.3.x inferred)"}
+
+
+def version_preset(version: str) -> str:
+    """The preset of a recorded OpenCode version (``major.minor.patch``): ``seed`` before 1.3, else ``current``."""
+    import re
+
+    m = re.match(r"\s*(\d+)\.(\d+)", version)
+    if m is None:
+        return "current"
+    return "seed" if (int(m.group(1)), int(m.group(2))) < (1, 3) else "current"
+

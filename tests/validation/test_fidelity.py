@@ -69,7 +69,8 @@ def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  #
     assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
     assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
     assert manual["opencode", "current"].kept_jaccard == 0.0
-    assert "today's opencode" in manual["opencode", "current"].cause
+    assert "recorded by opencode 1.2.5; the preset models opencode 1.3 on" in manual["opencode", "current"].cause
+    assert "recorded by opencode 1.2.5, the version this preset models" in manual["opencode", "seed"].cause
     assert manual["pi", "seed"].kept_jaccard == 1.0
     assert len({(r.transcript, r.n, r.counted_before) for r in rows}) == len({(r.transcript, r.n) for r in rows})
 
