@@ -20,11 +20,18 @@ Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``Ch
 * **When.** ``move_back_cur_messages`` adds the exchange to the history and calls ``summarize_start``: if
   the history is over the budget, a thread summarizes a snapshot of it (``summarize_worker``), and aider then
   appends its note of the edit ("I committed the changes…", "Ok.") to the history. ``summarize_end``, at
-  the next request, uses the summary only if the history is still the snapshot (since v0.72.0). It never
-  is: the note was appended after the thread started, and CPython runs a new thread's first statement (the
-  snapshot) before the starting thread resumes. So the weak model is paid and its summary dropped
-  (``accept`` rejects it): aider's history then grows without bound, as users report (Aider-AI/aider#3493).
-  ``preset=0.71`` is aider before that check (v0.71 and earlier): the summary replaces the history.
+  the next request, uses the summary only if the history is still the snapshot (since v0.72.0). Read alone,
+  the code suggests the check always fails (the note is appended after the thread starts); the real logs say
+  otherwise: in an aider 0.82.2 ``--llm-history-file`` log a request drops from 38 messages to 12 and begins
+  with the summary, which the next three requests carry again, and another real log holds 7 distinct
+  summaries over 13 requests (issue 32's held-out logs). How the two threads interleave is the interpreter's;
+  the logs show the summary used, so it replaces the history (the default, and ``preset=0.71``, aider
+  before the check). ``preset=snapshot-race`` is the reading where every summary is dropped (the weak model
+  paid, the history growing on, as users report in Aider-AI/aider#3493).
+* **No /compact.** aider has no command that compacts on demand. The one other summary it makes is
+  ``summarize_all`` of the whole history when the chat mode changes (``Coder.create`` with
+  ``summarize_from_coder``): a log shows it as a summary with no kept tail and no "Ok." after it; ``manual``
+  is that.
 * **How** (``summarize_real``): with more than 4 messages, a tail is kept whose tokens stay under half the
   budget (walking back while ``tail + next < budget // 2``), moved back so the head ends with an assistant
   message; the head, cut to what fits the weak model's input limit minus 512 (the rest of the head is
@@ -35,7 +42,7 @@ Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``Ch
   message. (A dropped summary's deeper levels are not asked: their cost is missing.)
 * **The request**: system ``prompts.summarize``, one user message of ``# USER`` / ``# ASSISTANT`` sections;
   it goes to the weak model first (then the main model).
-* **Failure** (``preset=0.71``): aider catches the error and, its summarized copy still empty, replaces the
+* **Failure** (where the summary is used): aider catches the error and, its summarized copy still empty, replaces the
   history with it: the whole history is gone (``fallback``).
 
 aider's history holds only user and assistant text: tool calls and results are not part of it (aider
@@ -108,8 +115,8 @@ class AiderParams:
                                                 "1024), 8192).")
     weak_max_input: int = param(0, "The weak model's input limit for the summarized head (minus 512); 0 uses the "
                                    "run's input limit.")
-    applies: bool = param(False, "The summary replaces the history (aider <= 0.71); since 0.72 summarize_end drops it "
-                                 "(the history changed since the snapshot).")
+    applies: bool = param(True, "The summary replaces the history, as real logs show (false: summarize_end drops "
+                                "every summary, the history having changed since the thread's snapshot).")
 
 
 def aider_content(m: Message) -> str:
@@ -211,9 +218,23 @@ class Aider:
         action = self.summarize(s, done, 0)
         return (action,) if action is not None else ()
 
+    def manual(self, s: SessionView) -> Compact:
+        """``summarize_all`` on a chat-mode switch: the whole history into one summary, no tail, no "Ok."."""
+        entries = s.entries
+        head = head_end(entries)
+        shown = tuple(e.rendered() for e in entries[head:])
+        text = self.request_text(s, entries[head:], shown)
+        request = SummaryRequest(SUMMARIZE, (Message("aider-summarize", "user", (text,)),), shown,
+                                 meta={"model": "weak", "depth": 0})
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]),
+                                  Insert("user", SUMMARY_PREFIX, with_summary=True, origin="summary"))
+        return Compact("aider: summarize_all (chat mode switch)", view, request, on_failure="unchanged",
+                       meta={"depth": 0, "budget": self.budget(s), "model": "weak"})
+
     def accept(self, a: Compact, summary: str) -> str | None:
-        """``summarize_end``: since 0.72 a summary is used only if the history is still its snapshot."""
-        return None if self.p.applies else DROPPED
+        """``summarize_end``: a summary is used only if the history is still its snapshot (see the docstring);
+        ``summarize_all`` on a mode switch runs in the foreground, no snapshot to check."""
+        return None if self.p.applies or not a.reason.startswith("aider: chat history") else DROPPED
 
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
         """The next level of ``summarize_real`` when summary + tail are not under the budget."""
@@ -301,21 +322,24 @@ class Aider:
 
 # What aider's users set (--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS or max-chat-history-tokens in
 # .aider.conf.yml; aider/models.py at 5dc9490): 0 means the default formula.
+MANUAL_NAME = "summarize_all on a chat-mode switch; aider has no compaction command"  # fidelity: what a manual summary is
+AUTO_NAME = "aider's chat-history summary (ChatSummary, after an edit, by the weak model)"  # fidelity's rows
 TOOL = Tool(
-    "aider", ("aider",), own_count=True,
+    "aider", ("aider",), own_count=True, manual_name=MANUAL_NAME, auto_name=AUTO_NAME,
     settings=(Setting("max_chat_history_tokens", "max-chat-history-tokens", ".aider.conf.yml (or "
                       "--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS)",
                       "min(max(max_input / 16, 1024), 8192)", "max-chat-history-tokens: {value}",
                       sweep=(4096.0, 16384.0), note="the history over it has its head summarized by the weak model"),),
-    designed={"failed": "aider 0.72 and later drop the summary they made (a snapshot check in summarize_end): "
-                        "the summarizer's cost without its saving is aider's behaviour, not a failure"})
+    designed={"failed": "preset=snapshot-race drops the summary it made (a reading of summarize_end's snapshot "
+                        "check in 0.72+; real logs show the summaries used): its cost without its saving is that "
+                        "reading's, not a failure"})
 
 
 @strategy("aider", params=AiderParams, source="Aider-AI/aider 5dc9490bb35f (history.py, models.py, base_coder.py)",
           summary="after a reply that edited files, a history over min(max(max_input/16, 1024), 8192) tokens (counted "
-                  "as JSON) has its head summarized by the weak model; since 0.72 the summary is dropped "
-                  "(summarize_end's snapshot check); preset=0.71 applies it, a tail under half the budget kept",
-          presets={"0.71": {"applies": True}}, tool=TOOL)
+                  "as JSON) has its head summarized by the weak model, a tail under half the budget kept (real logs "
+                  "show the summary used; preset=snapshot-race drops it)",
+          presets={"0.71": {"applies": True}, "snapshot-race": {"applies": False}}, tool=TOOL)
 def aider(p: AiderParams) -> Aider:
     return Aider(p)
 

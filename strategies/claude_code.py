@@ -1,5 +1,5 @@
 """``compbench.strategies.claude_code`` — ``claude-code``: Claude Code's auto-compact (seed 002 + real sessions of CLI
-2.0.60–2.1.49 + public reports of its 1M-window rule, 2.1.92–2.1.196).
+2.0.60–2.1.49 and 2.1.217 + public reports of its 1M-window rule, 2.1.92–2.1.196).
 
 Seed 002: ``/compact [instructions]`` or automatically at ~95% of the window; the whole history is
 summarized and the session continues from the summary alone. Custom instructions are appended as
@@ -74,6 +74,40 @@ line pointing to the full transcript (its path is the user's; a placeholder of t
 and, after an auto compaction only, the instruction to continue. A failed summary leaves the view
 unchanged.
 
+**What 2.1.217 keeps** (``preset=2.1.217``; one manual compaction in ../shared/real-compactions, 6c0a282a):
+the boundary records ``preservedSegment {headUuid, anchorUuid, tailUuid}`` and ``preservedMessages {uuids,
+allUuids}``; the head is the session's last response (the final text reply of the turn), the tail the stop
+hook's record after it, the anchor the summary message (``annotateBoundaryWithPreservedSegment`` as public
+analyses of the 2.1.88 bundle quote it: the anchor is the last summary message when a suffix is kept), and
+``allUuids`` adds three records the file never holds (the turn's three stop hooks, ``hookCount`` 3). The
+messages before that response (its tool call and result included) are summarized. So the preset keeps the
+last API round: the last response and whatever followed it (after an auto compaction mid-turn, its tool
+calls' results: inferred, no 2.1.21x auto compaction is in ../shared). Files a kept message read are not
+re-attached (``preservedReadPaths``). The summary keeps 2.1's prefix and transcript line and ends, after a
+manual compaction too, with a new continuation (``RESUME_217``); no "Recent messages are preserved
+verbatim." line, which 2.1.88 added when it kept a tail.
+
+**Re-attachments** (:mod:`.claude_code_restore`): the recent files as the disk holds them (the agent's own
+edits after the last read applied), from 2.1.92 the invoked skills (25,000 rough tokens, 5,000 each) and the
+plan file through its own channel.
+
+**Not modelled, and why** (checked against the logs' timestamps):
+
+* *Microcompact after an idle gap* (old tool results replaced by ``[Old tool result content cleared]``, the
+  newest 5 kept, once the gap exceeds the cache's lifetime; a GrowthBook-gated ``timeBasedMCConfig`` in the
+  2.1.88 bundle): 23 gaps of 59 minutes to 18 hours between calls of 2.1.5-2.1.33 sessions are followed by
+  a call as large as the one before (e.g. 80,665 then 83,084 tokens after 1,103 minutes), none by a drop,
+  and no log holds the placeholder; the 2.1.217 session's longest gap is 39 minutes (its 1-hour cache
+  still read). No evidence it ran in any log of ours.
+* The *microcompactions* the logs do record (``microcompact_boundary``, three, in two 2.1.17 sessions) came
+  mid-turn, no gap before them (0.0-0.4 minutes), at 135-151k tokens, clearing 7-18 old results of Read,
+  Grep, Glob and Edit: a size-triggered mechanism of that version, listed by the importer
+  (``meta["microcompactions"]``) and not replayed (three events, one version).
+* *Idle compaction* (reported for 2.1.286-2.1.299: a session of 200k tokens or more compacted about 54
+  minutes after the last reply; ``idleCompaction``, ``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``): no log of
+  those versions is in ../shared; the reports are third-party reads of the binary. Evidence thin: not
+  modelled.
+
 **The summary prompt**: known only through its output. All 16 real summaries (2.0.60–2.1.49) carry the
 same nine numbered sections (Primary Request and Intent, Key Technical Concepts, Files and Code
 Sections, Errors and fixes, Problem Solving, All user messages, Pending Tasks, Current Work, Optional
@@ -84,7 +118,6 @@ analysis, then those sections: not the six-line community prompt of seed 002 (ke
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -110,11 +143,22 @@ from compbench.sdk import (
     ToolResult,
     Usage,
     Wake,
-    call_args,
     path_key,
     touches,
 )
 from compbench.sdk.registry import param, strategy
+from compbench.strategies.claude_code_restore import (
+    RESTORE_BUDGET,
+    RESTORE_FILES,
+    RESTORE_TOKENS_PER_FILE,
+    SKILLS_BUDGET,
+    plan_attachment,
+    restored_files,
+    rough,
+    skill_attachments,
+)
+
+__all__ = ["restored_files"]  # re-exported: the real post-compaction view (validation.reacquisition) names its files
 
 THRESHOLD_RATIO = 0.95  # seed 002: "Triggers at ~95% context capacity"
 OUTPUT_RESERVE_20 = 32_000  # 2.0.x: min(max output, 32,000) reserved; inferred from 2.0.76's 155,000 trigger
@@ -126,13 +170,6 @@ CLAUDE_CODE_WINDOW = 200_000  # the window Claude Code runs a model at unless th
 LARGE_WINDOW_92 = 400_000
 LARGE_WINDOW = 500_000
 IMAGE_TOKENS = 2_000  # roughTokenCountEstimation of an image or document block (2.1 bundle)
-# Files re-attached after a compaction (compact.ts, as public analyses of the 2.1 bundle quote it, and the docs:
-# "replaces the history with the summary, your most recent exchanges, and up to five recently read files")
-RESTORE_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE
-RESTORE_TOKENS_PER_FILE = 5_000  # POST_COMPACT_MAX_TOKENS_PER_FILE: a larger file is only named (compact_file_reference)
-RESTORE_BUDGET = 50_000  # POST_COMPACT_TOKEN_BUDGET, over the attachments' rough token counts
-MEMORY_FILES = re.compile(r"(^|/)(claude(\.local)?\.md|agents\.md)$|/\.claude/", re.I)  # not restored
-LINE_NUMBER = re.compile(r"(?m)^\s*(\d+)(?:→|\t)")
 MAX_SUMMARY_TOKENS = 20_000  # summary budget: Claude Code's compaction call caps output at 20k (same constant)
 COMPACT_PROMPT = """Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions. This summary will be used as context when continuing the conversation, so preserve critical information including:
 - What was accomplished
@@ -211,16 +248,14 @@ class ClaudeCodeParams:
     read_before_edit: bool = param(
         False, "Edits need the file read since the compaction (Claude Code refuses them otherwise): a summary "
                "quoting the file does not spare the re-read.")
-
-
-def _js_len(text: str) -> int:
-    """JavaScript's ``String.length``: UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _rough(text: str) -> int:
-    """``roughTokenCountEstimation``: ``Math.round(length / 4)``."""
-    return math.floor(_js_len(text) / 4 + 0.5)
+    keep_last_round: bool = param(
+        False, "Keep the last API round (the last response and what followed it) verbatim after the summary "
+               "(2.1.217: compactMetadata.preservedSegment / preservedMessages).")
+    restore_skills: int = param(
+        0, "Rough tokens the invoked skills re-attached after a compaction may take together (25,000 from 2.1.92 "
+           "in the presets, each cut to 5,000; 0: none).")
+    restore_plan: bool = param(
+        False, "Re-attach the plan file (plan mode) whole through its own channel, not among the files.")
 
 
 def rough_tokens(m: Message) -> int:
@@ -229,68 +264,16 @@ def rough_tokens(m: Message) -> int:
     total = 0
     for p in m.parts:
         if isinstance(p, Text):
-            total += _rough(p.text)
+            total += rough(p.text)
         elif isinstance(p, ToolCall):
-            total += _rough(p.name + p.args)
+            total += rough(p.name + p.args)
         elif isinstance(p, ToolResult):
-            total += _rough(p.output)
+            total += rough(p.output)
         elif isinstance(p, Reasoning) and not p.encrypted:
-            total += _rough(p.text)
+            total += rough(p.text)
         elif isinstance(p, Media):
             total += IMAGE_TOKENS
     return total
-
-
-def _file_size(output: str, tokens: int) -> int:
-    """A file's whole size in rough tokens from one read of it: a slice's line numbers tell how long the
-    file is at least (``offset``/``limit`` reads), its own size how long a line is."""
-    lines = max(1, output.count("\n") + 1)
-    numbers = [int(n) for n in LINE_NUMBER.findall(output)]
-    return round(max(numbers, default=lines) * tokens / lines) if numbers else tokens
-
-
-def restored_files(messages: Sequence[Message], files: int = RESTORE_FILES, per_file: int = RESTORE_TOKENS_PER_FILE,
-                   budget: int = RESTORE_BUDGET) -> list[tuple[str, str]]:
-    """``(path, attachment text)`` of the files Claude Code re-attaches after compacting ``messages``: the
-    ``files`` most recently read or written (its read-file cache), memory files (CLAUDE.md) left out; one
-    whose size exceeds ``per_file`` is named, not included (``compact_file_reference``); the attachments
-    stop at ``budget`` rough tokens. The content is the file as the log last showed it (Claude Code reads it
-    from disk again: a later edit the log shows only as a diff is not in it)."""
-    results = {p.call_id: p for m in messages for p in m.parts if isinstance(p, ToolResult)}
-    last: dict[str, tuple[int, str, str]] = {}  # key -> (order, path as written, content as last seen)
-    order = 0
-    for m in messages:
-        for p in m.parts:
-            if not isinstance(p, ToolCall):
-                continue
-            for touch in touches(p):
-                if not touch.key.startswith("file:"):
-                    continue
-                args = call_args(p)
-                path = str(args.get("file_path") or args.get("path") or touch.key[5:])
-                if MEMORY_FILES.search(path.lower()):
-                    continue
-                res = results.get(p.id)
-                content = (res.output if res is not None and touch.verb == "read" and not res.is_error
-                           else str(args.get("content", "")) if touch.verb == "write"
-                           else last.get(touch.key, (0, "", ""))[2])
-                order += 1
-                last[touch.key] = (order, path, content)
-    out: list[tuple[str, str]] = []
-    used = 0
-    for _, path, content in sorted(last.values(), reverse=True)[:files]:
-        if content and _file_size(content, _rough(content)) <= per_file:
-            text = (f"<system-reminder>\nCalled the Read tool with the following input: "
-                    f"{json.dumps({'file_path': path})}\n</system-reminder>\n<system-reminder>\nResult of calling "
-                    f"the Read tool: {json.dumps(content, ensure_ascii=False)}\n</system-reminder>")
-        else:
-            text = (f"<system-reminder>\nNote: {path} was read before the last conversation was summarized, but "
-                    f"the contents are too large to include. Use Read tool if you need to access it.\n</system-reminder>")
-        if used + _rough(text) > budget:
-            continue
-        used += _rough(text)
-        out.append((path, text))
-    return out
 
 
 class ClaudeCode:
@@ -362,20 +345,34 @@ class ClaudeCode:
         return self.p.compact_prompt + (ADDITIONAL_INSTRUCTIONS + extra if extra else "")
 
     def compact(self, s: SessionView, reason: str) -> Compact:
-        """The whole view is summarized; only the leading system messages survive verbatim."""
+        """The view is summarized; the leading system messages survive verbatim, and with ``keep_last_round``
+        the last API round (2.1.217's preserved segment); then the re-attachments."""
+        entries = s.entries
         head = 0
-        while head < len(s.entries) and s.entries[head].role == "system":
+        while head < len(entries) and entries[head].role == "system":
             head += 1
-        prompt = (*s.rendered(), Message("claude-code-compact", "user", (Text(self.instruction()),)))
-        request = SummaryRequest(system="", prompt=prompt, source=s.rendered(head),
+        split = len(entries)
+        if self.p.keep_last_round:
+            split = next((i for i in range(len(entries) - 1, head - 1, -1) if entries[i].role == "assistant"), split)
+        prompt = (*s.rendered(0, split), Message("claude-code-compact", "user", (Text(self.instruction()),)))
+        request = SummaryRequest(system="", prompt=prompt, source=s.rendered(head, split),
                                  max_output_tokens=self.p.max_summary_tokens)
         suffix = self.p.manual_suffix if reason == "manual" else self.p.summary_suffix
-        restored = (restored_files([e.rendered() for e in s.entries], self.p.restore_files,
-                                   self.p.restore_tokens_per_file, self.p.restore_budget)
+        rendered = [e.rendered() for e in entries]
+        kept_reads = {t.key for m in rendered[split:] for p in m.parts if isinstance(p, ToolCall)
+                      for t in touches(p) if t.verb == "read"}
+        restored = (restored_files(rendered, self.p.restore_files, self.p.restore_tokens_per_file,
+                                   self.p.restore_budget, kept_reads)
                     if self.p.restore_files > 0 else [])
-        view: tuple[Slot, ...] = (*(Keep(e.id) for e in s.entries[:head]),
-                                  Insert("user", self.p.summary_prefix, suffix, with_summary=True, origin="summary"),
-                                  *(Insert("user", text, meta={"restored": path_key(path)}) for path, text in restored))
+        plan = plan_attachment(rendered) if self.p.restore_plan else None
+        skills = skill_attachments(rendered, self.p.restore_skills) if self.p.restore_skills > 0 else []
+        view: tuple[Slot, ...] = (
+            *(Keep(e.id) for e in entries[:head]),
+            Insert("user", self.p.summary_prefix, suffix, with_summary=True, origin="summary"),
+            *(Keep(e.id) for e in entries[split:]),
+            *(Insert("user", text, meta={"restored": path_key(path)}) for path, text in restored),
+            *((Insert("user", plan[1], meta={"restored": path_key(plan[0])}),) if plan else ()),
+            *(Insert("user", text, meta={"restored": f"skill:{name}"}) for name, text in skills))
         return Compact(reason, view, request, on_failure="unchanged", meta={"threshold": self.threshold(s)})
 
 
@@ -386,17 +383,26 @@ WINDOW_FLOOR, WINDOW_CAP = 100_000, 1_000_000  # CLAUDE_CODE_AUTO_COMPACT_WINDOW
 V21 = {"output_reserve": OUTPUT_RESERVE, "autocompact_buffer": AUTOCOMPACT_BUFFER, "count_trailing": True,
        "compact_prompt": STRUCTURED_PROMPT, "summary_prefix": SUMMARY_PREFIX_21, "summary_suffix": SUMMARY_SUFFIX_21,
        "manual_suffix": TRANSCRIPT_LINE, **RESTORE}
+# skills and the plan file re-attached (2.1.88 bundle as public analyses quote it: claude_code_restore)
+ATTACH_92 = {"restore_skills": SKILLS_BUDGET, "restore_plan": True}
+# 2.1.217: the last API round kept verbatim (compactMetadata.preservedSegment), the continuation after a manual
+# compaction too, in its new wording
+V217 = {**V21, **ATTACH_92, "large_window": LARGE_WINDOW, "keep_last_round": True,
+        "summary_suffix": TRANSCRIPT_LINE + "\n" + RESUME_217, "manual_suffix": TRANSCRIPT_LINE + "\n" + RESUME_217}
 PRESETS: dict[str, dict[str, object]] = {
-    "current": {**V21, "large_window": LARGE_WINDOW, "window_floor": WINDOW_FLOOR},  # 2.1.196 on
-    "2.1.138": {**V21, "large_window": 0, "window_floor": WINDOW_FLOOR},  # 2.1.138-2.1.195
-    "2.1.92": {**V21, "large_window": LARGE_WINDOW_92, "window_floor": WINDOW_FLOOR},  # 2.1.92-2.1.137
+    "2.1.217": {**V217, "window_floor": WINDOW_FLOOR},  # 2.1.217 on
+    "current": {**V21, **ATTACH_92, "large_window": LARGE_WINDOW, "window_floor": WINDOW_FLOOR},  # 2.1.196-2.1.216
+    "2.1.138": {**V21, **ATTACH_92, "large_window": 0, "window_floor": WINDOW_FLOOR},  # 2.1.138-2.1.195
+    "2.1.92": {**V21, **ATTACH_92, "large_window": LARGE_WINDOW_92, "window_floor": WINDOW_FLOOR},  # 2.1.92-2.1.137
     "2.1.21": {**V21, "large_window": 0},  # 2.1.21-2.1.91
     "2.0": V20,  # 2.0.x-2.1.20
 }
 # The first version each preset models, newest first: the 2.1.21 changelog's "auto-compact triggering too
 # early" fix, then the auto-compact window's changes on 1M windows (docstring)
-FIRST_VERSIONS = (((2, 1, 196), "current"), ((2, 1, 138), "2.1.138"), ((2, 1, 92), "2.1.92"),
+FIRST_VERSIONS = (((2, 1, 217), "2.1.217"), ((2, 1, 196), "current"), ((2, 1, 138), "2.1.138"), ((2, 1, 92), "2.1.92"),
                   ((2, 1, 21), "2.1.21"))
+PRESET_VERSIONS = {"2.1.217": "2.1.217 on", "current": "2.1.196-2.1.216", "2.1.138": "2.1.138-2.1.195",
+                   "2.1.92": "2.1.92-2.1.137", "2.1.21": "2.1.21-2.1.91", "2.0": "2.0.x-2.1.20"}  # fidelity's rows
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
@@ -415,9 +421,8 @@ def version_preset(version: str) -> str:
 # (min(floor((W - reserve) * pct / 100), W - reserve - 13,000)), a value outside (0, 100] is ignored; the window
 # is min(the model's, the value).
 TOOL = Tool(
-    "Claude Code", ("claude-code",), newest="current", version_preset=version_preset,
-    preset_versions={"current": "2.1.196+", "2.1.138": "2.1.138-2.1.195", "2.1.92": "2.1.92-2.1.137",
-                     "2.1.21": "2.1.21-2.1.91", "2.0": "2.0.x-2.1.20"},
+    "Claude Code", ("claude-code",), newest="2.1.217", version_preset=version_preset,
+    preset_versions=PRESET_VERSIONS,
     settings=(
         Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "environment (or \"env\" in "
                 "~/.claude/settings.json)", "unset: 167,000 of a 200k window", "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",

@@ -1,6 +1,7 @@
 """``compbench.strategies.deepagents`` — ``deepagents``: Deep Agents' summarization as ``create_deep_agent`` sets it up
-(deepagents 0.7.32 on PyPI, langchain-ai/deepagents ``libs/deepagents/deepagents/middleware/summarization.py`` and
-``graph.py``): ``create_summarization_middleware(model, backend)`` around LangChain's middleware.
+(langchain-ai/deepagents @ 23b83ad, whose ``libs/deepagents/pyproject.toml`` says 0.7.8:
+``libs/deepagents/deepagents/middleware/summarization.py`` and ``graph.py``): ``create_summarization_middleware(model,
+backend)`` around LangChain's middleware.
 
 - Defaults (``compute_summarization_defaults``): a model whose profile has ``max_input_tokens`` (compbench's
   window is that profile) gets ``trigger=("fraction", 0.85)``, ``keep=("fraction", 0.10)`` and tool-argument
@@ -27,9 +28,13 @@
   than ``4 * tool_token_limit_before_evict`` characters (20,000 tokens: 80,000 characters; ``NUM_CHARS_PER_TOKEN``
   4) to ``/large_tool_results/<tool_call_id>`` before it joins the state: the model only ever sees
   ``TOO_LARGE_TOOL_MSG`` with a head-and-tail preview (5 + 5 numbered lines, each cut at 1,000 characters). Its
-  own tools are exempt (``ls``, ``glob``, ``grep``, ``read_file``, ``edit_file``, ``write_file``, ``delete``). A
-  prune the first time the result is in the view, before the call that would send it; the summarization counts
-  the evicted text.
+  own file tools are exempt (``ls``, ``glob``, ``grep``, ``read_file``, ``edit_file``, ``write_file``, ``delete``);
+  ``read_file`` cuts its own output instead (``_truncate_paginated_read``): past 80,000 characters it ends at the
+  last whole line that fits with ``READ_FILE_TRUNCATION_MSG``. Another agent's log names its tools otherwise: a
+  call is given the role its tool plays (a file read such as Claude Code's ``Read``: ``read_file``'s cut, not an
+  eviction; a listing or search, an edit or write: exempt; a shell command: ``execute``, evicted), by name (a
+  heuristic on the name's last ``__`` part). A prune the first time the result is in the view, before the call
+  that would send it; the summarization counts the evicted or cut text.
 - Not modelled: clipping large trailing tool results to files when the summarized request is still over
   budget, the ``ContextOverflowError`` a still-oversized request raises, ``execute``'s capture-at-source on a
   sandbox backend (the default backend has no ``execute``), and the eviction of a user message over 50,000
@@ -61,6 +66,19 @@ INPUT_BUDGET = 0.95  # _input_budget: 5% headroom below max_input_tokens, less t
 TOOL_TOKEN_LIMIT_BEFORE_EVICT = 20_000  # FilesystemMiddleware.__init__ default
 NUM_CHARS_PER_TOKEN = 4  # filesystem.py
 EXCLUDED_FROM_EVICTION = ("ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete")  # filesystem.py
+# Other agents' tools by the role deepagents' own play (a heuristic on the name): reads get read_file's cut, the
+# others read_file's siblings' exemption
+READ_LIKE = frozenset({"read", "read_file", "view", "view_file", "readfile", "open", "read_many_files",
+                       "get_file_contents"})
+EXEMPT_LIKE = frozenset({"ls", "glob", "grep", "list", "list_dir", "list_directory", "list_files", "find", "rg",
+                         "ripgrep", "search_files", "grep_search", "file_search", "edit", "edit_file", "write",
+                         "write_file", "multiedit", "str_replace", "str_replace_editor", "create", "create_file",
+                         "delete", "apply_patch", "notebookedit", "replace", "insert", "todowrite"})
+READ_FILE_TRUNCATION_MSG = (  # filesystem.py, the read_file tool's own cut
+    "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting the file "
+    "to make it easier to navigate. For example, if this is JSON, use execute(command='jq . {file_path}') to "
+    "pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to split long "
+    "lines.]")
 LARGE_TOOL_RESULTS = "/large_tool_results"  # f"{artifacts_root}/large_tool_results", artifacts_root "/"
 TOO_LARGE_TOOL_MSG = (  # _message_eviction.py
     "Tool result too large, the result of this tool call {tool_call_id} was saved in the filesystem at this "
@@ -135,8 +153,11 @@ class DeepAgents(LangChainSummarization):
         head = system_head(s)
         actions: list[Action] = []
         evicted = self.evict(s)
-        if evicted:
-            actions.append(Prune(tuple(evicted), "large tool result evicted"))
+        cut = tuple(x for x in evicted if not x[2].startswith("Tool result too large"))
+        if len(cut) < len(evicted):
+            actions.append(Prune(tuple(x for x in evicted if x not in cut), "large tool result evicted"))
+        if cut:
+            actions.append(Prune(cut, "read_file's own cut at 80,000 characters"))
         everything = [replace(m, content=self.evicted[(s.entries[m.entry].id, m.part)])
                       if m.type == "tool" and (s.entries[m.entry].id, m.part) in self.evicted else m
                       for m in self.messages(s, 0)]
@@ -163,11 +184,17 @@ class DeepAgents(LangChainSummarization):
             return out
         if s.revision != self.revision:  # the view was rebuilt: look at it whole (evicted results stay so)
             self.seen, self.revision = 0, s.revision
+        paths = {p.id: p for e in s.entries for p in e.message.parts if isinstance(p, ToolCall)}
         for e in s.entries[self.seen:]:
             for j, p in enumerate(e.message.parts):
-                if (isinstance(p, ToolResult) and p.name not in EXCLUDED_FROM_EVICTION and len(p.output) > limit
-                        and j not in e.pruned and (e.id, j) not in self.evicted):
-                    text = evicted_message(p.call_id, p.output)
+                if (isinstance(p, ToolResult) and len(p.output) >= limit and j not in e.pruned
+                        and (e.id, j) not in self.evicted):
+                    role = tool_role(p.name)  # eviction past the limit; read_file's cut from it
+                    if role == "exempt" or (role == "evict" and len(p.output) == limit):
+                        continue
+                    call = paths.get(p.call_id)
+                    text = (read_file_cut(p.output, limit, file_path(call)) if role == "read"
+                            else evicted_message(p.call_id, p.output))
                     self.evicted[(e.id, j)] = text
                     out.append((e.id, j, text))
         self.seen = len(s.entries)
@@ -225,6 +252,36 @@ class DeepAgents(LangChainSummarization):
         return 0
 
 
+def tool_role(name: str) -> str:
+    """What deepagents would do with this tool's large result: "read" (read_file's own cut), "exempt" (its other
+    file tools), "evict" (anything else, ``execute`` included)."""
+    base = name.rsplit("__", 1)[-1].lower()
+    if base in READ_LIKE:
+        return "read"
+    return "exempt" if base in EXCLUDED_FROM_EVICTION or base in EXEMPT_LIKE else "evict"
+
+
+def file_path(call: ToolCall | None) -> str:
+    if call is None:
+        return ""
+    try:
+        args = json.loads(call.args)
+    except ValueError:
+        return ""
+    found = next((args[k] for k in ("file_path", "path", "filePath") if isinstance(args, dict) and k in args), "")
+    return str(found)
+
+
+def read_file_cut(text: str, limit: int, path: str) -> str:
+    """``_truncate_paginated_read`` of a read over ``limit`` characters: the last whole line that fits with the
+    truncation message, or the characters that fit when no line does."""
+    msg = READ_FILE_TRUNCATION_MSG.format(file_path=path)
+    if len(text) < limit:
+        return text
+    end = text.rfind("\n", 0, max(0, limit - len(msg)) + 1)
+    return (text[:end] if end > 0 else text[:max(0, limit - len(msg))]) + msg
+
+
 def _numbered(lines: list[str], start: int) -> str:
     """``format_content_with_line_numbers`` of preview lines (each at most 1,000 characters: one row each)."""
     width = max((len(str(start + i)) for i in range(len(lines))), default=0)
@@ -248,7 +305,7 @@ def evicted_message(call_id: str, text: str) -> str:
 
 
 @strategy("deepagents", params=DeepAgentsParams,
-          source="langchain-ai/deepagents create_summarization_middleware (deepagents 0.7.32)",
+          source="langchain-ai/deepagents create_summarization_middleware (deepagents 0.7.8 @ 23b83ad)",
           summary="at 85% of max input (or over 95% less output) summarize all but the newest 10% of it",
           presets={"no-profile": {"trigger": NO_PROFILE_TRIGGER, "keep": NO_PROFILE_KEEP,
                                   "truncate_trigger": NO_PROFILE_TRUNCATE, "truncate_keep": NO_PROFILE_TRUNCATE,

@@ -266,7 +266,10 @@ class GoReplace:
 
 
 # Crush's only setting is on/off (options.disable_auto_summarize in crush.json): off is the `none` row.
-TOOL = Tool("Crush", ("crush",), newest="current", preset_versions={"current": "Crush (read at 37f36e9)"})
+CRUSH_20K_RULE = "2025-10-27"  # crush v0.13.0 (2aedcb7fa): the 20,000 / 20% remaining-tokens rule of preset=current
+PRESET_VERSIONS = {"current": "Crush builds from 2025-10-27 (v0.13.0 on; read at 37f36e93)"}
+TOOL = Tool("Crush", ("crush",), newest="current", version_preset=lambda v: version_preset(v) or None,
+            preset_versions=PRESET_VERSIONS)
 
 
 @strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush",
@@ -274,3 +277,16 @@ TOOL = Tool("Crush", ("crush",), newest="current", preset_versions={"current": "
           presets={"current": {"mode": "remaining"}}, tool=TOOL)
 def go_replace(p: GoReplaceParams) -> GoReplace:
     return GoReplace(p)
+
+
+
+
+def version_preset(version: str) -> str:
+    """The preset of a Crush build from the date its store records (``session of YYYY-MM-DD``: the build ran was
+    at most that recent): ``current`` from v0.13.0's date on; before it (``percentage > 80``) no preset models
+    Crush, and the seed's rule is another agent's: "" then."""
+    import re
+
+    m = re.search(r"\d{4}-\d{2}-\d{2}", version)
+    return "current" if m is not None and m.group(0) >= CRUSH_20K_RULE else ""
+

@@ -19,8 +19,17 @@ over the size a snapshot may have here): ``crates/goose/src/context_mgmt/mod.rs`
   prompt's "a single message").
   One pair per turn: a turn that adds several calls grows the backlog. A call that shares its message with
   other content here (Goose stores one call per message) keeps its name, its arguments and output cleared.
-  ``tool_pairs=false`` (``preset=no-tool-pairs``) models Goose from #7481 (2026-02-26), which switched it
-  off, until it returned in batches with a cutoff scaled to the window (not modelled).
+  ``tool_pairs=false`` (``preset=no-tool-pairs``, also ``preset=2026-02-26``, and ``preset=2025`` for the
+  builds before #6119) models Goose from #7481 (2026-02-26), which switched it off, until #7938 (2026-03-16)
+  brought it back in batches (``preset=2026-03-16``, read at aaif-goose/goose 006bd233
+  ``context_mgmt/mod.rs``: ``compute_tool_call_cutoff``, ``tool_ids_to_summarize``; ``agents/agent.rs``):
+  unless ``GOOSE_TOOL_CALL_CUTOFF`` is set, the cutoff scales with the window, ``clamp(3 * floor(W * thr) /
+  20,000, 10, 500)`` (a threshold outside (0, 1] counts as 0.8: 200k gives 24, 1M 120); the calls of the
+  current turn (since the user's prompt) are never summarized, and once the others exceed the cutoff by more
+  than a batch (10) the oldest 10 are summarized together, one request each, and applied when the turn ends.
+* **Which build.** Goose's logs record no version; a session's start date says which build it ran at the
+  latest (``version_preset`` takes ``session of YYYY-MM-DD``). The default models the build of 2026-01-28 to
+  2026-02-26 (block/goose 9a91fccf), the one read in full above.
 * **Compaction, when**: at the start of a reply, i.e. when a new user prompt arrives (``reply``), after the
   last turn's tool-pair summary was added, if the last request's ``total_tokens`` (input + output; before any
   request, the visible messages counted) over the context limit is ``> GOOSE_AUTO_COMPACT_THRESHOLD`` (0.8;
@@ -75,6 +84,8 @@ from compbench.strategies.goose_prompts import COMPACTION_TEMPLATE, TOOL_PAIR_PR
 
 DEFAULT_COMPACTION_THRESHOLD = 0.8  # context_mgmt/mod.rs
 DEFAULT_TOOL_CALL_CUTOFF = 10  # agent.rs: GOOSE_TOOL_CALL_CUTOFF
+TOOLCALL_SUMMARIZATION_BATCH_SIZE = 10  # context_mgmt/mod.rs 006bd233 (#7938)
+CUTOFF_RANGE = (10, 500)  # compute_tool_call_cutoff's clamp
 REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)  # do_compact
 SUMMARIZE_REQUEST = "Please summarize the conversation history provided in the system prompt."  # do_compact
 CONVERSATION_CONTINUATION_TEXT = (
@@ -106,7 +117,10 @@ class GooseParams:
     tool_pairs: bool = param(True, "Summarize the oldest tool call and its result on every turn past the cutoff "
                                    "(on from 2026-01-28 to 2026-02-26).")
     tool_call_cutoff: int = param(DEFAULT_TOOL_CALL_CUTOFF, "Tool calls the agent sees before the oldest is "
-                                                            "summarized (GOOSE_TOOL_CALL_CUTOFF).")
+                                                            "summarized (GOOSE_TOOL_CALL_CUTOFF; 0 computes it from "
+                                                            "the window, as builds from #7938 do).")
+    batch: int = param(1, "Tool pairs summarized at once; past 1 (#7938: 10) the calls of the current turn are "
+                          "spared and a batch starts only once the others exceed the cutoff by more than it.")
 
 
 def format_message(m: Message) -> str:
@@ -172,7 +186,7 @@ class Goose:
         self.p = p
         self.seen = 0  # view positions already looked at for a new user prompt
         self.hopeless: tuple[int, str] | None = None  # (compactions, first message) when no attempt fitted
-        self.pending: Pair | None = None  # the tool pair being summarized during the current turn
+        self.pending: list[Pair] = []  # the tool pairs being summarized during the current turn
         self.done: set[str] = set()  # calls summarized in place (their message holds more)
         self.calls: list[str] = []  # the calls the agent sees, oldest first, not yet summarized
         self.scanned = 0  # view positions whose calls are in ``calls``
@@ -209,12 +223,16 @@ class Goose:
         self.new_prompt = any(e.role == "user" and e.origin == "recorded" and has_text_only(e)
                               for e in entries[min(self.seen, len(entries)):])
         self.seen = len(entries)
-        if self.pending is not None:
-            pair, self.pending = self.pending, None
+        if self.pending:
             self.visible_calls(s)  # the last turn's calls counted before the pair changes the view
-            self.stage = "pair"
-            return (self.apply_pair(s, pair),)
+            return self.next_pair(s)
         return self.reply(s)
+
+    def next_pair(self, s: SessionView) -> Sequence[Action]:
+        """The next summarized pair of the turn that ended applied (a batch one after the other)."""
+        pair = self.pending.pop(0)
+        self.stage = "pair"
+        return (self.apply_pair(s, pair),)
 
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
         """What follows each of its actions within the same moment (``CompactionFollowup``)."""
@@ -225,6 +243,8 @@ class Goose:
             else:  # the summary failed: the pair stays, and may be chosen again
                 self.done.discard(str(event.meta.get("call", "")))
                 self.revision = -1
+            if self.pending:
+                return self.next_pair(s)
             return self.reply(s)
         if stage == "auto":
             return self.turn(s)
@@ -258,16 +278,39 @@ class Goose:
         self.scanned = len(entries)
         return self.calls
 
-    def choose(self, s: SessionView) -> Pair | None:
-        """``tool_id_to_summarize``: past the cutoff, the oldest call the agent sees, with its messages."""
+    def cutoff(self, s: SessionView) -> int:
+        """``GOOSE_TOOL_CALL_CUTOFF``, else (0) ``compute_tool_call_cutoff`` from the window and threshold."""
+        if self.p.tool_call_cutoff > 0:
+            return self.p.tool_call_cutoff
+        t = self.p.threshold if 0.0 < self.p.threshold <= 1.0 else DEFAULT_COMPACTION_THRESHOLD
+        return min(max(3 * int(s.limits.context_window * t) // 20_000, CUTOFF_RANGE[0]), CUTOFF_RANGE[1])
+
+    def turn_calls(self, s: SessionView) -> int:
+        """The tool calls made since the user's latest prompt (``current_turn_tool_count``)."""
+        n = 0
+        for e in reversed(s.entries):
+            if e.role == "user" and e.origin == "recorded" and has_text_only(e):
+                break
+            n += sum(1 for p in e.message.parts if isinstance(p, ToolCall))
+        return n
+
+    def choose(self, s: SessionView) -> list[Pair]:
+        """``tool_id_to_summarize``: past the cutoff, the oldest call the agent sees, with its messages; in
+        batches (#7938, ``tool_ids_to_summarize``): the oldest ``batch`` once the calls before this turn exceed
+        the cutoff by more than a batch."""
         calls = self.visible_calls(s)
-        if len(calls) <= self.p.tool_call_cutoff:
-            return None
-        call = calls[0]
-        found = tuple(e.rendered() for e in s.entries if any(
+        cutoff = self.cutoff(s)
+        if self.p.batch > 1:
+            if len(calls) - self.turn_calls(s) <= cutoff + self.p.batch:
+                return []
+            chosen = calls[:self.p.batch]
+        elif len(calls) <= cutoff:
+            return []
+        else:
+            chosen = calls[:1]
+        return [Pair(call, tuple(e.rendered() for e in s.entries if any(
             (isinstance(p, ToolCall) and p.id == call) or (isinstance(p, ToolResult) and p.call_id == call)
-            for p in e.message.parts))
-        return Pair(call, found)
+            for p in e.message.parts))) for call in chosen]
 
     def apply_pair(self, s: SessionView, pair: Pair) -> Compact:
         """The turn is over: the pair hidden (cleared where its message holds more), the summary after it."""
@@ -296,10 +339,10 @@ class Goose:
         self.done.add(pair.call)
         self.calls = [c for c in self.calls if c != pair.call]
         return Compact("goose: tool-pair summary", tuple(view), request, on_failure="unchanged",
-                       meta={"kind": TOOL_PAIR, "call": pair.call}, prune=tuple(prune))
+                       meta={"kind": TOOL_PAIR, "call": pair.call, "model": "fast"}, prune=tuple(prune))
 
     def manual(self, s: SessionView) -> Compact | None:
-        self.pending = None  # /compact runs as a command, no loop turn: everything is summarized anyway
+        self.pending = []  # /compact runs as a command, no loop turn: everything is summarized anyway
         return self.compact(s, "manual")
 
     def request(self, s: SessionView, messages: Sequence[Message]) -> SummaryRequest | None:
@@ -343,26 +386,53 @@ class Goose:
                        meta={"preserved": preserved.id if preserved else None, **request.meta})
 
 
+# Builds by date (Goose's logs record no version; the default is the 2026-01-28 build): before #6119 no tool-pair
+# summaries; #6119 (2026-01-28) one pair per turn past 10 (the default); #7481 (2026-02-26) off; #7938 (2026-03-16)
+# batches of 10 past a window-scaled cutoff
+PRESETS: dict[str, dict[str, object]] = {
+    "no-tool-pairs": {"tool_pairs": False},
+    "2025": {"tool_pairs": False},
+    "2026-02-26": {"tool_pairs": False},
+    "2026-03-16": {"tool_call_cutoff": 0, "batch": TOOLCALL_SUMMARIZATION_BATCH_SIZE},
+}
+BUILDS = (("2026-03-16", "2026-03-16"), ("2026-02-26", "2026-02-26"), ("2026-01-28", "seed"))  # first day, preset
+PRESET_VERSIONS = {"seed": "builds of 2026-01-28 to 2026-02-25 (#6119, read at 9a91fccf)", "2025": "builds before "
+                   "2026-01-28", "2026-02-26": "builds of 2026-02-26 to 2026-03-15 (#7481)",
+                   "2026-03-16": "builds from 2026-03-16 (#7938, read at aaif-goose 006bd233)"}
+
+
+def version_preset(version: str) -> str:
+    """The preset of a Goose build, from the date a log records (``session of YYYY-MM-DD``: the build the session
+    ran is at most that recent); "seed" (the default's build) when the text holds no date."""
+    import re
+
+    m = re.search(r"\d{4}-\d{2}-\d{2}", version)
+    if m is None:
+        return "seed"
+    return next((preset for first, preset in BUILDS if m.group(0) >= first), "2025")
+
+
 # What Goose's users set (environment or ~/.config/goose/config.yaml; block/goose context_mgmt/mod.rs).
 TOOL = Tool(
-    "Goose", ("goose",),
+    "Goose", ("goose",), newest="2026-03-16", version_preset=version_preset, preset_versions=PRESET_VERSIONS,
     settings=(Setting("threshold", "GOOSE_AUTO_COMPACT_THRESHOLD", "environment (or config.yaml)", "0.8",
                       "export GOOSE_AUTO_COMPACT_THRESHOLD={value}", sweep=(0.6,),
                       note="a value at or below 0, or at or above 1, turns auto-compaction off"),
               Setting("tool_pairs", "GOOSE_TOOL_PAIR_SUMMARIZATION", "environment (or config.yaml)", "true",
                       "export GOOSE_TOOL_PAIR_SUMMARIZATION={value}", sweep=(False,),
                       note="off: no background summaries of old tool calls"),
-              Setting("tool_call_cutoff", "GOOSE_TOOL_CALL_CUTOFF", "environment (or config.yaml)", "10",
-                      "export GOOSE_TOOL_CALL_CUTOFF={value}")),
-    designed={"degenerate": "Goose summarizes the oldest tool call and its result each turn past its cutoff: "
-                            "compactions on most calls are its design, each small"})
-
+              Setting("tool_call_cutoff", "GOOSE_TOOL_CALL_CUTOFF", "environment (or config.yaml)",
+                      "10 (the 2026-01-28 build); from 2026-03-16 scaled to the window, clamp(3 x W x threshold / "
+                      "20,000, 10, 500)", "export GOOSE_TOOL_CALL_CUTOFF={value}")),
+    designed={"degenerate": "Goose summarizes old tool calls and their results in the background (one pair a turn "
+                            "past its cutoff in the 2026-01-28 build, batches from 2026-03-16): frequent small "
+                            "compactions are its design"})
 
 @strategy("goose", params=GooseParams,
           source="block/goose 9a91fccf (context_mgmt/mod.rs, agents/agent.rs, prompts/compaction.md)",
           summary="every turn past 10 visible tool calls, the oldest call and result summarized by the fast model; at a "
                   "new prompt, last request > 0.8 of the window (or on overflow): everything summarized into a user "
                   "message + continuation note, the last user text re-added",
-          presets={"no-tool-pairs": {"tool_pairs": False}}, tool=TOOL)
+          presets=PRESETS, tool=TOOL)
 def goose(p: GooseParams) -> Goose:
     return Goose(p)

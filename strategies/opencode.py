@@ -376,8 +376,13 @@ def estimate(entries: Sequence[Entry]) -> int:
 
 # What OpenCode's users set (opencode.json "compaction"; anomalyco/opencode session/overflow.ts and compaction.ts
 # at 08f74b9b): OPENCODE_DISABLE_AUTOCOMPACT / OPENCODE_DISABLE_PRUNE force the switches off.
+# The versions each preset models, as far as real logs show: OpenCode 1.2.5's /compact kept no tail, as the seed
+# (../shared/transcripts/opencode); 1.4.3's automatic compaction came past input - 20,000 on a model with an input
+# limit, as preset current's overflow.ts (issue 32's held-out log); 1.3.x is inferred to be current's
+PRESET_VERSIONS = {"seed": "1.2.x and earlier (1.2.5's log)", "current": "1.3 on (1.4.3's log; 1.3.x inferred)"}
 TOOL = Tool(
-    "OpenCode", ("opencode",), newest="current",
+    "OpenCode", ("opencode",), newest="current", version_preset=lambda v: version_preset(v),
+    preset_versions=PRESET_VERSIONS,
     settings=(Setting("prune", "compaction.prune", "opencode.json", "on in the seeds' description, off in today's "
                       "code", '{"compaction": {"prune": {value}}}', sweep=(True, False),
                       note="protects the newest 40,000 estimated tokens of tool output; prunes only when it saves "
@@ -402,3 +407,14 @@ TOOL = Tool(
           }}, tool=TOOL)
 def opencode(p: OpenCodeParams) -> OpenCode:
     return OpenCode(p)
+
+
+def version_preset(version: str) -> str:
+    """The preset of a recorded OpenCode version (``major.minor.patch``): ``seed`` before 1.3, else ``current``."""
+    import re
+
+    m = re.match(r"\s*(\d+)\.(\d+)", version)
+    if m is None:
+        return "current"
+    return "seed" if (int(m.group(1)), int(m.group(2))) < (1, 3) else "current"
+

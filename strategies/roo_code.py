@@ -13,7 +13,9 @@ Before a request: ``prev = contextTokens + tokens of the last message`` (the use
 which the previous request did not hold); ``allowed = window * (1 - 0.1) - reserved`` with ``reserved =
 maxTokens || 8192`` and ``maxTokens`` from ``getModelMaxOutputTokens`` (:mod:`.roo_code_limits`: 8,192 for
 Claude's hybrid-reasoning models, 16,384 with a reasoning budget, a GPT-5 model's full limit, else the
-limit capped at 20% of the window). When ``autoCondenseContext`` is on and ``100 * prev / window >= threshold`` or
+limit capped at 20% of the window). When ``autoCondenseContext`` is on and ``100 * prev / window >= threshold``
+(a profile's own threshold, ``profileThresholds[id]`` of 5-100, replaces the global percent, and the forced 75%
+below too) or
 ``prev > allowed``, the conversation is condensed: the messages since the last summary (the summary
 included; messages hidden by an earlier truncation included too, as Roo Code passes its whole stored
 history) are sent with tool calls and results written as text, after ``SUMMARY_PROMPT`` as the system
@@ -27,7 +29,8 @@ one (condensed messages count as visible there, as in the source) and inserts th
 When the provider still refuses the request (the context exceeds the window), ``Task.attemptApiRequest``
 calls ``handleContextWindowExceededError``: ``manageContext`` again with condensing forced on and the
 threshold at ``FORCED_CONTEXT_REDUCTION_PERCENT = 75`` (``contextTokens`` is then the last request's, or a
-condense's ``newContextTokens``), and retries, at most ``MAX_CONTEXT_WINDOW_RETRIES = 3`` times a request;
+condense's ``newContextTokens``: the system prompt, the summary message and the tool definitions, counted by the
+provider; compbench's hidden overhead stands for the system prompt and the tool schemas together), and retries, at most ``MAX_CONTEXT_WINDOW_RETRIES = 3`` times a request;
 compbench does it where the request would overflow: before it, or right after its own action left the
 context over the window. ``manual`` is the Condense Context button (``condenseContext``: no fallback).
 
@@ -101,6 +104,9 @@ class RooCodeParams:
                                       "off leaves only the sliding window.")
     threshold_percent: int = param(100, "Condense at this percent of the window (autoCondenseContextPercent, or a "
                                         "profile's threshold of 5-100).", hi=100)
+    profile_threshold: int = param(-1, "profileThresholds[the current profile]: 5-100 replaces both "
+                                       "autoCondenseContextPercent and the 75% of the forced condense after a "
+                                       "context-window error (-1, or out of range: the global percent).", lo=None)
     reserved_output: int = param(0, "Tokens reserved for the reply (maxTokens); 0 follows getModelMaxOutputTokens "
                                     "for the model and its output limit.")
     custom_condensing_prompt: str = param("", "Replaces the CONDENSE instruction (customSupportPrompts.CONDENSE; "
@@ -215,6 +221,12 @@ class RooCode:
         t = self.p.threshold_percent
         return t if MIN_CONDENSE_THRESHOLD <= t <= MAX_CONDENSE_THRESHOLD else 100
 
+    def effective(self, percent: int) -> int:
+        """``manageContext``'s ``effectiveThreshold``: the profile's threshold where it sets a valid one, else the
+        percent the caller passed (the global one, or 75 from ``handleContextWindowExceededError``)."""
+        t = self.p.profile_threshold
+        return t if MIN_CONDENSE_THRESHOLD <= t <= MAX_CONDENSE_THRESHOLD else percent
+
     def prev_tokens(self, s: SessionView) -> int | None:
         """``contextTokens`` (the last request's in + out, or the newContextTokens of a condense since) plus the
         tokens of the messages after the last assistant one."""
@@ -248,6 +260,7 @@ class RooCode:
         if prev is None or not window:
             return ()
         allowed = window * (1 - TOKEN_BUFFER_PERCENTAGE) - self.reserved(s)
+        threshold = self.effective(threshold)
         meta = {"prev_context_tokens": prev, "allowed_tokens": allowed, **extra}
         truncation = self.truncate(s, meta) if prev > allowed else None
         if auto and (100 * prev / window >= threshold or prev > allowed):

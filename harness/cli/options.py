@@ -96,6 +96,9 @@ REPLAY: tuple[Callable[[F], F], ...] = (
                       "cache for every transcript, or none (never expires)."),
     click.option("--price-model", help="Model whose prices cost every transcript (default: --model, else each "
                                        "transcript's recorded model; claude-sonnet-4-5 where none is recorded)."),
+    click.option("--summarizer-model", help="Model whose prices cost every summary request (default: the model that "
+                                            "makes it: aider's weak model, Goose's fast model, else the "
+                                            "transcript's own)."),
     click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
                  help='JSON price file overriding the table: {"input", "output", "cache_read", "cache_write"} '
                       "in dollars per million tokens."),
@@ -106,8 +109,8 @@ REPLAY: tuple[Callable[[F], F], ...] = (
                                                     "nothing to replay, they would only dilute the counts)."),
 )
 REPLAY_NAMES = ("summarizer", "model", "context_window", "max_output", "tokenizer", "message_overhead",
-                "token_correction", "system_tokens", "cache_ttl", "price_model", "prices_file", "api_base",
-                "api_key", "cache_dir", "keep_empty")
+                "token_correction", "system_tokens", "cache_ttl", "price_model", "summarizer_model", "prices_file",
+                "api_base", "api_key", "cache_dir", "keep_empty")
 
 EXECUTION: tuple[Callable[[F], F], ...] = (
     click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
@@ -212,6 +215,9 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
     price_model = r["price_model"] or r["model"] or None  # None: each transcript at its recorded model
     if price_model:
         lookup(price_model)
+    summarizer_model = r.get("summarizer_model") or None
+    if summarizer_model:
+        lookup(summarizer_model)
     options: dict[str, object] = {}
     if backend.name in ("litellm", "cache-only"):
         options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}
@@ -219,7 +225,7 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
     return RunSpec(strategies=strategies, limits=limits, summarizer=r["summarizer"], tokenizer=r["tokenizer"],
                    message_overhead=r["message_overhead"], token_correction=check_mode(r["token_correction"]),
                    system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
-                   price_model=price_model, gold=str(gold) if gold else None,
+                   price_model=price_model, summarizer_model=summarizer_model, gold=str(gold) if gold else None,
                    prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
                    cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset), select=select,
                    keep_empty=bool(r.get("keep_empty")))

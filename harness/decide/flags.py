@@ -156,6 +156,16 @@ def cache_check(results: Any) -> dict[str, tuple[int, float, float]]:
             for src, row in per.iterrows() if row["recorded_cache_read"] > 0 and row["simulated_input"] > 0}
 
 
+CACHE_TOLERANCE = 0.05  # a cache model more than 5 points off the recorded hit rate of its agent is flagged
+
+
+def cache_flags(results: Any) -> list[str]:
+    """Per agent whose simulated prompt cache (of ``none``, the recording provider's cache) is more than
+    :data:`CACHE_TOLERANCE` off what its calls recorded: ``"<agent>: simulated x% vs recorded y%"``."""
+    return [f"{src}: simulated {sim:.1%} vs recorded {rec:.1%} over {calls:,} calls"
+            for src, (calls, rec, sim) in cache_check(results).items() if abs(sim - rec) > CACHE_TOLERANCE]
+
+
 def overhead_flags(results: Any) -> list[str]:
     """Per transcript whose hidden-overhead fit is flagged (poor fit, inherited history, a clamped rate):
     ``"<transcript>: <why>"`` (:mod:`compbench.measure.overhead`)."""
@@ -208,5 +218,15 @@ def price_models(results: Any) -> str:
     text = ", ".join(f"{m} ({n})" for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     fallback = (int(first["price_model_source"].str.contains("the default").sum()) if "price_model_source" in first
                 else 0)
-    return text + (f"; {fallback} at the default (no recorded model, or one the table does not price)"
-                   if fallback else "")
+    local = int((first["price_model"] == "local").sum())
+    default = f"; {fallback} at the default (no recorded model, or one the table does not price)" if fallback else ""
+    return text + default + (f"; {local} local ($0: the model ran on the user's machine)" if local else "")
+
+
+def unpriced_models(results: Any) -> list[str]:
+    """The recorded models litellm's table does not price (their transcripts priced at the default): flagged."""
+    if "price_model_source" not in results:
+        return []
+    first = results.drop_duplicates("transcript_id")
+    found = first["price_model_source"].str.extract(r"^UNPRICED: recorded model (\S+)")[0].dropna()
+    return sorted(set(found))

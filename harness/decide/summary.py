@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compbench.decide.flags import cache_check, flag_details, overhead_groups, price_models
+from compbench.decide.flags import (
+    cache_check,
+    cache_flags,
+    flag_details,
+    overhead_groups,
+    price_models,
+    unpriced_models,
+)
 from compbench.summarizers import describe_summarizer
 
 SHOWN_FLAGGED = 10  # transcripts named per flag in the run summary (the results name them all)
@@ -91,11 +98,19 @@ def summary_table(run_dir: Path) -> str:
     priced = price_models(r)
     if priced:
         lines.append(f"priced at: {priced} (see results: price_model_source)")
+    unpriced = unpriced_models(r)
+    if unpriced:
+        lines.append(f"! no price in litellm's table for {', '.join(unpriced)}: priced at the default (give "
+                     "--price-model or --prices)")
     hits = cache_check(r)
     if hits:
         lines.append("prompt cache of none, simulated (the recording provider's cache, its recorded lifetime) vs "
                      "recorded on the same calls: " + "; ".join(
             f"{src} {sim:.1%} vs {rec:.1%} ({calls:,} calls)" for src, (calls, rec, sim) in hits.items()))
+    off = cache_flags(r)
+    if off:
+        lines.append("! the prompt cache model is more than 5 points off the recording for " + "; ".join(off)
+                     + ": their cost figures rest on a cache the recording contradicts")
     flagged_by = overhead_groups(r)
     if flagged_by:
         n = len({tid for _, items in flagged_by for tid, _ in items})

@@ -59,6 +59,20 @@ def cost_without_cache(t: Totals, summarizer_input: int, summarizer_output: int,
     return (t.input + summarizer_input) * p.input + (t.output + summarizer_output) * p.output
 
 
+def summarizer_cost(trace: Trace, prices: Prices, by_role: Mapping[str, Prices] | None = None,
+                    cached: bool = True) -> float:
+    """Dollars of the summary requests, each at the model that makes it: its ``model`` role (aider's "weak",
+    Goose's "fast", else the session's own) priced by ``by_role``, the session's ``prices`` where it names none.
+    The session's prompt cache serves a request only at the session's own model (``cached``: with the cache)."""
+    total = 0.0
+    for c in trace.compactions:
+        role = str(c.meta.get("model") or "")
+        p = (by_role or {}).get(role, prices)
+        shared = c.summarizer_cached if cached and p is prices else 0
+        total += shared * p.cache_read + (c.summarizer_input - shared) * p.input + c.summarizer_output * p.output
+    return total
+
+
 def _overflows_before_action(trace: Trace) -> int:
     """Calls a real API would have refused before the strategy first changed the view (all of them if it
     never did): a strategy that cannot act in time overflows here."""
@@ -68,17 +82,19 @@ def _overflows_before_action(trace: Trace) -> int:
 
 
 def result_row(trace: Trace, reference: Trace, prices: Prices,
-               reacquired: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               reacquired: Mapping[str, Any] | None = None,
+               summarizer_prices: Mapping[str, Prices] | None = None) -> dict[str, Any]:
     """One ``results`` row: counts, tokens, savings and cost against the ``none`` replay; with ``reacquired``
     (:func:`compbench.measure.reacquire.columns`), the effective savings: what is left once re-acquiring the
-    content the strategy's view lost is paid for."""
+    content the strategy's view lost is paid for. Summary requests are priced at the model that makes them
+    (``summarizer_prices`` by role, :func:`summarizer_cost`)."""
     t, ref = totals(trace), totals(reference)
     summ_in = sum(c.summarizer_input for c in trace.compactions)
     summ_out = sum(c.summarizer_output for c in trace.compactions)
     summ_cached = sum(c.summarizer_cached for c in trace.compactions)
-    dollars = cost(t, summ_in, summ_out, prices, summ_cached)
+    dollars = cost(t, 0, 0, prices) + summarizer_cost(trace, prices, summarizer_prices)
     ref_dollars = cost(ref, 0, 0, prices)
-    plain = cost_without_cache(t, summ_in, summ_out, prices)
+    plain = cost_without_cache(t, 0, 0, prices) + summarizer_cost(trace, prices, summarizer_prices, cached=False)
     ref_plain = cost_without_cache(ref, 0, 0, prices)
     return {
         "steps": t.steps,

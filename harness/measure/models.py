@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class Prices:
 
 
 def prices_for(model: str) -> Prices:
+    """The table's prices of ``model``; nothing for a local model (``compbench.measure.pricing.LOCAL``)."""
+    if model == "local":
+        return Prices(0.0, 0.0, 0.0, 0.0)
     _, e = lookup(model)
     inp = float(e.get("input_cost_per_token") or 0.0)
     return Prices(
@@ -92,6 +96,12 @@ CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (cl
 ONE_M_SUFFIX = "[1m]"
 CODEX_EFFECTIVE_PERCENT = 95  # Codex records model_context_window = context_window * 95 / 100 (model_family.rs)
 CODEX_GPT5_WINDOW = 272_000  # Codex's catalog (codex-rs/core/models.json): context_window of the GPT-5 family
+# The models Codex's catalog lists at 272,000 with the default 95% effective window (the 0.140 / 0.142 rollouts of
+# gpt-5.5 record 258,400 and compact at 0.9 x 272,000 = 244,800, matched to the step). A model outside it (Codex
+# 0.145-0.146's gpt-5.6-sol records 258,400 and compacted at 224-236k, 0.9 x 258,400 = 232,560: issue 32's
+# held-out rollouts) has its recorded window taken as its window: the log says what the tool used.
+CODEX_95_MODELS = re.compile(r"^(gpt-5(\.[1-5])?(-codex(-max|-mini)?|-mini|-nano|-chat-latest)?|codex-mini-latest)"
+                             r"(-\d{4}-\d{2}-\d{2})?$")
 # Unknown models, by family: (name prefix, window, max output, what the figure is). Never a table entry the
 # tool does not use; each figure is the family's standard window at its provider.
 FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
@@ -109,6 +119,36 @@ GENERIC_WINDOW = (128_000, 8_192)  # neither the model nor its family is known
 GEMINI_CLI_LIMITS = (("gemini-1.5-pro", 2_097_152), ("gemini-2.0-flash-preview-image-generation", 32_000),
                      ("gemma-4-", 256_000))
 GEMINI_CLI_DEFAULT = 1_048_576
+# Roo Code takes a model's window from its own table (packages/types/src/providers/openai.ts at RooCodeInc/Roo-Code
+# cb83656718, 3.52.1), not litellm's: the OpenAI models whose figure differs (litellm lists the GPT-5 family at
+# 272,000 input) as (model, contextWindow, maxTokens). Roo then condenses at 0.9 x window - maxTokens.
+ROO_OPENAI_MODELS: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex", "gpt-5-chat-latest", "gpt-5.1",
+                     "gpt-5.1-codex", "gpt-5.1-codex-mini", "gpt-5.1-codex-max", "gpt-5.2", "gpt-5.2-codex",
+                     "gpt-5.3-codex", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5-2025-08-07", "gpt-5-mini-2025-08-07",
+                     "gpt-5-nano-2025-08-07"), (400_000, 128_000)),
+    "gpt-5.4": (1_050_000, 128_000), "gpt-5.2-chat-latest": (128_000, 16_384), "gpt-5.3-chat-latest": (128_000, 16_384),
+}
+ROO_TABLE = "Roo Code's own model table (packages/types/src/providers/openai.ts @ cb83656718)"
+# OpenCode reads a model's limits from models.dev (api.json, fetched at run time) per provider: GitHub Copilot serves
+# Claude models with smaller limits than Anthropic, and gave them a separate input limit from 2026-03-19 (models.dev
+# providers/github-copilot/models/*.toml, history read at anomalyco/models.dev f3fc69229). Per model, from each
+# date: (context, input (0: none), output). OpenCode then compacts at input - min(20,000, output) when an input
+# limit is set (session/overflow.ts), else at context - min(output, 32,000).
+OPENCODE_COPILOT: dict[str, tuple[tuple[str, int, int, int], ...]] = {
+    "claude-sonnet-4.5": (("2025-09-30", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
+                          ("2026-03-19", 144_000, 128_000, 32_000), ("2026-05-29", 200_000, 168_000, 32_000)),
+    "claude-sonnet-4.6": (("2026-02-17", 128_000, 0, 32_000), ("2026-03-19", 200_000, 128_000, 32_000),
+                          ("2026-05-29", 200_000, 168_000, 32_000)),
+    "claude-opus-4.5": (("2025-11-24", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
+                        ("2026-03-19", 160_000, 128_000, 32_000), ("2026-05-29", 200_000, 168_000, 32_000)),
+    "claude-opus-4.6": (("2026-02-05", 128_000, 0, 64_000), ("2026-03-19", 144_000, 128_000, 64_000),
+                        ("2026-05-29", 200_000, 168_000, 32_000)),
+    "claude-opus-4.7": (("2026-04-17", 144_000, 128_000, 64_000), ("2026-05-29", 200_000, 168_000, 32_000)),
+    "claude-haiku-4.5": (("2025-11-15", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
+                         ("2026-03-19", 144_000, 128_000, 32_000), ("2026-05-29", 200_000, 136_000, 64_000)),
+    "claude-sonnet-4": (("2025-11-15", 128_000, 0, 16_000), ("2026-03-19", 216_000, 128_000, 16_000)),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +214,18 @@ def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
 
 
 def _codex(t: Transcript, peak: int) -> EffectiveLimits:
-    """Codex records its effective window (``model_context_window``, 95% of the model's) in every token
-    count: the model's window is read back from it. Without it, Codex's catalog value for the family."""
+    """Codex records the window it uses (``model_context_window``) in every token count: for a model its
+    catalog lists at 272,000 it is 95% of the model's window, read back from it; for any other model the
+    recorded window is the window. Without it, Codex's catalog value for the family."""
     model = str(t.meta.get("model") or "")
     table = _table(model)
     out = table.max_output if table else (_family(model) or _fallback(model))[0].max_output
     recorded = t.meta.get("model_context_window")
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        if not CODEX_95_MODELS.match(model.lower().split("/")[-1]):
+            return EffectiveLimits(ModelLimits(recorded, out), f"recorded model_context_window {recorded:,} "
+                                   f"({model or 'no model recorded'}: not a model Codex's catalog lists at 95% of "
+                                   f"{CODEX_GPT5_WINDOW:,}): the window")
         window = -(-recorded * 100 // CODEX_EFFECTIVE_PERCENT)
         return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {recorded:,} = "
                                f"{CODEX_EFFECTIVE_PERCENT}% of {window:,}")
@@ -222,6 +267,47 @@ def _gemini_cli(t: Transcript) -> EffectiveLimits:
     return EffectiveLimits(ModelLimits(window, out), f"{what}, Gemini CLI's tokenLimit {window:,}")
 
 
+def _roo_code(t: Transcript, peak: int) -> EffectiveLimits:
+    """Roo Code's own table where it lists the model; else as any tool."""
+    model = str(t.meta.get("model") or "")
+    found = ROO_OPENAI_MODELS.get(model.lower().split("/")[-1])
+    if found is None:
+        return _generic(t, peak)
+    table = _table(model)
+    note = f", not litellm's {_k(table.context_window)}" if table and table.context_window != found[0] else ""
+    return EffectiveLimits(ModelLimits(found[0], found[1]),
+                           f"recorded model {model}, {ROO_TABLE}: {_k(found[0])}{note}")
+
+
+def _session_date(t: Transcript) -> str:
+    """The session's first recorded date (YYYY-MM-DD), "" when it records none."""
+    import datetime
+
+    for m in t.messages:
+        stamp = m.meta.get("time")
+        if isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > 0:
+            seconds = stamp / 1000 if stamp > 1e11 else stamp
+            return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d")
+    return ""
+
+
+def _opencode(t: Transcript, peak: int) -> EffectiveLimits:
+    """OpenCode on GitHub Copilot runs Copilot's limits for the model on the session's date (models.dev), not
+    Anthropic's; any other provider as the table says."""
+    provider = next((str(m.meta["provider"]) for m in t.messages if isinstance(m.meta.get("provider"), str)), "")
+    model = str(t.meta.get("model") or "").lower().split("/")[-1]
+    rows = OPENCODE_COPILOT.get(model) if provider == "github-copilot" else None
+    if not rows:
+        return _generic(t, peak)
+    day = _session_date(t)
+    date, context, input_, output = next((r for r in reversed(rows) if day and r[0] <= day), rows[-1] if not day
+                                         else rows[0])
+    limit = f"input {input_:,}, " if input_ else ""
+    return EffectiveLimits(ModelLimits(context, output, input_ or None),
+                           f"recorded model {model} on github-copilot, models.dev's limits from {date} (context "
+                           f"{context:,}, {limit}output {output:,}){'' if day else ': no date recorded, the latest'}")
+
+
 def effective_limits(t: Transcript) -> EffectiveLimits:
     """The window ``t``'s tool used: the recorded model, the tool's default for it and the evidence in the
     transcript (a [1m] suffix, a recorded effective window, an input larger than the default window);
@@ -233,4 +319,8 @@ def effective_limits(t: Transcript) -> EffectiveLimits:
         return _codex(t, peak)
     if t.source == "gemini-cli":
         return _gemini_cli(t)
+    if t.source == "roo-code":
+        return _roo_code(t, peak)
+    if t.source == "opencode":
+        return _opencode(t, peak)
     return _generic(t, peak)

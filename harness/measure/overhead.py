@@ -66,6 +66,9 @@ class Overhead:
     median_error: float = math.nan
     p90_error: float = math.nan
     flag: str = ""
+    # of ``fixed``, the history a file that starts mid-conversation lacks (a heuristic split: what exceeds the
+    # agent's usual fixed part); a run replays it as a leading message, which a compaction removes like any other
+    inherited: int = 0
 
 
 def _weighted_median(values: Sequence[float], weights: Sequence[float]) -> float:
@@ -105,6 +108,29 @@ def rated(counter: TokenCounter, rate: int) -> TokenCounter:
     return counter.with_correction(session)
 
 
+# The hidden prompt of tools whose logs hold no system prompt and record no usage to fit one on: what the tool
+# sends before the conversation, measured from its source at the commit named (o200k tokens). A lower bound where
+# the tool's schemas could not be counted. SWE-agent is not here: its trajectories hold its system prompt and tool
+# documentation in their history (0 is right there); aider's LLM history holds the system prompt (the table
+# applies only to a transcript that starts without a system message).
+SOURCE_PROMPTS: dict[str, tuple[int, str]] = {
+    "crush": (7_193, "Crush's coder.md.tpl and its default tools' descriptions (charmbracelet/crush 37f36e9; tool "
+                     "schemas not counted)"),
+    "aider": (2_417, "aider's edit-block prompts with its examples (aider/coders/editblock_prompts.py and "
+                     "base_prompts.py, Aider-AI/aider 5dc9490bb35f: 1,393 + 544) and the default 1,024-token repo map"),
+    "goose": (1_820, "Goose's system.md (block/goose 7f4da30d: 7,643 characters at ~4.2 a token; extension "
+                     "instructions and tool schemas not counted)"),
+    "gemini-cli": (3_217, "Gemini CLI's rendered system prompt (packages/core/src/core/__snapshots__/"
+                          "prompts.test.ts.snap, google-gemini/gemini-cli v0.20.0 b05fb545ef; tool declarations not "
+                          "counted)"),
+    "roo-code": (10_100, "Roo Code's system prompt and native tool definitions (the consistent-system-prompt "
+                         "snapshot and src/core/prompts/tools/native-tools, RooCodeInc/Roo-Code cb83656718)"),
+    "kilo-code": (10_100, "Roo Code's system prompt and native tool definitions (Kilo Code legacy forks it; "
+                          "RooCodeInc/Roo-Code cb83656718)"),
+    "cline": (12_434, "Cline's system prompt with its tools, for Claude Sonnet 4 (the anthropic_claude_sonnet_4-basic "
+                      "snapshot, cline/cline 9ee618111d58)"),
+}
+
 Default = tuple[int, int, str] | None  # an agent's (fixed, rate, sentence), or none
 SHIPPED = object()  # fit()'s default: the agent's shipped defaults
 
@@ -119,6 +145,12 @@ def fit(t: Transcript, counter: TokenCounter, defaults: Default | object = SHIPP
     default = overhead_default(t.source) if defaults is SHIPPED else defaults
     assert default is None or isinstance(default, tuple)
     if not ps:
+        source_prompt = SOURCE_PROMPTS.get(t.source)
+        if (defaults is SHIPPED and default is None and source_prompt is not None
+                and not (t.messages and t.messages[0].role == "system")):
+            tokens, what = source_prompt
+            return Overhead(tokens, UNIT, f"no recorded usage and no system prompt in the log: {what}, "
+                                          f"{tokens:,} tokens"), counter
         if default is None:
             return Overhead(0, UNIT, f"no recorded usage, and no {t.source} default: 0"), counter
         fixed, rate, sentence = default
@@ -142,12 +174,39 @@ def fit(t: Transcript, counter: TokenCounter, defaults: Default | object = SHIPP
     median, high = statistics.median(errs), p90(errs)
     inherited = bool(t.meta.get("starts_mid_chain"))
     usual = default[0] if default else 0
+    lacked = 0
     if inherited or (usual and fixed > INHERITED_TIMES * usual and fixed - usual > INHERITED_TOKENS):
         why = "its file starts mid-conversation" if inherited else f"{t.source}'s usual fixed part is {usual:,}"
+        lacked = max(0, fixed - usual)
         flags.append(f"its first call carries {fixed:,} tokens beyond its counted context ({why}): history its file "
-                     "lacks, counted as fixed (no strategy can compact it)")
+                     f"lacks, {lacked:,} of them replayed as a leading message a compaction can remove")
     if median > POOR_MEDIAN or high > POOR_P90:
         flags.append(f"the overhead fit stays poor: median error {median:.1%}, p90 {high:.1%} over {len(ps)} calls")
     n = len(ps)
     source = f"fixed from the first of {n} recorded call{'s' * (n != 1)}, {how}"
-    return Overhead(fixed, rate, source, n, errs[0], median, high, "; ".join(flags)), session
+    return Overhead(fixed, rate, source, n, errs[0], median, high, "; ".join(flags), lacked), session
+
+
+INHERITED_ID = "inherited-history"  # the id of the stand-in for the history a file lacks
+
+
+def inherited_history(t: Transcript, tokens: int, counter: TokenCounter) -> Transcript:
+    """``t`` with a leading user message standing in for the ``tokens`` of history its file lacks (counted by
+    ``counter`` at about that size): part of what a compaction removes, not an overhead every call keeps."""
+    from dataclasses import replace
+
+    from compbench.data.transcript import Message, Text
+
+    if tokens <= 0:
+        return t
+    head = f"[the conversation before this file: about {tokens:,} tokens the log does not hold]\n"
+    lo, hi = 0, 4 * tokens + 8
+    while lo < hi:  # the fewest repetitions that count at least ``tokens``
+        mid = (lo + hi) // 2
+        if counter.count_text(head + "earlier " * mid) >= tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    text = head + "earlier " * lo
+    message = Message(INHERITED_ID, "user", (Text(text),), None, {"synthetic": True, "inherited_history": tokens})
+    return replace(t, messages=(message, *t.messages))

@@ -96,10 +96,12 @@ class Replayer:
         # what the log leaves out of the figures its tool decided on, filled from the tool's own (run.evidence):
         # strategies are shown the usage the tool saw; the accounting counts the messages as before
         t = complete(t)[0]
-        # corrected for t's recorded model family (spec.token_correction), then at its own growth rate
-        config, conditions, counter = self.conditions(t, self.counter.scoped(t))
+        # corrected for t's recorded model family (spec.token_correction), then at its own growth rate; a file
+        # that starts mid-conversation replays the history it lacks as a leading message
+        t, config, conditions, counter = conditioned(self.spec, t, self.counter.scoped(t), self.pricing)
         index = counter.index(t)
         prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
+        by_role = self.summarizer_pricing(t, conditions, prices)
         groups = units(t)
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
@@ -130,7 +132,7 @@ class Replayer:
                                            prices)
                 outcome = {e.seq: e for e in per_event}
                 got = shared[(id(trace), guard)] = _TraceRows(
-                    {**result_row(trace, ref[0], prices, reacquired), **retained}, _step_columns(trace),
+                    {**result_row(trace, ref[0], prices, reacquired, by_role), **retained}, _step_columns(trace),
                     columns_of([{**_compaction_row(e), **_event_facts(outcome.get(e.seq))} for e in trace.compactions]),
                     columns_of(fact_rows),
                     columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
@@ -153,8 +155,22 @@ class Replayer:
             found = self._guards[id(c)] = reads_before_edit(c.create())
         return found
 
-    def conditions(self, t: Transcript, counter: TokenCounter) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
-        return replay_conditions(self.spec, t, counter, self.pricing)
+
+    def summarizer_pricing(self, t: Transcript, conditions: dict[str, Any], prices: Prices) -> dict[str, Prices]:
+        """The prices of each summary request's model, by role (compbench.measure.pricing.summarizer_models); the
+        roles priced elsewhere than the session are named in its ``price_model_source``."""
+        from compbench.measure.pricing import summarizer_models
+
+        main = conditions["price_model"]
+        out: dict[str, Prices] = {}
+        named = []
+        for role, (model, why) in summarizer_models(t, main, self.spec.summarizer_model).items():
+            out[role] = prices if model == main else self.pricing(model, conditions["cache_ttl"])[1]
+            if model != main:
+                named.append(f"{role or 'summaries'}: {why}")
+        if named:
+            conditions["price_model_source"] += "; summary requests: " + ", ".join(named)
+        return out
 
     def _trajectories(self, t: Transcript, configs: Sequence[Configured], config: ReplayConfig, counter: TokenCounter,
                       index: TranscriptTokens, entries: Sequence[Entry], tracker: Callable[[], Trackers]
@@ -224,6 +240,24 @@ def units(t: Transcript) -> dict[str, str]:
 Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)
 
 
+def conditioned(spec: RunSpec, t: Transcript, counter: TokenCounter, pricing: Pricing | None = None
+                ) -> tuple[Transcript, ReplayConfig, dict[str, Any], TokenCounter]:
+    """``t`` as it is replayed and its conditions (:func:`replay_conditions`): the history a file lacks
+    (``compbench.measure.overhead``: a file that starts mid-conversation) moved out of the fixed overhead into a
+    leading message a compaction can remove."""
+    from dataclasses import replace
+
+    from compbench.measure.overhead import inherited_history
+
+    config, conditions, session = replay_conditions(spec, t, counter, pricing)
+    lacked = int(conditions.pop("_inherited", 0))
+    if lacked:
+        t = inherited_history(t, lacked, session)
+        config = replace(config, system_tokens=config.system_tokens - lacked)
+        conditions["system_tokens"] -= lacked
+    return t, config, conditions, session
+
+
 def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, pricing: Pricing | None = None
                       ) -> tuple[ReplayConfig, dict[str, Any], TokenCounter]:
     """The replay conditions of ``t``, each with where it comes from (fixed by the spec, or the
@@ -254,7 +288,7 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
         "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
         "token_correction": family, "price_model": price_model, "price_model_source": price_source,
-        "cache_ttl": ttl, "cache_ttl_source": ttl_source}, session
+        "cache_ttl": ttl, "cache_ttl_source": ttl_source, "_inherited": hidden.inherited}, session
 
 
 def _event_facts(c: CompactionFacts | None) -> dict[str, Any]:

@@ -38,10 +38,18 @@ from compbench.data.transcript import Message, Reasoning, RecordedCompaction, To
 REASONING_PER_TOKEN = 1.30  # 64,797 estimated / 49,792 reported reasoning tokens, 221 calls (0.77 rollouts)
 
 
+DATED_BUILDS = frozenset({"goose", "crush"})  # tools whose logs record no version, only when the session started
+
+
 def compaction_version(t: Transcript, rc: RecordedCompaction) -> str:
     """The tool version that recorded a compaction: its own record's (a session can be resumed under a newer
-    version), else the transcript's; "" when neither is known."""
-    return str(rc.meta.get("tool_version") or t.meta.get("tool_version") or "")
+    version), else the transcript's; for a tool whose logs record none (Goose, Crush), ``session of YYYY-MM-DD``: the
+    build it ran was at most that recent; "" when nothing is known."""
+    version = str(rc.meta.get("tool_version") or t.meta.get("tool_version") or "")
+    started = t.meta.get("started_at")
+    if not version and t.source in DATED_BUILDS and isinstance(started, str) and len(started) >= 10:
+        return f"session of {started[:10]}"
+    return version
 
 
 def complete(t: Transcript) -> tuple[Transcript, dict[int, str]]:

@@ -211,7 +211,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.measure.facts.sources import facts_for, load_gold
     from compbench.measure.tokens import TokenCounter
     from compbench.replay.loop import replay
-    from compbench.run.engine import replay_conditions
+    from compbench.run.engine import conditioned
     from compbench.run.spec import RunSpec
     from compbench.sdk.context import ReplayContext
     from compbench.store.runread import Run
@@ -228,7 +228,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.run.write import selected
 
     for t in selected(spec, iter_transcripts(finished.dataset)):  # the run's transcripts (its --source, --where)
-        config, _, counter = replay_conditions(spec, t, base.scoped(t))  # t's conditions, counted as the run did
+        t, config, _, counter = conditioned(spec, t, base.scoped(t))  # t's conditions, counted as the run did
         found = facts_for(t, gold=gold)
         index = FactIndex.build(t, found, boilerplate_keys(t, found, Templates.from_json(spec.boilerplate)))
         context.begin(t, index)

@@ -33,6 +33,8 @@ class RunSpec:
     system_tokens: int | None = 0
     model: str | None = None
     price_model: str | None = None  # None: each transcript at its recorded model (compbench.measure.pricing)
+    # None: each summary request at the model that makes it (aider's weak, Goose's fast, else the session's)
+    summarizer_model: str | None = None
     seed: int = 0
     gold: str | None = None  # a gold_facts.jsonl file
     prices: dict[str, float] | None = None  # dollars per token, overriding litellm's table

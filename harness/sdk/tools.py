@@ -17,8 +17,9 @@ declaration (``fidelity``, ``compare --by source``, the report, the run), never 
 
 The rest serves ``compbench fidelity`` (each strategy against its tool's recorded compactions): the versions
 each preset models in words, why a compaction recorded without a trigger was a user's ``/compact``, the
-configurations that fit what a log records, and ``designed``: a tool's behaviour that a generic flag would
-misname (Goose summarizing one tool pair a turn is its design, not a degenerate strategy).
+configurations that fit what a log records, what its compactions are called where they are no ``/compact``
+(``manual_name``, ``auto_name``), and ``designed``: a tool's behaviour that a generic flag would misname
+(Goose summarizing one tool pair a turn is its design, not a degenerate strategy).
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ class Tool:
     recorded_preset: Callable[[str, str], str | None] | None = None
     own_count: bool = False
     designed: Mapping[str, str] = field(default_factory=dict)
+    # what fidelity calls the tool's compactions when not a /compact and an automatic trigger (aider's summaries)
+    manual_name: str = ""
+    auto_name: str = ""
 
     def writes(self, source: str) -> bool:
         return source in self.formats

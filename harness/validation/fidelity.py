@@ -172,8 +172,14 @@ def _unmeasured(seg: Transcript, rc: RecordedCompaction) -> bool:
 
 def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     causes = []
+    declared = tool_of(t.source)
     if rc.trigger == "manual":
-        causes.append("manual /compact: trigger not compared, the strategy's /compact run at the same point")
+        # a tool without a /compact names what its manual summary is (aider: summarize_all on a chat-mode switch)
+        what = declared.manual_name if declared is not None else ""
+        causes.append(f"manual ({what}): trigger not compared, the strategy's own run at the same point" if what else
+                      "manual /compact: trigger not compared, the strategy's /compact run at the same point")
+    elif declared is not None and declared.auto_name:
+        causes.append(declared.auto_name)
     if preset == recorded_preset(t, rc):
         causes.append(f"this preset models {t.source} as the log shows it: {rc.meta.get('layout') or t.source}")
     if rc.meta.get("encrypted"):
@@ -184,7 +190,6 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
 
     version = compaction_version(t, rc)
     # the versions each preset models, where the strategy's declaration says
-    declared = tool_of(t.source)
     models = declared.preset_versions if declared is not None else {}
     if version and preset == version_preset(t.source, version):
         causes.append(f"recorded by {t.source} {version}, the version this preset models")
@@ -311,7 +316,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 if earlier:
                     notes.append(f"the strategy had compacted by itself before, at step {earlier[0]}")
                 if ev is None:
-                    notes.append("the strategy's /compact failed or does not exist")
+                    notes.append("the strategy's manual summary failed" if declared.manual_name
+                                 else "the strategy's /compact failed or does not exist")
             dropped = next((e.error for e in trace.compactions if not e.ok and e.error), None) if trace else None
             if ev is None and dropped:
                 notes.append(f"its compactions did not apply ({dropped})")

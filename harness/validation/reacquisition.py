@@ -132,7 +132,7 @@ def _restored(t: Transcript, lo: int, start: int, ws: WorkingSet) -> list[str]:
         return [path_key(str(p)) for p in recorded]
     if t.source != "claude-code":
         return []
-    from compbench.strategies.claude_code import RESTORE_TOKENS_PER_FILE, restored_files
+    from compbench.strategies.claude_code_restore import RESTORE_TOKENS_PER_FILE, restored_files
 
     keys = [path_key(p) for p, text in restored_files(t.messages[start:lo]) if "Result of calling" in text]
     return [k for k in keys if ws.had(k, lo) <= RESTORE_TOKENS_PER_FILE]

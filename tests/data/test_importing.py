@@ -225,12 +225,12 @@ def test_a_folder_of_every_shape_imports_in_one_command(tmp_path: Path, capsys: 
     code, out, err = main_cli(capsys, monkeypatch, "datasets", "import", d, "--out", tmp_path / "ds",
                               "--on-error", "skip-lines")
     assert code == 0, err
-    assert out == ("imported 13 transcripts (claude-code 5, copilot 1, goose 1, mini-swe-agent 1, openhands 2, "
+    assert out == ("imported 15 transcripts (claude-code 7, copilot 1, goose 1, mini-swe-agent 1, openhands 2, "
                    "openhands-eval 2, openhands-v0 1); 0 errors skipped; "
                    "1 broken line skipped; 1 resumed session merged into its continuation; written to "
                    f"{tmp_path / 'ds'}\n")
     code, out, _ = main_cli(capsys, monkeypatch, "datasets", "validate", d, "--skip-lines")
-    assert code == 0 and out.splitlines()[-1].startswith("13 valid, 0 invalid; 13 transcripts")
+    assert code == 0 and out.splitlines()[-1].startswith("15 valid, 0 invalid; 15 transcripts")
     # an unknown record type is never fatal, and always said
     assert (f"OK    {d / 'claude-2.1-records.jsonl'} (1 transcript, claude-code; unknown record types: "
             "record-from-the-future 1)") in out.splitlines()

@@ -198,3 +198,29 @@ def test_a_real_session_is_replayed_at_its_recorded_prompts(transcripts_dir: Pat
     o, session = fit(t, counter)
     errs = errors(pairs(t, session), o.fixed)
     assert errs[0] == 0.0 and statistics.median(errs) <= GOAL_CALLS and o.fixed <= pairs(t, session)[0][0]
+
+
+@pytest.mark.parametrize(("source", "tokens"), [("crush", 7_193), ("gemini-cli", 3_217), ("roo-code", 10_100),
+                                                ("cline", 12_434), ("aider", 2_417), ("goose", 1_820)])
+def test_a_log_without_a_system_prompt_or_usage_gets_its_tools_prompt_from_source(source: str, tokens: int) -> None:
+    """Their logs hold no system prompt and no per-call usage: the hidden overhead was 0, their contexts looked
+    smaller than they were. The tool's own prompt, measured from its source, says so."""
+    t = Transcript("x", source, (Message("u", "user", (Text("hi"),)), Message("a", "assistant", (Text("yo"),))))
+    o, _ = fit(t, TokenCounter("chars4"))
+    assert o.fixed == tokens and "no system prompt in the log" in o.source
+    with_system = Transcript("y", source, (Message("s", "system", (Text("You are aider."),)), *t.messages))
+    assert fit(with_system, TokenCounter("chars4"))[0].fixed == 0  # its log holds the prompt: nothing hidden
+    assert fit(Transcript("z", "swe-agent", t.messages), TokenCounter("chars4"))[0].fixed == 0
+
+
+def test_a_first_turn_that_runs_a_subagent_counts_only_the_main_context() -> None:
+    """Claude Code streams a sub-agent's own messages as progress records of the main file (data.message: its
+    prompt, its calls, their results, ~20-45k tokens here). They are not the main agent's context: the first
+    simulated call is the recorded one (18,609 tokens), not several times it (a held-out session's was 4.4x)."""
+    from compbench.data.formats import read_all
+    from helpers import FIXTURES
+
+    (t,) = read_all([FIXTURES / "shapes" / "claude-subagent-first-turn.jsonl"])
+    assert [m.id for m in t.messages] == ["s-u1", "s-a1", "s-t1", "s-a2"]
+    o, session = fit(t, TokenCounter("o200k_base"))
+    assert o.first_error == 0.0 and o.fixed + pairs(t, session)[0][1] == 18_609

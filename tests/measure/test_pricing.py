@@ -83,7 +83,7 @@ def test_a_session_without_a_priced_model_says_which_default_it_got() -> None:
     assert price_model_for(session(None), None) == (DEFAULT_PRICE_MODEL,
                                                     f"no recorded model: the default {DEFAULT_PRICE_MODEL}")
     model, source = price_model_for(session("in-house-llm-7b"), None)
-    assert model == DEFAULT_PRICE_MODEL and source.startswith("recorded model in-house-llm-7b not priced")
+    assert model == DEFAULT_PRICE_MODEL and source.startswith("UNPRICED: recorded model in-house-llm-7b not priced")
     assert price_model_for(session(None), "gpt-5")[0] == "gpt-5"
 
 
@@ -125,3 +125,72 @@ def test_run_prices_each_transcript_at_its_model_by_default(tmp_path: Path) -> N
     r = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index("transcript_id")
     assert r.loc["s", "price_model"] == "gpt-5.2-codex" and r.loc["b", "price_model"] == DEFAULT_PRICE_MODEL
     assert "priced at: claude-sonnet-4-5 (1), gpt-5.2-codex (1); 1 at the default" in res.output
+
+
+@pytest.mark.parametrize(("model", "meta", "why"), [
+    ("qwen3:4b", {}, "a local model's name"), ("gpt-oss:20b", {}, "a local model's name"),
+    ("mlx-community/Qwen3-30B-A3B-4bit", {}, "a local model's name"),
+    ("gemma-3n-e4b", {"provider": "lmstudio"}, "provider lmstudio"),
+    ("gemma-3n-e4b", {}, "an open-weights model litellm does not price (a heuristic)"),
+])
+def test_a_local_model_costs_nothing_and_says_so(model: str, meta: dict[str, str], why: str) -> None:
+    t = replace(session(model, "opencode"), meta={"model": model, **meta})
+    price_model, source = price_model_for(t, None)
+    assert (price_model, source) == ("local", f"recorded model {model}: a local model ({why}), $0")
+    assert (prices_for("local").input, prices_for("local").output) == (0.0, 0.0)
+    assert row(t)["cost_usd"] == 0.0
+
+
+@pytest.mark.parametrize(("model", "entry"), [
+    ("claude-opus-4-1", "anthropic.claude-opus-4-1-20250805-v1:0"),
+    ("claude-opus-4.1", "anthropic.claude-opus-4-1-20250805-v1:0"),
+    ("claude-sonnet-4.6", "claude-sonnet-4-6"), ("claude-haiku-4.5", "claude-haiku-4-5"),
+    ("gemini-2.5-pro", "gemini-2.5-pro")])
+def test_a_model_listed_under_another_name_is_priced_at_its_own_price(model: str, entry: str) -> None:
+    """claude-opus-4-1 was priced at Sonnet 4.5 (about 5x too cheap): the table lists it under Bedrock's name."""
+    assert price_entry(model) == entry
+    if "opus" in model:
+        assert prices_for(entry).input == pytest.approx(5 * prices_for(DEFAULT_PRICE_MODEL).input)
+
+
+def test_a_gemini_export_without_a_model_is_priced_at_gemini_clis_default() -> None:
+    model, source = price_model_for(session(None, "gemini-cli"), None)
+    assert model == "gemini-2.5-pro" and "Gemini CLI's default gemini-2.5-pro" in source
+
+
+def test_an_unpriced_model_is_flagged_never_silently_the_default(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from compbench.decide.flags import unpriced_models
+
+    t = session("in-house-llm-7b")
+    results = pd.DataFrame([{**row(t), "transcript_id": "s"}])
+    assert unpriced_models(results) == ["in-house-llm-7b"]
+    assert unpriced_models(pd.DataFrame([{**row(session("gpt-5.2-codex")), "transcript_id": "g"}])) == []
+
+
+def aider_session(weak: str | None) -> Transcript:
+    msgs: list[Message] = []
+    for k in range(8):
+        msgs += [Message(f"u{k}", "user", (Text("word " * 400),)),
+                 Message(f"a{k}", "assistant", (Text("done " * 50),), Usage(1_000 * (k + 1), 10), {"edited": True})]
+    meta = {"model": "claude-sonnet-4-5", **({"weak_model": weak} if weak else {})}
+    return Transcript("aider-s", "aider", tuple(msgs), meta)
+
+
+def test_summary_requests_are_priced_at_the_model_that_makes_them() -> None:
+    """aider's summaries are the weak model's: priced at Haiku, not at the main model; --summarizer-model
+    names one for all of them."""
+    from compbench.measure.pricing import summarizer_models
+
+    spec = replace(SPEC, strategies=("aider:max_chat_history_tokens=1024",), limits=ModelLimits(200_000, 8_000))
+    t = aider_session("anthropic/claude-3-5-haiku-20241022")
+    roles = summarizer_models(t, "claude-sonnet-4-5")
+    assert roles["weak"][0] != "claude-sonnet-4-5" and "recorded" in roles["weak"][1]
+    weak = Replayer(spec).run(t)["results"].records()[0]
+    main = Replayer(replace(spec, summarizer_model="claude-sonnet-4-5")).run(t)["results"].records()[0]
+    assert weak["summarizer_input_tokens"] == main["summarizer_input_tokens"] > 0
+    assert weak["cost_usd"] < main["cost_usd"]
+    assert ("summary requests: weak: aider's weak model anthropic/claude-3-5-haiku-20241022"
+            in str(weak["price_model_source"]))
+    assert summarizer_models(t, "x", "gpt-5")["weak"] == ("gpt-5", "gpt-5: --summarizer-model")

@@ -63,3 +63,91 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
 def test_other_tools_table_then_family(model: str, peak: int, window: int, source: str) -> None:
     e = effective_limits(session("pi", model, peak))
     assert (e.limits.context_window, e.source) == (window, source)
+
+
+def codex_rollout(model: str, totals: tuple[int, ...]) -> Transcript:
+    """A Codex 0.145-shaped session: every token count records model_context_window 258,400."""
+    msgs = [Message("u1", "user", (Text("go"),))]
+    for k, total in enumerate(totals):
+        msgs += [Message(f"a{k}", "assistant", (Text("step"),), Usage(input=total - 100, output=100)),
+                 Message(f"u{k + 2}", "user", (Text("next"),))]
+    return Transcript("r", "codex", tuple(msgs), {"model": model, "model_context_window": 258_400,
+                                                   "tool_version": "0.145.0"})
+
+
+@pytest.mark.parametrize(("model", "window"), [("gpt-5.6-sol", 258_400), ("gpt-5.5", 272_000),
+                                               ("gpt-5.1-codex-max", 272_000), ("gpt-5-2025-08-07", 272_000)])
+def test_a_window_codex_records_is_the_window_for_a_model_outside_its_95_percent_catalog(model: str,
+                                                                                         window: int) -> None:
+    assert effective_limits(codex_rollout(model, (1_000,))).limits.context_window == window
+
+
+@pytest.mark.parametrize(("total", "compacts"), [(232_559, False), (232_560, True), (232_561, True)])
+def test_codex_0_145_compacts_at_90_percent_of_the_recorded_window(chars4: Any, total: int, compacts: bool) -> None:
+    """0.9 x 258,400 = 232,560 (Codex 0.145-0.146 on gpt-5.6-sol compacted at 224-236k); with 272,000 taken from
+    the catalog (or litellm) the limit would be 244,800 and nothing here compacts."""
+    from compbench.replay.loop import replay
+    from compbench.replay.viewstate import ReplayConfig
+    from compbench.strategies import resolve
+    from compbench.summarizers.mock import MockSummarizer
+
+    for model, expected in (("gpt-5.6-sol", compacts), ("gpt-5.5", False)):
+        t = codex_rollout(model, (200_000, total, 100_000))
+        trace = replay(t, resolve("codex:preset=current").create(), MockSummarizer(),
+                       ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
+        assert any(c.ok for c in trace.compactions) is expected, model
+
+
+@pytest.mark.parametrize(("model", "window", "max_output"), [
+    ("gpt-5", 400_000, 128_000), ("gpt-5.1", 400_000, 128_000), ("gpt-5.2", 400_000, 128_000),
+    ("gpt-5.4", 1_050_000, 128_000)])
+def test_roo_code_takes_the_window_from_its_own_table(model: str, window: int, max_output: int) -> None:
+    """litellm lists the GPT-5 family at 272,000: Roo Code's table says 400,000, and Roo then condenses at
+    0.9 x 400,000 - 128,000 = 232,000, not 116,800."""
+    e = effective_limits(session("roo-code", model))
+    assert (e.limits.context_window, e.limits.max_output) == (window, max_output)
+    assert "Roo Code's own model table" in e.source
+    if model == "gpt-5":  # another tool without a table of its own keeps litellm's figure
+        assert effective_limits(session("pi", model)).limits.context_window == 272_000
+
+
+def opencode_session(date_ms: int | None, totals: tuple[int, ...], provider: str = "github-copilot") -> Transcript:
+    """An OpenCode 1.4.3-shaped session on GitHub Copilot's claude-sonnet-4.6 (models.dev's limits by date)."""
+    meta: dict[str, Any] = {"provider": provider, "model": "claude-sonnet-4.6"}
+    if date_ms is not None:
+        meta["time"] = date_ms
+    msgs = [Message("u1", "user", (Text("go"),), None, dict(meta))]
+    for k, total in enumerate(totals):
+        msgs += [Message(f"a{k}", "assistant", (Text("step"),), Usage(input=total - 100, output=100), dict(meta)),
+                 Message(f"u{k + 2}", "user", (Text("next"),), None, dict(meta))]
+    return Transcript("o", "opencode", tuple(msgs), {"model": "claude-sonnet-4.6", "tool_version": "1.4.3"})
+
+
+APRIL_10_2026 = 1_775_800_000_000  # OpenCode 1.4.3's release week
+
+
+@pytest.mark.parametrize(("date_ms", "limits"), [
+    (APRIL_10_2026, ModelLimits(200_000, 32_000, 128_000)),  # models.dev from 2026-03-19: input 128,000
+    (1_771_400_000_000, ModelLimits(128_000, 32_000)),  # 2026-02-18: context 128,000, no input limit
+    (1_781_000_000_000, ModelLimits(200_000, 32_000, 168_000)),  # 2026-06-09: input 168,000
+])
+def test_opencode_on_github_copilot_runs_copilots_limits_of_the_day(date_ms: int, limits: ModelLimits) -> None:
+    e = effective_limits(opencode_session(date_ms, (1_000,)))
+    assert e.limits == limits and "github-copilot" in e.source
+
+
+@pytest.mark.parametrize(("total", "compacts"), [(107_999, False), (108_000, True), (112_579, True)])
+def test_opencode_1_4_3_compacts_at_copilots_input_limit_less_its_buffer(chars4: Any, total: int,
+                                                                         compacts: bool) -> None:
+    """input 128,000 - min(20,000, 32,000) = 108,000: the real automatic compaction at 112,579 tokens on
+    claude-sonnet-4.6 is past it; at Anthropic's limits (200,000 - 32,000 = 168,000) neither preset fires there."""
+    from compbench.replay.loop import replay
+    from compbench.replay.viewstate import ReplayConfig
+    from compbench.strategies import resolve
+    from compbench.summarizers.mock import MockSummarizer
+
+    for provider, expected in (("github-copilot", compacts), ("anthropic", False)):
+        t = opencode_session(APRIL_10_2026, (90_000, total, 50_000), provider)
+        trace = replay(t, resolve("opencode:preset=current").create(), MockSummarizer(),
+                       ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
+        assert any(c.ok for c in trace.compactions) is expected, provider

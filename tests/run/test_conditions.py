@@ -100,3 +100,32 @@ def test_a_strategy_that_cannot_act_is_flagged() -> None:
     assert any("over the window before it first acted" in f for f in flags["go-replace:preset=seed"])
     assert not any("never acted" in f for f in flags.get("claude-code", []))  # it acted
     assert any("a real API would have refused" in f for f in flags["none"])
+
+
+def mid_conversation_session() -> Transcript:
+    """A Claude Code file that starts mid-conversation: its first call carries 150,000 tokens of history it
+    does not hold (40,754 is the agent's usual fixed part), then the session grows past the threshold."""
+    msgs: list[Message] = []
+    total = 150_000
+    for k in range(8):
+        msgs += [Message(f"u{k}", "user", (Text("word " * 4_000),)),
+                 Message(f"a{k}", "assistant", (Text("ok"),), usage=Usage(input=total, output=1))]
+        total += 5_001
+    return Transcript("mid", "claude-code", tuple(msgs), {"model": "claude-opus-4-6", "starts_mid_chain": True})
+
+
+def test_the_history_a_file_lacks_is_removed_by_a_compaction_not_kept_as_overhead() -> None:
+    """It was a fixed overhead every call kept: after a compaction the context stayed over 150,000 and the
+    tool's own strategy overflowed. Replayed as a leading message, the compaction removes it."""
+    from compbench.run.engine import Replayer, conditioned
+
+    counter = TokenCounter("chars4", 0)
+    spec = RunSpec(strategies=("claude-code:preset=2.1.21",), system_tokens=None, summarizer="mock",
+                   tokenizer="chars4", token_correction="none", message_overhead=0)
+    t, config, cond, _ = conditioned(spec, mid_conversation_session(), counter)
+    assert t.messages[0].id == "inherited-history" and t.messages[0].meta["inherited_history"] > 100_000
+    assert config.system_tokens == cond["system_tokens"] == 40_754  # the agent's usual part stays fixed
+    assert "replayed as a leading message a compaction can remove" in cond["overhead_flag"]
+    steps = Replayer(spec).run(mid_conversation_session())["steps"].records()
+    compacted = [s for s in steps if s["strategy"] == "claude-code:preset=2.1.21" and s["epoch"] > 0]
+    assert compacted and all(s["input"] < 100_000 for s in compacted)

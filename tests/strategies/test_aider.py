@@ -1,7 +1,7 @@
 """aider (Aider-AI/aider 5dc9490bb35f): the history budget, messages counted as their JSON, the history moved and
-checked only after a reply that edited files, its summary dropped by summarize_end since 0.72 (preset=0.71 uses
-it), the tail under half the budget, the head summarized by the weak model, the recursion, "Ok.", the emptied
-history on failure."""
+checked only after a reply that edited files, its summary used as real logs show (preset=snapshot-race drops it,
+the reading of summarize_end's check), summarize_all as its manual summary, the tail under half the budget, the
+head summarized by the weak model, the recursion, "Ok.", the emptied history on failure."""
 
 from __future__ import annotations
 
@@ -140,12 +140,12 @@ def steps(n: int) -> list[Message]:
     return out
 
 
-def test_since_0_72_the_summary_is_paid_for_and_dropped(chars4: TokenCounter) -> None:
-    """move_back_cur_messages appends the edit note after starting the summarizer on a snapshot: summarize_end
-    finds the history changed and drops the summary. The history grows on; every edit pays the weak model."""
+def test_the_snapshot_race_preset_pays_for_the_summary_and_drops_it(chars4: TokenCounter) -> None:
+    """The code's reading: the edit note appended after the summarizer's snapshot, summarize_end drops the
+    summary. The history grows on; every edit pays the weak model."""
     summ = MockSummarizer("s")
-    strategy = resolve("aider:preset=seed,max_chat_history_tokens=100").create()
-    tr = run(transcript(*steps(6)), strategy, chars4, summarizer=summ)
+    tr = run(transcript(*steps(6)), resolve("aider:preset=snapshot-race,max_chat_history_tokens=100").create(), chars4,
+             summarizer=summ)
     assert tr.compactions and all(not c.ok and c.error == DROPPED for c in tr.compactions)
     assert all(c.summarizer_input > 0 for c in tr.compactions) and len(summ.requests) == len(tr.compactions)
     none = run(transcript(*steps(6)), resolve("none").create(), chars4)
@@ -178,8 +178,8 @@ def test_a_failed_summary_empties_the_history_only_where_it_is_used(chars4: Toke
     assert [(c.reason, c.ok) for c in tr.compactions[:2]] == [
         ("aider: chat history summary (depth 0)", False), ("aider: summary failed, history emptied", True)]
     assert tr.compactions[1].kept_ids == ("sys",)
-    tr = run(transcript(system(), *steps(6)), resolve("aider:preset=seed,max_chat_history_tokens=100").create(), chars4,
-             summarizer=MockSummarizer(error="weak model down"))
+    race = resolve("aider:preset=snapshot-race,max_chat_history_tokens=100")
+    tr = run(transcript(system(), *steps(6)), race.create(), chars4, summarizer=MockSummarizer(error="weak model down"))
     assert tr.compactions and all(c.reason.startswith("aider: chat history summary") for c in tr.compactions)
 
 
@@ -204,3 +204,20 @@ def test_head_moves_back_over_user_messages_to_an_assistant(chars4: TokenCounter
         + [msg("u6", "user", 30)]
     c = act(msgs, chars4)  # split 6 moves back to 2 (after a1): <= 4, everything is summarized
     assert c is not None and c.request is not None and len(c.request.source) == 7
+
+
+def test_the_summary_is_used_as_real_logs_show(chars4: TokenCounter) -> None:
+    """aider 0.82.2's LLM history: a request drops to the summary and a tail, and the next ones carry it again.
+    The default uses the summary: later requests are smaller than without it."""
+    tr = run(transcript(*steps(8)), resolve("aider:max_chat_history_tokens=100").create(), chars4,
+             summarizer=MockSummarizer("s"))
+    assert tr.compactions and all(c.ok for c in tr.compactions)
+    none = run(transcript(*steps(8)), resolve("none").create(), chars4)
+    assert tr.steps[-1].input < none.steps[-1].input
+
+
+def test_manual_is_summarize_all_with_no_tail_and_no_ok(chars4: TokenCounter) -> None:
+    v = view([system(), *history(20, 20, 20, 20)], chars4)
+    c = resolve("aider").create().manual(v)
+    assert c is not None and c.request is not None and [m.id for m in c.request.source] == ["u0", "a1", "u2", "a3"]
+    assert c.new_view == (Keep("sys"), Insert("user", SUMMARY_PREFIX, with_summary=True, origin="summary"))

@@ -358,3 +358,26 @@ def test_current_compaction_reattaches_files_and_the_seed_does_not(o200k: TokenC
     assert [s.meta["restored"] for s in inserted] == ["file:p/b.py", "file:p/a.py"]
     assert not [s for s in seed.compact(view, "auto").new_view if isinstance(s, Insert) and not s.with_summary]
     assert current.read_before_edit and not seed.read_before_edit
+
+
+def test_2_1_217_keeps_the_last_round_verbatim(chars4: TokenCounter) -> None:
+    """2.1.217's preserved segment: a /compact at the end of a turn keeps the final reply; mid-turn (an auto
+    compaction before the next call) the last response and its tool results. The rest is summarized; the
+    presets before it keep nothing."""
+    done = [user("u1", "rebuild the homepage"), assistant("a1", calls=[("c1", "Read", {"file_path": "/p/i.js"})]),
+            tool("t1", "c1", "1\tx"), assistant("a2", "Done: the homepage leads with the install command.")]
+    new = resolve("claude-code:preset=2.1.217").create()
+    c = new.manual(view_of(done, chars4, ModelLimits(1_000_000, 128_000)))
+    assert [s.id for s in c.new_view if isinstance(s, Keep)] == ["a2"]
+    assert [m.id for m in c.request.source] == ["u1", "a1", "t1"]
+    ((summary,),) = [[s for s in c.new_view if isinstance(s, Insert) and s.with_summary]]
+    assert summary.after.endswith(RESUME_217)  # after a manual compaction too
+    mid = [*done, user("u2", "and the footer"), assistant("a3", calls=[("c3", "Read", {"file_path": "/p/f.js"})]),
+           tool("t3", "c3", "1\ty")]
+    c = new.compact(view_of(mid, chars4, ModelLimits(1_000_000, 128_000)), "auto")
+    assert [s.id for s in c.new_view if isinstance(s, Keep)] == ["a3", "t3"]
+    restored = [s.meta["restored"] for s in c.new_view if isinstance(s, Insert) and "restored" in s.meta]
+    assert restored == ["file:p/i.js"]  # /p/f.js is in the kept round: not attached again
+    for preset in ("current", "2.1.21", "2.0"):
+        old = resolve(f"claude-code:preset={preset}").create()
+        assert not [s for s in old.compact(view_of(mid, chars4), "auto").new_view if isinstance(s, Keep)]

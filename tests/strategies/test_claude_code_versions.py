@@ -37,8 +37,9 @@ def fires(spec: str, total: int, limits: ModelLimits, counter: TokenCounter) -> 
     ("2.1.91", "2.1.21"), ("2.1.92", "2.1.92"), ("2.1.93", "2.1.92"),
     ("2.1.137", "2.1.92"), ("2.1.138", "2.1.138"), ("2.1.139", "2.1.138"),
     ("2.1.195", "2.1.138"), ("2.1.196", "current"), ("2.1.197", "current"),
+    ("2.1.216", "current"), ("2.1.217", "2.1.217"), ("2.1.218", "2.1.217"),
     ("2.0.76", "2.0"), ("1.0.30", "2.0"), ("2.1.139-beta.1", "2.1.138"), (" 2.1.92 ", "2.1.92"),
-    ("2.2.0", "current"), ("3.0.0", "current"), ("2.1", "current"), ("dev", "current"), ("", "current"),
+    ("2.2.0", "2.1.217"), ("3.0.0", "2.1.217"), ("2.1", "current"), ("dev", "current"), ("", "current"),
 ])
 def test_each_version_range_has_its_preset(version: str, preset: str) -> None:
     assert version_preset(version) == preset

@@ -166,8 +166,10 @@ def test_a_tool_result_over_80000_characters_is_evicted(chars4: TokenCounter, ex
                              + "\n".join(f"{len(rows) - 4 + i}  {rows[-5 + i]}" for i in range(5)) + "\n")
 
 
-@pytest.mark.parametrize("name", ["ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete"])
+@pytest.mark.parametrize("name", ["ls", "glob", "grep", "edit_file", "write_file", "delete", "Grep", "Glob", "Edit",
+                                  "mcp__fs__list_directory"])
 def test_its_own_file_tools_are_never_evicted(chars4: TokenCounter, name: str) -> None:
+    """deepagents' own file tools, and another agent's tools in the same roles (by name, a heuristic)."""
     assert list(da().before_step(view_of(big_result(200_000, name), chars4, BIG))) == []
     assert list(da("deepagents:tool_token_limit_before_evict=0").before_step(
         view_of(big_result(200_000), chars4, BIG))) == []
@@ -182,3 +184,27 @@ def test_the_summarization_counts_the_evicted_result(chars4: TokenCounter) -> No
     trace = run(t, da(), chars4, window=int(raw / 0.85) - 10, max_output=100)
     assert [p.reason for p in trace.prunes] == ["large tool result evicted"] and trace.compactions == ()
     assert trace.steps[1].input < 1_000 < raw
+
+
+@pytest.mark.parametrize("name", ["read_file", "Read", "view"])
+@pytest.mark.parametrize(("extra", "cut"), [(-1, False), (0, True), (1, True)])
+def test_a_file_read_is_cut_at_80000_characters_not_evicted(chars4: TokenCounter, name: str, extra: int,
+                                                             cut: bool) -> None:
+    """read_file cuts its own output (_truncate_paginated_read: unchanged under 80,000 characters, else the last
+    whole line that fits with its truncation message); another agent's Read plays read_file's role: it is cut,
+    never evicted (it was: the exemption matched deepagents' own names only)."""
+    msgs = big_result(80_000 + extra, name)
+    actions = [a for a in da().before_step(view_of(msgs, chars4, BIG)) if isinstance(a, Prune)]
+    assert bool(actions) is cut and all(a.reason == "read_file's own cut at 80,000 characters" for a in actions)
+    if cut:
+        ((_, _, text),) = actions[0].targets
+        assert "Tool result too large" not in text and len(text) <= 80_000
+        assert text.endswith("split long lines.]") and "[Output was truncated due to size limits." in text
+        out = msgs[3].tool_results()[0].output
+        assert out.startswith(text.split("\n\n[Output was truncated")[0])
+
+
+def test_another_agents_shell_output_is_evicted_as_execute_is(chars4: TokenCounter) -> None:
+    actions = [a for a in da().before_step(view_of(big_result(90_000, "Bash"), chars4, BIG)) if isinstance(a, Prune)]
+    ((_, _, text),) = actions[0].targets
+    assert text.startswith("Tool result too large")

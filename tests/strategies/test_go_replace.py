@@ -3,6 +3,8 @@ boundaries, history cleaning, the summarizer request, the new history, replays a
 
 from __future__ import annotations
 
+import pytest
+
 from compbench.data.transcript import Message, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
 from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
@@ -179,3 +181,12 @@ def test_resolve_parses_params() -> None:
         GoReplaceParams(mode="remaining", remaining_tokens=30_000, remaining_ratio=0.25))
     assert resolve("go-replace:preset=seed,threshold=150000").params.threshold == 150_000
 
+
+
+
+@pytest.mark.parametrize(("version", "preset"), [("session of 2025-10-26", ""), ("session of 2025-10-27", "current"),
+                                                 ("session of 2026-04-02", "current"), ("0.90.0", "")])
+def test_crush_builds_are_chosen_from_the_sessions_date(version: str, preset: str) -> None:
+    from compbench.strategies.go_replace import version_preset
+
+    assert version_preset(version) == preset

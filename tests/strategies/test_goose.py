@@ -178,10 +178,10 @@ def test_the_oldest_call_is_chosen_past_the_cutoff_of_ten(chars4: TokenCounter, 
         msgs += [call_only(f"a{k}", f"c{k}", {"n": k}), tool(f"t{k}", f"c{k}", f"out {k}")]
     g, v = goose_at(msgs, chars4)
     assert g.before_step(v) == ()  # chosen now, summarized while the model answers: nothing happens yet
-    assert (g.pending.call if g.pending else None) == chosen
+    assert (g.pending[0].call if g.pending else None) == chosen
     g, v = goose_at(msgs, chars4, tool_pairs=False)
     g.before_step(v)
-    assert g.pending is None
+    assert g.pending == []
 
 
 def test_the_pair_is_replaced_by_its_summary_when_the_turn_is_over(chars4: TokenCounter) -> None:
@@ -258,3 +258,54 @@ def test_a_pair_inside_shared_messages_is_cleared_in_place_and_its_summary_added
     (first, *_) = [c for c in tr.compactions if c.reason == "goose: tool-pair summary"]
     assert first.ok and first.replaced_ids == () and first.meta["call"] == "c0x"
     assert first.tokens_after < first.tokens_before  # c0x's 80-character output cleared, a one-word summary added
+
+
+@pytest.mark.parametrize(("window", "threshold", "cutoff"), [
+    (128_000, 0.8, 15), (200_000, 0.8, 24), (1_000_000, 0.8, 120), (50_000, 0.8, 10), (10_000_000, 0.8, 500),
+    (200_000, 0.3, 10), (1_000_000, 0.5, 75), (200_000, 0.0, 24), (200_000, 1.5, 24)])
+def test_the_cutoff_scales_with_the_window_from_7938(chars4: TokenCounter, window: int, threshold: float,
+                                                     cutoff: int) -> None:
+    """compute_tool_call_cutoff (aaif-goose 006bd233): clamp(3 * floor(W * thr) / 20,000, 10, 500), a threshold
+    outside (0, 1] read as 0.8; GOOSE_TOOL_CALL_CUTOFF, when set, wins."""
+    g = resolve(f"goose:preset=2026-03-16,threshold={threshold}").create()
+    v = view_of([user("p", "go")], chars4, ModelLimits(window, 100))
+    assert isinstance(g, Goose) and g.cutoff(v) == cutoff
+    assert resolve("goose:preset=2026-03-16,tool_call_cutoff=7").create().cutoff(v) == 7  # type: ignore[attr-defined]
+
+
+def pairs_then_turn(before: int, turn: int) -> list[Message]:
+    msgs = [user("p0", "go")]
+    msgs += [m for k in range(before) for m in (call_only(f"a{k}", f"c{k}", {"n": k}), tool(f"t{k}", f"c{k}", "o"))]
+    msgs.append(user("p1", "and now this"))
+    msgs += [m for k in range(before, before + turn)
+             for m in (call_only(f"a{k}", f"c{k}", {"n": k}), tool(f"t{k}", f"c{k}", "o"))]
+    return msgs
+
+
+@pytest.mark.parametrize(("before", "turn", "chosen"), [(12, 3, 0), (13, 3, 10), (13, 0, 10), (12, 9, 0)])
+def test_batches_of_ten_spare_the_current_turn(chars4: TokenCounter, before: int, turn: int, chosen: int) -> None:
+    """tool_ids_to_summarize: the calls before this turn must exceed cutoff + 10 (here 2 + 10); then the oldest 10."""
+    g, v = goose_at(pairs_then_turn(before, turn), chars4, tool_call_cutoff=2, batch=10)
+    g.before_step(v)
+    assert [p.call for p in g.pending] == [f"c{k}" for k in range(chosen)]
+
+
+def test_a_batch_is_applied_pair_by_pair_when_the_turn_ends(chars4: TokenCounter) -> None:
+    msgs = [*pairs_then_turn(13, 1), assistant("end", "done")]
+    tr = run(transcript(*msgs), resolve("goose:preset=2026-03-16,tool_call_cutoff=2").create(), chars4,
+             window=200_000)
+    pairs = [c for c in tr.compactions if c.meta.get("kind") == "tool-pair"]
+    assert len(pairs) == 10 and all(c.ok for c in pairs) and len({c.step for c in pairs}) == 1
+    one = run(transcript(*msgs), resolve("goose:preset=seed,tool_call_cutoff=2").create(), chars4, window=200_000)
+    steps = [c.step for c in one.compactions if c.meta.get("kind") == "tool-pair"]
+    assert len(steps) == len(set(steps)) > 1  # the 2026-01-28 build: one pair per turn of the loop
+
+
+@pytest.mark.parametrize(("version", "preset"), [
+    ("session of 2026-01-27", "2025"), ("session of 2026-01-28", "seed"), ("session of 2026-02-25", "seed"),
+    ("session of 2026-02-26", "2026-02-26"), ("session of 2026-03-15", "2026-02-26"),
+    ("session of 2026-03-16", "2026-03-16"), ("1.9.0", "seed")])
+def test_the_build_is_chosen_from_the_sessions_date(version: str, preset: str) -> None:
+    from compbench.strategies.goose import version_preset
+
+    assert version_preset(version) == preset

@@ -289,3 +289,11 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
     assert [x.split(":")[-1] for x in after] == ["marker", "summary", "synthetic"]
     assert [x.step for x in run(t, OpenCode(OpenCodeParams(count_cache_write=True)), counter, window=40_000,
                                 max_output=8_000).compactions] == [11, 17]
+
+
+@pytest.mark.parametrize(("version", "preset"), [("1.2.5", "seed"), ("1.2.99", "seed"), ("1.3.0", "current"),
+                                                 ("1.4.3", "current"), ("0.15.0", "seed"), ("dev", "current")])
+def test_each_recorded_version_gets_its_preset(version: str, preset: str) -> None:
+    from compbench.strategies.opencode import version_preset
+
+    assert version_preset(version) == preset

@@ -197,3 +197,20 @@ def test_manual_condense_has_no_fallback(chars4: TokenCounter) -> None:
     assert c is not None and c.fallback is None and c.meta["manual"] is True
     short = view_of([system(), user("u0", "hi")], chars4, ModelLimits(1_000, 100))
     assert RooCode(RooCodeParams()).manual(short) is None  # condense_not_enough_messages
+
+
+@pytest.mark.parametrize(("prev", "acts"), [(599, False), (600, True), (601, True)])
+def test_a_profile_threshold_replaces_the_75_percent_of_the_forced_condense(chars4: TokenCounter, prev: int,
+                                                                           acts: bool) -> None:
+    """handleContextWindowExceededError passes 75 as autoCondenseContextPercent but also the profileThresholds:
+    a profile at 60% condenses the refused request from 600 of 1,000 tokens (it did from 750)."""
+    s, v = at(chars4, prev, "m", 100, 1_000, spec="roo-code:profile_threshold=60", context=1_001)
+    assert bool(s.before_step(v)) is acts
+
+
+@pytest.mark.parametrize(("profile", "acts"), [(-1, False), (4, False), (101, False), (5, True), (60, True)])
+def test_a_profile_threshold_out_of_range_falls_back_to_the_global_percent(chars4: TokenCounter, profile: int,
+                                                                          acts: bool) -> None:
+    """prev 700 of 1,000 under the global 100%: only a valid profile threshold (5-100) at or under 70% condenses."""
+    s, v = at(chars4, 700, "m", 100, 1_000, spec=f"roo-code:profile_threshold={profile}")
+    assert bool(s.before_step(v)) is acts

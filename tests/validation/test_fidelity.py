@@ -21,9 +21,9 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current", "0.77", "2.0", "2.1.21", "2.1.92", "2.1.138"}
+    assert {r.preset for r in rows} == {"seed", "current", "0.77", "2.0", "2.1.21", "2.1.92", "2.1.138", "2.1.217"}
     assert {r.tool for r in rows if r.preset == "0.77"} == {"codex"}  # codex's own version preset
-    assert {r.tool for r in rows if r.preset in ("2.0", "2.1.21", "2.1.92", "2.1.138")} == {"claude-code"}
+    assert {r.tool for r in rows if r.preset in ("2.0", "2.1.21", "2.1.92", "2.1.138", "2.1.217")} == {"claude-code"}
 
 
 def test_auto_triggers_of_version_presets(rows: list) -> None:  # type: ignore[type-arg]
@@ -64,11 +64,13 @@ def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  #
     manual = {(r.tool, r.preset): r for r in rows if r.trigger.startswith("manual")}
     assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"), ("claude-code", "2.0"),
                            ("claude-code", "2.1.21"), ("claude-code", "2.1.92"), ("claude-code", "2.1.138"),
-                           ("opencode", "seed"), ("opencode", "current"), ("pi", "seed"), ("pi", "current")}
+                           ("claude-code", "2.1.217"), ("opencode", "seed"), ("opencode", "current"), ("pi", "seed"),
+                           ("pi", "current")}
     assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
     assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
     assert manual["opencode", "current"].kept_jaccard == 0.0
-    assert "today's opencode" in manual["opencode", "current"].cause
+    assert "recorded by opencode 1.2.5; the preset models opencode 1.3 on" in manual["opencode", "current"].cause
+    assert "recorded by opencode 1.2.5, the version this preset models" in manual["opencode", "seed"].cause
     assert manual["pi", "seed"].kept_jaccard == 1.0
     assert len({(r.transcript, r.n, r.counted_before) for r in rows}) == len({(r.transcript, r.n) for r in rows})
 

@@ -77,6 +77,9 @@ def model_meta(info: Mapping[str, Any], config: Any) -> dict[str, Any]:
         limit = config.get("context_limit")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             out["context_window"] = limit
+        fast = config.get("fast_model_config")  # ModelConfig.fast_model_config: the model of complete_fast
+        if isinstance(fast, dict) and isinstance(fast.get("model_name"), str) and fast["model_name"]:
+            out["fast_model"] = fast["model_name"]
     usage = {k: info[k] for k in TOKENS if isinstance(info.get(k), int) and not isinstance(info.get(k), bool)}
     if usage:
         out["session_usage"] = usage

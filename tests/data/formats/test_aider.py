@@ -135,8 +135,9 @@ def test_a_project_folder_walks_aiders_hidden_histories_not_other_markdown(tmp_p
 
 
 def test_fidelity_compares_aiders_trigger_on_its_own_count(tmp_path: Path) -> None:
-    """aider counts its history itself: the trigger is compared without usage. Since 0.72 the strategy's summary
-    is dropped (the row says so); preset=0.71 compacts after the edited reply, as the log's summary follows one."""
+    """aider counts its history itself: the trigger is compared without usage. The strategy's summary is used,
+    as the logs show (it compacts after the edited reply, as the log's summary follows one); preset=snapshot-race
+    drops it (the row says so). The rows name aider's summarization, not a /compact."""
     from compbench.validation.fidelity import fidelity
 
     words = " ".join(f"w{i}" for i in range(3_000))
@@ -154,9 +155,26 @@ def test_fidelity_compares_aiders_trigger_on_its_own_count(tmp_path: Path) -> No
     (t,) = read(f)
     assert len(t.compactions) == 1 and t.compactions[0].trigger == "auto"
     rows = {r.preset: r for r in fidelity([t])}
-    assert rows["seed"].our_step is None and "did not apply (summarize_end" in rows["seed"].cause
-    assert rows["0.71"].our_step is not None and rows["0.71"].d_steps is not None
-    assert "no per-call usage" not in rows["0.71"].cause
+    assert rows["snapshot-race"].our_step is None and "did not apply (summarize_end" in rows["snapshot-race"].cause
+    for preset in ("seed", "0.71"):
+        assert rows[preset].our_step is not None and rows[preset].d_steps is not None
+        assert "no per-call usage" not in rows[preset].cause and "/compact" not in rows[preset].cause
+        assert "aider's chat-history summary" in rows[preset].cause
+
+
+def test_a_chat_mode_switch_is_compared_with_aiders_summarize_all_not_a_compact(tmp_path: Path) -> None:
+    """The summary with nothing kept and no "Ok." (summarize_all, inferred): the strategy summarizes everything
+    there; the row never says /compact, which aider does not have."""
+    from compbench.validation.fidelity import fidelity
+
+    f = tmp_path / "llm.log"
+    f.write_text(request(("user", "explain app.py"), reply="It prints.")
+                 + request(("user", "I spoke to you previously about a number of things.\nI asked about app.py."),
+                           ("user", "now change it"), reply="Changed.", time="10:03:00"))
+    (t,) = read(f)
+    (row, *_) = [r for r in fidelity([t]) if r.preset == "seed"]
+    assert row.trigger == "manual" and row.rebuilt_tokens and "manual summary failed" not in row.cause
+    assert "summarize_all on a chat-mode switch" in row.cause and "/compact" not in row.cause
 
 
 RUNS = """

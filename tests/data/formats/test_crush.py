@@ -304,6 +304,8 @@ def test_fidelity_shows_the_real_compaction_compared_where_crush_made_it(sample:
     assert cur.tool == "crush" and cur.real_step == 110 and cur.kept_jaccard == 1.0
     assert cur.our_step is None and cur.d_steps is None  # no per-call usage: the trigger is not compared
     assert "no per-call usage in the log" in cur.cause and cur.facts_our_summary != "–"
+    # the store records no version, its session's date says which build ran: v0.13.0's rule on (preset current)
+    assert "recorded by crush session of 2026-04-02, the version this preset models" in cur.cause
     assert cur.kept_real.endswith("/81")
 
 

@@ -328,8 +328,23 @@ def test_fidelity_compares_what_goose_kept_where_it_compacted(tmp_path: Path) ->
 
     (t,) = read(legacy(tmp_path / "20250101_120000.jsonl", compacted()))
     rows = {r.preset: r for r in fidelity([t])}
-    assert set(rows) == {"seed", "no-tool-pairs"}
+    assert set(rows) == {"seed", "no-tool-pairs", "2025", "2026-02-26", "2026-03-16"}
     for r in rows.values():
         assert r.tool == "goose" and r.our_step is None and r.d_steps is None
         assert r.kept_jaccard == 1.0  # both keep the last prompt, re-added after the summary
         assert "no per-call usage in the log: the strategy was made to compact where the tool did" in r.cause
+
+
+@pytest.mark.parametrize(("created", "preset"), [("2026-02-17 10:05:00", "seed"), ("2026-03-20 08:00:00", "2026-03-16"),
+                                                 ("2026-01-05 08:00:00", "2025")])
+def test_fidelity_picks_goose_s_build_from_the_session_date(tmp_path: Path, created: str, preset: str) -> None:
+    """Goose records no version: the session's start date says which build it ran at the latest; that build's
+    preset is the row "recorded by" it."""
+    from compbench.validation.fidelity import fidelity
+
+    db = goose_db(tmp_path / "sessions.db", [{"id": "20260217_2", "working_dir": "/p", "messages": compacted(),
+                                               "created_at": created}])
+    (t,) = read(db)
+    own = [r.preset for r in fidelity([t]) if "the version this preset models" in r.cause]
+    assert own == [preset]
+    assert any(f"recorded by goose session of {created[:10]}" in r.cause for r in fidelity([t]))
