@@ -4,7 +4,7 @@ parameters."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -58,6 +58,8 @@ def show(name: str) -> None:
         have = info.capabilities()
         click.echo("supports: " + ("; ".join(f"{c} ({CAPABILITIES[c]})" for c in CAPABILITIES if c in have)
                                    or "its triggers only (no /compact, no summary check, no follow-up)"))
+    if info.tool is not None:
+        click.echo(_tool_lines(name, info.tool, list(info.presets)))
     click.echo("")
     defaults = info.defaults()
     click.echo("parameters (seed defaults):")
@@ -71,3 +73,25 @@ def show(name: str) -> None:
     doc = (info.factory.__doc__ or "").strip()
     if doc:
         click.echo(f"\n{doc}")
+
+
+def _tool_lines(name: str, tool: Any, presets: list[str]) -> str:
+    """The real tool a strategy reproduces, as its declaration says it (compbench.sdk.tools): its logs, the preset
+    each log runs at, and the settings its users write, with the line to paste and the values a run sweeps."""
+    from compbench.sdk.tools import sweep_specs
+
+    newest = tool.newest if tool.newest in presets else "its defaults"
+    out = [f"reproduces: {tool.name} (its logs: {', '.join(tool.formats)}); named without a preset, each of them "
+           f"replays at the preset of the version it recorded (other logs, unknown versions: {newest})"]
+    out += [f"  preset {p}: {v}" for p, v in tool.preset_versions.items()]
+    if tool.settings:
+        swept = {s.param: [v for spec, x, v in sweep_specs(name, tool) if x is s] for s in tool.settings}
+        out.append(f"settings {tool.name}'s users write:")
+        for s in tool.settings:
+            out.append(f"  {s.name} ({s.where}; the tool's default: {s.default}) -> {s.param}")
+            if s.note:
+                out.append(f"      {s.note}")
+            if swept[s.param]:
+                out.append(f"      a run tries {', '.join(map(str, swept[s.param]))} on {tool.name}'s logs; e.g.")
+                out += [f"        {line}" for line in s.paste(swept[s.param][0]).splitlines()]
+    return "\n".join(out)
