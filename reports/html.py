@@ -91,6 +91,11 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     objectives = list(objectives or DEFAULT_OBJECTIVES)
     spread = spreads(results, BY_NAME[HEADLINE])
     agents = _per_agent(everything, resamples, objectives[0])
+    from compbench.decide.breakdown import recorded_check, recorded_check_line
+    from compbench.store.runread import Run
+
+    finished = Run.open(run)
+    self_check = recorded_check_line(recorded_check(finished.table("compactions"), finished.table("steps")))
     v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
                 str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"), spread)
     ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick
@@ -163,7 +168,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "summary_json": inline_json(summary), "blobs": blobs, "counts": summary["counts"],
         "fidelity": fidelity.compact(_fidelity(run)), "errors": manifest.get("errors", []),
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
-        "glossary": glossary.entries(), "bar": _bar(first), "agents": agents,
+        "glossary": glossary.entries(), "bar": _bar(first), "agents": agents, "self_check": self_check,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
         "app_js": _asset("report.js"), "n_configs": len(labels), "selected": selected,
         "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,

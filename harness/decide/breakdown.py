@@ -302,3 +302,33 @@ def tool_lines(g: Group, objective: str = PRIMARY) -> list[str]:
 def tool_sentence(g: Group, objective: str = PRIMARY) -> str:
     """:func:`tool_lines` in one paragraph (JSON, a report cell)."""
     return " ".join(x.strip() for x in tool_lines(g, objective))
+
+
+def recorded_check(compactions: Any, steps: Any) -> tuple[int, float, float] | None:
+    """The ``recorded`` row's self-check: after each compaction it replays, the prompt of its next call against
+    the prompt the log recorded there (``recorded_next_input``): how many, and the median and 90th percentile of
+    the relative error; None when the run replayed no recorded compaction with a recorded next prompt."""
+    import numpy as np
+
+    c = compactions[(compactions["strategy"] == RECORDED) & (compactions["recorded_next_input"] > 0)] \
+        if "recorded_next_input" in compactions.columns else compactions.iloc[0:0]
+    if c.empty:
+        return None
+    s = steps[steps["strategy"] == RECORDED]
+    by_step = {(t, int(k)): int(x) for t, k, x in zip(s["transcript_id"], s["step"], s["input"], strict=True)}
+    errors = []
+    for t, step, phase, want in zip(c["transcript_id"], c["step"], c["phase"], c["recorded_next_input"], strict=True):
+        got = by_step.get((t, int(step) + (phase == "after")))
+        if got is not None:
+            errors.append(abs(got - int(want)) / int(want))
+    if not errors:
+        return None
+    return len(errors), float(np.median(errors)), float(np.quantile(errors, 0.9, method="inverted_cdf"))
+
+
+def recorded_check_line(check: tuple[int, float, float] | None) -> str:
+    if check is None:
+        return ""
+    n, median, p90 = check
+    return (f"Self-check of as it ran: after each of the {n:,} recorded compaction{'s' * (n != 1)} it replays, its "
+            f"next prompt is within {median:.1%} of the one the log recorded (median; 90th percentile {p90:.1%}).")

@@ -118,3 +118,18 @@ def test_a_tools_designed_behaviour_is_named_as_what_it_is() -> None:
     assert [f.kind for f in goose] == ["designed"] and "its design" in goose[0].text
     other = flag_details(frame("truncate", failed=4, compactions=9))["truncate"]
     assert [f.kind for f in other] == ["failed", "degenerate"]  # a generic strategy keeps the generic flags
+
+
+def test_the_recorded_rows_self_check_compares_its_next_prompt_with_the_logs() -> None:
+    from compbench.decide.breakdown import recorded_check, recorded_check_line
+
+    compactions = pd.DataFrame({"strategy": ["recorded", "recorded", "recorded", "claude-code"],
+                                "transcript_id": ["a", "b", "c", "a"], "step": [3, 5, 7, 3],
+                                "phase": ["before", "after", "before", "before"],
+                                "recorded_next_input": [1_000, 2_000, -1, 1_000]})
+    steps = pd.DataFrame({"strategy": ["recorded"] * 3, "transcript_id": ["a", "b", "c"], "step": [3, 6, 7],
+                          "input": [900, 2_000, 5]})
+    assert recorded_check(compactions, steps) == (2, pytest.approx(0.05), pytest.approx(0.1))
+    assert recorded_check_line(recorded_check(compactions, steps)).startswith(
+        "Self-check of as it ran: after each of the 2 recorded compactions it replays, its next prompt is within 5.0%")
+    assert recorded_check(compactions[compactions["strategy"] != "recorded"], steps) is None
