@@ -92,7 +92,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     spread = spreads(results, BY_NAME[HEADLINE])
     agents = _per_agent(everything, resamples, objectives[0])
     from compbench.decide.breakdown import recorded_check, recorded_check_line
-    from compbench.store.runread import Run
+    from compbench.store.reader import Run
 
     finished = Run.open(run)
     self_check = recorded_check_line(recorded_check(finished.table("compactions"), finished.table("steps")))

@@ -19,7 +19,7 @@ from compbench.data.dataset import default_dataset
 from compbench.data.importing import iter_transcripts
 from compbench.demo import demo_spec
 from compbench.run.write import write_run
-from compbench.store.runread import Run
+from compbench.store.reader import Run
 
 GOLDEN = helpers.GOLDEN / "demo_figures.json"
 SUMS = ("compactions", "failed_compactions", "noop_compactions", "prunes", "pruned_parts", "overflows",

@@ -125,7 +125,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
 
         out.append("Per tool (each tool's logs on their own; ~ not significant, 95% paired intervals):")
         from compbench.decide.breakdown import recorded_check, recorded_check_line
-        from compbench.store.runread import Run
+        from compbench.store.reader import Run
 
         finished = Run.open(run)
         check = recorded_check_line(recorded_check(finished.table("compactions"), finished.table("steps")))

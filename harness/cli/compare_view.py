@@ -282,7 +282,7 @@ def _tool_json(v: dict[str, Any]) -> dict[str, Any]:
 
 def _summarizers(runs: tuple[str, ...]) -> str:
     """Which summarizer wrote each run's summaries, in words: recall depends on it."""
-    from compbench.store.runread import Run
+    from compbench.store.reader import Run
     from compbench.summarizers import describe_summarizer
 
     out = []

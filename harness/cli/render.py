@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 
 def table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
@@ -17,7 +18,16 @@ def table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
         w.writerow(headers)
         w.writerows(rows)
         return buf.getvalue().rstrip("\n")
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    return "\n".join(lines)
+    from compbench.textable import table as text_table
+
+    # one plain-text table for every command (compbench.textable): a column of figures is right-aligned
+    right = [bool(rows) and all(_figure(r[i]) for r in rows if r[i] not in ("", "-", "–")) for i in range(len(headers))]
+    return "\n".join(text_table(headers, rows, right))
+
+
+_FIGURE = re.compile(r"^[-+]?[$]?[\d,]+(?:\.\d+)?(?:%| pp)?$")
+
+
+def _figure(cell: str) -> bool:
+    """A cell that is one number (``1,234``, ``-3.5%``, ``$0.12``, ``+2.1 pp``), which reads right-aligned."""
+    return bool(_FIGURE.match(cell.strip()))

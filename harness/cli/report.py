@@ -48,7 +48,7 @@ def report(run: str, out: str, redact: bool, objectives: tuple[str, ...], source
     from compbench.data.redact import redact as mask
     from compbench.decide.tune import parse_objective
     from compbench.reports.html import write_report
-    from compbench.store.runread import Run, check_run_dir
+    from compbench.store.reader import Run, check_run_dir
 
     check_run_dir(Path(run))
     check_out(Path(out))

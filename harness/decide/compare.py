@@ -21,8 +21,8 @@ from compbench.errors import UsageError
 
 
 def load_results(run: str | Path) -> Any:
-    """The ``results`` table of a finished run (:class:`compbench.store.runread.Run`)."""
-    from compbench.store.runread import Run
+    """The ``results`` table of a finished run (:class:`compbench.store.reader.Run`)."""
+    from compbench.store.reader import Run
 
     return Run.open(run).results()
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from compbench.errors import UsageError
 from compbench.measure.savings import EFFECTIVE_SPENT, NET_SPENT
-from compbench.registry import Registry
+from compbench.plugins import Registry
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def summary_table(run_dir: Path) -> str:
     from compbench.decide.metrics import metric
     from compbench.decide.objective import OPS, parse_objective, rule
     from compbench.measure.savings import net_saved
-    from compbench.store.runread import Run
+    from compbench.store.reader import Run
 
     run = Run.open(run_dir)
     r = run.results()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from compbench.errors import UsageError
-from compbench.registry import Registry
+from compbench.plugins import Registry
 
 if TYPE_CHECKING:
     from compbench.data.transcript import Transcript

@@ -214,7 +214,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.run.engine import conditioned
     from compbench.run.spec import RunSpec
     from compbench.sdk.context import ReplayContext
-    from compbench.store.runread import Run
+    from compbench.store.reader import Run
     from compbench.strategies import resolve
     from compbench.summarizers import get
 

@@ -4,7 +4,7 @@ is a frozen params dataclass.
 The params dataclass *is* the configuration: its fields and defaults (the source's defaults) are what
 ``strategies show`` prints and what ``tune`` sweeps. Built-in strategies are imported on first lookup;
 third-party packages register through the ``compbench.strategies`` entry-point group, also loaded
-lazily (:class:`compbench.registry.Registry`: a name registered twice is an error, an unknown name fails
+lazily (:class:`compbench.plugins.Registry`: a name registered twice is an error, an unknown name fails
 with the known ones and a "did you mean"). Strategy authors read :mod:`compbench.sdk`, which re-exports
 what they need from here.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from compbench.errors import UsageError
-from compbench.registry import Registry
+from compbench.plugins import Registry
 
 if TYPE_CHECKING:
     from compbench.data.transcript import Transcript

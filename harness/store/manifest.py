@@ -30,7 +30,7 @@ MANIFEST = "manifest.json"
 
 def _from_1(d: dict[str, Any]) -> dict[str, Any]:
     """Version 1 -> 2: the spec names the token correction it counted with (none before corrections); its
-    empty tables are read with their declared schema (:meth:`compbench.store.runread.Run.table`)."""
+    empty tables are read with their declared schema (:meth:`compbench.store.reader.Run.table`)."""
     spec = dict(d.get("spec") or {})
     spec.setdefault("token_correction", "none")
     return {**d, "spec": spec, "format_version": 2}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from compbench.registry import Registry
+from compbench.plugins import Registry
 from compbench.sdk.context import ReplayContext
 from compbench.sdk.session import SummaryRequest
 

@@ -24,7 +24,7 @@ from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
 from compbench.sdk.session import ModelLimits
 from compbench.store.manifest import FORMAT_VERSION, Manifest, upgrade
-from compbench.store.runread import Run
+from compbench.store.reader import Run
 from compbench.store.tables import TABLES, conform, names, schema
 from helpers import FIXTURES
 

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from compbench.errors import TranscriptError, UsageError
-from compbench.registry import Registry
+from compbench.plugins import Registry
 
 # name -> module, in detection order
 FORMATS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""``compbench.store.runread`` — The one reader of a finished run directory: compare, gate, tune, judge, summary and
+"""``compbench.store.reader`` — The one reader of a finished run directory: compare, gate, tune, judge, summary and
 report read through it.
 
 :meth:`Run.open` checks that a path is a finished run (and says what it is instead, in one line: a dataset,

@@ -1,4 +1,4 @@
-"""``compbench.registry`` — One small registry for every kind of plug-in: strategies, formats (importers), summarizers,
+"""``compbench.plugins`` — One small registry for every kind of plug-in: strategies, formats (importers), summarizers,
 executors, metrics.
 
 A registry maps names to objects of one kind. Built-ins are named with the module that provides them,
