@@ -105,7 +105,11 @@ def figures(g: Group, label: str) -> str:
         parts.append(f"{m.title} {'–' if math.isnan(v.value) else f'{v.value:.1%}'}"
                      + (f" (n={v.units}, few)" if v.few and v.units else ""))
     st = g.standing[label]
-    if st.refused:
+    if st.refused and label == RECORDED:
+        # The log shows these calls answered: what is off is this replay's window or token estimate, not the tool.
+        parts.append(f"{st.refused:,} call{'s' * (st.refused != 1)} over the window as counted here, though the log "
+                     "shows them answered (the window or the token estimate is off for these logs)")
+    elif st.refused:
         parts.append(f"{st.refused:,} call{'s' * (st.refused != 1)} over the window")
     elif not st.sound:
         parts.append(st.tier_name)
@@ -264,6 +268,8 @@ def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
             "as_ran": as_ran, "as_ran_figures": figures(g, as_ran) if as_ran else "",
             "own_strategy": own_strategy(g.key), "best_settings": best_own,
             "best_settings_meets": best_own is not None and meets(agg[best_own], obj),
+            # never acted on these logs, at any setting tried: no recall to hold to the bar
+            "best_settings_idle": best_own is not None and not g.standing[best_own].acted,
             "settings_lines": setting_lines(best_own) if best_own else [],
             "best_settings_change": _change(g, best_own, as_ran) if best_own else None,
             "best_other": other, "best_other_change": _change(g, other, as_ran) if other else None}
@@ -284,9 +290,11 @@ def tool_lines(g: Group, objective: str = PRIMARY) -> list[str]:
     else:
         c = v["best_settings_change"]
         lines = v["settings_lines"]
-        where = ("at its best settings tried" if lines
+        idle = v["best_settings_idle"]
+        where = ("never compacts on these logs, at any setting tried (its threshold is not reached)" if idle
+                 else "at its best settings tried" if lines
                  else "at the settings it runs with (no setting tried does better)")
-        bar = "" if v["best_settings_meets"] else f", misses {v['bar']}"
+        bar = "" if v["best_settings_meets"] or idle else f", misses {v['bar']}"
         out.append(f"  {v['tool']} {where}{bar}: {c.figures}")
         if c.text():
             out.append(f"    against as it ran: {c.text()}")

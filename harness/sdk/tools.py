@@ -118,9 +118,11 @@ class Tool:
         if version_tuple(version) is None:
             return newest, f"{self.name} version {version!r} cannot be read: {self._newest(newest)}"
         picked = self.version_preset(version) if self.version_preset is not None else None
-        if picked is None or picked not in presets:
+        if picked is None or (picked not in presets and picked != "seed"):
             return newest, f"{self.name} {version}: no preset models it, {self._newest(newest)}"
-        return picked, f"{self.name} {version} recorded: the preset that models it"
+        # "seed" names the parameters' own defaults (the seeds' description), a preset no table lists
+        return (None if picked == "seed" and picked not in presets else picked), \
+            f"{self.name} {version} recorded: the preset that models it"
 
     def _newest(self, newest: str | None) -> str:
         return f"the newest preset ({newest})" if newest else "the strategy's defaults"

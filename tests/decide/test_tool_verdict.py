@@ -133,3 +133,30 @@ def test_the_recorded_rows_self_check_compares_its_next_prompt_with_the_logs() -
     assert recorded_check_line(recorded_check(compactions, steps)).startswith(
         "Self-check of as it ran: after each of the 2 recorded compactions it replays, its next prompt is within 5.0%")
     assert recorded_check(compactions[compactions["strategy"] != "recorded"], steps) is None
+
+
+def _verdict_at(tmp_path: Any, window: int) -> list[str]:
+    ts = [session(k, "claude-code", "2.1.49") for k in range(3)]
+    strategies = ("none", "recorded", "claude-code")
+    out = tmp_path / f"run{window}"
+    write_run(out, RunSpec(strategies=strategies, limits=ModelLimits(window, 2_000), tokenizer="chars4"),
+              "hand-made", ts)
+    results = pd.read_parquet(out / "results.parquet")
+    (g,) = breakdown(results, "source", METRICS, 200)
+    return tool_lines(g)
+
+
+def test_a_tool_that_never_compacts_on_the_logs_is_not_said_to_miss_the_bar(tmp_path: Any) -> None:
+    """On a window far above the sessions, the tool's own strategy never acts: nothing to measure against the
+    recall bar, which it would otherwise "miss" with no recall at all."""
+    lines = _verdict_at(tmp_path, 1_000_000)
+    own = next(x for x in lines if x.startswith("  Claude Code "))
+    assert own.startswith("  Claude Code never compacts on these logs, at any setting tried") and "misses" not in own
+
+
+def test_the_recorded_rows_calls_over_the_window_are_the_replays_not_the_tools(tmp_path: Any) -> None:
+    """A window below what the log shows answered (the tool compacted at 11,800 on a 9,000 replay window): the
+    recorded row's overflows say the replay's window or count is off, not that the tool failed."""
+    lines = _verdict_at(tmp_path, 9_000)
+    as_ran = next(x for x in lines if x.startswith("  as it ran"))
+    assert "over the window as counted here, though the log shows them answered" in as_ran
