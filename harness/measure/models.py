@@ -135,6 +135,25 @@ ROO_TABLE = "Roo Code's own model table (packages/types/src/providers/openai.ts 
 # providers/github-copilot/models/*.toml, history read at anomalyco/models.dev f3fc69229). Per model, from each
 # date: (context, input (0: none), output). OpenCode then compacts at input - min(20,000, output) when an input
 # limit is set (session/overflow.ts), else at context - min(output, 32,000).
+# Crush reads a model's window from catwalk (charmbracelet/catwalk, fetched from catwalk.charm.sh at run time),
+# whose GitHub Copilot entries give Claude models windows litellm's github_copilot table does not (128,000): the
+# context_window of internal/providers/configs/copilot.json from each date it changed (history read at catwalk
+# 64dad50, v0.52.6). Crush compacts at a fraction of that window, so a Copilot session's window is catwalk's.
+CRUSH_COPILOT: dict[str, tuple[tuple[str, int], ...]] = {
+    "claude-haiku-4.5": (("2025-12-17", 144_000), ("2026-01-30", 200_000)),
+    "claude-sonnet-4.5": (("2025-12-17", 144_000), ("2026-01-30", 200_000)),
+    "claude-opus-4.5": (("2026-01-05", 144_000), ("2026-01-15", 160_000), ("2026-01-30", 200_000)),
+    "claude-sonnet-4": (("2025-12-17", 216_000),),
+    "claude-opus-4.6": (("2026-02-10", 200_000),),
+    "claude-sonnet-4.6": (("2026-02-19", 200_000), ("2026-06-06", 264_000)),
+    "claude-opus-4.7": (("2026-04-16", 200_000), ("2026-06-06", 264_000)),
+    "claude-opus-4.8": (("2026-05-28", 200_000), ("2026-06-06", 264_000)),
+    "gemini-3.1-pro-preview": (("2026-02-19", 128_000), ("2026-06-06", 264_000)),
+    "gemini-3.5-flash": (("2026-05-19", 200_000), ("2026-06-06", 264_000)),
+    "gpt-5-mini": (("2025-12-17", 264_000),), "gpt-5.1": (("2026-01-05", 264_000),),
+    "gpt-5.2": (("2026-01-05", 264_000),),
+}
+CRUSH_TABLE = "catwalk's copilot.json (charmbracelet/catwalk, history at 64dad50)"
 OPENCODE_COPILOT: dict[str, tuple[tuple[str, int, int, int], ...]] = {
     "claude-sonnet-4.5": (("2025-09-30", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
                           ("2026-03-19", 144_000, 128_000, 32_000), ("2026-05-29", 200_000, 168_000, 32_000)),
@@ -280,14 +299,23 @@ def _roo_code(t: Transcript, peak: int) -> EffectiveLimits:
 
 
 def _session_date(t: Transcript) -> str:
-    """The session's first recorded date (YYYY-MM-DD), "" when it records none."""
+    """The session's first recorded date (YYYY-MM-DD), "" when it records none: its start (``started_at``), else
+    its first message's time (epoch seconds or milliseconds, or an ISO ``timestamp``)."""
     import datetime
+    import re
 
+    iso = re.compile(r"\d{4}-\d{2}-\d{2}")
+    start = t.meta.get("started_at")
+    if isinstance(start, str) and iso.match(start):
+        return start[:10]
     for m in t.messages:
         stamp = m.meta.get("time")
         if isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > 0:
             seconds = stamp / 1000 if stamp > 1e11 else stamp
             return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d")
+        text = m.meta.get("timestamp")
+        if isinstance(text, str) and iso.match(text):
+            return text[:10]
     return ""
 
 
@@ -308,6 +336,21 @@ def _opencode(t: Transcript, peak: int) -> EffectiveLimits:
                            f"{context:,}, {limit}output {output:,}){'' if day else ': no date recorded, the latest'}")
 
 
+def _crush(t: Transcript, peak: int) -> EffectiveLimits:
+    """Crush on GitHub Copilot runs catwalk's window for the model on the session's date (:data:`CRUSH_COPILOT`),
+    not litellm's Copilot figure; any other provider as the table says."""
+    model = str(t.meta.get("model") or "").lower().split("/")[-1]
+    rows = CRUSH_COPILOT.get(model) if str(t.meta.get("provider") or "") == "copilot" else None
+    if not rows:
+        return _generic(t, peak)
+    day = _session_date(t)
+    date, window = next((r for r in reversed(rows) if day and r[0] <= day), rows[-1] if not day else rows[0])
+    table = _table(model)
+    out = table.max_output if table else _fallback(model)[0].max_output
+    return EffectiveLimits(ModelLimits(window, out), f"recorded model {model} on copilot, {CRUSH_TABLE} from {date}: "
+                           f"{_k(window)}{'' if day else ' (no date recorded, the latest)'}")
+
+
 def effective_limits(t: Transcript) -> EffectiveLimits:
     """The window ``t``'s tool used: the recorded model, the tool's default for it and the evidence in the
     transcript (a [1m] suffix, a recorded effective window, an input larger than the default window);
@@ -323,4 +366,6 @@ def effective_limits(t: Transcript) -> EffectiveLimits:
         return _roo_code(t, peak)
     if t.source == "opencode":
         return _opencode(t, peak)
+    if t.source == "crush":
+        return _crush(t, peak)
     return _generic(t, peak)

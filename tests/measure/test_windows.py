@@ -151,3 +151,30 @@ def test_opencode_1_4_3_compacts_at_copilots_input_limit_less_its_buffer(chars4:
         trace = replay(t, resolve("opencode:preset=current").create(), MockSummarizer(),
                        ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
         assert any(c.ok for c in trace.compactions) is expected, provider
+
+
+def crush_session(provider: str, model: str, started: str | None) -> Transcript:
+    meta: dict[str, Any] = {"provider": provider, "model": model}
+    if started is not None:
+        meta["started_at"] = started
+    return Transcript("c", "crush", (Message("u1", "user", (Text("go"),)),), meta)
+
+
+@pytest.mark.parametrize(("provider", "model", "started", "window"), [
+    ("copilot", "claude-haiku-4.5", "2026-04-02T06:35:40Z", 200_000),  # catwalk from 2026-01-30, not litellm's 128k
+    ("copilot", "claude-haiku-4.5", "2026-01-29T23:59:59Z", 144_000),  # the day before catwalk raised it
+    ("copilot", "claude-haiku-4.5", "2026-01-30T00:00:00Z", 200_000),  # the day it did
+    ("copilot", "claude-sonnet-4.6", "2026-06-06T10:00:00Z", 264_000),
+    ("copilot", "claude-opus-4.5", None, 200_000),  # no date: the latest, said so
+])
+def test_crush_on_copilot_runs_catwalks_window_of_the_day(provider: str, model: str, started: str | None,
+                                                          window: int) -> None:
+    e = effective_limits(crush_session(provider, model, started))
+    assert e.limits.context_window == window and "catwalk" in e.source
+    assert ("no date recorded" in e.source) == (started is None)
+
+
+def test_crush_on_another_provider_reads_the_general_table() -> None:
+    e = effective_limits(crush_session("anthropic", "claude-haiku-4-5", "2026-04-02T06:35:40Z"))
+    assert e.limits.context_window == 200_000 and "catwalk" not in e.source
+    assert "catwalk" not in effective_limits(crush_session("openai", "claude-haiku-4.5", None)).source
