@@ -267,7 +267,11 @@ def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, st
     kept_ids = tuple(slot.id for slot in a.new_view if isinstance(slot, Keep))
     kept = set(kept_ids)
     replaced = [e for e in s.entries if e.id not in kept]
-    if not replaced and not a.prune:  # nothing to replace: no request is sent, nothing changes, nothing is charged
+    # nothing to replace: no request is sent, nothing changes, nothing is charged; unless the summary is one a
+    # log recorded (the recorded row), which the tool made even where its log no longer holds what it replaced
+    # (Roo Code's and Kilo Code's older condense deleted the middle of the history it summarized)
+    known = a.request is not None and a.request.answer is not None
+    if not replaced and not a.prune and not known:
         return CompactionEvent(seq=seq, step=step, phase=phase, reason=a.reason, ok=False, tokens_before=before,
                                tokens_after=before, replaced_ids=(), kept_ids=kept_ids, replaced_tokens=0,
                                summary="", summary_tokens=0, summarizer_input=0, summarizer_output=0,
