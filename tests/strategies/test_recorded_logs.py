@@ -1,6 +1,6 @@
 """``recorded`` on a hand-made log of each tool that records its compactions, read as a user's log is (the
 importer of its format): every compaction the log records is replayed, before the call the log recorded after
-it, with the tool's own summary; the row's prompt there is what the tool's context was, not the whole history."""
+it, with the tool's own summary, replacing only what the log recorded before it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import pandas as pd
 import pytest
 from aider_logs import request
-from helpers import FIXTURES
 from stores import crush_db, part
 
 from compbench.data.importing import iter_transcripts
@@ -19,6 +18,7 @@ from compbench.data.transcript import Transcript
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
 from compbench.sdk.session import ModelLimits
+from helpers import FIXTURES
 
 FILES = {  # hand-made fixtures of each shape a tool records a compaction in
     "claude-code 2.1": "shapes/claude-2.1-records.jsonl",
