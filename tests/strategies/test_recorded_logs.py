@@ -56,7 +56,8 @@ def _codex(tmp: Path) -> Path:
         return [r("event_msg", {"type": "task_started", "turn_id": "t"}), *records,
                 r("event_msg", {"type": "task_complete", "turn_id": "t"})]
 
-    records = [r("session_meta", {"id": "cx", "cwd": "/w", "cli_version": "0.142.5"}), r("turn_context", {"model": "m"}),
+    records = [r("session_meta", {"id": "cx", "cwd": "/w", "cli_version": "0.142.5"}),
+               r("turn_context", {"model": "m"}),
                *turn(msg("user", "fix the bug " + "word " * 400), msg("assistant", "looked " + "word " * 400),
                      count(900), msg("user", "and the tests"), msg("assistant", "done"), count(1_000)),
                *turn(msg("user", "next " + "word " * 50),
