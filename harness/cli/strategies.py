@@ -28,7 +28,9 @@ def list_() -> None:
         info = get(n)
         presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
         caps = _capabilities(info)
-        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else ""))
+        example = "  [example: not in a run of every strategy]" if info.example else ""
+        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else "")
+                   + example)
 
 
 def _capabilities(info: StrategyInfo) -> list[str]:
@@ -50,6 +52,9 @@ def show(name: str) -> None:
 
     info = get(name)
     click.echo(f"{info.name}: {info.summary}\nsource: {info.source}")
+    if info.example:
+        click.echo("an example for strategy authors (docs/writing-a-strategy.md): replayed only when named, never in "
+                   "a run of every strategy")
     if info.needs_model:
         click.echo(f"needs a model: {info.needs_model}")
     else:
@@ -71,3 +76,4 @@ def show(name: str) -> None:
     doc = (info.factory.__doc__ or "").strip()
     if doc:
         click.echo(f"\n{doc}")
+
