@@ -1,9 +1,11 @@
-"""``compbench.cli.strategies`` — ``compbench strategies list|show``: what each strategy is, where it comes from, its
-parameters."""
+"""``compbench.cli.strategies`` — ``compbench strategies list|show|check``: what each strategy is, where it comes from,
+its parameters; and whether an author's strategy keeps the rules every built-in keeps
+(:mod:`compbench.cli.strategy_check`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -12,9 +14,9 @@ if TYPE_CHECKING:
     from compbench.strategies import StrategyInfo
 
 
-@click.group(short_help="List strategies and show their sources, parameters and presets.")
+@click.group(short_help="List strategies, show their sources, parameters and presets, check a new one.")
 def strategies() -> None:
-    """List strategies and show their parameters."""
+    """List strategies, show their parameters, check one on the bundled samples."""
 
 
 @strategies.command("list")
@@ -28,7 +30,9 @@ def list_() -> None:
         info = get(n)
         presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
         caps = _capabilities(info)
-        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else ""))
+        example = "  [example: not in a run of every strategy]" if info.example else ""
+        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else "")
+                   + example)
 
 
 def _capabilities(info: StrategyInfo) -> list[str]:
@@ -50,6 +54,9 @@ def show(name: str) -> None:
 
     info = get(name)
     click.echo(f"{info.name}: {info.summary}\nsource: {info.source}")
+    if info.example:
+        click.echo("an example for strategy authors (docs/writing-a-strategy.md): replayed only when named, never in "
+                   "a run of every strategy")
     if info.needs_model:
         click.echo(f"needs a model: {info.needs_model}")
     else:
@@ -95,3 +102,32 @@ def _tool_lines(name: str, tool: Any, presets: list[str]) -> str:
                 out.append(f"      a run tries {', '.join(map(str, swept[s.param]))} on {tool.name}'s logs; e.g.")
                 out += [f"        {line}" for line in s.paste(swept[s.param][0]).splitlines()]
     return "\n".join(out)
+
+
+@strategies.command(short_help="Check a strategy on the bundled samples: exit 0 fine, 1 a check failed, 2 bad spec.")
+@click.argument("spec")
+@click.option("--window", default=32_000, show_default=True, type=click.IntRange(min=1_000),
+              help="The second window the samples are replayed at (besides each one's own).")
+def check(spec: str, window: int) -> None:
+    """Check the strategy SPEC names on the bundled samples: its module imports compbench.sdk only, every
+    parameter has param() (a doc, bounds), its presets resolve, it acts on a sample (or the line says how far
+    the samples reach), its wake is exact (the same tables asked every question), it answers with actions only,
+    its Tool names real formats and parameters.
+
+    \b
+    SPEC: a strategy's name (built-in or plug-in, with :key=value overrides), or FILE.py[:NAME] or
+    package.module[:NAME] of a module to import first (its @strategy registers it).
+    Exit codes: 0 every check passed (notes are not failures), 1 a check failed, 2 a bad SPEC.
+
+    \b
+    Examples:
+      compbench strategies check example-keep-last
+      compbench strategies check my_strategy.py:keep-last
+      compbench strategies check mypkg.keep_last:keep-last:keep=4"""
+    from compbench.cli.strategy_check import check as run_checks
+    from compbench.cli.strategy_check import report
+
+    configured, findings = run_checks(spec, window)
+    for line in report(configured, findings):
+        click.echo(line)
+    sys.exit(1 if any(f.status == "fail" for f in findings) else 0)

@@ -19,11 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compbench.data.transcript import Message
-from compbench.sdk.protocols import Strategy, optional, stages_of
+from compbench.sdk.protocols import Strategy, stages_of, wake_of
 from compbench.sdk.session import SessionView, Wake
 
 FAR = 1 << 62  # a threshold nothing reaches
-WAKE = True  # off: every stage is asked every question (what the wake conditions are tested against)
+# off: every stage is asked every question (what the wake conditions are tested against); the same switch for a
+# block of code, and for strategy authors: compbench.sdk.asking_every_question()
+WAKE = True
 
 
 class Weights:
@@ -63,7 +65,7 @@ class Member:
         self.stages: Sequence[Strategy] = stages_of(strategy)
         self.until_first = bool(getattr(strategy, "until_first", False))
         self.wakes: list[Callable[[SessionView], Wake] | None] = [
-            optional(x, "wake") if WAKE else None for x in self.stages]
+            wake_of(x) if WAKE else None for x in self.stages]
         self.sleep: list[Wake | None] = [None] * len(self.stages)
         self.users_at = [0] * len(self.stages)
         self.at = [FAR] * len(self.stages)

@@ -2,16 +2,19 @@
 
 A strategy decides what the model sees. It is a small object, one per replay (so it may keep private
 state), whose parameters are a frozen dataclass with its source's defaults. The loop shows it the session
-through a read-only :class:`SessionView` and it answers with actions; it never edits a message::
+through a read-only :class:`SessionView` and it answers with actions; it never edits a message. The
+complete example is ``compbench.strategies.example_keep_last`` (``strategies show example-keep-last``);
+``docs/writing-a-strategy.md`` walks from nothing to a checked plug-in. In short::
 
     from collections.abc import Sequence
     from dataclasses import dataclass
-    from compbench.sdk import Action, Compact, Insert, Keep, SessionView, SummaryRequest, Usage, param, strategy
+    from compbench.sdk import (Action, Compact, Insert, Keep, SessionView, SummaryRequest, Usage, Wake, param,
+                               strategy)
 
     @dataclass(frozen=True)
     class KeepLastParams:
-        keep: int = param(6, "Messages kept verbatim, newest first.")
-        trigger: int = param(30_000, "Context tokens at which it compacts.")
+        keep: int = param(6, "Messages kept verbatim, newest first.", lo=1)
+        trigger: int = param(30_000, "Context tokens at which it compacts.", lo=1)
 
     class KeepLast:
         name = "keep-last"
@@ -30,6 +33,9 @@ through a read-only :class:`SessionView` and it answers with actions; it never e
         def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:  # after it (post-step trigger)
             return ()
 
+        def wake(self, s: SessionView) -> Wake:          # optional: when it could next act
+            return Wake(tokens=self.p.trigger)
+
     @strategy("keep-last", params=KeepLastParams, source="my tool 1.2", summary="summarize all but the last 6")
     def keep_last(p: KeepLastParams) -> KeepLast:
         return KeepLast(p)
@@ -37,23 +43,29 @@ through a read-only :class:`SessionView` and it answers with actions; it never e
 Another package registers it through the entry point group ``compbench.strategies`` (pyproject:
 ``[project.entry-points."compbench.strategies"] keep-last = "mypkg.keep_last"``); ``compbench strategies
 list|show``, ``run --strategy keep-last:keep=4`` and ``tune --strategy keep-last --grid keep=4,8`` then
-know it. ``param(default, doc)`` documents a parameter for ``strategies show``; ``presets={...}`` names
-sets of values (``keep-last:preset=NAME``).
+know it, and ``compbench strategies check keep-last`` checks it on the bundled samples (its imports, its
+parameters' docs and bounds, its presets, that it acts, that its wake is exact, that it answers with actions
+only, its Tool). ``param(default, doc, lo=, hi=)`` documents and bounds a parameter; ``presets={...}`` names
+sets of values (``keep-last:preset=NAME``; ``seed`` is always the defaults).
 
 **The view** (:class:`SessionView`): ``entries`` (each an :class:`Entry`: ``message``, ``tokens``,
 ``origin``, ``pruned`` parts), ``limits`` (:class:`ModelLimits`), ``context_tokens`` (the next call's
-input), ``last_usage``, ``step``, ``counter``; ``revision`` (view changes made by actions: unchanged means
-the view only grew at its end, so incremental state may be extended) and ``last_event`` (the
-:class:`CompactionEvent` / :class:`PruneEvent` of this strategy's own last action: was it applied?);
-``per_round(key, compute)`` and ``memo(name)`` share work with the other replays of the transcript
-(a tuning grid's configurations), through the run's replay context.
+input), ``last_usage``, ``step``, ``counter`` (:class:`Counter`: ``s.count(text)``); ``revision`` (view
+changes made by actions: unchanged means the view only grew at its end, so incremental state may be
+extended) and ``last_event`` (the :class:`CompactionEvent` / :class:`PruneEvent` of this strategy's own last
+action: was it applied?); ``meta`` (what the log recorded: its model, its tool version); ``per_round(key,
+compute)`` and ``memo(name)`` share work with the other replays of the transcript (a tuning grid's
+configurations), through the run's replay context. The messages are the data model's (:class:`Message`
+of :class:`Text`, :class:`Reasoning`, :class:`ToolCall`, :class:`ToolResult`, :class:`Media` parts), and
+:func:`touches` says what a tool call reads, writes or runs.
 
 **Actions**: :class:`Compact` (a new view of :class:`Keep` and :class:`Insert` slots, a
 :class:`SummaryRequest` and :class:`Followup` requests, a failure path), :class:`Prune` (hide parts
-behind placeholders). Only the loop applies them.
+behind placeholders). Only the loop applies them; a hook that changes the view or a message instead is
+caught by ``strategies check``.
 
 **Optional capabilities**, each a method (the class declares it by having it; :func:`capabilities`
-reads them, for the loop and for ``strategies show``):
+reads them, for the loop and for ``strategies show``; the protocols type them):
 
 - ``manual`` (:class:`ManualCompaction`): the tool's user-issued ``/compact``;
 - ``accept`` (:class:`CompactionCheck`): looks at a summary before using it;
@@ -61,20 +73,36 @@ reads them, for the loop and for ``strategies show``):
 - ``stages`` (:class:`Composed`): composed strategies asked stage by stage (``pipeline``);
 - ``wake`` (:class:`Wakeful`): having answered a question with nothing, says when it could next act (a
   :class:`Wake`: the context reaches N tokens, the last usage reaches N, a new user message, N entries,
-  step N); the loop asks it nothing until then. Most strategies wait for a threshold: without ``wake``
-  they are asked before and after every step of every transcript, with it a replay costs what the
-  strategy does. It must be exact: skipping the questions in between changes nothing (the strategy would
-  have answered nothing, and keeps no state it would have updated there), which a strategy's tests check
-  by replaying with and without it (``tests/replay/test_wake.py``)::
+  step N, its own per-message weight reaching N; ``Wake.never()``: not while the view only grows;
+  ``Wake.next_question()``: ask me next time); the loop asks it nothing until then. Most strategies wait
+  for a threshold: without ``wake`` they are asked before and after every step of every transcript, with
+  it a replay costs what the strategy does. It must be exact: skipping the questions in between changes
+  nothing (the strategy would have answered nothing, and keeps no state it would have updated there).
+  :func:`asking_every_question` replays as if no strategy had one; :mod:`compbench.sdk.testing`'s
+  ``wake_differences`` compares the tables of the two::
 
       def wake(self, s: SessionView) -> Wake:             # after a question answered with nothing
           return Wake(tokens=self.p.trigger)               # before_step acts only from the trigger on
 
-**Optional declaration**: ``read_before_edit = True`` (an attribute) says the tool refuses to edit a file
+**Optional declarations** (attributes): ``read_before_edit = True`` says the tool refuses to edit a file
 not read since its compaction, as Claude Code does: predicted re-acquisition then counts such an edit even
-where the summary quoted the file (:func:`reads_before_edit`). A tool that re-attaches content after its
-compaction does so in its own :class:`Compact` (an :class:`Insert` holding the content): the view holds it
-and pays its tokens.
+where the summary quoted the file (:func:`reads_before_edit`). ``until_first = True`` on a composition ends a
+round at the first stage that compacted (OpenHands' condenser pipeline). A tool that re-attaches content
+after its compaction does so in its own :class:`Compact` (an :class:`Insert` holding the content): the view
+holds it and pays its tokens.
+
+**The real tool it reproduces** (``@strategy(..., tool=Tool(...))``, :mod:`compbench.sdk.tools`): which logs
+are the tool's (``formats``, the ``Transcript.source`` values) and whether this strategy is the one a default
+run sets beside them (``own``); the preset each log replays at (``version_preset`` from the version it
+recorded, ``newest`` past the last, ``log_preset`` from what else the log shows; ``preset_versions`` in
+words); the settings its users write (:class:`Setting`: the environment variable or config key, the exact
+line to paste, how the tool treats a value, the values a run's settings sweep tries); and what ``compbench
+fidelity`` reads (``manual_compaction``, ``recorded_preset``, ``fidelity_specs``, ``own_count``,
+``designed``, ``manual_name``/``auto_name``).
+
+**Testing one**: :mod:`compbench.sdk.testing` (imported by tests, never by a strategy: it stands above the
+engine) builds views from messages, replays a strategy on a sample or hand-made transcript and returns its
+trace, and runs the wake and actions-only checks.
 """
 
 from __future__ import annotations
@@ -104,10 +132,12 @@ from compbench.sdk.protocols import (
     ManualCompaction,
     Strategy,
     Wakeful,
+    asking_every_question,
     capabilities,
     optional,
     reads_before_edit,
     stages_of,
+    wake_of,
 )
 from compbench.sdk.registry import Configured, StrategyInfo, configure, param, resolve, strategy
 from compbench.sdk.session import (
@@ -177,6 +207,7 @@ __all__ = [
     "Usage",
     "Wake",
     "Wakeful",
+    "asking_every_question",
     "call_args",
     "capabilities",
     "chars4",
@@ -191,4 +222,5 @@ __all__ = [
     "strategy",
     "touches",
     "version_tuple",
+    "wake_of",
 ]

@@ -2,12 +2,15 @@
 capabilities.
 
 Kept apart from the facade so that :mod:`compbench.sdk.registry` can name them without importing the
-facade (which re-exports the registry).
+facade (which re-exports the registry). :func:`asking_every_question` is the switch a wake is checked with:
+the replays started inside it ask every strategy every question, as if none had a ``wake``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal, Protocol
 
 from compbench.data.transcript import Usage
@@ -60,7 +63,11 @@ class Wakeful(Protocol):
     Skipping the questions in between must change nothing: every hook asked there would have returned no
     action, and the strategy's later answers do not depend on having been asked (state it keeps from
     step to step is what the view shows again when it is next asked: ``last_usage``, the entries). Called
-    on the view of the question just answered, before anything else changes it."""
+    on the view of the question just answered, before anything else changes it.
+
+    Return ``Wake.never()`` when no view that only grows can make it act, ``Wake.next_question()`` when it
+    cannot say; a wake is checked by replaying with and without it (:func:`asking_every_question`,
+    :func:`compbench.sdk.testing.wake_differences`, ``compbench strategies check``)."""
 
     def wake(self, s: SessionView) -> Wake: ...
 
@@ -109,3 +116,26 @@ def reads_before_edit(strategy: Strategy) -> bool:
     strategy declares it with a ``read_before_edit`` attribute; a composition has it when a stage does.
     Re-acquisition then counts such an edit even when a summary quoted the file."""
     return any(bool(getattr(s, "read_before_edit", False)) for s in stages_of(strategy))
+
+
+_EVERY_QUESTION: ContextVar[bool] = ContextVar("compbench_every_question", default=False)
+
+
+@contextmanager
+def asking_every_question() -> Iterator[None]:
+    """Within this block, the replays this thread starts ignore every strategy's ``wake``: each stage is
+    asked before and after every step. The reference a wake is checked against — the same tables with and
+    without it — and nothing else (a run asked every question costs a question per step per strategy)."""
+    token = _EVERY_QUESTION.set(True)
+    try:
+        yield
+    finally:
+        _EVERY_QUESTION.reset(token)
+
+
+def wake_of(strategy: object) -> Callable[[SessionView], Wake] | None:
+    """The ``wake`` the loop consults for ``strategy`` (a stage): its method, or None when it has none or when
+    replaying inside :func:`asking_every_question`."""
+    if _EVERY_QUESTION.get():
+        return None
+    return optional(strategy, "wake")

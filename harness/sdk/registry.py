@@ -107,6 +107,8 @@ BUILTIN: dict[str, str] = {
     "goose": "compbench.strategies.goose",
     "aider": "compbench.strategies.aider",
     "swe-agent": "compbench.strategies.swe_agent",
+    # an example for strategy authors (docs/writing-a-strategy.md): listed, never in a run of every strategy
+    "example-keep-last": "compbench.strategies.example_keep_last",
 }
 ENTRY_POINT_GROUP = "compbench.strategies"
 
@@ -128,6 +130,7 @@ class StrategyInfo:
     # configures its stages): (spec, the text after "NAME:", name) -> Configured; None: the parameters
     resolver: Callable[[str, str, str], Configured] | None = None
     tool: Tool | None = None  # the real tool it reproduces (compbench.sdk.tools): its logs, presets, settings
+    example: bool = False  # an example for authors: listed and runnable by name, never in a run of every strategy
 
     def defaults(self) -> Any:
         return self.params()
@@ -152,13 +155,15 @@ def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
              configurable_only: bool = False, needs_model: str = "", composition: str = "",
              resolver: Callable[[str, str, str], Configured] | None = None, tool: Tool | None = None,
-             ) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+             example: bool = False) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
     a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
     runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
-    its stages); ``resolver`` configures a spec that is not a list of the params' fields (a composition's
-    stages); ``tool`` declares the real tool it reproduces (:class:`compbench.sdk.tools.Tool`: its logs, the
-    preset each log runs at, the settings its users write)."""
+    its stages); ``example`` too (an example for authors, replayed only when named, and never the
+    strategy a default run sets beside its tool's logs); ``resolver`` configures a spec that is not a list
+    of the params' fields (a composition's stages); ``tool`` declares the real tool it reproduces
+    (:class:`compbench.sdk.tools.Tool`: its logs, the preset each log runs at, the settings its users
+    write)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -170,7 +175,8 @@ def strategy(name: str, *, params: type, source: str, summary: str,
         for s in tool.settings if tool is not None and resolver is None else ():  # a composition's: STAGE.param
             _check_fields(name, params, {s.param: None}, f"parameter of setting {s.name}:")
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
-                                               configurable_only, needs_model, composition, resolver, tool),
+                                               configurable_only, needs_model, composition, resolver, tool,
+                                               example),
                            factory.__module__)
         return factory
 
@@ -184,8 +190,8 @@ def names() -> list[str]:
 
 def runnable() -> list[str]:
     """The strategies a run of every strategy replays: all but those that need a real model or their own
-    configuration (a pipeline)."""
-    return [n for n in names() if not get(n).needs_model and not get(n).configurable_only]
+    configuration (a pipeline), and the examples."""
+    return [n for n in names() if not get(n).needs_model and not get(n).configurable_only and not get(n).example]
 
 
 def get(name: str) -> StrategyInfo:
@@ -194,10 +200,11 @@ def get(name: str) -> StrategyInfo:
 
 def own_strategy(source: str) -> str | None:
     """The strategy a default run sets beside a tool's logs (``source``: a transcript's): the one that declares
-    it reproduces the tool writing them (``tool=Tool(..., own=True)``); None when no strategy does."""
+    it reproduces the tool writing them (``tool=Tool(..., own=True)``); None when no strategy does. An example
+    never is."""
     for name in names():
         tool = get(name).tool
-        if tool is not None and tool.own and tool.writes(source):
+        if tool is not None and tool.own and tool.writes(source) and not get(name).example:
             return name
     return None
 

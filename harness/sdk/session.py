@@ -208,7 +208,9 @@ Action: TypeAlias = Compact | Prune
 class Wake:
     """When a strategy that has just answered nothing must next be asked (its ``wake``,
     :class:`compbench.sdk.protocols.Wakeful`): at the first question — before a step, after one — where any
-    condition set here holds. Nothing set: never again on this transcript (``none``).
+    condition set here holds. Nothing set (``Wake()``, :meth:`never`, :data:`NEVER`): never again on this
+    transcript unless an action changes the view (``none``); :meth:`next_question` (:data:`NEXT_QUESTION`,
+    ``Wake(step=0)``): at the very next question, as if it had no wake.
 
     ``tokens``: the view's :attr:`SessionView.context_tokens` reaches this; ``usage``: the last step's usage,
     ``input + output``, reaches this; ``user``: a recorded user message joined the view since; ``entries``:
@@ -222,7 +224,7 @@ class Wake:
     messages: any action applied to the view (the strategy's or, in a composition, another stage's) wakes
     every stage. Waking early only costs a question answered with nothing (and another ``wake``); waking
     late changes the replay, which the strategy's tests rule out by replaying with and without its wake
-    conditions (``tests/replay/test_wake.py``)."""
+    conditions (:func:`compbench.sdk.testing.wake_differences`, ``compbench strategies check``)."""
 
     tokens: int | None = None
     usage: int | None = None
@@ -231,9 +233,27 @@ class Wake:
     step: int | None = None
     grown: tuple[Callable[[Message], int], int] | None = None
 
+    @staticmethod
+    def never() -> Wake:
+        """Never again on this transcript, unless an action changes the view: the strategy cannot act on a
+        view that only grows (``none``; a strategy whose one compaction is behind it). Same as ``Wake()``."""
+        return NEVER
 
-NEXT_QUESTION = Wake(step=0)
-NEVER = Wake()
+    @staticmethod
+    def next_question() -> Wake:
+        """At the very next question (before or after a step), as if the strategy had no wake: for an answer
+        that depends on something no condition here describes. Same as ``Wake(step=0)``."""
+        return NEXT_QUESTION
+
+    @property
+    def is_never(self) -> bool:
+        """No condition set: only an action applied to the view wakes the strategy."""
+        return (self.tokens is None and self.usage is None and not self.user and self.entries is None
+                and self.step is None and self.grown is None)
+
+
+NEXT_QUESTION = Wake(step=0)  # ask me at the next question (Wake.next_question())
+NEVER = Wake()  # never again while the view only grows (Wake.never())
 
 
 # --- the strategy's read-only window onto the session -----------------------------------------------

@@ -77,7 +77,26 @@ def _plain(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Tool:
-    """The real tool a strategy reproduces (see the module docstring)."""
+    """The real tool a strategy reproduces (see the module docstring). A plug-in sets the first few; the rest
+    serve ``compbench fidelity`` on the tool's real logs.
+
+    - ``name``: as its users call it; ``formats``: the ``Transcript.source`` values of its logs (those an
+      importer writes: ``compbench datasets inspect`` shows them); ``own``: the strategy a default run sets
+      beside those logs (False for a variant, and never for an example);
+    - ``newest``: the preset of a version past the last known, of another tool's log, of a log without a
+      version; ``version_preset(version)``: the preset of a recorded version (None: ``newest``);
+      ``log_preset(transcript)``: a preset read off more of the log than its version, with why, or None;
+      ``preset_versions``: each preset's versions, in words (``fidelity`` prints them);
+    - ``settings``: what users set (:class:`Setting`), each naming a parameter of the strategy;
+    - ``manual_compaction(tokens_before, window)``: why a compaction recorded without a trigger, below what
+      the tool compacts at by itself, was a user's ``/compact`` ("" if it could have been automatic);
+      ``recorded_preset(source, layout)``: the preset that models the tool as a log's recorded compaction
+      shows it; ``fidelity_specs(transcript)``: the ``(preset label, spec)`` configurations ``fidelity``
+      replays a log at; ``own_count``: the tool's trigger counts with its own estimate, so a log without
+      per-call usage still places it;
+    - ``designed``: flag name -> why the tool's behaviour is its design (``compare`` says so instead of the
+      flag); ``manual_name`` / ``auto_name``: what its compactions are called where they are no ``/compact``.
+    """
 
     name: str
     formats: tuple[str, ...]
