@@ -32,13 +32,21 @@ from compbench.data.facts import Fact, Provenance, fact_key, normalize
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
 from compbench.sdk.session import Action, Compact, Entry
 
+_CALL_TEXTS: dict[ToolCall, str] = {}  # a call's match text by value: decoded once, asked at every compaction
+CALL_TEXTS_KEPT = 20_000  # calls remembered at most (the memo starts over past it)
+
 
 def part_match_text(p: Part) -> str:
     """The text of a part as matching sees it: tool-call arguments decoded (no JSON escapes)."""
     if isinstance(p, Text):
         return p.text
     if isinstance(p, ToolCall):
-        return p.name + " " + call_text(p)
+        text = _CALL_TEXTS.get(p)
+        if text is None:
+            if len(_CALL_TEXTS) >= CALL_TEXTS_KEPT:
+                _CALL_TEXTS.clear()
+            text = _CALL_TEXTS[p] = p.name + " " + call_text(p)
+        return text
     if isinstance(p, ToolResult):
         return p.output
     return ""

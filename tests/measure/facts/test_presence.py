@@ -234,3 +234,24 @@ def test_what_the_summarizer_saw_is_found_part_by_part_as_in_the_whole_text(char
     whole = normalize(oc.seen_text)
     assert oc.saw(wanted) == {w for w in wanted if w in whole} == {"src/auth/login.py", "src/auth/ then",
                                                                   "then login.py"}
+
+
+def test_a_calls_match_text_is_decoded_once_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again (each compaction asks for the span's texts), a call's text comes from the memo, equal calls
+    share it, and past its bound the memo starts over."""
+    from compbench.data.transcript import ToolCall
+    from compbench.measure.facts import presence
+
+    monkeypatch.setattr(presence, "_CALL_TEXTS", {})
+    monkeypatch.setattr(presence, "CALL_TEXTS_KEPT", 2)
+    decoded: list[str] = []
+    real = presence.call_text
+    monkeypatch.setattr(presence, "call_text", lambda c: decoded.append(c.id) or real(c))
+    a = ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')
+    assert presence.part_match_text(a) == 'Bash ls "x"'
+    assert presence.part_match_text(ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')) == 'Bash ls "x"'
+    assert decoded == ["c1"]
+    presence.part_match_text(ToolCall("c2", "Bash", "{}"))
+    presence.part_match_text(ToolCall("c3", "Bash", "{}"))  # the third: the memo starts over
+    assert len(presence._CALL_TEXTS) == 1
+    assert presence.part_match_text(a) == 'Bash ls "x"' and decoded == ["c1", "c2", "c3", "c1"]
