@@ -34,6 +34,8 @@ from compbench.sdk.session import Action, Compact, Entry
 
 _CALL_TEXTS: dict[ToolCall, str] = {}  # a call's match text by value: decoded once, asked at every compaction
 CALL_TEXTS_KEPT = 20_000  # calls remembered at most (the memo starts over past it)
+CALL_TEXTS_CHARS = 64 * 2**20  # and characters of their texts
+_call_text_chars = 0
 
 
 def part_match_text(p: Part) -> str:
@@ -43,9 +45,13 @@ def part_match_text(p: Part) -> str:
     if isinstance(p, ToolCall):
         text = _CALL_TEXTS.get(p)
         if text is None:
-            if len(_CALL_TEXTS) >= CALL_TEXTS_KEPT:
+            global _call_text_chars
+            text = p.name + " " + call_text(p)
+            if len(_CALL_TEXTS) >= CALL_TEXTS_KEPT or _call_text_chars + len(text) > CALL_TEXTS_CHARS:
                 _CALL_TEXTS.clear()
-            text = _CALL_TEXTS[p] = p.name + " " + call_text(p)
+                _call_text_chars = 0
+            _CALL_TEXTS[p] = text
+            _call_text_chars += len(text)
         return text
     if isinstance(p, ToolResult):
         return p.output
@@ -295,6 +301,7 @@ class PresenceTracker:
         self._lost = 0
         self._calls = 0  # steps seen so far: the next call's number
         self._compacted_at = -1  # the first call after the last compaction
+        self._copy_of: Compact | None = None  # the compaction in progress, whose copy is made when first needed
 
     def fork(self) -> PresenceTracker:
         """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
@@ -305,7 +312,7 @@ class PresenceTracker:
         c._order, c._next, c._established = self._order, self._next, set(self._established)
         c._n_present, c._n_verbatim, c._n_upper = self._n_present, self._n_verbatim, self._n_upper
         c._n_any, c._lost = self._n_any, self._lost
-        c._calls, c._compacted_at = self._calls, self._compacted_at
+        c._calls, c._compacted_at, c._copy_of = self._calls, self._compacted_at, self._copy_of
         return c
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
@@ -358,6 +365,10 @@ class PresenceTracker:
             self.inserted[e.id] = found = self.index.matcher.facts_in(text)
             self.inserted_text[e.id] = text
             if e.origin == "summary":
+                if self._copy_of is not None:  # the copy of the compaction inserting it, made now it is used
+                    if self.copy is not None:
+                        self._pending_copy |= self.index.matcher.facts_in(self.copy(self._copy_of))
+                    self._copy_of = None
                 self.inserted_copy[e.id] = found | self._pending_copy
         ids = self.inserted[e.id]
         if e.origin == "summary":
@@ -421,8 +432,9 @@ class PresenceTracker:
             return
         if not done:  # a C-level list copy: the text of what was replaced is built only if needed
             self._pending_copy = set()
-            if self.copy is not None and (act.request or act.summary_text):
-                self._pending_copy = set(self.index.matcher.facts_in(self.copy(act)))
+            # what an extractive copy of the request carries, made when a summary of it joins the view (a
+            # compaction that fails or is refused, as each of aider's since 0.72, never needs it)
+            self._copy_of = act if self.copy is not None and (act.request or act.summary_text) else None
             self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
         else:
             ev = self.events[-1]
@@ -431,3 +443,4 @@ class PresenceTracker:
             self.compacted = True
             self._compacted_at = self._calls
             self._pending_copy = set()
+            self._copy_of = None
