@@ -114,6 +114,9 @@ def part_text(p: Part) -> str:
     return ""
 
 
+TEXT_MEMO_CHARS = 32 * 2**20  # characters of distinct texts a transcript's counter remembers counts of
+
+
 def scale(n: int, per_mille: int) -> int:
     """``n × per_mille / 1000`` rounded half up, in integers: the same count on every platform."""
     return (n * per_mille + 500) // 1000
@@ -170,7 +173,35 @@ class TokenCounter:
         c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
                          mode=self.mode)
         c._memo = {}
+        c._count_texts_once()
         return c
+
+    def _count_texts_once(self) -> None:
+        """Tokenize each distinct text once for this transcript: a summary request's system prompt, and the
+        instructions and renderings strategies rebuild at every compaction, are the same texts again. A memo by
+        value (the same count whatever object holds the text), bounded by :data:`TEXT_MEMO_CHARS`."""
+        raw = self.count_raw
+        texts: dict[str, int] = {}
+        held = 0
+
+        def count(s: str) -> int:
+            nonlocal held
+            n = texts.get(s)
+            if n is None:
+                n = raw(s)
+                if held + len(s) > TEXT_MEMO_CHARS:
+                    texts.clear()
+                    held = 0
+                texts[s] = n
+                held += len(s)
+            return n
+
+        self.count_raw = count
+        if self.correction is not None:
+            factor = self.correction.factor
+            self.count_text = lambda s: scale(count(s), factor)
+        else:
+            self.count_text = count
 
     def with_correction(self, correction: Correction | None) -> TokenCounter:
         """The same counter under another correction, sharing the memo of tokenizer counts (a second
