@@ -62,6 +62,10 @@ def test_a_transcripts_counter_tokenizes_each_distinct_text_once(monkeypatch: py
     assert counter.count_text(prompt) == counter.count_text(again) == expected
     assert counter.count_raw(again) == real(prompt)
     assert calls == [prompt]
+    from compbench.measure.token_correction import Correction
+
+    session = counter.with_correction(Correction("session", 1100))  # the replay's: at the session's growth rate
+    assert session.count_text(again) == tokens.scale(real(prompt), 1100) and calls == [prompt]
     monkeypatch.setattr(tokens, "TEXT_MEMO_CHARS", len(prompt) + 5)
     fresh = TokenCounter("o200k_base").scoped()
     fresh.count_text(prompt)
