@@ -38,6 +38,24 @@ CALL_TEXTS_CHARS = 64 * 2**20  # and characters of their texts
 _call_text_chars = 0
 
 
+_NORMALIZED: dict[str, str] = {}  # a part's text normalized, by text: every compaction's check reads the view again
+_normalized_chars = 0
+
+
+def _normalized(text: str) -> str:
+    """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
+    global _normalized_chars
+    norm = _NORMALIZED.get(text)
+    if norm is None:
+        norm = normalize(text)
+        if _normalized_chars + len(text) > CALL_TEXTS_CHARS:
+            _NORMALIZED.clear()
+            _normalized_chars = 0
+        _NORMALIZED[text] = norm
+        _normalized_chars += len(text)
+    return norm
+
+
 def part_match_text(p: Part) -> str:
     """The text of a part as matching sees it: tool-call arguments decoded (no JSON escapes)."""
     if isinstance(p, Text):
@@ -247,7 +265,7 @@ class EventOutcome:
             for text in texts:
                 if not text:
                     continue
-                norm = normalize(text)
+                norm = _normalized(text)
                 hit = {w for w in left if w in norm}
                 if hit:
                     found |= hit

@@ -301,3 +301,18 @@ def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() 
         lazy, eager = trackers
         assert (lazy.inserted_copy, lazy.copied, lazy.step_ratios) == (eager.inserted_copy, eager.copied,
                                                                        eager.step_ratios)
+
+
+def test_a_texts_normalization_is_remembered_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each compaction's fabrication check reads again (the view's recorded parts) is normalized once; past
+    the bound the memo starts over, and the answer is normalize's either way."""
+    from compbench.measure.facts import presence
+
+    monkeypatch.setattr(presence, "_NORMALIZED", {})
+    monkeypatch.setattr(presence, "_normalized_chars", 0)
+    monkeypatch.setattr(presence, "CALL_TEXTS_CHARS", 30)
+    a, b = "Edit SRC\\App.py  now", "Then   RUN the Tests"
+    assert presence._normalized(a) == normalize(a) == "edit src/app.py now"
+    assert presence._normalized(a) is presence._NORMALIZED[a]
+    assert presence._normalized(b) == normalize(b)  # 21 + 20 characters > 30: the memo started over
+    assert list(presence._NORMALIZED) == [b]
