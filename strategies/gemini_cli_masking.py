@@ -52,6 +52,7 @@ EXEMPT_TOOLS = ("activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode
 SHELL_TOOL_NAME = "run_shell_command"  # base-declarations.ts SHELL_TOOL_NAME
 PREVIEW_CHARS = 250  # toolOutputMaskingService.ts: head + tail preview, 250 chars each, above 500
 SIMPLE_PREVIEW_LINES = 10  # formatSimplePreview: first and last 10 lines when over 20
+MASKED_TAG = f"<{MASKING_INDICATOR_TAG}"
 SHELL_SECTIONS = re.compile(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.M)
 
 
@@ -73,12 +74,17 @@ class GeminiCliMasking:
     def __init__(self, p: GeminiCliMaskingParams) -> None:
         self.p = p
         self._tokens: dict[tuple[str, int, str | None], int] = {}  # a part's estimate, per rendering
+        self._total: tuple[SessionView, int, int, int] | None = None  # the wake's: view, revision, entries, total
 
     def part_tokens(self, e: Entry, j: int, part: ToolResult) -> int:
-        """``estimateTokenCountSync([part])`` of a function response, cached per rendering."""
-        key = (e.id, j, e.pruned.get(j))
+        """``estimateTokenCountSync([part])`` of a function response as the view renders it (``part`` as
+        recorded; a pruned part with its replacement), cached per rendering."""
+        shown = e.pruned.get(j)
+        key = (e.id, j, shown)
         n = self._tokens.get(key)
         if n is None:
+            if shown is not None:
+                part = replace(part, output=shown)
             fr = {"functionResponse": {"id": part.call_id, "name": part.name, "response": response_of(part)}}
             n = self._tokens[key] = math.floor(estimate_part(fr))
         return n
@@ -98,9 +104,7 @@ class GeminiCliMasking:
                 part = parts[j]
                 if not isinstance(part, ToolResult) or (part.name and part.name in self.p.exempt_tools):
                     continue
-                if j in e.pruned:
-                    part = replace(part, output=e.pruned[j])
-                if f"<{MASKING_INDICATOR_TAG}" in part.output:
+                if MASKED_TAG in e.pruned.get(j, part.output):
                     continue  # already masked (its JSON holds the tag exactly when its text does)
                 tokens = self.part_tokens(e, j, part)
                 if not boundary:
@@ -115,7 +119,11 @@ class GeminiCliMasking:
         if prunable < self.p.min_prunable:
             return ()
         targets = []
+        pruned = {e.id: e.pruned for e in s.entries[head:end] if e.pruned}
         for msg_id, j, tokens, part in found:
+            shown = pruned.get(msg_id, {}).get(j)
+            if shown is not None:  # a part another strategy replaced is masked as the view renders it
+                part = replace(part, output=shown)
             snippet = self.snippet(part)
             masked = {"functionResponse": {"id": part.call_id, "name": part.name, "response": {"output": snippet}}}
             if tokens - math.floor(estimate_part(masked)) > 0:
@@ -128,15 +136,20 @@ class GeminiCliMasking:
     def wake(self, s: SessionView) -> Wake:
         """Masking needs more than ``protection`` tokens of unmasked outputs and ``min_prunable`` of them
         past it: at least the larger of the two in all (the latest turn and exempt tools counted too, an
-        upper bound), which grows by each new message's outputs."""
-        total = 0
-        for e in s.entries:
+        upper bound), which grows by each new message's outputs. The total is kept as the view grows (the
+        same view, its revision unchanged: only recorded messages appended since)."""
+        entries = s.entries
+        c = self._total
+        if c is not None and c[0] is s and c[1] == s.revision and c[2] <= len(entries):
+            start, total = c[2], c[3]
+        else:
+            start, total = 0, 0
+        for k in range(start, len(entries)):
+            e = entries[k]
             for j, part in enumerate(e.message.parts):
-                if isinstance(part, ToolResult):
-                    if j in e.pruned:
-                        part = replace(part, output=e.pruned[j])
-                    if f"<{MASKING_INDICATOR_TAG}" not in part.output:
-                        total += self.part_tokens(e, j, part)
+                if isinstance(part, ToolResult) and MASKED_TAG not in e.pruned.get(j, part.output):
+                    total += self.part_tokens(e, j, part)
+        self._total = (s, s.revision, len(entries), total)
         return Wake(grown=(output_tokens, max(self.p.protection + 1, self.p.min_prunable) - total))
 
     def snippet(self, part: ToolResult) -> str:

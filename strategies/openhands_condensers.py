@@ -304,7 +304,7 @@ class ObservationMasking(Masking):
     def wake(self, s: SessionView) -> Wake:
         """The next observation to mask is the oldest unmasked one: it is outside the window once enough
         events follow it (events keep their places while the view only grows)."""
-        evs = self.state.events(s.entries)
+        evs = self.state.view_events(s)
         n = len(evs)
         first = next((k for k in range(n) if self._maskable(s, evs[k])), n)  # outside the window already: now
         return Wake(grown=(with_long_outputs(event_bound, self.max_message_chars),
@@ -350,7 +350,7 @@ class BrowserOutput(Masking):
     def wake(self, s: SessionView) -> Wake:
         """The oldest unmasked browser output is masked once ``attention_window`` browser outputs follow it."""
         tools = self.p.browser_tools
-        outputs = [ev for ev in self.state.events(s.entries) if ev.kind == "observation" and ev.name in tools]
+        outputs = [ev for ev in self.state.view_events(s) if ev.kind == "observation" and ev.name in tools]
         first = next((k for k, ev in enumerate(outputs) if untouched(s.entries[ev.pos], ev.key[1])),
                      len(outputs))
         return Wake(grown=(with_long_outputs(tool_results_of(tools), self.max_message_chars),

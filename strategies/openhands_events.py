@@ -79,35 +79,57 @@ def untouched(e: Entry, j: int) -> bool:
 
 class EventState:
     """What one strategy instance remembers: the first user message (``initial_user_action``), the events
-    it forgot whose messages stay visible, and stable event ids (the event stream's, for V0's prompt)."""
+    it forgot whose messages stay visible, and stable event ids (the event stream's, for V0's prompt).
+
+    A view's events are built incrementally, as OpenHands appends events to its stream: while the view has
+    only grown by recorded messages (the same view, its ``revision`` unchanged, nothing forgotten since), the
+    events of the new entries are appended to the last list; any other change rebuilds it (each entry's events
+    are still made once per place)."""
 
     def __init__(self, recall: bool) -> None:
         self.recall = recall
         self.first_user = ""
-        self.forgotten: set[Key] = set()
+        self.forgotten: set[Key] = set()  # only ever grows (rebuild adds to it)
         self.ids: dict[Key, int] = {}
-        self._counted: tuple[SessionView, int, int, int] | None = None  # view, revision, entries: events
+        # the last view's events: the view, its revision, how many were forgotten then, the entries read
+        self._grown: tuple[SessionView, int, int, int] | None = None
+        self._events: list[Event] = []
         # each entry's events at its place (an entry is immutable; the first user message, which alone has a
         # recall observation, is fixed once seen)
         self._of_entry: dict[int, tuple[Entry, int, tuple[Event, ...]]] = {}
 
     def of_view(self, s: SessionView) -> list[Event]:
-        """The view's events (remembering how many, for :meth:`count`)."""
-        evs = self.events(s.entries)
-        self._counted = (s, s.revision, len(s.entries), len(evs))
-        return evs
+        """The view's events (a new list: the caller may keep it)."""
+        return list(self.view_events(s))
 
     def count(self, s: SessionView) -> int:
-        """How many events the view holds (a condenser's wake: counted again only if the view changed)."""
-        c = self._counted
-        if c is not None and c[0] is s and c[1] == s.revision and c[2] == len(s.entries):
-            return c[3]
-        return len(self.of_view(s))
+        """How many events the view holds (a condenser's wake)."""
+        return len(self.view_events(s))
+
+    def view_events(self, s: SessionView) -> list[Event]:
+        """The view's events, the state's own list (read it, do not keep or change it)."""
+        entries = s.entries
+        c = self._grown
+        if c is not None and c[0] is s and c[1] == s.revision and c[2] == len(self.forgotten) \
+                and c[3] <= len(entries):
+            if c[3] < len(entries):
+                self._extend(entries, c[3], self._events)
+        else:
+            self._events = []
+            self._extend(entries, 0, self._events)
+        self._grown = (s, s.revision, len(self.forgotten), len(entries))
+        return self._events
 
     def events(self, entries: Sequence[Entry]) -> list[Event]:
+        """The events of ``entries`` (a view's, or any list of entries), built from the start."""
         out: list[Event] = []
+        self._extend(entries, 0, out)
+        return out
+
+    def _extend(self, entries: Sequence[Entry], start: int, out: list[Event]) -> None:
         cache, forgotten, ids = self._of_entry, self.forgotten, self.ids
-        for pos, e in enumerate(entries):
+        for pos in range(start, len(entries)):
+            e = entries[pos]
             hit = cache.get(id(e))
             if hit is None or hit[0] is not e or hit[1] != pos:  # an entry's events, made once per place
                 hit = cache[id(e)] = (e, pos, tuple(self._of(pos, e)))
@@ -115,7 +137,6 @@ class EventState:
                 if ev.key not in forgotten:
                     ids.setdefault(ev.key, len(ids))
                     out.append(ev)
-        return out
 
     def _of(self, pos: int, e: Entry) -> Iterable[Event]:
         m = e.message

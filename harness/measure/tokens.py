@@ -114,6 +114,9 @@ def part_text(p: Part) -> str:
     return ""
 
 
+TEXT_MEMO_CHARS = 32 * 2**20  # characters of distinct texts a transcript's counter remembers counts of
+
+
 def scale(n: int, per_mille: int) -> int:
     """``n × per_mille / 1000`` rounded half up, in integers: the same count on every platform."""
     return (n * per_mille + 500) // 1000
@@ -145,16 +148,22 @@ class TokenCounter:
         self.raw_message_overhead = message_overhead
         self.media_tokens = media_tokens
         self.mode = mode
-        self.count_raw = text_counter(tokenizer)
         self.correction = correction
-        if correction is None:
-            self.message_overhead = message_overhead
-            self.count_text: Callable[[str], int] = self.count_raw
-        else:
-            factor, raw = correction.factor, self.count_raw
-            self.message_overhead = scale(message_overhead, factor)
-            self.count_text = lambda s: scale(raw(s), factor)
+        self.message_overhead = message_overhead if correction is None else scale(message_overhead,
+                                                                                  correction.factor)
         self._memo: dict[int, tuple[Part, int]] | None = None
+        self._texts: Callable[[str], int] | None = None  # the transcript's counts by text (a scoped counter's)
+        self._use_raw(text_counter(tokenizer))
+
+    def _use_raw(self, raw: Callable[[str], int]) -> None:
+        """Count with ``raw`` (the tokenizer, or its memo by text), under this counter's correction."""
+        self.count_raw = raw
+        c = self.correction
+        if c is None:
+            self.count_text: Callable[[str], int] = raw
+        else:
+            factor = c.factor
+            self.count_text = lambda s: scale(raw(s), factor)
 
     def scoped(self, t: Transcript | None = None) -> TokenCounter:
         """A counter for one transcript whose :meth:`index` remembers each part's count; with ``t``, and
@@ -163,6 +172,7 @@ class TokenCounter:
         A summarizer request is mostly the transcript's own parts (the same objects): counting it as an
         API would then costs lookups, not a second tokenizer pass. The memo is keyed by object identity
         and holds the part, so an id cannot be reused while the memo lives; it dies with the transcript.
+        Each distinct text is tokenized once too (:meth:`_count_texts_once`).
         """
         correction = self.correction
         if t is not None and self.mode != "none":
@@ -170,14 +180,42 @@ class TokenCounter:
         c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
                          mode=self.mode)
         c._memo = {}
+        c._count_texts_once()
         return c
 
+    def _count_texts_once(self) -> None:
+        """Tokenize each distinct text once for this transcript: a summary request's system prompt, and the
+        instructions and renderings strategies rebuild at every compaction, are the same texts again. A memo by
+        value (the same count whatever object holds the text), bounded by :data:`TEXT_MEMO_CHARS`."""
+        raw = self.count_raw
+        texts: dict[str, int] = {}
+        held = 0
+
+        def count(s: str) -> int:
+            nonlocal held
+            n = texts.get(s)
+            if n is None:
+                n = raw(s)
+                if held + len(s) > TEXT_MEMO_CHARS:
+                    texts.clear()
+                    held = 0
+                texts[s] = n
+                held += len(s)
+            return n
+
+        self._texts = count
+        self._use_raw(count)
+
     def with_correction(self, correction: Correction | None) -> TokenCounter:
-        """The same counter under another correction, sharing the memo of tokenizer counts (a second
-        correction of an indexed transcript is arithmetic, not a second tokenizer pass)."""
+        """The same counter under another correction, sharing the memos of tokenizer counts (a second
+        correction of an indexed transcript is arithmetic, not a second tokenizer pass; the replay counts with
+        the session's rate, :func:`compbench.measure.overhead.rated`)."""
         c = TokenCounter(self.tokenizer, self.raw_message_overhead, self.media_tokens, correction=correction,
                          mode=self.mode)
         c._memo = self._memo
+        if self._texts is not None:
+            c._texts = self._texts
+            c._use_raw(self._texts)
         return c
 
     def remember(self, m: Message) -> None:

@@ -95,6 +95,10 @@ class PrefixSums:
             self.tree[i] += delta
             i += i & -i
 
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` values: the nodes up to ``n`` cover none after it."""
+        del self.tree[n + 1:]
+
     def copy(self) -> PrefixSums:
         c = PrefixSums()
         c.tree = list(self.tree)
@@ -169,6 +173,45 @@ class ViewState:
         return Entry(msg, self.counter.message(msg, counts), counts, slot.origin)
 
     def replace_view(self, new: list[Entry]) -> None:
+        """The view becomes ``new``. Only what lies between the common prefix and the common suffix of the
+        two views changed (when each holds an entry, and a message id, once): the observers are told of that
+        part, and the token sum, the prefix sums and the positions are updated from the first changed position
+        on, so a small compaction of a long view (Goose summarizes one tool pair at a time) does not cost the
+        whole view."""
+        old = self.entries
+        if len(self.positions) != len(old) or len(set(map(id, new))) != len(new):
+            self._replace_whole(new)  # a message id twice in the view, or an entry kept twice: as wholes
+            return
+        shortest = min(len(old), len(new))
+        first_diff = 0
+        while first_diff < shortest and old[first_diff] is new[first_diff]:
+            first_diff += 1
+        tail = 0
+        while tail < shortest - first_diff and old[-1 - tail] is new[-1 - tail]:
+            tail += 1
+        self.dirty = min(self.dirty, first_diff)
+        gone, came = old[first_diff:len(old) - tail], new[first_diff:len(new) - tail]
+        if self.observer:
+            kept = {id(e) for e in came}
+            before = {id(e) for e in gone}
+            for e in gone:
+                if id(e) not in kept:
+                    self.observer.removed(e)
+            for e in came:
+                if id(e) not in before:
+                    self.observer.added(e)
+        positions = self.positions
+        for e in old[first_diff:]:
+            del positions[e.id]
+        old[:] = new
+        self.context += sum(e.tokens for e in came) - sum(e.tokens for e in gone)
+        self.sums.truncate(first_diff)
+        for k in range(first_diff, len(new)):
+            e = new[k]
+            self.sums.append(e.tokens)
+            positions[e.id] = k
+
+    def _replace_whole(self, new: list[Entry]) -> None:
         old = self.entries
         first_diff = 0
         while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:

@@ -41,3 +41,34 @@ def test_the_heuristics_do_not_add_up_and_a_remembered_count_is_read_back() -> N
     counter.remember_raw(part, 999)
     assert counter.part(part) == 999
     assert TokenCounter("o200k_base").part(part) != 999  # an unscoped counter keeps no memo
+
+
+@pytest.mark.parametrize("family", ["none", "auto"])
+def test_a_transcripts_counter_tokenizes_each_distinct_text_once(monkeypatch: pytest.MonkeyPatch,
+                                                                 family: str) -> None:
+    """A summary request's system prompt and the texts strategies rebuild at each compaction are counted once per
+    transcript, with and without a model family's correction, to the same count; past its bound the memo starts
+    over."""
+    from compbench.measure import tokens
+
+    t = next(iter(iter_transcripts(default_dataset())))
+    prompt = "Summarize the conversation so far. " * 20
+    again = "".join(["Summarize the conversation so far. "] * 20)  # another object, the same text
+    expected = TokenCounter("o200k_base", mode=family).scoped(t).count_text(prompt)
+    calls: list[str] = []
+    real = tokens.text_counter("o200k_base")
+    monkeypatch.setattr(tokens, "text_counter", lambda name: lambda s: calls.append(s) or real(s))
+    counter = TokenCounter("o200k_base", mode=family).scoped(t)
+    assert counter.count_text(prompt) == counter.count_text(again) == expected
+    assert counter.count_raw(again) == real(prompt)
+    assert calls == [prompt]
+    from compbench.measure.token_correction import Correction
+
+    session = counter.with_correction(Correction("session", 1100))  # the replay's: at the session's growth rate
+    assert session.count_text(again) == tokens.scale(real(prompt), 1100) and calls == [prompt]
+    monkeypatch.setattr(tokens, "TEXT_MEMO_CHARS", len(prompt) + 5)
+    fresh = TokenCounter("o200k_base").scoped()
+    fresh.count_text(prompt)
+    fresh.count_text("tiny text")  # past the bound: the memo starts over
+    fresh.count_text(prompt)
+    assert calls == [prompt, prompt, "tiny text", prompt]

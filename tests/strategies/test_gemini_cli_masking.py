@@ -112,3 +112,25 @@ def test_params_and_registration() -> None:
     assert c.params.exempt_tools == ("activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode")
     assert resolve("gemini-cli-masking:shell_tools=bash|run_shell_command").params.shell_tools == \
         ("bash", "run_shell_command")
+
+
+def test_the_wake_total_grows_with_the_view_as_if_counted_whole(chars4: TokenCounter) -> None:
+    """The wake keeps its total of unmasked outputs while the view only grows; a masked output (a new revision)
+    leaves it, as a strategy counting the view afresh finds."""
+    from dataclasses import replace
+
+    msgs = turns(1_000, 2_000, 3_000, 4_000, 5_000)
+    full = view_of(msgs, chars4)
+    live: list = []
+    view = view_of([], chars4)
+    view._entries = live
+    m = mask()
+    for e in full.entries:
+        live.append(e)
+        assert m.wake(view).grown == mask().wake(view).grown
+    assert m.wake(view).grown[1] == 50_001 - 15_000  # type: ignore[index]
+    k = next(k for k, e in enumerate(live) if e.id == "t1")
+    live[k] = replace(live[k], pruned={0: "<tool_output_masked>preview</tool_output_masked>"})
+    view.revision += 1
+    assert m.wake(view).grown == mask().wake(view).grown
+    assert m.wake(view).grown[1] == 50_001 - 13_000  # type: ignore[index]

@@ -32,13 +32,45 @@ from compbench.data.facts import Fact, Provenance, fact_key, normalize
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
 from compbench.sdk.session import Action, Compact, Entry
 
+_CALL_TEXTS: dict[ToolCall, str] = {}  # a call's match text by value: decoded once, asked at every compaction
+CALL_TEXTS_KEPT = 20_000  # calls remembered at most (the memo starts over past it)
+CALL_TEXTS_CHARS = 64 * 2**20  # and characters of their texts
+_call_text_chars = 0
+
+
+_NORMALIZED: dict[str, str] = {}  # a part's text normalized, by text: every compaction's check reads the view again
+_normalized_chars = 0
+
+
+def _normalized(text: str) -> str:
+    """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
+    global _normalized_chars
+    norm = _NORMALIZED.get(text)
+    if norm is None:
+        norm = normalize(text)
+        if _normalized_chars + len(text) > CALL_TEXTS_CHARS:
+            _NORMALIZED.clear()
+            _normalized_chars = 0
+        _NORMALIZED[text] = norm
+        _normalized_chars += len(text)
+    return norm
+
 
 def part_match_text(p: Part) -> str:
     """The text of a part as matching sees it: tool-call arguments decoded (no JSON escapes)."""
     if isinstance(p, Text):
         return p.text
     if isinstance(p, ToolCall):
-        return p.name + " " + call_text(p)
+        text = _CALL_TEXTS.get(p)
+        if text is None:
+            global _call_text_chars
+            text = p.name + " " + call_text(p)
+            if len(_CALL_TEXTS) >= CALL_TEXTS_KEPT or _call_text_chars + len(text) > CALL_TEXTS_CHARS:
+                _CALL_TEXTS.clear()
+                _call_text_chars = 0
+            _CALL_TEXTS[p] = text
+            _call_text_chars += len(text)
+        return text
     if isinstance(p, ToolResult):
         return p.output
     return ""
@@ -233,7 +265,7 @@ class EventOutcome:
             for text in texts:
                 if not text:
                     continue
-                norm = normalize(text)
+                norm = _normalized(text)
                 hit = {w for w in left if w in norm}
                 if hit:
                     found |= hit
@@ -287,6 +319,7 @@ class PresenceTracker:
         self._lost = 0
         self._calls = 0  # steps seen so far: the next call's number
         self._compacted_at = -1  # the first call after the last compaction
+        self._copy_of: Compact | None = None  # the compaction in progress, whose copy is made when first needed
 
     def fork(self) -> PresenceTracker:
         """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
@@ -297,7 +330,7 @@ class PresenceTracker:
         c._order, c._next, c._established = self._order, self._next, set(self._established)
         c._n_present, c._n_verbatim, c._n_upper = self._n_present, self._n_verbatim, self._n_upper
         c._n_any, c._lost = self._n_any, self._lost
-        c._calls, c._compacted_at = self._calls, self._compacted_at
+        c._calls, c._compacted_at, c._copy_of = self._calls, self._compacted_at, self._copy_of
         return c
 
     def _facts_of(self, e: Entry) -> Iterable[frozenset[str]]:
@@ -350,6 +383,10 @@ class PresenceTracker:
             self.inserted[e.id] = found = self.index.matcher.facts_in(text)
             self.inserted_text[e.id] = text
             if e.origin == "summary":
+                if self._copy_of is not None:  # the copy of the compaction inserting it, made now it is used
+                    if self.copy is not None:
+                        self._pending_copy |= self.index.matcher.facts_in(self.copy(self._copy_of))
+                    self._copy_of = None
                 self.inserted_copy[e.id] = found | self._pending_copy
         ids = self.inserted[e.id]
         if e.origin == "summary":
@@ -413,8 +450,9 @@ class PresenceTracker:
             return
         if not done:  # a C-level list copy: the text of what was replaced is built only if needed
             self._pending_copy = set()
-            if self.copy is not None and (act.request or act.summary_text):
-                self._pending_copy = set(self.index.matcher.facts_in(self.copy(act)))
+            # what an extractive copy of the request carries, made when a summary of it joins the view (a
+            # compaction that fails or is refused, as each of aider's since 0.72, never needs it)
+            self._copy_of = act if self.copy is not None and (act.request or act.summary_text) else None
             self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
         else:
             ev = self.events[-1]
@@ -423,3 +461,4 @@ class PresenceTracker:
             self.compacted = True
             self._compacted_at = self._calls
             self._pending_copy = set()
+            self._copy_of = None

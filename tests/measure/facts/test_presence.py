@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 
 import pytest
 
@@ -14,7 +15,7 @@ from compbench.measure.retention import evaluate, shapes
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import replay
 from compbench.replay.viewstate import ReplayConfig
-from compbench.sdk.session import ModelLimits
+from compbench.sdk.session import Action, Compact, Entry, ModelLimits
 from compbench.strategies import resolve
 from compbench.summarizers.mock import MockSummarizer
 from helpers import CutBefore, assistant, run, tool, transcript, user
@@ -234,3 +235,84 @@ def test_what_the_summarizer_saw_is_found_part_by_part_as_in_the_whole_text(char
     whole = normalize(oc.seen_text)
     assert oc.saw(wanted) == {w for w in wanted if w in whole} == {"src/auth/login.py", "src/auth/ then",
                                                                   "then login.py"}
+
+
+def test_a_calls_match_text_is_decoded_once_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again (each compaction asks for the span's texts), a call's text comes from the memo, equal calls
+    share it, and past its bound the memo starts over."""
+    from compbench.data.transcript import ToolCall
+    from compbench.measure.facts import presence
+
+    monkeypatch.setattr(presence, "_CALL_TEXTS", {})
+    monkeypatch.setattr(presence, "CALL_TEXTS_KEPT", 2)
+    decoded: list[str] = []
+    real = presence.call_text
+    monkeypatch.setattr(presence, "call_text", lambda c: decoded.append(c.id) or real(c))
+    a = ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')
+    assert presence.part_match_text(a) == 'Bash ls "x"'
+    assert presence.part_match_text(ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')) == 'Bash ls "x"'
+    assert decoded == ["c1"]
+    presence.part_match_text(ToolCall("c2", "Bash", "{}"))
+    presence.part_match_text(ToolCall("c3", "Bash", "{}"))  # the third: the memo starts over
+    assert len(presence._CALL_TEXTS) == 1
+    assert presence.part_match_text(a) == 'Bash ls "x"' and decoded == ["c1", "c2", "c3", "c1"]
+
+
+def _copied(made: list[Compact], a: Compact) -> str:
+    from compbench.summarizers.extractive import copy_text
+
+    made.append(a)
+    return copy_text(a)
+
+
+def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() -> None:
+    """The optimistic end (what an extractive copy of the span carries) is made when a summary joins the view:
+    a compaction refused (aider since 0.72 drops every summary) never makes it, one applied carries it as
+    before (the same presence as a tracker making every copy at once)."""
+    from compbench.data.synth import generate
+    from compbench.measure.facts.sources import facts_for
+    from compbench.sdk.context import ReplayContext
+    from compbench.summarizers.calibrated import CalibratedSummarizer
+    from compbench.summarizers.extractive import copy_text
+
+    class Eager(PresenceTracker):
+        def action(self, seq: int, done: bool, entries: Sequence[Entry], act: Action) -> None:
+            super().action(seq, done, entries, act)
+            if not done and self._copy_of is not None:  # the copy made at once, as before
+                self._pending_copy |= self.index.matcher.facts_in(copy_text(self._copy_of))
+                self._copy_of = None
+
+    counter = TokenCounter("chars4", 0)
+    t = next(iter(generate(1, seed=5, turns=40, log_lines=40, code_lines=40)))
+    index = FactIndex.build(t, facts_for(t))
+    for spec in ("aider:max_chat_history_tokens=3000", "opencode"):
+        made: list[Compact] = []
+        trackers = []
+        for tracker in (PresenceTracker(index, partial(_copied, made)), Eager(index, copy_text)):
+            context = ReplayContext()
+            context.begin(t, index)
+            trace = replay(t, resolve(spec).create(), CalibratedSummarizer(context=context),
+                           ReplayConfig(ModelLimits(8_000, 1_000)), counter, None, tracker, context=context)
+            trackers.append(tracker)
+        assert trace.compactions
+        applied = [c for c in trace.compactions if c.applied]
+        assert bool(applied) == (spec == "opencode")  # aider's summaries are all dropped
+        assert len(made) == len(applied)
+        lazy, eager = trackers
+        assert (lazy.inserted_copy, lazy.copied, lazy.step_ratios) == (eager.inserted_copy, eager.copied,
+                                                                       eager.step_ratios)
+
+
+def test_a_texts_normalization_is_remembered_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each compaction's fabrication check reads again (the view's recorded parts) is normalized once; past
+    the bound the memo starts over, and the answer is normalize's either way."""
+    from compbench.measure.facts import presence
+
+    monkeypatch.setattr(presence, "_NORMALIZED", {})
+    monkeypatch.setattr(presence, "_normalized_chars", 0)
+    monkeypatch.setattr(presence, "CALL_TEXTS_CHARS", 30)
+    a, b = "Edit SRC\\App.py  now", "Then   RUN the Tests"
+    assert presence._normalized(a) == normalize(a) == "edit src/app.py now"
+    assert presence._normalized(a) is presence._NORMALIZED[a]
+    assert presence._normalized(b) == normalize(b)  # 21 + 20 characters > 30: the memo started over
+    assert list(presence._NORMALIZED) == [b]

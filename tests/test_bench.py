@@ -1,0 +1,46 @@
+"""``make bench``'s table and its real-logs row: each row beside its goal (met at the goal, not met past it), and a
+row over real logs that runs where ../shared holds them and says why it did not where it does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compbench import bench
+
+
+@pytest.mark.parametrize(("value", "met"), [(2.99, True), (3.0, True), (3.01, False)])
+def test_a_ceiling_is_met_at_the_goal_and_not_past_it(value: float, met: bool) -> None:
+    table = bench.engine_table({"samples_every_ratio": value})
+    row = next(x for x in table.splitlines() if "real samples" in x)
+    assert row == f"| every default configuration on the real samples | {value}× | ≤ 3.0 " \
+                  f"{'(met)' if met else '(not met)'} |"
+
+
+@pytest.mark.parametrize(("value", "met"), [(1.79, False), (1.8, True), (1.81, True)])
+def test_a_floor_is_met_at_the_goal_and_above_it(value: float, met: bool) -> None:
+    row = next(x for x in bench.engine_table({"workers_speedup": value}).splitlines() if "--workers" in x)
+    assert row.endswith(f"≥ 1.8 {'(met)' if met else '(not met)'} |")
+
+
+def test_the_real_logs_row_says_why_it_was_skipped(tmp_path: Path) -> None:
+    why = bench.real_ratio(("none",), shared=tmp_path)
+    assert isinstance(why, str) and str(tmp_path) in why
+    table = bench.engine_table({"real_every_ratio_skipped": why})
+    assert f"| every default configuration on real logs (../shared) | skipped: {why} | ≤ 3.0 |" in table
+    assert "real logs" not in bench.engine_table({})  # a row not measured is not printed
+
+
+def test_the_real_logs_row_runs_over_the_folders_present(tmp_path: Path) -> None:
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
+
+    (tmp_path / "transcripts").mkdir()
+    write(list(generate(2, seed=3, turns=8)), tmp_path / "transcripts" / "two.jsonl")
+    assert bench.real_logs(tmp_path) == [tmp_path / "transcripts"]  # real-compactions absent: the one present
+    got = bench.real_ratio(("none", "opencode"), shared=tmp_path)
+    assert not isinstance(got, str)
+    what, ratio = got
+    assert what.startswith("2 real transcripts (transcripts), ") and "2 configurations" in what
+    assert ratio > 1  # a run costs more than tokenizing once
