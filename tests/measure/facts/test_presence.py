@@ -267,8 +267,8 @@ def _copied(made: list[Compact], a: Compact) -> str:
 
 def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() -> None:
     """The optimistic end (what an extractive copy of the span carries) is made when a summary joins the view:
-    a compaction refused (aider since 0.72 drops every summary) never makes it, one applied carries it as
-    before (the same presence as a tracker making every copy at once)."""
+    a compaction refused (aider as its code reads since 0.72, preset snapshot-race, drops every summary) never
+    makes it, one applied carries it as before (the same presence as a tracker making every copy at once)."""
     from compbench.data.synth import generate
     from compbench.measure.facts.sources import facts_for
     from compbench.sdk.context import ReplayContext
@@ -285,7 +285,7 @@ def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() 
     counter = TokenCounter("chars4", 0)
     t = next(iter(generate(1, seed=5, turns=40, log_lines=40, code_lines=40)))
     index = FactIndex.build(t, facts_for(t))
-    for spec in ("aider:max_chat_history_tokens=3000", "opencode"):
+    for spec in ("aider:preset=snapshot-race,max_chat_history_tokens=3000", "opencode"):
         made: list[Compact] = []
         trackers = []
         for tracker in (PresenceTracker(index, partial(_copied, made)), Eager(index, copy_text)):
@@ -296,7 +296,7 @@ def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() 
             trackers.append(tracker)
         assert trace.compactions
         applied = [c for c in trace.compactions if c.applied]
-        assert bool(applied) == (spec == "opencode")  # aider's summaries are all dropped
+        assert bool(applied) == (spec == "opencode")  # snapshot-race drops every summary
         assert len(made) == len(applied)
         lazy, eager = trackers
         assert (lazy.inserted_copy, lazy.copied, lazy.step_ratios) == (eager.inserted_copy, eager.copied,
