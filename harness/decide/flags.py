@@ -47,12 +47,20 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'s' * (n != 1)}"
 
 
+RECORDED_ROW = "recorded"  # compbench.strategies.recorded: each log's own compactions
+
+
 def _designed(name: str) -> dict[str, str]:
     """What the tool a strategy reproduces does by design that a generic flag would misname (its declaration's
     ``designed``: compbench.sdk.tools.Tool); nothing for an unknown or undeclared strategy."""
     from compbench.errors import UsageError
     from compbench.sdk.registry import get
 
+    if name == RECORDED_ROW:  # the tool as it ran: however often it compacted, the log says it did
+        return {"degenerate": "the tools' own compactions, as their logs record them",
+                "noop": "the log holds nothing of what these compactions replaced (the tool deleted it from its "
+                        "log): the row inserts their summaries, and every row's figures before them miss that "
+                        "history"}
     try:
         tool = get(name).tool
     except UsageError:  # a plug-in's strategy that is not installed here
@@ -92,10 +100,12 @@ def flag_details(results: Any) -> dict[str, list[Flag]]:
             flags.append(Flag("overflows", f"{_plural(after, 'call')} over the window after it acted, on "
                                            f"{_plural(k, 'transcript')}: a real API refuses them"))
         noop = int(g["noop_compactions"].sum()) if "noop_compactions" in g else 0
-        if noop:
+        designed = _designed(str(g["name"].iloc[0]))
+        if noop and "noop" in designed:
+            flags.append(Flag("designed", f"{noop:,} compactions: {designed['noop']}"))
+        elif noop:
             flags.append(Flag("noop", f"{noop:,} compactions that would have replaced nothing (not applied, "
                                       "not charged)"))
-        designed = _designed(str(g["name"].iloc[0]))
         failed = int(g["failed_compactions"].sum())
         if failed and "failed" in designed:  # the tool's own behaviour, named as what it is, not a failure
             flags.append(Flag("designed", f"{failed:,} summaries made and not used: {designed['failed']}"))

@@ -100,7 +100,10 @@ def result_row(trace: Trace, reference: Trace, prices: Prices,
         "steps": t.steps,
         "compactions": sum(1 for c in trace.compactions if c.ok),
         "failed_compactions": sum(1 for c in trace.compactions if not c.ok and c.error != NOOP),
-        "noop_compactions": sum(1 for c in trace.compactions if c.error == NOOP),
+        # a recorded compaction applied with nothing the log holds to replace counts here too (compbench.strategies
+        # .recorded: the tool deleted what it replaced from its log)
+        "noop_compactions": sum(1 for c in trace.compactions
+                                if c.error == NOOP or (c.ok and not c.replaced_ids and "recorded" in c.meta)),
         "prunes": sum(1 for p in trace.prunes if p.parts),
         "pruned_parts": sum(len(p.parts) for p in trace.prunes),
         "overflows": t.overflows,

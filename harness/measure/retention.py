@@ -234,7 +234,8 @@ def oracle_present(trace: Trace, hits: Sequence[NeedHit], facts: Mapping[str, Fa
 
 
 def _first_action(trace: Trace) -> int:
-    """The step of the first compaction that replaced something or prune that hid something (-1: none)."""
-    steps = [c.step for c in trace.compactions if c.ok and c.replaced_ids]
+    """The step of the first compaction that replaced something or prune that hid something (-1: none); a
+    recorded compaction acts even where the log no longer holds what it replaced (its summary joins the view)."""
+    steps = [c.step for c in trace.compactions if c.ok and (c.replaced_ids or "recorded" in c.meta)]
     steps += [p.step for p in trace.prunes if p.parts]
     return min(steps, default=-1)

@@ -160,3 +160,21 @@ def test_each_tools_recorded_compactions_are_replayed_where_the_log_put_them(nam
                 mine = steps[(steps["transcript_id"] == t.id) & (steps["step"] == ev.step)]
                 by = dict(zip(mine["strategy"], mine["input"], strict=True))
                 assert by["recorded"] != by["none"], name
+
+
+def test_a_compaction_whose_replaced_history_the_log_deleted_is_applied_and_named(tmp_path: Path) -> None:
+    """Kilo Code's (and Roo Code's older) condense deleted the history it summarized from the log: the recorded
+    row still inserts the tool's summary and pays for it, and the run names what the log lacks instead of
+    calling the row degenerate."""
+    from compbench.decide.flags import flag_details
+
+    ts = list(iter_transcripts(FIXTURES / FILES["kilo-code"]))
+    out = tmp_path / "run"
+    write_run(out, RunSpec(strategies=("none", "recorded"), limits=ModelLimits(1_000_000, 8_000),
+                           tokenizer="chars4"), "hand-made", ts)
+    results = pd.read_parquet(out / "results.parquet")
+    row = results[results["strategy"] == "recorded"].iloc[0]
+    assert (row["compactions"], row["noop_compactions"]) == (1, 1) and row["summarizer_output_tokens"] > 0
+    flags = flag_details(results)["recorded"]
+    assert {f.kind for f in flags} == {"designed"}
+    assert any("deleted it from its log" in f.text for f in flags)
