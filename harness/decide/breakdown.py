@@ -111,6 +111,11 @@ def figures(g: Group, label: str) -> str:
                      "shows them answered (the window or the token estimate is off for these logs)")
     elif st.refused:
         parts.append(f"{st.refused:,} call{'s' * (st.refused != 1)} over the window")
+    if label == RECORDED and "noop_compactions" in g.rows:
+        lost = int(g.rows.loc[g.rows["strategy"] == label, "noop_compactions"].sum())
+        if lost:  # compbench.strategies.recorded: the tool deleted from its log what these replaced
+            parts.append(f"the log lacks what {lost:,} of its compactions replaced (the figures before them miss "
+                         "that history)")
     elif not st.sound:
         parts.append(st.tier_name)
     return "; ".join(parts)
