@@ -191,8 +191,8 @@ def fitted_exponent(points: Sequence[tuple[int, float]]) -> float:
 MEMORY_CHILD = """
 import sys, tempfile
 from pathlib import Path
-from compbench.store.rundir import write_run
-from compbench.run.engine import RunSpec
+from compbench.run.write import write_run
+from compbench.run.spec import RunSpec
 from compbench.sdk.session import ModelLimits
 from compbench.data.synth import generate
 n = int(sys.argv[1])
@@ -208,10 +208,10 @@ BIG_CHILD = """
 import sys, tempfile, time
 from pathlib import Path
 from compbench.data.formats.native import write
-from compbench.store.rundir import write_run
-from compbench.run.engine import RunSpec
+from compbench.run.write import write_run
+from compbench.run.spec import RunSpec
 from compbench.sdk.session import ModelLimits
-from compbench.data.dataset import iter_transcripts
+from compbench.data.importing import iter_transcripts
 from compbench.data.synth import session
 with tempfile.TemporaryDirectory() as d:
     f = Path(d) / "big.jsonl"

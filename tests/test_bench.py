@@ -44,3 +44,12 @@ def test_the_real_logs_row_runs_over_the_folders_present(tmp_path: Path) -> None
     what, ratio = got
     assert what.startswith("2 real transcripts (transcripts), ") and "2 configurations" in what
     assert ratio > 1  # a run costs more than tokenizing once
+
+
+@pytest.mark.parametrize("child", ["MEMORY_CHILD", "BIG_CHILD"])
+def test_the_bench_childrens_imports_name_what_the_package_has(child: str) -> None:
+    """The memory and big-transcript rows run as code in a child process, beyond mypy's and the layers' reach:
+    their imports are checked here (the layering moved write_run and RunSpec under compbench.run)."""
+    code = getattr(bench, child)
+    imports = "\n".join(line for line in code.splitlines() if line.startswith(("from ", "import ")))
+    exec(compile(imports, child, "exec"), {})
