@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fake_openai import FakeOpenAI
 
 from compbench.cli import cli
 from compbench.data.synth import generate
@@ -184,47 +185,8 @@ def test_tune_without_an_objective_names_the_best_and_each_change_from_the_defau
 
 # --- judge against a local OpenAI-compatible server ---------------------------------------------------------
 
-class FakeServer:
-    """An OpenAI-compatible endpoint on the loopback interface: it records the calls, answers or fails."""
-
-    def __init__(self, fail: bool) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        seen: list[dict[str, object]] = []
-        self.seen = seen
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                seen.append({"auth": self.headers.get("authorization"), "model": body.get("model")})
-                if fail:
-                    self.send_response(500)
-                    self.end_headers()
-                    self.wfile.write(b'{"error": "boom"}')
-                    return
-                text = json.dumps({"question": "Which file?", "answer": "src/app.py", "correct": True,
-                                   "accuracy": 5, "context_awareness": 5, "artifact_trail": 5, "completeness": 5,
-                                   "continuity": 5})
-                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
+ANSWER = json.dumps({"question": "Which file?", "answer": "src/app.py", "correct": True, "accuracy": 5,
+                     "context_awareness": 5, "artifact_trail": 5, "completeness": 5, "continuity": 5})
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +214,7 @@ def no_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_judge_against_a_local_server_needs_no_key(small: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     no_keys(monkeypatch, tmp_path)
-    server = FakeServer(fail=False)
+    server = FakeOpenAI(lambda n: ANSWER)
     try:
         r = CliRunner().invoke(cli, ["judge", str(small), "--agent", "litellm:llama3", "--api-base", server.url,
                                      "--max-events", "1", "--cache-dir", str(tmp_path / "cache")])
@@ -274,7 +236,7 @@ def test_judge_retries_visibly_a_bounded_number_of_times_then_stops(small: Path,
     monkeypatch.setattr(llm, "BACKOFF_BASE_S", 0.01)
     judged = small / "judged.parquet"
     before = judged.stat().st_mtime_ns if judged.exists() else None
-    server = FakeServer(fail=True)
+    server = FakeOpenAI(lambda n: ANSWER, fail=True)
     start = time.monotonic()
     try:
         r = CliRunner().invoke(cli, ["judge", str(small), "--agent", "litellm:llama3", "--api-base", server.url,

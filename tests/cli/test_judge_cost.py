@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fake_openai import FakeOpenAI
 
 from compbench.cli import cli
 from compbench.cli.judge_cost import Call, priced
@@ -29,39 +28,6 @@ def answer(n: int) -> str:
     cache: each call counted is a call sent)."""
     return json.dumps({"question": f"Which file? ({n})", "answer": "src/app.py", "correct": True, "accuracy": 5,
                        "context_awareness": 5, "artifact_trail": 5, "completeness": 5, "continuity": 5})
-
-
-class Server:
-    """An OpenAI-compatible endpoint on the loopback interface that records each request's messages."""
-
-    def __init__(self) -> None:
-        seen: list[list[dict[str, str]]] = []
-        self.seen = seen
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                seen.append(body.get("messages", []))
-                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant",
-                                                            "content": answer(len(seen))}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +63,7 @@ def estimate_line(text: str) -> tuple[int, int, int]:
 
 
 def test_dry_run_counts_and_prices_without_sending_anything(run: Path, tmp_path: Path, no_keys: None) -> None:
-    server = Server()
+    server = FakeOpenAI(answer)
     try:
         r = CliRunner().invoke(cli, ["judge", str(run), "--agent", "litellm:gpt-4o-mini", "--api-base", server.url,
                                      "--max-events", "2", "--dry-run", "--cache-dir", str(tmp_path / "c")])
@@ -117,7 +83,7 @@ def test_dry_run_counts_and_prices_without_sending_anything(run: Path, tmp_path:
 def test_the_estimate_is_what_a_real_judge_sends(run: Path, tmp_path: Path, no_keys: None) -> None:
     from compbench.measure.tokens import TokenCounter
 
-    server = Server()
+    server = FakeOpenAI(answer)
     try:
         r = CliRunner().invoke(cli, ["judge", str(run), "--agent", "litellm:llama3", "--api-base", server.url,
                                      "--max-events", "2", "--cache-dir", str(tmp_path / "c")])
@@ -135,8 +101,8 @@ def test_the_estimate_is_what_a_real_judge_sends(run: Path, tmp_path: Path, no_k
     low, unknown = (int(x.replace(",", "")) for x in re.search(
         r"([\d,]+) prompt tokens \(\+ up to ([\d,]+) the models write into them\)", text).groups())
     counter = TokenCounter("o200k_base")
-    sent = sum(counter.count_text(m.get("content") or "") + counter.message_overhead for msgs in server.seen
-               for m in msgs)
+    sent = sum(counter.count_text(m.get("content") or "") + counter.message_overhead for c in server.seen
+               for m in c["messages"])
     assert low <= sent <= low + unknown  # the real prompts fall within the range it gave
 
 
