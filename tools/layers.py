@@ -5,7 +5,7 @@ included (an import hidden in a function is still a dependency).
 Run by ``make lint`` (and so ``make test``): ``python tools/layers.py`` prints each violation with the line
 that makes it and exits 1. The order is the one ``../shared/DESIGN.md`` and the README describe:
 
-    base        compbench.errors, compbench.plugins, compbench.textable
+    base        compbench.errors, compbench.memo, compbench.plugins, compbench.textable
     data        transcripts in (and the root package, which re-exports the transcript model)
     sdk         the vocabulary strategies and summarizers speak, and token counting
     measure     windows, prices, cache, facts, the working set, re-acquisition, metrics
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_DIRS = {"compbench": "harness", "compbench.strategies": "strategies", "compbench.reports": "reports"}
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("compbench.errors", "compbench.plugins", "compbench.textable")),
+    ("base", ("compbench.errors", "compbench.memo", "compbench.plugins", "compbench.textable")),
     ("data", ("compbench.data", "compbench")),
     ("sdk", ("compbench.sdk",)),
     ("measure", ("compbench.measure",)),

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 
 from compbench.data.facts import normalize
 from compbench.data.transcript import ToolCall
+from compbench.memo import Memo
 
 # Tool names (lower-cased) whose path argument is written, across the agents compbench imports.
 WRITE_TOOLS = frozenset({
@@ -62,31 +63,25 @@ WRITING_COMMAND = re.compile(r"^\s*(?:sed\s+-i|touch|tee|create|mkdir|cp|mv|rm)\
 
 # Each call's arguments decoded once: facts, the working set, the summarizers and a strategy re-attaching files
 # read the same calls again and again. A bounded memo by the arguments' text (it starts over past the bound).
-_DECODED: dict[str, dict[str, Any]] = {}
 DECODED_CHARS = 64 * 2**20  # characters of arguments remembered at most
-_decoded_chars = 0
+_DECODED: Memo[str, dict[str, Any]] = Memo(DECODED_CHARS)
 
 
 def call_args(call: ToolCall) -> dict[str, Any]:
     """The call's arguments as a JSON object (empty when they are not one). The dict is shared by every
     caller asking for the same arguments: read it, never change it."""
-    global _decoded_chars
     raw = call.args
     if not raw:
         return {}
-    found = _DECODED.get(raw)
-    if found is None:
-        try:
-            value = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
-            value = None
-        found = value if isinstance(value, dict) else {}
-        if _decoded_chars + len(raw) > DECODED_CHARS:
-            _DECODED.clear()
-            _decoded_chars = 0
-        _DECODED[raw] = found
-        _decoded_chars += len(raw)
-    return found
+    return _DECODED.get(raw, lambda: _decode(raw))
+
+
+def _decode(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        value = None
+    return value if isinstance(value, dict) else {}
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -100,24 +95,17 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(v)
 
 
-_TEXTS: dict[str, str] = {}  # call_text by the arguments' text, bounded as the decoded arguments are
-_texts_chars = 0
+_TEXTS: Memo[str, str] = Memo(DECODED_CHARS)  # call_text by the arguments' text, bounded as the decoded arguments are
 
 
 def call_text(call: ToolCall) -> str:
     """A call's arguments as text: the strings inside them, decoded (no JSON escapes, no keys), or the raw
     arguments when they are not a JSON object."""
-    global _texts_chars
-    text = _TEXTS.get(call.args)
-    if text is None:
+    def make() -> str:
         args = call_args(call)
-        text = " ".join(_strings(args)) if args else call.args
-        if _texts_chars + len(call.args) > DECODED_CHARS:
-            _TEXTS.clear()
-            _texts_chars = 0
-        _TEXTS[call.args] = text
-        _texts_chars += len(call.args)
-    return text
+        return " ".join(_strings(args)) if args else call.args
+
+    return _TEXTS.get(call.args, make)
 
 
 def call_paths(call: ToolCall) -> tuple[list[str], bool]:

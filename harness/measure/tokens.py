@@ -28,6 +28,7 @@ from typing import Any
 from compbench.data.transcript import Media, Message, Part, Reasoning, Text, ToolCall, ToolResult, Transcript
 from compbench.errors import UsageError
 from compbench.measure.token_correction import Correction, correction_for
+from compbench.memo import Memo
 from compbench.sdk.counting import chars4, chars4_round
 
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars4", "chars4-round")
@@ -188,20 +189,10 @@ class TokenCounter:
         instructions and renderings strategies rebuild at every compaction, are the same texts again. A memo by
         value (the same count whatever object holds the text), bounded by :data:`TEXT_MEMO_CHARS`."""
         raw = self.count_raw
-        texts: dict[str, int] = {}
-        held = 0
+        texts: Memo[str, int] = Memo(TEXT_MEMO_CHARS)
 
         def count(s: str) -> int:
-            nonlocal held
-            n = texts.get(s)
-            if n is None:
-                n = raw(s)
-                if held + len(s) > TEXT_MEMO_CHARS:
-                    texts.clear()
-                    held = 0
-                texts[s] = n
-                held += len(s)
-            return n
+            return texts.get(s, lambda: raw(s))
 
         self._texts = count
         self._use_raw(count)

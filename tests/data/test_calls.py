@@ -11,6 +11,7 @@ import pytest
 from compbench.data import calls
 from compbench.data.calls import call_paths, touches
 from compbench.data.transcript import ToolCall
+from compbench.memo import Memo
 
 
 def call(name: str, **args: object) -> ToolCall:
@@ -33,10 +34,8 @@ def test_a_files_list_names_each_file_and_a_top_level_path_wins() -> None:
 
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(calls, "_DECODED", {})
-    monkeypatch.setattr(calls, "_TEXTS", {})
-    monkeypatch.setattr(calls, "_decoded_chars", 0)
-    monkeypatch.setattr(calls, "_texts_chars", 0)
+    monkeypatch.setattr(calls, "_DECODED", Memo(calls.DECODED_CHARS))
+    monkeypatch.setattr(calls, "_TEXTS", Memo(calls.DECODED_CHARS))
 
 
 @pytest.mark.usefixtures("fresh")
@@ -59,7 +58,7 @@ def test_arguments_that_are_no_object_read_as_none(raw: str) -> None:
 
 @pytest.mark.usefixtures("fresh")
 def test_the_memo_starts_over_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(calls, "DECODED_CHARS", 40)
+    monkeypatch.setattr(calls._DECODED, "chars", 40)
     one, two = ToolCall("c1", "x", '{"a": "' + "1" * 20 + '"}'), ToolCall("c2", "x", '{"b": "' + "2" * 20 + '"}')
     calls.call_args(one)
     assert len(calls._DECODED) == 1

@@ -30,30 +30,20 @@ from typing import NamedTuple, cast
 from compbench.data.calls import call_text
 from compbench.data.facts import Fact, Provenance, fact_key, normalize
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
+from compbench.memo import Memo
 from compbench.sdk.session import Action, Compact, Entry
 
-_CALL_TEXTS: dict[ToolCall, str] = {}  # a call's match text by value: decoded once, asked at every compaction
 CALL_TEXTS_KEPT = 20_000  # calls remembered at most (the memo starts over past it)
 CALL_TEXTS_CHARS = 64 * 2**20  # and characters of their texts
-_call_text_chars = 0
-
-
-_NORMALIZED: dict[str, str] = {}  # a part's text normalized, by text: every compaction's check reads the view again
-_normalized_chars = 0
+# a call's match text by value: decoded once, asked at every compaction
+_CALL_TEXTS: Memo[ToolCall, str] = Memo(CALL_TEXTS_CHARS, CALL_TEXTS_KEPT, size=lambda _, text: len(text))
+# a part's text normalized, by text: every compaction's check reads the view again
+_NORMALIZED: Memo[str, str] = Memo(CALL_TEXTS_CHARS)
 
 
 def _normalized(text: str) -> str:
     """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
-    global _normalized_chars
-    norm = _NORMALIZED.get(text)
-    if norm is None:
-        norm = normalize(text)
-        if _normalized_chars + len(text) > CALL_TEXTS_CHARS:
-            _NORMALIZED.clear()
-            _normalized_chars = 0
-        _NORMALIZED[text] = norm
-        _normalized_chars += len(text)
-    return norm
+    return _NORMALIZED.get(text, lambda: normalize(text))
 
 
 def part_match_text(p: Part) -> str:
@@ -61,16 +51,8 @@ def part_match_text(p: Part) -> str:
     if isinstance(p, Text):
         return p.text
     if isinstance(p, ToolCall):
-        text = _CALL_TEXTS.get(p)
-        if text is None:
-            global _call_text_chars
-            text = p.name + " " + call_text(p)
-            if len(_CALL_TEXTS) >= CALL_TEXTS_KEPT or _call_text_chars + len(text) > CALL_TEXTS_CHARS:
-                _CALL_TEXTS.clear()
-                _call_text_chars = 0
-            _CALL_TEXTS[p] = text
-            _call_text_chars += len(text)
-        return text
+        call = p
+        return _CALL_TEXTS.get(call, lambda: call.name + " " + call_text(call))
     if isinstance(p, ToolResult):
         return p.output
     return ""

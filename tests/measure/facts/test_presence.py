@@ -13,6 +13,7 @@ from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import FactIndex, Matcher, PresenceTracker
 from compbench.measure.retention import evaluate, shapes
 from compbench.measure.tokens import TokenCounter
+from compbench.memo import Memo
 from compbench.replay.loop import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Entry, ModelLimits
@@ -243,8 +244,7 @@ def test_a_calls_match_text_is_decoded_once_and_the_memo_stays_bounded(monkeypat
     from compbench.data.transcript import ToolCall
     from compbench.measure.facts import presence
 
-    monkeypatch.setattr(presence, "_CALL_TEXTS", {})
-    monkeypatch.setattr(presence, "CALL_TEXTS_KEPT", 2)
+    monkeypatch.setattr(presence, "_CALL_TEXTS", Memo(presence.CALL_TEXTS_CHARS, 2, size=lambda _, t: len(t)))
     decoded: list[str] = []
     real = presence.call_text
     monkeypatch.setattr(presence, "call_text", lambda c: decoded.append(c.id) or real(c))
@@ -308,9 +308,7 @@ def test_a_texts_normalization_is_remembered_within_its_bound(monkeypatch: pytes
     the bound the memo starts over, and the answer is normalize's either way."""
     from compbench.measure.facts import presence
 
-    monkeypatch.setattr(presence, "_NORMALIZED", {})
-    monkeypatch.setattr(presence, "_normalized_chars", 0)
-    monkeypatch.setattr(presence, "CALL_TEXTS_CHARS", 30)
+    monkeypatch.setattr(presence, "_NORMALIZED", Memo(30))
     a, b = "Edit SRC\\App.py  now", "Then   RUN the Tests"
     assert presence._normalized(a) == normalize(a) == "edit src/app.py now"
     assert presence._normalized(a) is presence._NORMALIZED[a]
