@@ -27,12 +27,17 @@ class Memo(Generic[K, V]):
         self._size = size or (lambda key, _: len(key))  # type: ignore[arg-type]
         self._held: dict[K, V] = {}
         self._chars = 0
+        # the memo's lookup itself (dict.get, None on a miss): a hot path's fast check, then add on a miss
+        self.find: Callable[[K], V | None] = self._held.get
 
     def get(self, key: K, make: Callable[[], V]) -> V:
         found = self._held.get(key, _MISSING)
         if found is not _MISSING:
             return found  # type: ignore[return-value]
-        value = make()
+        return self.add(key, make())
+
+    def add(self, key: K, value: V) -> V:
+        """Remember ``value`` for ``key`` (starting over first when it would pass a bound); returns it."""
         n = self._size(key, value)
         if self._chars + n > self.chars or (self.entries is not None and len(self._held) >= self.entries):
             self.clear()

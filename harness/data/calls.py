@@ -73,7 +73,8 @@ def call_args(call: ToolCall) -> dict[str, Any]:
     raw = call.args
     if not raw:
         return {}
-    return _DECODED.get(raw, lambda: _decode(raw))
+    found = _DECODED.find(raw)
+    return found if found is not None else _DECODED.add(raw, _decode(raw))
 
 
 def _decode(raw: str) -> dict[str, Any]:
@@ -101,11 +102,11 @@ _TEXTS: Memo[str, str] = Memo(DECODED_CHARS)  # call_text by the arguments' text
 def call_text(call: ToolCall) -> str:
     """A call's arguments as text: the strings inside them, decoded (no JSON escapes, no keys), or the raw
     arguments when they are not a JSON object."""
-    def make() -> str:
+    text = _TEXTS.find(call.args)
+    if text is None:
         args = call_args(call)
-        return " ".join(_strings(args)) if args else call.args
-
-    return _TEXTS.get(call.args, make)
+        text = _TEXTS.add(call.args, " ".join(_strings(args)) if args else call.args)
+    return text
 
 
 def call_paths(call: ToolCall) -> tuple[list[str], bool]:

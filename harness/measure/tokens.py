@@ -191,8 +191,11 @@ class TokenCounter:
         raw = self.count_raw
         texts: Memo[str, int] = Memo(TEXT_MEMO_CHARS)
 
+        find, add = texts.find, texts.add
+
         def count(s: str) -> int:
-            return texts.get(s, lambda: raw(s))
+            n = find(s)
+            return n if n is not None else add(s, raw(s))
 
         self._texts = count
         self._use_raw(count)

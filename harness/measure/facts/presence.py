@@ -43,7 +43,8 @@ _NORMALIZED: Memo[str, str] = Memo(CALL_TEXTS_CHARS)
 
 def _normalized(text: str) -> str:
     """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
-    return _NORMALIZED.get(text, lambda: normalize(text))
+    norm = _NORMALIZED.find(text)
+    return norm if norm is not None else _NORMALIZED.add(text, normalize(text))
 
 
 def part_match_text(p: Part) -> str:
@@ -51,8 +52,8 @@ def part_match_text(p: Part) -> str:
     if isinstance(p, Text):
         return p.text
     if isinstance(p, ToolCall):
-        call = p
-        return _CALL_TEXTS.get(call, lambda: call.name + " " + call_text(call))
+        text = _CALL_TEXTS.find(p)
+        return text if text is not None else _CALL_TEXTS.add(p, p.name + " " + call_text(p))
     if isinstance(p, ToolResult):
         return p.output
     return ""
