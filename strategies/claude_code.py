@@ -141,6 +141,7 @@ from compbench.sdk import (
     Tool,
     ToolCall,
     ToolResult,
+    Transcript,
     Usage,
     Wake,
     path_key,
@@ -416,13 +417,28 @@ def version_preset(version: str) -> str:
     return next((preset for first, preset in FIRST_VERSIONS if parts >= first), "2.0")
 
 
+def log_settings(t: Transcript) -> tuple[dict[str, str], str] | None:
+    """A 1M-window session's own auto-compact window, read off its first automatic compaction: Anthropic tunes
+    the default per model and plan without a release (#86863), so where a log shows where its tool compacted
+    that is the session's window (pre-compaction tokens + the 20,000 output reserve + the 13,000 buffer) and
+    the version table serves only logs without one. None on a 200k session, or without such a compaction."""
+    first = next((c for c in t.compactions if c.trigger == "auto"), None)
+    if first is None or first.tokens_before is None or first.tokens_before <= CLAUDE_CODE_WINDOW:
+        return None
+    window = first.tokens_before + OUTPUT_RESERVE + AUTOCOMPACT_BUFFER
+    return ({"auto_compact_window": str(window)},
+            f"its auto-compact window {window:,} inferred from the log's first automatic compaction at "
+            f"{first.tokens_before:,} tokens (+ {OUTPUT_RESERVE:,} output reserve + {AUTOCOMPACT_BUFFER:,} buffer), "
+            "not the version's default")
+
+
 # What Claude Code's users set (code.claude.com/docs env-vars and settings; the clamps from the bundle as quoted
 # in anthropics/claude-code #31806 and decompiles of 2.1.221/2.1.258): the override can only lower the threshold
 # (min(floor((W - reserve) * pct / 100), W - reserve - 13,000)), a value outside (0, 100] is ignored; the window
 # is min(the model's, the value).
 TOOL = Tool(
     "Claude Code", ("claude-code",), newest="2.1.217", version_preset=version_preset,
-    preset_versions=PRESET_VERSIONS,
+    preset_versions=PRESET_VERSIONS, log_settings=log_settings,
     settings=(
         Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "environment (or \"env\" in "
                 "~/.claude/settings.json)", "unset: 167,000 of a 200k window", "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",

@@ -229,7 +229,13 @@ class Configured:
         why that preset, in words ("" for a fixed configuration)."""
         if not self.auto or self.info.tool is None:
             return self, ""
-        preset, why = self.info.tool.preset_for(t, list(self.info.presets))
+        tool = self.info.tool
+        preset, why = tool.preset_for(t, list(self.info.presets))
+        shown = tool.log_settings(t) if tool.log_settings is not None and tool.writes(t.source) else None
+        if shown is not None:  # what the log shows the tool ran with, under the user's own overrides
+            values, said = shown
+            mine = dataclasses.replace(self, overrides={**values, **self.overrides})
+            return _at_preset(mine, preset or ""), f"{why}; {said}"
         return _at_preset(self, preset or ""), why
 
     @property
@@ -289,13 +295,13 @@ def _params(info: StrategyInfo, preset: str, overrides: Mapping[str, str]) -> An
     return params
 
 
-_AT_PRESET: dict[tuple[str, str, str], Configured] = {}
+_AT_PRESET: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Configured] = {}
 
 
 def _at_preset(c: Configured, preset: str) -> Configured:
     """``c`` fixed at ``preset`` (its label kept: every log's row is the one configuration's), made once per
     label and preset (the label names the strategy and every override)."""
-    key = (c.info.name, c.label, preset)
+    key = (c.info.name, c.label, preset, tuple(sorted(c.overrides.items())))
     hit = _AT_PRESET.get(key)
     if hit is None or hit.info is not c.info:
         if c.info.resolver is not None:

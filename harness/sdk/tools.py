@@ -86,6 +86,9 @@ class Tool:
     - ``newest``: the preset of a version past the last known, of another tool's log, of a log without a
       version; ``version_preset(version)``: the preset of a recorded version (None: ``newest``);
       ``log_preset(transcript)``: a preset read off more of the log than its version, with why, or None;
+      ``log_settings(transcript)``: settings the log shows the tool ran with (parameter -> value as spec text,
+      with why), applied under the user's own overrides, or None (Claude Code's auto-compact window, read off
+      a 1M-window session's own compactions);
       ``preset_versions``: each preset's versions, in words (``fidelity`` prints them);
     - ``settings``: what users set (:class:`Setting`), each naming a parameter of the strategy;
     - ``manual_compaction(tokens_before, window)``: why a compaction recorded without a trigger, below what
@@ -104,6 +107,7 @@ class Tool:
     newest: str | None = None
     version_preset: Callable[[str], str | None] | None = None
     log_preset: Callable[[Transcript], tuple[str | None, str] | None] | None = None
+    log_settings: Callable[[Transcript], tuple[dict[str, str], str] | None] | None = None
     preset_versions: Mapping[str, str] = field(default_factory=dict)
     settings: tuple[Setting, ...] = ()
     manual_compaction: Callable[[int, int], str] | None = None

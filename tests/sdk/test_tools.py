@@ -130,3 +130,26 @@ def test_a_setting_of_no_parameter_is_refused_when_declared() -> None:
                                               ("v0.33+ (writer)", (0, 33, 0)), ("dev", None)])
 def test_version_tuple(text: str, parsed: tuple[int, ...] | None) -> None:
     assert version_tuple(text) == parsed
+
+
+def _one_m(version: str, before: int | None, trigger: str = "auto") -> Transcript:
+    rc = RecordedCompaction(3, "claude-code", trigger=trigger, tokens_before=before)  # type: ignore[arg-type]
+    return Transcript("t", "claude-code", (), meta={"tool_version": version}, compactions=(rc,))
+
+
+def test_a_1m_sessions_own_compaction_says_its_auto_compact_window() -> None:
+    """2.1.138-2.1.139 sessions on 1M windows compacted at 568-571k, a 600k window the version table does not
+    know: where a log shows its tool's automatic compaction past 200k, that is the session's window."""
+    c, why = resolve("claude-code").for_log(_one_m("2.1.139", 568_000))
+    assert c.preset == "2.1.138" and c.params.auto_compact_window == 601_000 and c.label == "claude-code"
+    assert "auto-compact window 601,000 inferred from the log's first automatic compaction at 568,000" in why
+    # the user's own setting wins over what the log shows
+    mine, _ = resolve("claude-code:auto_compact_window=400000").for_log(_one_m("2.1.139", 568_000))
+    assert mine.params.auto_compact_window == 400_000
+
+
+@pytest.mark.parametrize(("before", "trigger"), [(200_000, "auto"), (150_000, "auto"), (None, "auto"),
+                                                 (568_000, "manual")])
+def test_the_version_table_serves_a_log_that_shows_no_such_compaction(before: int | None, trigger: str) -> None:
+    c, why = resolve("claude-code").for_log(_one_m("2.1.139", before, trigger))
+    assert c.params.auto_compact_window == 0 and "inferred" not in why
