@@ -240,3 +240,37 @@ def unpriced_models(results: Any) -> list[str]:
     first = results.drop_duplicates("transcript_id")
     found = first["price_model_source"].str.extract(r"^UNPRICED: recorded model (\S+)")[0].dropna()
     return sorted(set(found))
+
+
+INFERRED_FROM_LOG = "inferred from the log's first automatic compaction"  # compbench.strategies.claude_code
+ONE_M = 1_000_000
+
+
+def inferred_windows(results: Any) -> tuple[list[str], list[str]]:
+    """Claude Code sessions on a 1M window, whose auto-compact rule is inferred: (those whose window their own
+    first automatic compaction shows, those left to the version table). Anthropic tunes a model's default
+    window without a release (anthropics/claude-code#86863), so either rests on evidence a reader should see."""
+    if not {"window", "preset_source", "source"} <= set(results.columns):
+        return [], []
+    wide = results[(results["window"] >= ONE_M) & (results["source"] == "claude-code")]
+    from_log = set(wide.loc[wide["preset_source"].astype(str).str.contains(INFERRED_FROM_LOG, regex=False),
+                            "transcript_id"].astype(str))
+    table = set(wide["transcript_id"].astype(str)) - from_log
+    return sorted(from_log), sorted(table)
+
+
+def inferred_window_caveat(results: Any) -> str:
+    """One sentence on the 1M-window sessions of a run (see :func:`inferred_windows`); "" for none."""
+    from_log, table = inferred_windows(results)
+    if not from_log and not table:
+        return ""
+    parts = []
+    if from_log:
+        parts.append(f"{len(from_log):,} from its own first automatic compaction (tokens before it + the 20,000 "
+                     "output reserve + the 13,000 buffer)")
+    if table:
+        parts.append(f"{len(table):,} from the version table, its log showing no automatic compaction past 200k "
+                     "(public reports of where those versions compacted; the default can change without a release)")
+    n = len(from_log) + len(table)
+    return (f"{_plural(n, 'Claude Code session')} on a 1M window, whose auto-compact window is inferred: "
+            + "; ".join(parts) + " (see results: preset_source)")

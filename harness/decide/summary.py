@@ -9,6 +9,7 @@ from compbench.decide.flags import (
     cache_check,
     cache_flags,
     flag_details,
+    inferred_window_caveat,
     overhead_groups,
     price_models,
     unpriced_models,
@@ -95,6 +96,9 @@ def summary_table(run_dir: Path) -> str:
         lines.append(f"windows: {sizes} transcripts; hidden overhead: median fixed part "
                      f"{int(windows['system_tokens'].median()):,} tokens{rate} (see results: window_source, "
                      "system_tokens_source)")
+    wide = inferred_window_caveat(r)
+    if wide:
+        lines.append("! " + wide)
     priced = price_models(r)
     if priced:
         lines.append(f"priced at: {priced} (see results: price_model_source)")

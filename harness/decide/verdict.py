@@ -162,7 +162,7 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
                        "window, degenerate compacting, identical configurations...): see the leaderboard.")
     if "none" in flags:
         caveats.append(f"The reference none: {flags['none'][0]}.")
-    from compbench.decide.flags import overhead_groups, price_models
+    from compbench.decide.flags import inferred_window_caveat, overhead_groups, price_models
 
     priced = (f"{price_model}'s prices" if price_model else
               f"each transcript at its recorded model's prices: {price_models(results) or 'see price_model'}")
@@ -180,6 +180,9 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
         caveats.append(f"{OVERHEAD_CAVEAT} {n} "
                        f"transcript{'s' * (n != 1)}, whose savings rest on it: " + "; ".join(
                            f"{what} ({len(items)})" for what, items in flagged_by) + " (see results: overhead_flag).")
+    wide = inferred_window_caveat(results)
+    if wide:
+        caveats.append(wide[0].upper() + wide[1:] + ".")
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
                    "presence of a fact's anchors in the prompt, an upper bound on what a model retains.")
     return Verdict([choose(b, standing, o, spreads) for o in objectives], front, rule(first), below, caveats,

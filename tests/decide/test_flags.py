@@ -22,3 +22,28 @@ def test_an_agent_whose_cache_model_is_more_than_5_points_off_is_flagged(recorde
     assert bool(got) is flagged
     if flagged:
         assert got[0].startswith("gemini-cli: simulated ")
+
+
+def test_1m_window_sessions_are_flagged_by_where_their_rule_comes_from() -> None:
+    """A 1M-window Claude Code session's auto-compact window is inferred, from its own first automatic
+    compaction where it has one (the words the strategy writes in preset_source), else from the version
+    table: the run says which, and says nothing of 200k sessions or of other tools."""
+    from compbench.data.transcript import RecordedCompaction, Transcript
+    from compbench.decide.flags import INFERRED_FROM_LOG, inferred_window_caveat, inferred_windows
+    from compbench.sdk.registry import resolve
+
+    rc = RecordedCompaction(3, "claude-code", trigger="auto", tokens_before=568_000)
+    t = Transcript("t", "claude-code", (), meta={"tool_version": "2.1.139"}, compactions=(rc,))
+    _, why = resolve("claude-code").for_log(t)
+    assert INFERRED_FROM_LOG in why
+    rows = pd.DataFrame({
+        "transcript_id": ["a", "a", "b", "c", "d"],
+        "source": ["claude-code", "claude-code", "claude-code", "claude-code", "codex"],
+        "window": [1_000_000, 1_000_000, 1_000_000, 200_000, 1_000_000],
+        "preset_source": [why, "", "recorded version 2.1.139", why, ""]})
+    assert inferred_windows(rows) == (["a"], ["b"])
+    text = inferred_window_caveat(rows)
+    assert text.startswith("2 Claude Code sessions on a 1M window, whose auto-compact window is inferred: 1 from its "
+                           "own first automatic compaction")
+    assert "; 1 from the version table, its log showing no automatic compaction past 200k" in text
+    assert inferred_window_caveat(rows[rows["window"] < 1_000_000]) == ""
