@@ -261,18 +261,25 @@ def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
     *the same tool at its best settings* (the best configuration of its own strategy by the run's rule, the
     exact lines to set, and its paired change from as it ran), and *the best other strategy* (for those who
     build agents), with its paired change from as it ran."""
-    from compbench.decide.objective import bars
+    from compbench.decide.objective import bars, unmeasured
 
     obj = parse_objective(objective)
     agg = g.batch.estimates
     as_ran = RECORDED if RECORDED in agg else None
     own_ranked = [s for s in g.order if s in g.own]
-    best_own = next((s for s in own_ranked if meets(agg[s], obj)), own_ranked[0] if own_ranked else None)
-    other = next((s for s in g.order if s not in g.own and s not in (RECORDED, "none") and meets(agg[s], obj)), None)
+    # the bar decides where it can be measured; on logs where it cannot (no needed fact), the best by the metric
+    open_bar = [s for s in own_ranked if unmeasured(agg[s], obj) and g.standing[s].acted]
+    best_own = next((s for s in own_ranked if meets(agg[s], obj)),
+                    open_bar[0] if open_bar else own_ranked[0] if own_ranked else None)
+    others = [s for s in g.order if s not in g.own and s not in (RECORDED, "none")]
+    other = next((s for s in others if meets(agg[s], obj)),
+                 next((s for s in others if unmeasured(agg[s], obj) and g.standing[s].acted), None))
     return {"name": g.name, "tool": tool_name(g.key), "transcripts": g.transcripts, "bar": bars(obj),
             "as_ran": as_ran, "as_ran_figures": figures(g, as_ran) if as_ran else "",
             "own_strategy": own_strategy(g.key), "best_settings": best_own,
             "best_settings_meets": best_own is not None and meets(agg[best_own], obj),
+            "best_settings_unmeasured": best_own is not None and unmeasured(agg[best_own], obj),
+            "best_other_unmeasured": other is not None and unmeasured(agg[other], obj),
             # never acted on these logs, at any setting tried: no recall to hold to the bar
             "best_settings_idle": best_own is not None and not g.standing[best_own].acted,
             "settings_lines": setting_lines(best_own) if best_own else [],
@@ -299,14 +306,18 @@ def tool_lines(g: Group, objective: str = PRIMARY) -> list[str]:
         where = ("never compacts on these logs, at any setting tried (its threshold is not reached)" if idle
                  else "at its best settings tried" if lines
                  else "at the settings it runs with (no setting tried does better)")
-        bar = "" if v["best_settings_meets"] or idle else f", misses {v['bar']}"
+        bar = ("" if v["best_settings_meets"] or idle else
+               f", {v['bar']} not measurable on these logs (no fact received was used again)"
+               if v["best_settings_unmeasured"] else f", misses {v['bar']}")
         out.append(f"  {v['tool']} {where}{bar}: {c.figures}")
         if c.text():
             out.append(f"    against as it ran: {c.text()}")
         out += [f"    set: {x}" if k == 0 else f"         {x}" for k, x in enumerate(lines)]
     if v["best_other"] is not None:
         c = v["best_other_change"]
-        out.append(f"  best other strategy (for those who build agents): {v['best_other']}: {c.figures}")
+        open_bar = (f" ({v['bar']} not measurable on these logs: the best by {metric(HEADLINE).title})"
+                    if v["best_other_unmeasured"] else "")
+        out.append(f"  best other strategy (for those who build agents){open_bar}: {v['best_other']}: {c.figures}")
         if c.text():
             out.append(f"    against as it ran: {c.text()}")
     return out

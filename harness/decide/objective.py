@@ -76,6 +76,12 @@ def meets(ms: Mapping[str, Estimate], obj: Objective) -> bool:
     return satisfies(ms, obj) and not math.isnan(ms[obj.metric].value)
 
 
+def unmeasured(ms: Mapping[str, Estimate], obj: Objective) -> bool:
+    """Has the objective's figure but a bar's figure is not defined on these transcripts (needed-fact recall
+    where no fact received was used again): neither meeting nor missing the bar."""
+    return not math.isnan(ms[obj.metric].value) and any(math.isnan(ms[k].value) for k, _, _ in obj.constraints)
+
+
 def ranked(agg: Mapping[str, Mapping[str, Estimate]], standing: Mapping[str, Standing], obj: Objective,
            labels: Sequence[str] | None = None) -> list[str]:
     """Every label (or ``labels``) in the one order: tier, those meeting ``obj``'s bars first, its metric."""
