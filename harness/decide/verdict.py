@@ -13,7 +13,18 @@ from compbench.decide.bootstrap import Batch
 from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import DEFAULT_OBJECTIVES, HEADLINE, RECALL, Spread
 from compbench.decide.metrics import metric
-from compbench.decide.objective import Objective, decisive, edge, meets, parse_objective, ranked, rule, words
+from compbench.decide.objective import (
+    Objective,
+    bars,
+    decisive,
+    edge,
+    meets,
+    parse_objective,
+    ranked,
+    rule,
+    unmeasured,
+    words,
+)
 from compbench.decide.ranking import Standing, frontier
 from compbench.decide.stats import Estimate
 
@@ -90,6 +101,12 @@ def choose(b: Batch, standing: Mapping[str, Standing], spec: str,
     everyone = ranked(agg, standing, obj)
     meeting = [s for s in everyone if meets(agg[s], obj)]
     text = words(obj)
+    open_bar = ""
+    if not meeting and obj.constraints and all(
+            math.isnan(agg[s][k].value) for s in everyone for k, _, _ in obj.constraints):
+        # no transcript can measure the bar (no fact received was used again: short logs): the metric decides
+        meeting = [s for s in everyone if unmeasured(agg[s], obj) and standing[s].acted]
+        open_bar = f"{bars(obj)} is not measurable on these transcripts (no fact received was used again)"
     if not meeting:
         return Choice(text, spec, None, "", "", "no strategy meets it")
     best = meeting[0]
@@ -117,12 +134,11 @@ def choose(b: Batch, standing: Mapping[str, Standing], spec: str,
     if above:
         shown = ", ".join(above[:3]) + (f" and {len(above) - 3} more" if len(above) > 3 else "")
         why = f"ranked above it: {shown} ({'misses' if len(above) == 1 else 'miss'} {_bars_or_metric(obj)})"
+    note = "; ".join(x for x in (open_bar, note) if x)
     return Choice(text, spec, best, figures, margin, note, edge(agg[best], obj), why)
 
 
 def _bars_or_metric(obj: Objective) -> str:
-    from compbench.decide.objective import bars
-
     return bars(obj) if obj.constraints else f"a {metric(obj.metric).title}"
 
 

@@ -119,6 +119,26 @@ def test_a_pick_below_the_first_row_says_why_the_rows_above_are_not_it() -> None
     assert "no sound strategy meets it" in c.note
 
 
+@pytest.mark.parametrize(("needs", "best"), [(0, "more"), (10, None)])
+def test_transcripts_that_cannot_measure_the_bar_are_decided_by_the_metric_and_say_so(needs: int,
+                                                                                       best: str | None) -> None:
+    """Short logs where no fact received is used again have no recall at all: the pick is the best by effective
+    savings, with the reason said; where recall is measured and every strategy misses the bar, none is picked."""
+    rows = []
+    for k in range(6):
+        t = f"t{k}"
+        rows += [row(t, "none", ref=10_000, saved=0.0, acted=False),
+                 row(t, "less", ref=10_000, saved=0.2, needs=needs, present=needs // 2),
+                 row(t, "more", ref=10_000, saved=0.4, needs=needs, present=needs // 2)]
+    df = frame(rows)
+    b = batch(df, METRICS, 500)
+    c = choose(b, standings(df, flag_details(df)), PRIMARY)
+    assert c.best == best
+    said = "needed-fact recall ≥ 90% is not measurable on these transcripts (no fact received was used again)"
+    assert (said in c.note) == (needs == 0)
+    assert (c.note == "no strategy meets it") == (needs > 0)
+
+
 # --- a pick on the edge of a bar ---------------------------------------------------------------------------
 
 def test_a_pick_whose_interval_straddles_the_bar_says_so() -> None:
