@@ -187,3 +187,7 @@ def test_a_bar_not_measurable_on_a_tools_logs_is_neither_met_nor_missed(mixed: A
     assert (v["best_other"] is not None) == (present == needs) and v["best_other_unmeasured"] == (needs == 0)
     assert (said in text) if said else ("misses" not in text and "not measurable" not in text)
     assert ("misses" in text) == (present < needs)
+    from compbench.cli.compare_view import group_lines
+
+    table = "\n".join(group_lines([groups["claude-code"]], None, wide=True))
+    assert ("below bar" in table) == (present < needs)  # a bar no transcript measures is not missed
