@@ -347,13 +347,15 @@ def read(path: Path) -> Iterator[Transcript]:
         elif t == "response_item":
             _response_item(b, line, p)
         elif t == "event_msg":
-            if p.get("type") == "token_count":
+            kind = p.get("type")
+            kind = kind if isinstance(kind, str) else ""  # not a string: an event we do not know
+            if kind == "token_count":
                 _token_count(b, line, p, prev_total, meta)
-            elif p.get("type") == "user_message" and isinstance(p.get("message"), str):
+            elif kind == "user_message" and isinstance(p.get("message"), str):
                 b.last_input = p["message"]  # /compact appears here only: it is a command, not history
-            elif p.get("type") in TURN_STARTED:
+            elif kind in TURN_STARTED:
                 b.turn_started()
-            elif p.get("type") in TURN_ENDED:
+            elif kind in TURN_ENDED:
                 b.turn_ended()
         else:
             _compacted(b, line, p)

@@ -195,6 +195,17 @@ def test_hand_made_rollout(tmp_path: Path) -> None:
     assert (t.meta["model"], t.meta["tool_version"], t.id) == ("gpt-x", "0.77.0", "sess")
 
 
+@pytest.mark.parametrize("kind", [["deep", ["list"]], {"an": "object"}, 7, None])
+def test_an_event_whose_type_is_not_a_string_is_an_unknown_event(tmp_path: Path, kind: Any) -> None:
+    """A newer or damaged writer's event_msg whose type is a list or an object: passed over as an event we do not
+    know, the rollout read as without it (not an importer failure)."""
+    base = _rollout()
+    (plain,) = read_codex(_write(tmp_path, base))
+    odd = [*base[:3], _r("event_msg", {"type": kind}), *base[3:]]
+    (t,) = read_codex(_write(tmp_path, odd))
+    assert [(m.role, m.text) for m in t.messages] == [(m.role, m.text) for m in plain.messages]
+
+
 def test_compaction_between_turns_without_command_is_auto(tmp_path: Path) -> None:
     recs = [r for r in _rollout() if r["payload"].get("message") != "/compact"]
     (t,) = read_codex(_write(tmp_path, recs))
