@@ -226,6 +226,11 @@ class ClaudeCodeParams:
         0, "The least CLAUDE_CODE_AUTO_COMPACT_WINDOW Claude Code takes: a smaller value is raised to it (0: none, "
            "as the 2.1.88 source; 100,000 from the 2.1.89 settings schema, and the env var in 2.1.221 and 2.1.258 "
            "decompiles); it is also capped at 1,000,000 then.")
+    window_from_log: bool = param(
+        False, "auto_compact_window was read off the log's own first automatic compaction (its tokens before + "
+               "the output reserve + the buffer), not set by a user: taken as it is, neither clamped nor capped at "
+               "the model's window (a compaction past window - 33,000, as a 2.1.219 session's at 998,659 on a 1M "
+               "window, shows a window or reserve this table does not know).")
     large_window: int = param(
         0, "The auto-compact window Claude Code itself uses when the model runs a 1M window and no "
            "CLAUDE_CODE_AUTO_COMPACT_WINDOW is set (0: the whole window, as 2.1.21-2.1.91 and 2.1.138-2.1.195; "
@@ -287,7 +292,9 @@ class ClaudeCode:
 
     def threshold(self, s: SessionView) -> float:
         w = s.limits.context_window
-        if self.p.auto_compact_window > 0:  # the user's setting comes before Claude Code's own default
+        if self.p.auto_compact_window > 0 and self.p.window_from_log:  # where the log shows its tool compacted
+            w = self.p.auto_compact_window
+        elif self.p.auto_compact_window > 0:  # the user's setting comes before Claude Code's own default
             v = self.p.auto_compact_window
             if self.p.window_floor:  # clamped to 100k-1M as the tool does (a value it changes is what it does)
                 v = min(max(v, self.p.window_floor), WINDOW_CAP)
@@ -426,7 +433,7 @@ def log_settings(t: Transcript) -> tuple[dict[str, str], str] | None:
     if first is None or first.tokens_before is None or first.tokens_before <= CLAUDE_CODE_WINDOW:
         return None
     window = first.tokens_before + OUTPUT_RESERVE + AUTOCOMPACT_BUFFER
-    return ({"auto_compact_window": str(window)},
+    return ({"auto_compact_window": str(window), "window_from_log": "true"},
             f"its auto-compact window {window:,} inferred from the log's first automatic compaction at "
             f"{first.tokens_before:,} tokens (+ {OUTPUT_RESERVE:,} output reserve + {AUTOCOMPACT_BUFFER:,} buffer), "
             "not the version's default")

@@ -232,7 +232,8 @@ class Configured:
         tool = self.info.tool
         preset, why = tool.preset_for(t, list(self.info.presets))
         shown = tool.log_settings(t) if tool.log_settings is not None and tool.writes(t.source) else None
-        if shown is not None:  # what the log shows the tool ran with, under the user's own overrides
+        # what the log shows the tool ran with, unless the user set one of those settings: then theirs, all of it
+        if shown is not None and not set(shown[0]) & set(self.overrides):
             values, said = shown
             mine = dataclasses.replace(self, overrides={**values, **self.overrides})
             return _at_preset(mine, preset or ""), f"{why}; {said}"

@@ -87,8 +87,8 @@ class Tool:
       version; ``version_preset(version)``: the preset of a recorded version (None: ``newest``);
       ``log_preset(transcript)``: a preset read off more of the log than its version, with why, or None;
       ``log_settings(transcript)``: settings the log shows the tool ran with (parameter -> value as spec text,
-      with why), applied under the user's own overrides, or None (Claude Code's auto-compact window, read off
-      a 1M-window session's own compactions);
+      with why), or None (Claude Code's auto-compact window, read off a 1M-window session's own compactions);
+      a user's override of any of them replaces them all (theirs is a setting to try, not the log's);
       ``preset_versions``: each preset's versions, in words (``fidelity`` prints them);
     - ``settings``: what users set (:class:`Setting`), each naming a parameter of the strategy;
     - ``manual_compaction(tokens_before, window)``: why a compaction recorded without a trigger, below what

@@ -142,10 +142,11 @@ def test_a_1m_sessions_own_compaction_says_its_auto_compact_window() -> None:
     know: where a log shows its tool's automatic compaction past 200k, that is the session's window."""
     c, why = resolve("claude-code").for_log(_one_m("2.1.139", 568_000))
     assert c.preset == "2.1.138" and c.params.auto_compact_window == 601_000 and c.label == "claude-code"
+    assert c.params.window_from_log
     assert "auto-compact window 601,000 inferred from the log's first automatic compaction at 568,000" in why
     # the user's own setting wins over what the log shows
     mine, _ = resolve("claude-code:auto_compact_window=400000").for_log(_one_m("2.1.139", 568_000))
-    assert mine.params.auto_compact_window == 400_000
+    assert mine.params.auto_compact_window == 400_000 and not mine.params.window_from_log  # clamped as theirs
 
 
 @pytest.mark.parametrize(("before", "trigger"), [(200_000, "auto"), (150_000, "auto"), (None, "auto"),

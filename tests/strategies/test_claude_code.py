@@ -116,6 +116,23 @@ def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> N
     assert fires(c, threshold, ModelLimits(200_000, 64_000), chars4) is True
 
 
+@pytest.mark.parametrize(("version", "before"), [("2.1.139", 568_000), ("2.1.219", 998_659), ("2.1.100", 200_001)])
+def test_a_window_read_off_the_log_compacts_where_the_log_did(chars4: TokenCounter, version: str,
+                                                              before: int) -> None:
+    """A 1M session's first automatic compaction gives its window (tokens before + 20,000 + 13,000): the
+    threshold is those tokens exactly, at and just beside them, even past the 1M window's own 967,000
+    (a 2.1.219 session compacted at 998,659), where a user's window would be capped."""
+    from compbench.data.transcript import RecordedCompaction, Transcript
+
+    rc = RecordedCompaction(3, "claude-code", trigger="auto", tokens_before=before)
+    t = Transcript("t", "claude-code", (), meta={"tool_version": version}, compactions=(rc,))
+    configured, _ = resolve("claude-code").for_log(t)
+    c = configured.create()
+    limits = ModelLimits(1_000_000, 64_000)
+    assert isinstance(c, ClaudeCode) and c.threshold(view_of([user("u1")], chars4, limits)) == before
+    assert fires(c, before - 1, limits, chars4) is False and fires(c, before, limits, chars4) is True
+
+
 def test_the_window_floor_is_of_the_versions_that_have_it(chars4: TokenCounter) -> None:
     """2.1.21's bundle took any window (2.1.88's source has no floor): 50,000 - 20,000 - 13,000."""
     c = resolve("claude-code:preset=2.1.21,auto_compact_window=50000").create()
