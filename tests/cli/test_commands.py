@@ -114,6 +114,7 @@ def test_compare_by_source_model_and_project(run: Path) -> None:
     # a tool's logs read as it ran, its own strategy, the best other one (neither record nor own in this run)
     assert "  as it ran: not in this run (add --strategy recorded)" in out
     assert "  Claude Code's own strategy (claude-code) is not in this run" in out
+    assert "as it ran replays" not in out  # no recorded row, nothing to tell apart
     assert max(len(x) for x in out.splitlines()) <= 160
     data = json.loads(invoke("compare", run, "--by", "model", "--format", "json", "--resamples", "300")[1])
     assert data["by"] == "model" and set(data["groups"]) == {"model-a", "model-b"}
