@@ -13,8 +13,11 @@ tool kept (before the summary, or where the log put it: OpenHands' ``summary_off
 user message, then what was recorded after the compaction. The summary's request is charged as the tool paid
 for it: the context it summarized and the summary it wrote (:attr:`SummaryRequest.answer`). A compaction
 without a summary (a truncation, OpenHands' forgetting) inserts what the log shows instead, its stand-in.
-A Codex remote compaction's summary is encrypted and not in the rollout: the rebuilt history holds the
-replacement items the log names, and the row's compactions say the summary's size is unknown.
+Codex's new history is the replacement history its rollout records: the user messages it kept, and the
+developer instructions and initial context it put back (``meta["replacement"]``, inserted as the tool sent them).
+A remote compaction's summary is encrypted: where the rollout holds its blob (0.77) a stand-in takes the size
+Codex itself estimates for it (:func:`codex_estimate`); where it holds neither text nor blob (the 0.14x rollouts
+of ../shared) the summary's size is unknown, and left out.
 
 Where a log records no compaction but its recorded input falls (a tool whose logs carry no marker), a
 compaction is inferred at the fall by TraceLab's rule: the prompt drops by at least 25% and 8,000 tokens from
@@ -49,6 +52,7 @@ PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in t
 FALL_SHARE = 0.25
 FALL_TOKENS = 8_000
 FALL_FROM = 32_000
+ENCRYPTED_TITLE = "[Codex's encrypted summary: in the log as a blob, sized as Codex estimates it]\n"
 FILLER = "recorded context "  # a stand-in for content the log does not hold: 2 tokens per copy in o200k/cl100k
 
 
@@ -73,6 +77,7 @@ class Planned:
     recorded_next_input: int | None
     inferred: bool
     encrypted: bool
+    encrypted_tokens: int = 0  # Codex's own estimate of its encrypted summary, where the rollout holds the blob
 
 
 def _steps(t: Transcript) -> list[int]:
@@ -98,6 +103,15 @@ def _next_input(t: Transcript, index: int) -> int | None:
         if m.role == "assistant" and not m.meta.get("compaction"):
             return m.usage.input if m.usage is not None and m.usage.input > 0 else None
     return None
+
+
+def codex_estimate(chars: object) -> int:
+    """Codex's own estimate of an encrypted item (a remote compaction's summary) from its base64 length: 3/4 of
+    the length less 650 bytes of envelope, 4 bytes a token, rounded up (``estimate_reasoning_length`` and
+    ``approx_tokens_from_byte_count`` in codex-rs ``context_manager/history.rs``); 0 without a blob."""
+    if not isinstance(chars, int) or isinstance(chars, bool) or chars <= 0:
+        return 0
+    return -(-max(0, chars * 3 // 4 - 650) // 4)
 
 
 def inferred_falls(t: Transcript) -> list[int]:
@@ -127,7 +141,7 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
                            offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
                            stand_in if isinstance(stand_in, str) else "",
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
-                           bool(rc.meta.get("encrypted"))))
+                           bool(rc.meta.get("encrypted")), codex_estimate(rc.meta.get("encrypted_chars"))))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
@@ -192,6 +206,8 @@ class Recorded:
             summary = [Insert("user", text, origin="summary")]
         if p.encrypted:
             meta["encrypted"] = True  # a remote compaction: its summary is not in the log
+            if p.encrypted_tokens and not text:  # its blob is: a stand-in of the size Codex itself estimates
+                summary = [Insert("user", self._filler(s, p.encrypted_tokens, ENCRYPTED_TITLE), origin="summary")]
         at = p.offset if p.offset is not None and p.offset <= len(head) else 0
         view = (*head[:at], *summary, *head[at:], *inserts, *tail)
         return Compact(f"recorded {p.trigger}", view, request, on_failure="apply", meta=meta)
@@ -205,10 +221,14 @@ class Recorded:
         missing = p.recorded_next_input - held
         if missing <= 0:
             return ""
-        title = "[the tool's compacted context, not in the log]\n"
-        n = max(0, (missing - s.count(title)) // max(1, s.count(FILLER)))
+        return self._filler(s, missing, "[the tool's compacted context, not in the log]\n")
+
+    @staticmethod
+    def _filler(s: SessionView, tokens: int, title: str) -> str:
+        """A stand-in of about ``tokens`` tokens under the view's counter."""
+        n = max(0, (tokens - s.count(title)) // max(1, s.count(FILLER)))
         if n:  # a tokenizer counts repeats unevenly: one correction from the count of the whole
-            n = max(0, round(n * (missing - s.count(title)) / max(1, s.count(FILLER * n))))
+            n = max(0, round(n * (tokens - s.count(title)) / max(1, s.count(FILLER * n))))
         return title + FILLER * n
 
 
