@@ -24,6 +24,12 @@ compaction is inferred at the fall by TraceLab's rule: the prompt drops by at le
 at least 32,000, and stays down (the next prompt regains less than half the fall: :func:`inferred_falls`); what the tool kept is then unknown,
 so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
 that records nothing and shows no fall is the ``none`` row.
+
+Claude Code attaches files again after a compaction (the recent files, from 2.1.92 the invoked skills and the
+plan file), and before 2.1.217 its log does not record them: the row attaches them as Claude Code does for the
+compaction's version, as the ``claude-code`` strategy models it (:mod:`compbench.strategies.claude_code_restore`:
+the files as the log last shows them, 5 of them, 5,000 tokens each, 50,000 together). What else the tool sends
+then and its log lacks (a SessionStart hook's output, the todo list) is not modelled.
 """
 
 from __future__ import annotations
@@ -41,11 +47,16 @@ from compbench.sdk import (
     Slot,
     SummaryRequest,
     Text,
+    ToolCall,
     Transcript,
     Usage,
     param,
     strategy,
+    touches,
 )
+from compbench.strategies.claude_code import PRESETS as CLAUDE_CODE_PRESETS
+from compbench.strategies.claude_code import version_preset
+from compbench.strategies.claude_code_restore import plan_attachment, restored_files, skill_attachments
 
 PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in the log)"
 # TraceLab's rule for a compaction a log does not mark: a fall of the recorded prompt
@@ -78,6 +89,7 @@ class Planned:
     inferred: bool
     encrypted: bool
     encrypted_tokens: int = 0  # Codex's own estimate of its encrypted summary, where the rollout holds the blob
+    restore: str = ""  # a tool whose re-attachments the log leaves out, modelled: "claude-code@VERSION"
 
 
 def _steps(t: Transcript) -> list[int]:
@@ -137,11 +149,13 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
         offset = rc.meta.get("summary_offset")
         stand_in = rc.meta.get("stand_in")
         replacement = rc.meta.get("replacement") or ()
+        version = rc.meta.get("tool_version") or t.meta.get("tool_version") or ""
         out.append(Planned(steps[rc.index], rc.index, rc.trigger, rc.summary, rc.kept_ids,
                            offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
                            stand_in if isinstance(stand_in, str) else "",
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
-                           bool(rc.meta.get("encrypted")), codex_estimate(rc.meta.get("encrypted_chars"))))
+                           bool(rc.meta.get("encrypted")), codex_estimate(rc.meta.get("encrypted_chars")),
+                           f"claude-code@{version}" if rc.tool == "claude-code" else ""))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
@@ -209,8 +223,33 @@ class Recorded:
             if p.encrypted_tokens and not text:  # its blob is: a stand-in of the size Codex itself estimates
                 summary = [Insert("user", self._filler(s, p.encrypted_tokens, ENCRYPTED_TITLE), origin="summary")]
         at = p.offset if p.offset is not None and p.offset <= len(head) else 0
-        view = (*head[:at], *summary, *head[at:], *inserts, *tail)
+        attached: list[Slot] = []
+        if p.restore:
+            attached = [Insert("user", text, origin="synthetic") for text in self._restored(s, p)]
+            meta["reattached"] = len(attached)
+        view = (*head[:at], *summary, *head[at:], *inserts, *attached, *tail)
         return Compact(f"recorded {p.trigger}", view, request, on_failure="apply", meta=meta)
+
+    def _restored(self, s: SessionView, p: Planned) -> list[str]:
+        """What Claude Code attached again after this compaction, where its log does not record it: the recent
+        files, and from 2.1.92 the invoked skills and the plan file, as its own strategy models them for the
+        compaction's version (:mod:`compbench.strategies.claude_code_restore`)."""
+        t = s.context.transcript
+        if t is None:
+            return []
+        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2])]
+        history = [m for m in t.messages[:p.index] if not m.meta.get("compaction")]
+        kept = set(p.kept)
+        kept_reads = {x.key for m in history if m.id in kept for part in m.parts if isinstance(part, ToolCall)
+                      for x in touches(part) if x.verb == "read"}
+        out = [text for _, text in restored_files(history, exclude=kept_reads)]
+        if preset.get("restore_plan"):
+            plan = plan_attachment(history)
+            out += [plan[1]] if plan else []
+        skills = preset.get("restore_skills")
+        if isinstance(skills, int) and skills > 0:
+            out += [text for _, text in skill_attachments(history, skills)]
+        return out
 
     def _sized(self, s: SessionView, p: Planned, head: list[Slot], tail: list[Slot]) -> str:
         """A stand-in for what an unmarked compaction left, as large as the recorded prompt says it was."""

@@ -1,6 +1,6 @@
 """``recorded``: the context after a replayed compaction is what the tool sent, on hand-made logs of each shape:
 Codex's replacement history (its developer instructions put back, its encrypted summary sized as Codex sizes
-it)."""
+it), Claude Code's re-attached files (modelled where the log leaves them out)."""
 
 from __future__ import annotations
 
@@ -79,3 +79,52 @@ def test_codex_replacement_history_puts_back_its_developer_instructions_and_its_
     added = ev.tokens_after - bare.tokens_after
     expected = (len(DEVELOPER) + 3) // 4 + 4 + 213 + 4  # the developer message, the stand-in (4 per message)
     assert abs(added - expected) <= 0.03 * expected
+
+
+def claude_log(tmp: Path, name: str, version: str, file_text: str, attachments: list[dict[str, Any]]) -> Path:
+    """A Claude Code session that reads a file, compacts automatically, and calls the model again; ``attachments``
+    are the records the log persists after the summary (2.1.217 does)."""
+    sid = "55555555-5555-4555-8555-55555555555" + name[-1]
+    n = [0]
+
+    def rec(kind: str, parent: str | None, **kw: Any) -> dict[str, Any]:
+        n[0] += 1
+        return {"parentUuid": parent, "isSidechain": False, "sessionId": sid, "version": version, "cwd": "/w",
+                "type": kind, "uuid": f"{name}-{n[0]}", "timestamp": "2026-02-01T10:00:00.000Z", **kw}
+
+    def call(parent: str, mid: str, content: list[dict[str, Any]], inp: int) -> dict[str, Any]:
+        usage = {"input_tokens": 10, "cache_read_input_tokens": inp, "cache_creation_input_tokens": 0,
+                 "output_tokens": 50}
+        return rec("assistant", parent, message={"model": "claude-sonnet-4-5-20250929", "id": mid, "role": "assistant",
+                                                 "type": "message", "content": content, "usage": usage})
+
+    numbered = "\n".join(f"{k:>6}\u2192{line}" for k, line in enumerate(file_text.split("\n"), 1))
+    out = [rec("user", None, message={"role": "user", "content": "Why does parse() fail on empty input?"})]
+    out.append(call(out[-1]["uuid"], "m1", [{"type": "tool_use", "id": "t1", "name": "Read",
+                                            "input": {"file_path": "/w/parse.py"}}], 20_000))
+    out.append(rec("user", out[-1]["uuid"], message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": numbered}]}))
+    out.append(call(out[-1]["uuid"], "m2", [{"type": "text", "text": "It indexes [0] unguarded."}], 22_000))
+    boundary = rec("system", None, subtype="compact_boundary", content="Conversation compacted",
+                   logicalParentUuid=out[-1]["uuid"], compactMetadata={"trigger": "auto", "preTokens": 160_000})
+    out.append(boundary)
+    out.append(rec("user", boundary["uuid"], isCompactSummary=True, message={
+        "role": "user", "content": "This session is being continued from a previous conversation. Summary: "
+                                   "parse() indexes [0] without a guard."}))
+    for a in attachments:
+        out.append(rec("attachment", out[-1]["uuid"], attachment=a))
+    out.append(call(out[-1]["uuid"], "m3", [{"type": "text", "text": "Adding the guard."}], 9_000))
+    p = tmp / f"{name}.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in out), encoding="utf-8")
+    return p
+
+
+def test_claude_code_files_read_before_a_compaction_are_attached_again_where_the_log_leaves_them_out(
+        tmp_path: Path) -> None:
+    """2.1.49 persists no attachment: the recorded row attaches the file read before the compaction as Claude Code
+    does (compbench.strategies.claude_code_restore), so a larger file makes a larger next prompt."""
+    small = "def parse(s):\n    return s[0]"
+    large = small + "\n" + "\n".join(f"# note {k} " + "x" * 60 for k in range(60))  # ~4,000 characters
+    _, a = replay(tmp_path, claude_log(tmp_path, "s1", "2.1.49", small, []))
+    _, b = replay(tmp_path, claude_log(tmp_path, "s2", "2.1.49", large, []))
+    assert b.tokens_after - a.tokens_after > (len(large) - len(small)) // 4  # its content (and line numbers) in
