@@ -29,7 +29,9 @@ Claude Code attaches files again after a compaction (the recent files, from 2.1.
 plan file), and before 2.1.217 its log does not record them: the row attaches them as Claude Code does for the
 compaction's version, as the ``claude-code`` strategy models it (:mod:`compbench.strategies.claude_code_restore`:
 the files as the log last shows them, 5 of them, 5,000 tokens each, 50,000 together). What else the tool sends
-then and its log lacks (a SessionStart hook's output, the todo list) is not modelled.
+then and its log lacks (a SessionStart hook's output, the todo list) is not modelled. Where the log records
+what was attached (2.1.217's ``attachment`` records after the summary: ``meta["attached"]``), that is sent instead
+of the model.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class Planned:
     inferred: bool
     encrypted: bool
     encrypted_tokens: int = 0  # Codex's own estimate of its encrypted summary, where the rollout holds the blob
+    attached: tuple[str, ...] = ()  # what the log recorded the tool attaching after it (Claude Code 2.1.217)
     restore: str = ""  # a tool whose re-attachments the log leaves out, modelled: "claude-code@VERSION"
 
 
@@ -150,12 +153,14 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
         stand_in = rc.meta.get("stand_in")
         replacement = rc.meta.get("replacement") or ()
         version = rc.meta.get("tool_version") or t.meta.get("tool_version") or ""
+        attached = rc.meta.get("attached")
         out.append(Planned(steps[rc.index], rc.index, rc.trigger, rc.summary, rc.kept_ids,
                            offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
                            stand_in if isinstance(stand_in, str) else "",
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
                            bool(rc.meta.get("encrypted")), codex_estimate(rc.meta.get("encrypted_chars")),
-                           f"claude-code@{version}" if rc.tool == "claude-code" else ""))
+                           tuple(str(x) for x in attached) if isinstance(attached, list | tuple) else (),
+                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else ""))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
@@ -223,7 +228,7 @@ class Recorded:
             if p.encrypted_tokens and not text:  # its blob is: a stand-in of the size Codex itself estimates
                 summary = [Insert("user", self._filler(s, p.encrypted_tokens, ENCRYPTED_TITLE), origin="summary")]
         at = p.offset if p.offset is not None and p.offset <= len(head) else 0
-        attached: list[Slot] = []
+        attached: list[Slot] = [Insert("user", text, origin="synthetic") for text in p.attached]
         if p.restore:
             attached = [Insert("user", text, origin="synthetic") for text in self._restored(s, p)]
             meta["reattached"] = len(attached)

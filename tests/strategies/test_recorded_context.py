@@ -1,6 +1,7 @@
 """``recorded``: the context after a replayed compaction is what the tool sent, on hand-made logs of each shape:
 Codex's replacement history (its developer instructions put back, its encrypted summary sized as Codex sizes
-it), Claude Code's re-attached files (modelled where the log leaves them out)."""
+it), Claude Code's re-attached files (modelled where the log leaves them out, read where 2.1.217 records them,
+and the session's own context it announces again not counted twice)."""
 
 from __future__ import annotations
 
@@ -128,3 +129,26 @@ def test_claude_code_files_read_before_a_compaction_are_attached_again_where_the
     _, a = replay(tmp_path, claude_log(tmp_path, "s1", "2.1.49", small, []))
     _, b = replay(tmp_path, claude_log(tmp_path, "s2", "2.1.49", large, []))
     assert b.tokens_after - a.tokens_after > (len(large) - len(small)) // 4  # its content (and line numbers) in
+
+
+def test_claude_code_attachments_the_log_records_are_sent_and_the_sessions_own_context_is_not_counted_twice(
+        tmp_path: Path) -> None:
+    """2.1.217 persists what it attached: the recorded row sends the recorded file (not a modelled one), and the
+    context the session's first call carried, announced again (deferred tools, a SessionStart hook), stays in the
+    hidden overhead that counts it."""
+    attached = {"type": "file", "filename": "/w/other.py",
+                "content": {"type": "text", "file": {"filePath": "/w/other.py", "content": "X = 1\n" * 100}}}
+    again = [{"type": "deferred_tools_delta", "addedNames": ["WebFetch", "WebSearch"] * 50},
+             {"type": "hook_success", "hookEvent": "SessionStart", "hookName": "SessionStart:compact",
+              "content": "terse mode " * 200},
+             {"type": "task_reminder", "content": [], "itemCount": 0}]
+    t, a = replay(tmp_path, claude_log(tmp_path, "r1", "2.1.217", "def parse(s):\n    return s[0]",
+                                       [attached, *again]))
+    (rc,) = t.compactions
+    (text,) = rc.meta["attached"]
+    assert "/w/other.py" in text and "     1\u2192X = 1" in text
+    assert rc.meta["attached_in_overhead"] == 2  # the empty task list carries nothing
+    # the file read before the compaction is not modelled on top of what the log recorded
+    _, b = replay(tmp_path, claude_log(tmp_path, "r2", "2.1.217", "def parse(s):\n" + "    pass\n" * 500,
+                                       [attached, *again]))
+    assert a.tokens_after == b.tokens_after
