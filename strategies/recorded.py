@@ -66,6 +66,13 @@ FALL_SHARE = 0.25
 FALL_TOKENS = 8_000
 FALL_FROM = 32_000
 ENCRYPTED_TITLE = "[Codex's encrypted summary: in the log as a blob, sized as Codex estimates it]\n"
+# What a log lacks of the context its tool sent after a compaction, named beside each compaction the row replays
+# (``recorded_lacks`` in the compactions table; the self-check says it, :mod:`compbench.decide.breakdown`)
+LACKS_REATTACHED = ("Claude Code's re-attached files, skills and plan (not in its logs before 2.1.217): "
+                    "modelled as the tool attaches them")
+LACKS_CODEX_SUMMARY = "Codex's remote summary (neither its text nor its encrypted blob is in the rollout): left out"
+LACKS_CODEX_BLOB = "Codex's encrypted summary: sized as Codex estimates its blob"
+LACKS_INFERRED = "no marker: the compaction is inferred and sized to the recorded prompt (not a check)"
 FILLER = "recorded context "  # a stand-in for content the log does not hold: 2 tokens per copy in o200k/cl100k
 
 
@@ -93,6 +100,7 @@ class Planned:
     encrypted_tokens: int = 0  # Codex's own estimate of its encrypted summary, where the rollout holds the blob
     attached: tuple[str, ...] = ()  # what the log recorded the tool attaching after it (Claude Code 2.1.217)
     restore: str = ""  # a tool whose re-attachments the log leaves out, modelled: "claude-code@VERSION"
+    lacks: str = ""  # what the log lacks of the context the tool sent after it (LACKS_*)
 
 
 def _steps(t: Transcript) -> list[int]:
@@ -154,19 +162,24 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
         replacement = rc.meta.get("replacement") or ()
         version = rc.meta.get("tool_version") or t.meta.get("tool_version") or ""
         attached = rc.meta.get("attached")
+        blob = codex_estimate(rc.meta.get("encrypted_chars"))
+        lacks = (LACKS_REATTACHED if rc.tool == "claude-code" and attached is None
+                 else LACKS_CODEX_BLOB if rc.tool == "codex" and not rc.summary and blob
+                 else LACKS_CODEX_SUMMARY if rc.tool == "codex" and not rc.summary else "")
         out.append(Planned(steps[rc.index], rc.index, rc.trigger, rc.summary, rc.kept_ids,
                            offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
                            stand_in if isinstance(stand_in, str) else "",
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
-                           bool(rc.meta.get("encrypted")), codex_estimate(rc.meta.get("encrypted_chars")),
+                           bool(rc.meta.get("encrypted")), blob,
                            tuple(str(x) for x in attached) if isinstance(attached, list | tuple) else (),
-                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else ""))
+                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else "", lacks))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
             # the previous call (a tool result, the user's turn) that the tool then sent with it
             start = max((j for j in range(i) if t.messages[j].role == "assistant"), default=-1) + 1
-            out.append(Planned(steps[i], start, "inferred", "", (), None, "", (), _next_input(t, i), True, False))
+            out.append(Planned(steps[i], start, "inferred", "", (), None, "", (), _next_input(t, i), True, False,
+                               lacks=LACKS_INFERRED))
     return tuple(out)
 
 
@@ -209,7 +222,10 @@ class Recorded:
         tail: list[Slot] = [Keep(e.id) for e in s.entries if e.index >= p.index]
         inserts: list[Slot] = [Insert("system" if role in ("developer", "system") else "user", text,
                                       origin="synthetic") for role, text in p.replacement]
-        meta = {"recorded": p.trigger, "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
+        meta: dict[str, object] = {"recorded": p.trigger,
+                                   "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
+        if p.lacks:
+            meta["recorded_lacks"] = p.lacks
         request = None
         text = p.summary or p.stand_in
         if p.inferred:

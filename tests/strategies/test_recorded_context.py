@@ -16,7 +16,7 @@ from compbench.data.transcript import Transcript
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
 from compbench.sdk.session import ModelLimits
-from compbench.strategies.recorded import codex_estimate
+from compbench.strategies.recorded import LACKS_CODEX_BLOB, LACKS_CODEX_SUMMARY, LACKS_REATTACHED, codex_estimate
 
 DEVELOPER = "<permissions instructions>\nsandbox_mode is workspace-write. " + "rule " * 400  # 2,000+ characters
 
@@ -80,6 +80,8 @@ def test_codex_replacement_history_puts_back_its_developer_instructions_and_its_
     added = ev.tokens_after - bare.tokens_after
     expected = (len(DEVELOPER) + 3) // 4 + 4 + 213 + 4  # the developer message, the stand-in (4 per message)
     assert abs(added - expected) <= 0.03 * expected
+    # what each log lacks is named beside the compaction: the blob's text, or the whole summary
+    assert (ev.recorded_lacks, bare.recorded_lacks) == (LACKS_CODEX_BLOB, LACKS_CODEX_SUMMARY)
 
 
 def claude_log(tmp: Path, name: str, version: str, file_text: str, attachments: list[dict[str, Any]]) -> Path:
@@ -129,6 +131,7 @@ def test_claude_code_files_read_before_a_compaction_are_attached_again_where_the
     _, a = replay(tmp_path, claude_log(tmp_path, "s1", "2.1.49", small, []))
     _, b = replay(tmp_path, claude_log(tmp_path, "s2", "2.1.49", large, []))
     assert b.tokens_after - a.tokens_after > (len(large) - len(small)) // 4  # its content (and line numbers) in
+    assert a.recorded_lacks == LACKS_REATTACHED  # modelled, and said so
 
 
 def test_claude_code_attachments_the_log_records_are_sent_and_the_sessions_own_context_is_not_counted_twice(
@@ -152,3 +155,4 @@ def test_claude_code_attachments_the_log_records_are_sent_and_the_sessions_own_c
     _, b = replay(tmp_path, claude_log(tmp_path, "r2", "2.1.217", "def parse(s):\n" + "    pass\n" * 500,
                                        [attached, *again]))
     assert a.tokens_after == b.tokens_after
+    assert a.recorded_lacks == ""  # the log holds what was attached
