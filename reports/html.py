@@ -91,11 +91,12 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     objectives = list(objectives or DEFAULT_OBJECTIVES)
     spread = spreads(results, BY_NAME[HEADLINE])
     agents = _per_agent(everything, resamples, objectives[0])
-    from compbench.decide.breakdown import recorded_check, recorded_check_line
+    from compbench.decide.breakdown import recorded_check, recorded_check_line, recorded_lacks
     from compbench.store.reader import Run
 
     finished = Run.open(run)
-    self_check = recorded_check_line(recorded_check(finished.table("compactions"), finished.table("steps")))
+    compactions = finished.table("compactions")
+    self_check = recorded_check_line(recorded_check(compactions, finished.table("steps")), recorded_lacks(compactions))
     v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
                 str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"), spread)
     ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick

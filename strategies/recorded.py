@@ -13,14 +13,25 @@ tool kept (before the summary, or where the log put it: OpenHands' ``summary_off
 user message, then what was recorded after the compaction. The summary's request is charged as the tool paid
 for it: the context it summarized and the summary it wrote (:attr:`SummaryRequest.answer`). A compaction
 without a summary (a truncation, OpenHands' forgetting) inserts what the log shows instead, its stand-in.
-A Codex remote compaction's summary is encrypted and not in the rollout: the rebuilt history holds the
-replacement items the log names, and the row's compactions say the summary's size is unknown.
+Codex's new history is the replacement history its rollout records: the user messages it kept, and the
+developer instructions and initial context it put back (``meta["replacement"]``, inserted as the tool sent them).
+A remote compaction's summary is encrypted: where the rollout holds its blob (0.77) a stand-in takes the size
+Codex itself estimates for it (:func:`codex_estimate`); where it holds neither text nor blob (the 0.14x rollouts
+of ../shared) the summary's size is unknown, and left out.
 
 Where a log records no compaction but its recorded input falls (a tool whose logs carry no marker), a
 compaction is inferred at the fall by TraceLab's rule: the prompt drops by at least 25% and 8,000 tokens from
 at least 32,000, and stays down (the next prompt regains less than half the fall: :func:`inferred_falls`); what the tool kept is then unknown,
 so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
 that records nothing and shows no fall is the ``none`` row.
+
+Claude Code attaches files again after a compaction (the recent files, from 2.1.92 the invoked skills and the
+plan file), and before 2.1.217 its log does not record them: the row attaches them as Claude Code does for the
+compaction's version, as the ``claude-code`` strategy models it (:mod:`compbench.strategies.claude_code_restore`:
+the files as the log last shows them, 5 of them, 5,000 tokens each, 50,000 together). What else the tool sends
+then and its log lacks (a SessionStart hook's output, the todo list) is not modelled. Where the log records
+what was attached (2.1.217's ``attachment`` records after the summary: ``meta["attached"]``), that is sent instead
+of the model.
 """
 
 from __future__ import annotations
@@ -38,17 +49,30 @@ from compbench.sdk import (
     Slot,
     SummaryRequest,
     Text,
+    ToolCall,
     Transcript,
     Usage,
     param,
     strategy,
+    touches,
 )
+from compbench.strategies.claude_code import PRESETS as CLAUDE_CODE_PRESETS
+from compbench.strategies.claude_code import version_preset
+from compbench.strategies.claude_code_restore import plan_attachment, restored_files, skill_attachments
 
 PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in the log)"
 # TraceLab's rule for a compaction a log does not mark: a fall of the recorded prompt
 FALL_SHARE = 0.25
 FALL_TOKENS = 8_000
 FALL_FROM = 32_000
+ENCRYPTED_TITLE = "[Codex's encrypted summary: in the log as a blob, sized as Codex estimates it]\n"
+# What a log lacks of the context its tool sent after a compaction, named beside each compaction the row replays
+# (``recorded_lacks`` in the compactions table; the self-check says it, :mod:`compbench.decide.breakdown`)
+LACKS_REATTACHED = ("Claude Code's re-attached files, skills and plan (not in its logs before 2.1.217): "
+                    "modelled as the tool attaches them")
+LACKS_CODEX_SUMMARY = "Codex's remote summary (neither its text nor its encrypted blob is in the rollout): left out"
+LACKS_CODEX_BLOB = "Codex's encrypted summary: sized as Codex estimates its blob"
+LACKS_INFERRED = "no marker: the compaction is inferred and sized to the recorded prompt (not a check)"
 FILLER = "recorded context "  # a stand-in for content the log does not hold: 2 tokens per copy in o200k/cl100k
 
 
@@ -73,6 +97,10 @@ class Planned:
     recorded_next_input: int | None
     inferred: bool
     encrypted: bool
+    encrypted_tokens: int = 0  # Codex's own estimate of its encrypted summary, where the rollout holds the blob
+    attached: tuple[str, ...] = ()  # what the log recorded the tool attaching after it (Claude Code 2.1.217)
+    restore: str = ""  # a tool whose re-attachments the log leaves out, modelled: "claude-code@VERSION"
+    lacks: str = ""  # what the log lacks of the context the tool sent after it (LACKS_*)
 
 
 def _steps(t: Transcript) -> list[int]:
@@ -100,6 +128,15 @@ def _next_input(t: Transcript, index: int) -> int | None:
     return None
 
 
+def codex_estimate(chars: object) -> int:
+    """Codex's own estimate of an encrypted item (a remote compaction's summary) from its base64 length: 3/4 of
+    the length less 650 bytes of envelope, 4 bytes a token, rounded up (``estimate_reasoning_length`` and
+    ``approx_tokens_from_byte_count`` in codex-rs ``context_manager/history.rs``); 0 without a blob."""
+    if not isinstance(chars, int) or isinstance(chars, bool) or chars <= 0:
+        return 0
+    return -(-max(0, chars * 3 // 4 - 650) // 4)
+
+
 def inferred_falls(t: Transcript) -> list[int]:
     """Message indices (the call after the fall) where the recorded prompt falls by TraceLab's rule and the
     next recorded prompt stays below the level it fell from."""
@@ -123,17 +160,26 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
         offset = rc.meta.get("summary_offset")
         stand_in = rc.meta.get("stand_in")
         replacement = rc.meta.get("replacement") or ()
+        version = rc.meta.get("tool_version") or t.meta.get("tool_version") or ""
+        attached = rc.meta.get("attached")
+        blob = codex_estimate(rc.meta.get("encrypted_chars"))
+        lacks = (LACKS_REATTACHED if rc.tool == "claude-code" and attached is None
+                 else LACKS_CODEX_BLOB if rc.tool == "codex" and not rc.summary and blob
+                 else LACKS_CODEX_SUMMARY if rc.tool == "codex" and not rc.summary else "")
         out.append(Planned(steps[rc.index], rc.index, rc.trigger, rc.summary, rc.kept_ids,
                            offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
                            stand_in if isinstance(stand_in, str) else "",
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
-                           bool(rc.meta.get("encrypted"))))
+                           bool(rc.meta.get("encrypted")), blob,
+                           tuple(str(x) for x in attached) if isinstance(attached, list | tuple) else (),
+                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else "", lacks))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
             # the previous call (a tool result, the user's turn) that the tool then sent with it
             start = max((j for j in range(i) if t.messages[j].role == "assistant"), default=-1) + 1
-            out.append(Planned(steps[i], start, "inferred", "", (), None, "", (), _next_input(t, i), True, False))
+            out.append(Planned(steps[i], start, "inferred", "", (), None, "", (), _next_input(t, i), True, False,
+                               lacks=LACKS_INFERRED))
     return tuple(out)
 
 
@@ -176,7 +222,10 @@ class Recorded:
         tail: list[Slot] = [Keep(e.id) for e in s.entries if e.index >= p.index]
         inserts: list[Slot] = [Insert("system" if role in ("developer", "system") else "user", text,
                                       origin="synthetic") for role, text in p.replacement]
-        meta = {"recorded": p.trigger, "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
+        meta: dict[str, object] = {"recorded": p.trigger,
+                                   "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
+        if p.lacks:
+            meta["recorded_lacks"] = p.lacks
         request = None
         text = p.summary or p.stand_in
         if p.inferred:
@@ -192,9 +241,36 @@ class Recorded:
             summary = [Insert("user", text, origin="summary")]
         if p.encrypted:
             meta["encrypted"] = True  # a remote compaction: its summary is not in the log
+            if p.encrypted_tokens and not text:  # its blob is: a stand-in of the size Codex itself estimates
+                summary = [Insert("user", self._filler(s, p.encrypted_tokens, ENCRYPTED_TITLE), origin="summary")]
         at = p.offset if p.offset is not None and p.offset <= len(head) else 0
-        view = (*head[:at], *summary, *head[at:], *inserts, *tail)
+        attached: list[Slot] = [Insert("user", text, origin="synthetic") for text in p.attached]
+        if p.restore:
+            attached = [Insert("user", text, origin="synthetic") for text in self._restored(s, p)]
+            meta["reattached"] = len(attached)
+        view = (*head[:at], *summary, *head[at:], *inserts, *attached, *tail)
         return Compact(f"recorded {p.trigger}", view, request, on_failure="apply", meta=meta)
+
+    def _restored(self, s: SessionView, p: Planned) -> list[str]:
+        """What Claude Code attached again after this compaction, where its log does not record it: the recent
+        files, and from 2.1.92 the invoked skills and the plan file, as its own strategy models them for the
+        compaction's version (:mod:`compbench.strategies.claude_code_restore`)."""
+        t = s.context.transcript
+        if t is None:
+            return []
+        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2])]
+        history = [m for m in t.messages[:p.index] if not m.meta.get("compaction")]
+        kept = set(p.kept)
+        kept_reads = {x.key for m in history if m.id in kept for part in m.parts if isinstance(part, ToolCall)
+                      for x in touches(part) if x.verb == "read"}
+        out = [text for _, text in restored_files(history, exclude=kept_reads)]
+        if preset.get("restore_plan"):
+            plan = plan_attachment(history)
+            out += [plan[1]] if plan else []
+        skills = preset.get("restore_skills")
+        if isinstance(skills, int) and skills > 0:
+            out += [text for _, text in skill_attachments(history, skills)]
+        return out
 
     def _sized(self, s: SessionView, p: Planned, head: list[Slot], tail: list[Slot]) -> str:
         """A stand-in for what an unmarked compaction left, as large as the recorded prompt says it was."""
@@ -205,10 +281,14 @@ class Recorded:
         missing = p.recorded_next_input - held
         if missing <= 0:
             return ""
-        title = "[the tool's compacted context, not in the log]\n"
-        n = max(0, (missing - s.count(title)) // max(1, s.count(FILLER)))
+        return self._filler(s, missing, "[the tool's compacted context, not in the log]\n")
+
+    @staticmethod
+    def _filler(s: SessionView, tokens: int, title: str) -> str:
+        """A stand-in of about ``tokens`` tokens under the view's counter."""
+        n = max(0, (tokens - s.count(title)) // max(1, s.count(FILLER)))
         if n:  # a tokenizer counts repeats unevenly: one correction from the count of the whole
-            n = max(0, round(n * (missing - s.count(title)) / max(1, s.count(FILLER * n))))
+            n = max(0, round(n * (tokens - s.count(title)) / max(1, s.count(FILLER * n))))
         return title + FILLER * n
 
 

@@ -131,11 +131,12 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
         from compbench.decide.breakdown import breakdown
 
         out.append("Per tool (each tool's logs on their own; ~ not significant, 95% paired intervals):")
-        from compbench.decide.breakdown import recorded_check, recorded_check_line
+        from compbench.decide.breakdown import recorded_check, recorded_check_line, recorded_lacks
         from compbench.store.reader import Run
 
         finished = Run.open(run)
-        check = recorded_check_line(recorded_check(finished.table("compactions"), finished.table("steps")))
+        compactions = finished.table("compactions")
+        check = recorded_check_line(recorded_check(compactions, finished.table("steps")), recorded_lacks(compactions))
         if check:
             out += ["  " + x for x in view.wrap(check, view.WIDTH - 2)]
         for g in breakdown(everything, "source", needed, resamples, by):

@@ -328,14 +328,38 @@ def tool_sentence(g: Group, objective: str = PRIMARY) -> str:
     return " ".join(x.strip() for x in tool_lines(g, objective))
 
 
+def _checked(compactions: Any) -> Any:
+    """The recorded row's compactions with a recorded next prompt to check against; an inferred one (no marker)
+    is sized to that prompt, so it checks nothing and is left out."""
+    if "recorded_next_input" not in compactions.columns:
+        return compactions.iloc[0:0]
+    c = compactions[(compactions["strategy"] == RECORDED) & (compactions["recorded_next_input"] > 0)]
+    return c[c["reason"] != "recorded inferred"] if "reason" in c.columns else c
+
+
+def recorded_lacks(compactions: Any) -> tuple[tuple[str, int], ...]:
+    """What the logs lack of the context their tools sent after the compactions the self-check counts, named
+    per compaction by the ``recorded`` row (``recorded_lacks``), most frequent first, with how many; and how
+    many inferred compactions it leaves out (``("inferred", n)`` last)."""
+    from collections import Counter
+
+    c = _checked(compactions)
+    counts = Counter(x for x in c["recorded_lacks"] if x) if "recorded_lacks" in c.columns else Counter[str]()
+    out = tuple(counts.most_common())
+    if "recorded_next_input" in compactions.columns and "reason" in compactions.columns:
+        inferred = int(((compactions["strategy"] == RECORDED) & (compactions["reason"] == "recorded inferred")
+                        & (compactions["recorded_next_input"] > 0)).sum())
+        out += (("inferred", inferred),) if inferred else ()
+    return out
+
+
 def recorded_check(compactions: Any, steps: Any) -> tuple[int, float, float] | None:
     """The ``recorded`` row's self-check: after each compaction it replays, the prompt of its next call against
     the prompt the log recorded there (``recorded_next_input``): how many, and the median and 90th percentile of
     the relative error; None when the run replayed no recorded compaction with a recorded next prompt."""
     import numpy as np
 
-    c = compactions[(compactions["strategy"] == RECORDED) & (compactions["recorded_next_input"] > 0)] \
-        if "recorded_next_input" in compactions.columns else compactions.iloc[0:0]
+    c = _checked(compactions)
     if c.empty:
         return None
     s = steps[steps["strategy"] == RECORDED]
@@ -350,9 +374,19 @@ def recorded_check(compactions: Any, steps: Any) -> tuple[int, float, float] | N
     return len(errors), float(np.median(errors)), float(np.quantile(errors, 0.9, method="inverted_cdf"))
 
 
-def recorded_check_line(check: tuple[int, float, float] | None) -> str:
+def recorded_check_line(check: tuple[int, float, float] | None, lacks: Sequence[tuple[str, int]] = ()) -> str:
+    """The self-check in words, and what the logs lack there (:func:`recorded_lacks`): the error that stays."""
     if check is None:
         return ""
     n, median, p90 = check
-    return (f"Self-check of as it ran: after each of the {n:,} recorded compaction{'s' * (n != 1)} it replays, its "
-            f"next prompt is within {median:.1%} of the one the log recorded (median; 90th percentile {p90:.1%}).")
+    out = (f"Self-check of as it ran: after each of the {n:,} recorded compaction{'s' * (n != 1)} it replays, its "
+           f"next prompt is within {median:.1%} of the one the log recorded (median; 90th percentile {p90:.1%}).")
+    named = [f"{text} ({k:,})" for text, k in lacks if text != "inferred"]
+    if named:
+        out += " What the logs lack there: " + "; ".join(named) + "."
+    inferred = sum(k for text, k in lacks if text == "inferred")
+    if inferred:
+        out += (f" {inferred:,} inferred compaction{'s' * (inferred != 1)} (no marker in the log) "
+                f"{'are' if inferred != 1 else 'is'} sized to the recorded prompt and not counted.")
+    return out + (" No log holds the tool's system prompt and tool schemas: each log's are fitted on its own "
+                  "recorded calls.")

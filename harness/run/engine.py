@@ -331,7 +331,9 @@ def _compaction_row(e: Any) -> dict[str, Any]:
             "error": e.error or "", "attempts": e.attempts, "latency_ms": e.latency_ms,
             "summary_budget": e.summary_budget if e.summary_budget is not None else -1,
             # the recorded row's self-check: the prompt the log recorded after the tool's compaction (-1: none)
-            "recorded_next_input": int(e.meta.get("recorded_next_input", -1)) if e.meta else -1}
+            "recorded_next_input": int(e.meta.get("recorded_next_input", -1)) if e.meta else -1,
+            # what the log lacks of the context the tool sent after it ("": nothing known)
+            "recorded_lacks": str(e.meta.get("recorded_lacks", "")) if e.meta else ""}
 
 
 Outcome = dict[str, Table] | str  # a transcript's rows per table, or why it failed

@@ -58,7 +58,8 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         transcript_id:str strategy:str seq:int step:int phase:str reason:str ok:bool tokens_before:int
         tokens_after:int replaced:int replaced_ids:list[str] kept_ids:list[str] replaced_tokens:int summary:str
         summary_tokens:int compression:float summarizer_input:int summarizer_output:int error:str attempts:int
-        latency_ms:float summary_budget:int recorded_next_input:int retention:float retention_verbatim:float
+        latency_ms:float summary_budget:int recorded_next_input:int recorded_lacks:str retention:float
+        retention_verbatim:float
         retention_carried:float
         lost_facts:list[str] artifact_f1:float fabricated:list[str] guard_summary_larger:bool
         guard_dropped_constraint:bool

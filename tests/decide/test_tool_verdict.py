@@ -135,6 +135,28 @@ def test_the_recorded_rows_self_check_compares_its_next_prompt_with_the_logs() -
     assert recorded_check(compactions[compactions["strategy"] != "recorded"], steps) is None
 
 
+def test_the_self_check_names_what_the_logs_lack_and_leaves_out_what_it_sized_to_the_log() -> None:
+    """Beside its error, the self-check says what the logs lack of what their tools sent (each compaction's
+    ``recorded_lacks``); an inferred compaction, sized to the recorded prompt, would check nothing: left out."""
+    from compbench.decide.breakdown import recorded_check, recorded_check_line, recorded_lacks
+
+    compactions = pd.DataFrame({"strategy": ["recorded"] * 4, "transcript_id": ["a", "b", "c", "d"],
+                                "step": [3, 5, 7, 2], "phase": ["before"] * 4,
+                                "reason": ["recorded auto", "recorded auto", "recorded auto", "recorded inferred"],
+                                "recorded_next_input": [1_000, 2_000, 1_000, 4_000],
+                                "recorded_lacks": ["the files", "the files", "", "no marker"]})
+    steps = pd.DataFrame({"strategy": ["recorded"] * 4, "transcript_id": ["a", "b", "c", "d"], "step": [3, 5, 7, 2],
+                          "input": [900, 1_800, 1_000, 4_000]})
+    check = recorded_check(compactions, steps)
+    assert check is not None and check[0] == 3  # the inferred one is not counted
+    lacks = recorded_lacks(compactions)
+    assert lacks == (("the files", 2), ("inferred", 1))
+    line = recorded_check_line(check, lacks)
+    assert "What the logs lack there: the files (2)." in line
+    assert "1 inferred compaction (no marker in the log) is sized to the recorded prompt and not counted." in line
+    assert "system prompt and tool schemas" in line
+
+
 def _verdict_at(tmp_path: Any, window: int) -> list[str]:
     ts = [session(k, "claude-code", "2.1.49") for k in range(3)]
     strategies = ("none", "recorded", "claude-code")

@@ -35,6 +35,11 @@ Mapping decisions, each taken from the real files (not from documentation, which
   a longer session (``meta["starts_mid_chain"]``): its first recorded prompt holds history the file lacks.
 * Unknown record types, and known ones that may reach the model but are not modelled (``attachment``,
   ...), are counted in ``meta["unknown_records"]`` / ``meta["unmodelled_records"]`` and warned, never fatal.
+  An ``attachment`` between a compaction's summary and the next call or prompt is what the tool attached with
+  that compaction (2.1.217 persists it; earlier versions do not): its text goes to the compaction's
+  ``meta["attached"]`` (a file as the Read call and result it stands for), except what announces again the
+  context the session's first call carried (deferred tools, agents, MCP instructions, SessionStart hooks),
+  counted in ``meta["attached_in_overhead"]``: a replay counts that in the hidden overhead.
 * The conversation is the ``parentUuid`` chain that ends at the last user/assistant record; rewound
   branches are dropped and a resumed session's file names the sessions it continues (``claude_chain.py``).
 """
@@ -43,6 +48,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -153,6 +159,7 @@ class _State:
         self.parent: dict[str, str | None] = {}  # record uuid -> parent (logical parent across a compaction)
         self.prompts: set[str] = set()  # uuids of user records that are prompts (not tool results or notes)
         self.last: str | None = None  # uuid of the last user/assistant record
+        self.attach_to: int | None = None  # the compaction whose attachments may follow (until a call or a prompt)
 
     def uid(self, r: dict[str, Any]) -> str:
         uid = r.get("uuid")
@@ -277,6 +284,72 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
             index=len(st.messages) - 1, tool=NAME, trigger=b["trigger"], tokens_before=b["pre"], summary=text,
             summary_id=uid, kept_ids=tuple(m.id for m in st.messages if m.id.split(":", 1)[0] in kept), meta=meta))
         st.boundary = None
+        st.attach_to = len(st.compactions) - 1
+
+
+def _prompt(r: dict[str, Any]) -> bool:
+    """A user record that is a prompt the user typed (not a tool result, a meta note, a summary or a local
+    command's echo)."""
+    if r.get("isMeta") or r.get("isCompactSummary"):
+        return False
+    msg = r.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list) or any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+        return False
+    text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    return bool(text.strip()) and not any(mark in text for mark in LOCAL_COMMAND_MARKS)
+
+
+ATTACHMENT_KEYS_NOT_SENT = frozenset({"type", "toolUseID", "hookName", "hookEvent", "uuid", "displayPath", "itemCount"})
+
+
+def _strings(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v] if v.strip() else []
+    if isinstance(v, list):
+        return [x for item in v for x in _strings(item)]
+    if isinstance(v, dict):
+        return [x for k, item in v.items() if k not in ATTACHMENT_KEYS_NOT_SENT for x in _strings(item)]
+    return []
+
+
+# Attachments that announce again, after a compaction, what the session's first call carried (its deferred tools,
+# agents, skills, MCP servers' instructions, the SessionStart hooks' output): a replay counts that context in the
+# hidden overhead, fitted on the first call, for every row alike; adding it again would count it twice
+SESSION_CONTEXT = frozenset({"deferred_tools_delta", "agent_listing_delta", "mcp_instructions_delta", "skill_listing"})
+
+
+def session_context(a: Any) -> bool:
+    return isinstance(a, dict) and (a.get("type") in SESSION_CONTEXT or a.get("hookEvent") == "SessionStart")
+
+
+def attachment_text(a: Any) -> str:
+    """What an ``attachment`` record that follows a compaction puts before the model, as text (Claude Code sends
+    an attachment as a ``<system-reminder>`` in a user message; the wording here is ours, its content the
+    record's): a re-attached file as the Read call and result it stands for (line-numbered as Read shows a
+    file), a file too large as its note, anything else (deferred tools, agents, MCP instructions, a hook's
+    output) by the text it carries; "" for one that carries none (an empty task list)."""
+    if not isinstance(a, dict):
+        return ""
+    kind = a.get("type")
+    if kind == "file":
+        content = a.get("content")
+        file = content.get("file") if isinstance(content, dict) else None
+        body = file.get("content") if isinstance(file, dict) else None
+        path = str(a.get("filename") or (file.get("filePath") if isinstance(file, dict) else "") or "")
+        if not isinstance(body, str):
+            return ""
+        numbered = "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(body.split("\n"), 1))
+        return (f"<system-reminder>\nCalled the Read tool with the following input: {json.dumps({'file_path': path})}"
+                f"\n</system-reminder>\n<system-reminder>\nResult of calling the Read tool: "
+                f"{json.dumps(numbered, ensure_ascii=False)}\n</system-reminder>")
+    if kind == "compact_file_reference":
+        return (f"<system-reminder>\nNote: {a.get('filename')} was read before the last conversation was "
+                "summarized, but the contents are too large to include. Use Read tool if you need to access it."
+                "\n</system-reminder>")
+    texts = _strings(a)
+    return "<system-reminder>\n" + "\n".join(texts) + "\n</system-reminder>" if texts else ""
 
 
 def _tool_result(st: _State, b: dict[str, Any], line: int) -> tuple[Part, ...]:
@@ -372,6 +445,15 @@ def _read(path: Path, sidechain: bool) -> Transcript:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])
             continue
+        if t == "attachment" and st.attach_to is not None and not r.get("isSidechain"):
+            a = r.get("attachment")
+            meta = st.compactions[st.attach_to].meta
+            assert isinstance(meta, dict)
+            if session_context(a):  # the session's start announced it: the hidden overhead counts it already
+                meta["attached_in_overhead"] = meta.get("attached_in_overhead", 0) + 1
+            elif text := attachment_text(a):  # attached with the compaction (2.1.217 persists it): the row sends it
+                meta.setdefault("attached", []).append(text)
+            continue
         if t not in ("user", "assistant", "system"):
             (st.unmodelled if t in NOT_MODELLED else st.unknown)[str(t)] += 1
             continue
@@ -395,6 +477,8 @@ def _read(path: Path, sidechain: bool) -> Transcript:
             st.parent[r["uuid"]] = up if isinstance(up, str) else None
             if t != "system":
                 st.last = r["uuid"]
+        if t == "assistant" or (t == "user" and _prompt(r)):
+            st.attach_to = None  # the tool's attachments come before the next call or the next prompt
         if t == "assistant":
             _assistant(st, r, line)
         elif t == "user":

@@ -313,6 +313,17 @@ def _compacted(b: _Builder, line: int, p: dict[str, Any]) -> None:
         evidence = "at the start of a turn the log ends in (no user input or model call after it)"
     meta: dict[str, Any] = {"line": line, "encrypted": encrypted, "replacement_items": len(history),
                             "trigger_evidence": evidence}
+    # the new history's messages that are no kept message (the developer instructions and the initial context
+    # Codex puts back): the recorded row inserts them, as the tool sent them
+    imported = {m.text for m in b.messages if m.role == "user" and not m.meta.get("compaction")}
+    added = [[str(x.get("role")), _text(x.get("content"))] for x in history if x.get("type") == "message"
+             and (x.get("role") in ("developer", "system")
+                  or (x.get("role") == "user" and _text(x.get("content")) not in imported))]
+    if added:
+        meta["replacement"] = added
+    blobs = [x.get("encrypted_content") for x in history if x.get("type") == "compaction"]
+    if encrypted and blobs and all(isinstance(x, str) for x in blobs):
+        meta["encrypted_chars"] = sum(len(x) for x in blobs if isinstance(x, str))  # sized as Codex sizes it
     b.compactions.append(RecordedCompaction(index=len(b.messages), tool=NAME, trigger=trigger,
                                             tokens_before=b.last_total or None, summary=summary, kept_ids=kept,
                                             meta=meta))
