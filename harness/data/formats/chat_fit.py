@@ -33,7 +33,8 @@ def unfit(m: Any) -> str | None:
     if "parts" in m and "content" not in m:
         return "parts"
     content = m.get("content")
-    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in ANTHROPIC_BLOCKS for p in content):
+    if isinstance(content, list) and any(isinstance(p, dict) and isinstance(p.get("type"), str)
+                                         and p["type"] in ANTHROPIC_BLOCKS for p in content):
         return "blocks"
     return None
 

@@ -321,7 +321,8 @@ SESSION_CONTEXT = frozenset({"deferred_tools_delta", "agent_listing_delta", "mcp
 
 
 def session_context(a: Any) -> bool:
-    return isinstance(a, dict) and (a.get("type") in SESSION_CONTEXT or a.get("hookEvent") == "SessionStart")
+    return isinstance(a, dict) and ((isinstance(a.get("type"), str) and a["type"] in SESSION_CONTEXT)
+                                   or a.get("hookEvent") == "SessionStart")
 
 
 def attachment_text(a: Any) -> str:

@@ -28,6 +28,7 @@ the fewest kept messages the rule allows, said in its meta). Strategy ``roo-code
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -222,11 +223,17 @@ def _existing(b: _Builder, start: int, ts: float | None, at_least: int) -> int:
     return min(start + at_least, len(b.doc) - 1)
 
 
+def _key(v: Any) -> Any:
+    """An id as a set member: a scalar as it is, anything else (a list or object a damaged file holds) by its
+    JSON text, so ids still match by equality as ``==`` compares them."""
+    return v if v is None or isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True, default=str)
+
+
 def _hidden_at(doc: Sequence[Any], mk: int, summaries: list[int], markers: list[int]) -> set[int]:
     """The messages a truncation at marker ``mk`` found hidden already, or hid: by its own or an earlier marker,
     or by a summary before it (all before a fresh-start summary, the tagged ones of an older one)."""
-    tids = {doc[x].get("truncationId") for x in markers if x <= mk}
-    out = {i for i, m in enumerate(doc) if m.get("truncationParent") in tids and m.get("truncationParent")}
+    tids = {_key(doc[x].get("truncationId")) for x in markers if x <= mk}
+    out = {i for i, m in enumerate(doc) if _key(m.get("truncationParent")) in tids and m.get("truncationParent")}
     for x in summaries:
         if x < mk:
             cid = doc[x].get("condenseId")

@@ -95,7 +95,8 @@ def tool_folder(d: Path, names: set[str]) -> tuple[Path, tuple[Callable[[str], b
 
 
 def _is_record(m: Any) -> bool:
-    return isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("type") in RECORD_TYPES
+    return isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("type"), str) \
+        and m["type"] in RECORD_TYPES
 
 
 def read(path: Path) -> Iterator[Transcript]:

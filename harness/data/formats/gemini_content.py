@@ -196,5 +196,6 @@ def is_ack(parts: Any) -> bool:
 def is_content(x: Any) -> bool:
     """One Gemini Content, as a whole: a role and a list of part objects (or no parts), and no chat-message
     ``content`` beside them."""
-    return (isinstance(x, dict) and x.get("role") in ROLES and isinstance(x.get("parts", []), list)
+    return (isinstance(x, dict) and isinstance(x.get("role"), str) and x["role"] in ROLES
+            and isinstance(x.get("parts", []), list)
             and "content" not in x and all(isinstance(p, dict) for p in x.get("parts", [])))

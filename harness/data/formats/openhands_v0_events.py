@@ -117,7 +117,8 @@ def recall_text(content: str, extras: Mapping[str, Any]) -> str:
             texts.append(v)
         elif isinstance(v, dict) and v:
             texts.append(json.dumps(v, ensure_ascii=False))
-    for k in extras.get("microagent_knowledge") or []:
+    knowledge = extras.get("microagent_knowledge")
+    for k in knowledge if isinstance(knowledge, list) else []:
         if isinstance(k, dict) and isinstance(k.get("content"), str):
             texts.append(k["content"])
     return "\n\n".join(texts)
