@@ -101,13 +101,14 @@ def _name(t: Transcript) -> str:
     return Path(str(t.meta.get("path", t.id))).name
 
 
-FORMER = Rules(guard=False, had=False, weights=False, orientation=False)
+FORMER = Rules(guard=False, had=False, weights=False, orientation=False, changed=False)
 ABLATIONS: tuple[tuple[str, Rules], ...] = (
     ("every rule", ALL),
     ("without the guard on re-attached files", replace(ALL, guard=False)),
     ("sized by the latest delivery", replace(ALL, had=False)),
     ("every use read back whole (no class shares)", replace(ALL, weights=False)),
     ("without orientation", replace(ALL, orientation=False)),
+    ("an edit of a file the agent changed like any edit", replace(ALL, changed=False)),
     ("the former rule (none of these)", FORMER),
 )
 

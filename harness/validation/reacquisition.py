@@ -239,7 +239,7 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
             if key in first:
                 used.add(key)
                 how: How = "edit" if key in edited else first[key]
-                klass = use_class(how, d.kind)
+                klass = use_class(how, d.kind, changed=rules.changed and how == "edit" and ws.changed(key, lo))
                 by = served(kept=t.messages[d.message].id in kept, attached=key in restored,
                             summarized=len(d.lines & summary_lines) >= COVER * len(d.lines))
                 spared = not pays(how, by, guard, rules)

@@ -30,7 +30,8 @@ from helpers import assistant, tool, user
 
 BODY = "\n".join(f"{i:>6}→    def handler_{i}(request):  # route number {i} of the service" for i in range(1, 41))
 PATH = "/home/u/proj/src/app/main.py"
-EVERY = Rates({"edit": 1.0, "mention": 1.0, "lines": 1.0, "orientation-recent": 1.0, "orientation": 1.0}, 1.0, 10)
+EVERY = Rates({"edit": 1.0, "edit-changed": 1.0, "mention": 1.0, "lines": 1.0, "orientation-recent": 1.0,
+               "orientation": 1.0}, 1.0, 10)
 
 
 def _read(mid: str, cid: str, path: str = PATH, **slice_: int) -> Message:
@@ -105,6 +106,26 @@ def test_the_size_rule_what_is_read_back_is_what_the_agent_had(o200k: TokenCount
     whole, piece = parts[2][0], parts[4][0]
     assert _one(t, o200k).reacq_predicted == whole == _one(t, o200k).reacq_observed
     assert _one(t, o200k, had=False).reacq_predicted == piece < whole / 5
+
+
+def test_the_changed_rule_an_edit_of_what_the_agent_changed_reads_back_around_its_edits(o200k: TokenCounter) -> None:
+    """The agent read main.py whole and edited it, then after the compaction read back a quarter of it (the
+    lines around its edit) and edited it again: at an ``edit-changed`` share of a quarter the prediction is what
+    it read; an edit like any other (read back whole) is four times it. A file it had not changed it reads back
+    whole, as the plain edit's share says, rule or not."""
+    lines = BODY.splitlines()
+    changed = assistant("b9", "first fix", [("e9", "Edit", {"file_path": PATH, "old_string": "a", "new_string": "b"})])
+    piece = [_read("a3", "c3", offset=1, limit=10), tool("t3", "c3", "\n".join(lines[:10]), "Read")]
+    t = _real([*piece, EDIT], before=[changed])
+    shares = replace(EVERY, read_back={**EVERY.read_back, "edit-changed": 0.25})
+    well = _one(t, o200k, shares)
+    assert well.items[0].klass == "edit-changed" and "around its edits" in well.items[0].why
+    whole = well.items[0].size
+    assert well.reacq_observed < whole / 3 and well.reacq_predicted == pytest.approx(well.reacq_observed, rel=0.15)
+    badly = _one(t, o200k, shares, changed=False)
+    assert badly.items[0].klass == "edit" and badly.reacq_predicted == whole > 3 * badly.reacq_observed
+    plain = _one(_real([*REREAD, EDIT]), o200k, shares)  # read, not changed: read back whole
+    assert plain.items[0].klass == "edit" and plain.reacq_predicted == plain.reacq_observed == whole
 
 
 def test_the_weights_rule_a_mention_costs_its_share_not_the_whole_file(o200k: TokenCounter) -> None:
