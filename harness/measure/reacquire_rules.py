@@ -55,7 +55,7 @@ TABLE = Path(__file__).with_name("reacquire_rates.json")
 
 WHY: Mapping[str, str] = {
     "edit": "edited: an edit needs the text it replaces",
-    "edit-changed": "edited again: it had changed it since its last read, reads back around its edits",
+    "edit-changed": "edited, changed since its last read: around its edits",
     "mention": "named, not edited",
     "lines": "a line of its output repeated",
     "orientation-recent": "no later use, read shortly before: orientation",
