@@ -148,8 +148,8 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
 def main(argv: Sequence[str]) -> int:
     """``PATH...`` the logs to fit on (their fit split) and validate on; ``--held-out PATH`` (repeatable) more
     logs to validate on only, every session held out; ``--check`` compares the shipped table instead;
-    ``--natural-window N`` measures with the natural rate over the N steps before each compaction (the former
-    estimator: 50), rates refitted with it, and writes nothing."""
+    ``--natural-window N`` measures with the natural rate over the N steps before each compaction (the
+    shipped: 50; 1000000000: the whole segment), rates refitted with it, and writes nothing."""
     args: list[str] = []
     other: list[str] = []
     window = NATURAL_WINDOW

@@ -170,19 +170,19 @@ def _busy(rereads_before: list[int], steps_before: int, steps_after: int) -> Tra
 
 
 @pytest.mark.parametrize(("at", "inside"), [
-    (100 - NATURAL_STEPS - 2, False), (100 - NATURAL_STEPS - 1, True), (100 - NATURAL_STEPS, True)])
+    (100 - NATURAL_WINDOW - 2, False), (100 - NATURAL_WINDOW - 1, True), (100 - NATURAL_WINDOW, True)])
 def test_the_natural_rate_counts_the_rereads_of_the_window_before(o200k: TokenCounter, at: int, inside: bool) -> None:
-    """With the former window of 50 calls: a re-read at call 49 (its output after 50 of the 100 calls before
-    the compaction) is in it, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after it.
-    With the whole segment (the default), each is in it, at the rate over the 100 calls."""
+    """A re-read at call 49 (its output after 50 of the 100 calls before the compaction) is in the window of
+    ``NATURAL_WINDOW`` (50) calls, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after
+    it. Over the whole segment (``natural_window`` past its start), each is in it, at the rate over the 100."""
     t = _busy([at], 100, 80)
     size = o200k.index(t).part_tokens[2][0]
-    r = _one(t, o200k, natural_window=50)
-    rate = size / 50 if inside else 0.0
+    r = _one(t, o200k)
+    rate = size / NATURAL_WINDOW if inside else 0.0
     assert r.natural_rate == pytest.approx(rate)
     assert r.reacq_natural == round(rate * NATURAL_STEPS) and r.steps_after == 80
     assert r.reacq_excess == r.reacq_observed - r.reacq_natural
-    assert _one(t, o200k).natural_rate == pytest.approx(size / 100)
+    assert _one(t, o200k, natural_window=10**9).natural_rate == pytest.approx(size / 100)
 
 
 def test_the_natural_window_ends_at_the_session_start_and_the_rate_at_the_window_after(o200k: TokenCounter) -> None:
