@@ -8,7 +8,8 @@ compaction) hold at least :data:`COVER` of its latest delivery's lines. The rule
 :mod:`compbench.measure.reacquire_rules` then say what the agent fetches again after a compaction:
 
 * at each step, a use of a key whose content the view does not hold is a **re-acquisition** of the share of
-  what the agent had of it that its class (an edit, a mention, a repeated line) has real agents read back; a
+  what the agent had of it that its class (an edit, an edit of a file it changed since its last read, a mention,
+  a repeated line) has real agents read back; a
   later use of a class that reads back more (an edit after a mention) adds the difference. A re-attached file
   or a summary that carries the lines serves a use, except an edit under a tool that refuses to edit a file not
   read since its compaction (Claude Code: ``read_before_edit``; the tracker records such an edit with
@@ -170,7 +171,7 @@ class ContentTracker:
             d = self.ws.before(key, message_index)
             if d is None:
                 continue
-            klass = use_class(use.how, d.kind)
+            klass = use_class(use.how, d.kind, changed=use.how == "edit" and self.ws.changed(key, message_index))
             share = self.rates.share(klass)
             paid = self._back.get(key, 0.0)
             if key in self._back and paid >= share:

@@ -163,6 +163,7 @@ class WorkingSet:
 
     _had: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = field(default_factory=dict, compare=False, repr=False)
     _used: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _edits: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def before(self, key: str, message: int) -> Delivery | None:
         """``key``'s latest delivery before ``message`` (the content an agent would re-acquire there)."""
@@ -195,6 +196,26 @@ class WorkingSet:
             found = self._had[key] = (tuple(at), tuple(total))
         k = bisect_left(found[0], message)
         return round(found[1][k - 1]) if k else 0
+
+    def changed(self, key: str, message: int) -> bool:
+        """Whether the agent edited ``key`` after its latest delivery before ``message`` (and before ``message``):
+        what it had of it is partly its own change, and it goes back to where it was editing
+        (:mod:`compbench.measure.reacquire_rules`)."""
+        d = self.before(key, message)
+        if d is None:
+            return False
+        found = self._edits.get(key)
+        if found is None:
+            if not self._edits:  # one pass over the uses indexes every key's edits
+                by_key: dict[str, list[int]] = {}
+                for i in sorted(self.uses):
+                    for u in self.uses[i]:
+                        if u.how == "edit":
+                            by_key.setdefault(u.key, []).append(i)
+                self._edits.update({k: tuple(v) for k, v in by_key.items()})
+            found = self._edits.setdefault(key, ())
+        k = bisect_left(found, d.message)
+        return k < len(found) and found[k] < message
 
     def used_between(self, key: str, start: int, end: int) -> bool:
         """Whether an assistant message in [``start``, ``end``) needs ``key``."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from compbench.data.transcript import Transcript
 from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Rates, Rules, from_table
-from compbench.validation.reacquisition import RealReacquisition, at_compactions, summarize
+from compbench.validation.reacquisition import NATURAL_WINDOW, RealReacquisition, at_compactions, summarize
 
 MIN_ITEMS = 10  # a class of orientation with fewer fit items takes orientation's pooled share
 RECENT_STEPS = 10  # a read within this many steps of a compaction is recent (orientation)
@@ -61,8 +61,10 @@ def load(paths: Sequence[str], tokenizer: str = "o200k_base") -> list[Loaded]:
     return out
 
 
-def measure(loaded: Iterable[Loaded], rules: Rules = ALL, rates_: Rates = UNIT) -> list[RealReacquisition]:
-    return [r for x in loaded for r in at_compactions(x.transcript, x.part_tokens, rules=rules, rates_=rates_)]
+def measure(loaded: Iterable[Loaded], rules: Rules = ALL, rates_: Rates = UNIT,
+            natural_window: int = NATURAL_WINDOW) -> list[RealReacquisition]:
+    return [r for x in loaded for r in at_compactions(x.transcript, x.part_tokens, rules=rules, rates_=rates_,
+                                                      natural_window=natural_window)]
 
 
 def fit(rows: Sequence[RealReacquisition], recent_steps: int = RECENT_STEPS) -> dict[str, Any]:
@@ -99,29 +101,32 @@ def _name(t: Transcript) -> str:
     return Path(str(t.meta.get("path", t.id))).name
 
 
-FORMER = Rules(guard=False, had=False, weights=False, orientation=False)
+FORMER = Rules(guard=False, had=False, weights=False, orientation=False, changed=False)
 ABLATIONS: tuple[tuple[str, Rules], ...] = (
     ("every rule", ALL),
     ("without the guard on re-attached files", replace(ALL, guard=False)),
     ("sized by the latest delivery", replace(ALL, had=False)),
     ("every use read back whole (no class shares)", replace(ALL, weights=False)),
     ("without orientation", replace(ALL, orientation=False)),
+    ("an edit of a file the agent changed like any edit", replace(ALL, changed=False)),
     ("the former rule (none of these)", FORMER),
 )
 
 
-def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tuple[str, dict[str, Any]]]:
+def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = (), natural_window: int = NATURAL_WINDOW
+            ) -> list[tuple[str, dict[str, Any]]]:
     """Each rule set of :data:`ABLATIONS`, its rates refitted on the fit split, summarized per split; with
     ``other`` transcripts (none of them fitted on), their compactions summarized as ``other``. The former rule
     predicts every use at its latest delivery, with no caused share."""
     out = []
     for label, rules in ABLATIONS:
-        rates_ = from_table(fit(measure(loaded, rules)))
+        rates_ = from_table(fit(measure(loaded, rules, natural_window=natural_window)))
         if rules == FORMER:
             rates_ = replace(rates_, caused=1.0)
-        found = summarize(measure(loaded, rules, rates_))
+        found = summarize(measure(loaded, rules, rates_, natural_window))
         if other:
-            found["other"] = summarize(replace(r, split="held-out") for r in measure(other, rules, rates_))["held-out"]
+            found["other"] = summarize(replace(r, split="held-out") for r in measure(other, rules, rates_,
+                                                                                       natural_window))["held-out"]
         out.append((label, found))
     return out
 
@@ -142,19 +147,29 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
 
 def main(argv: Sequence[str]) -> int:
     """``PATH...`` the logs to fit on (their fit split) and validate on; ``--held-out PATH`` (repeatable) more
-    logs to validate on only, every session held out; ``--check`` compares the shipped table instead."""
+    logs to validate on only, every session held out; ``--check`` compares the shipped table instead;
+    ``--natural-window N`` measures with the natural rate over the N steps before each compaction (the
+    shipped: 50; 1000000000: the whole segment), rates refitted with it, and writes nothing."""
     args: list[str] = []
     other: list[str] = []
+    window = NATURAL_WINDOW
     it = iter(argv)
     for a in it:
         if a == "--held-out":
             other.append(next(it, ""))
+        elif a == "--natural-window":
+            window = int(next(it, "0") or 0)
         elif not a.startswith("--"):
             args.append(a)
-    if not args or "" in other:
-        print(f"usage: {REGENERATE} [--held-out PATH]... [--check]", file=sys.stderr)
+    if not args or "" in other or window <= 0:
+        print(f"usage: {REGENERATE} [--held-out PATH]... [--natural-window N] [--check]", file=sys.stderr)
         return 2
     loaded = load(args)
+    if window != NATURAL_WINDOW:
+        print(f"the natural rate over the {window} steps before each compaction; nothing written")
+        for label, s in effects(loaded, load(other) if other else (), window):
+            print("\n".join(lines(label, s)))
+        return 0
     data = table(loaded, measure(loaded))
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "--check" in argv:

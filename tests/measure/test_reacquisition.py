@@ -32,8 +32,8 @@ BODY = "\n".join(f"{i:>6}→    def handler_{i}(request):  # route number {i} of
 PATH = "/home/u/proj/src/app/main.py"
 OTHER = "/home/u/proj/src/app/util.py"
 UTIL = "\n".join(f"{i:>6}→    def helper_{i}(value):  # helper number {i} of the module" for i in range(1, 31))
-RATES = Rates({"edit": 0.5, "mention": 0.1, "lines": 0.0, "orientation-recent": 0.2, "orientation": 0.02},
-              caused=1.0, recent_steps=3)
+RATES = Rates({"edit": 0.5, "edit-changed": 0.25, "mention": 0.1, "lines": 0.0, "orientation-recent": 0.2,
+               "orientation": 0.02}, caused=1.0, recent_steps=3)
 
 
 def _read(mid: str, cid: str, path: str = PATH, **slice_: int) -> Message:
@@ -148,6 +148,21 @@ def test_an_edit_after_a_mention_adds_what_the_edit_reads_back_beyond_it(o200k: 
     again = assistant("a10", "the bug was in src/app/main.py", [("c10", "Bash", {"command": "ls"})])
     _, reverse = _replay(_session(EDIT, again), CompactAt(5), "", o200k)
     assert [r.klass for r in _uses(reverse.events)] == ["edit"]
+
+
+def test_an_edit_of_a_file_the_agent_changed_since_its_last_read_costs_its_own_share(o200k: TokenCounter) -> None:
+    """Read, edited, compacted away, edited again: the agent had changed it since its last read, so the edit is
+    of class ``edit-changed`` at its share (it goes back to where it was editing); a read after its edit makes it
+    a plain edit again."""
+    first = assistant("b0", "first fix", [("e0", "Edit", {"file_path": PATH, "old_string": "a", "new_string": "b"})])
+    t = _session(EDIT, before=[first])
+    _, content = _replay(t, CompactAt(6), "", o200k)
+    (r,) = _uses(content.events)
+    size = o200k.index(t).part_tokens[3][0]
+    assert (r.klass, r.tokens) == ("edit-changed", round(0.25 * size))
+    read_again = [first, _read("b1", "d1"), tool("r1", "d1", BODY, "Read")]
+    _, plain = _replay(_session(EDIT, before=read_again), CompactAt(7), "", o200k)
+    assert [e.klass for e in _uses(plain.events)] == ["edit"]
 
 
 def test_what_is_read_back_is_what_the_agent_had_not_its_latest_slice(o200k: TokenCounter) -> None:

@@ -19,6 +19,7 @@ from compbench.measure.tokens import TokenCounter
 from compbench.validation.reacquire_fit import MIN_ITEMS, fit
 from compbench.validation.reacquisition import (
     NATURAL_STEPS,
+    NATURAL_WINDOW,
     Item,
     RealReacquisition,
     at_compactions,
@@ -29,7 +30,8 @@ from helpers import assistant, tool, user
 
 BODY = "\n".join(f"{i:>6}→    def handler_{i}(request):  # route number {i} of the service" for i in range(1, 41))
 PATH = "/home/u/proj/src/app/main.py"
-EVERY = Rates({"edit": 1.0, "mention": 1.0, "lines": 1.0, "orientation-recent": 1.0, "orientation": 1.0}, 1.0, 10)
+EVERY = Rates({"edit": 1.0, "edit-changed": 1.0, "mention": 1.0, "lines": 1.0, "orientation-recent": 1.0,
+               "orientation": 1.0}, 1.0, 10)
 
 
 def _read(mid: str, cid: str, path: str = PATH, **slice_: int) -> Message:
@@ -51,8 +53,10 @@ def _real(after: list[Message], before: list[Message] | None = None, restored: b
                                                                                    meta=meta),))
 
 
-def _one(t: Transcript, counter: TokenCounter, rates: Rates = EVERY, **rules: bool) -> RealReacquisition:
-    (r,) = at_compactions(t, counter.index(t).part_tokens, rules=replace(ALL, **rules), rates_=rates)
+def _one(t: Transcript, counter: TokenCounter, rates: Rates = EVERY, natural_window: int = NATURAL_WINDOW,
+         **rules: bool) -> RealReacquisition:
+    (r,) = at_compactions(t, counter.index(t).part_tokens, rules=replace(ALL, **rules), rates_=rates,
+                          natural_window=natural_window)
     return r
 
 
@@ -104,6 +108,26 @@ def test_the_size_rule_what_is_read_back_is_what_the_agent_had(o200k: TokenCount
     assert _one(t, o200k, had=False).reacq_predicted == piece < whole / 5
 
 
+def test_the_changed_rule_an_edit_of_what_the_agent_changed_reads_back_around_its_edits(o200k: TokenCounter) -> None:
+    """The agent read main.py whole and edited it, then after the compaction read back a quarter of it (the
+    lines around its edit) and edited it again: at an ``edit-changed`` share of a quarter the prediction is what
+    it read; an edit like any other (read back whole) is four times it. A file it had not changed it reads back
+    whole, as the plain edit's share says, rule or not."""
+    lines = BODY.splitlines()
+    changed = assistant("b9", "first fix", [("e9", "Edit", {"file_path": PATH, "old_string": "a", "new_string": "b"})])
+    piece = [_read("a3", "c3", offset=1, limit=10), tool("t3", "c3", "\n".join(lines[:10]), "Read")]
+    t = _real([*piece, EDIT], before=[changed])
+    shares = replace(EVERY, read_back={**EVERY.read_back, "edit-changed": 0.25})
+    well = _one(t, o200k, shares)
+    assert well.items[0].klass == "edit-changed" and "around its edits" in well.items[0].why
+    whole = well.items[0].size
+    assert well.reacq_observed < whole / 3 and well.reacq_predicted == pytest.approx(well.reacq_observed, rel=0.15)
+    badly = _one(t, o200k, shares, changed=False)
+    assert badly.items[0].klass == "edit" and badly.reacq_predicted == whole > 3 * badly.reacq_observed
+    plain = _one(_real([*REREAD, EDIT]), o200k, shares)  # read, not changed: read back whole
+    assert plain.items[0].klass == "edit" and plain.reacq_predicted == plain.reacq_observed == whole
+
+
 def test_the_weights_rule_a_mention_costs_its_share_not_the_whole_file(o200k: TokenCounter) -> None:
     """Ten files, each named after the compaction, one of them read again (as real agents re-read about one in
     ten of the files they only name): at the fitted share the pooled prediction is the observation; every use
@@ -146,17 +170,19 @@ def _busy(rereads_before: list[int], steps_before: int, steps_after: int) -> Tra
 
 
 @pytest.mark.parametrize(("at", "inside"), [
-    (100 - NATURAL_STEPS - 2, False), (100 - NATURAL_STEPS - 1, True), (100 - NATURAL_STEPS, True)])
+    (100 - NATURAL_WINDOW - 2, False), (100 - NATURAL_WINDOW - 1, True), (100 - NATURAL_WINDOW, True)])
 def test_the_natural_rate_counts_the_rereads_of_the_window_before(o200k: TokenCounter, at: int, inside: bool) -> None:
     """A re-read at call 49 (its output after 50 of the 100 calls before the compaction) is in the window of
-    ``NATURAL_STEPS`` calls, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after it."""
+    ``NATURAL_WINDOW`` (50) calls, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after
+    it. Over the whole segment (``natural_window`` past its start), each is in it, at the rate over the 100."""
     t = _busy([at], 100, 80)
     size = o200k.index(t).part_tokens[2][0]
     r = _one(t, o200k)
-    rate = size / NATURAL_STEPS if inside else 0.0
+    rate = size / NATURAL_WINDOW if inside else 0.0
     assert r.natural_rate == pytest.approx(rate)
     assert r.reacq_natural == round(rate * NATURAL_STEPS) and r.steps_after == 80
     assert r.reacq_excess == r.reacq_observed - r.reacq_natural
+    assert _one(t, o200k, natural_window=10**9).natural_rate == pytest.approx(size / 100)
 
 
 def test_the_natural_window_ends_at_the_session_start_and_the_rate_at_the_window_after(o200k: TokenCounter) -> None:
