@@ -267,19 +267,22 @@ def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
     agg = g.batch.estimates
     as_ran = RECORDED if RECORDED in agg else None
     own_ranked = [s for s in g.order if s in g.own]
-    # the bar decides where it can be measured; on logs where it cannot (no needed fact), the best by the metric
-    open_bar = [s for s in own_ranked if unmeasured(agg[s], obj) and g.standing[s].acted]
+    # the bar decides where it can be measured; on logs where no row can measure it (no fact received is used
+    # again in them), the best by the metric
+    anywhere = any(not math.isnan(agg[s][k].value) for s in g.order if s != "none" for k, _, _ in obj.constraints)
+    open_bar = [] if anywhere else [s for s in own_ranked if unmeasured(agg[s], obj) and g.standing[s].acted]
     best_own = next((s for s in own_ranked if meets(agg[s], obj)),
                     open_bar[0] if open_bar else own_ranked[0] if own_ranked else None)
     others = [s for s in g.order if s not in g.own and s not in (RECORDED, "none")]
     other = next((s for s in others if meets(agg[s], obj)),
-                 next((s for s in others if unmeasured(agg[s], obj) and g.standing[s].acted), None))
+                 None if anywhere else next((s for s in others if unmeasured(agg[s], obj) and g.standing[s].acted),
+                                            None))
     return {"name": g.name, "tool": tool_name(g.key), "transcripts": g.transcripts, "bar": bars(obj),
             "as_ran": as_ran, "as_ran_figures": figures(g, as_ran) if as_ran else "",
             "own_strategy": own_strategy(g.key), "best_settings": best_own,
             "best_settings_meets": best_own is not None and meets(agg[best_own], obj),
-            "best_settings_unmeasured": best_own is not None and unmeasured(agg[best_own], obj),
-            "best_other_unmeasured": other is not None and unmeasured(agg[other], obj),
+            "best_settings_unmeasured": best_own is not None and not anywhere and unmeasured(agg[best_own], obj),
+            "best_other_unmeasured": other is not None and not anywhere and unmeasured(agg[other], obj),
             # never acted on these logs, at any setting tried: no recall to hold to the bar
             "best_settings_idle": best_own is not None and not g.standing[best_own].acted,
             "settings_lines": setting_lines(best_own) if best_own else [],

@@ -229,3 +229,16 @@ def test_compare_by_source_says_whose_summaries_each_row_has(tmp_path: Any) -> N
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     assert "as it ran replays each log's own summaries; every other row's summaries are the run's: calibrated" in text
+
+
+def test_a_bar_one_row_measures_is_not_called_unmeasurable(mixed: Any) -> None:
+    """As it ran kept every needed fact where the other rows never acted on one (a Gemini CLI log whose own
+    compaction was manual): the bar is measurable on these logs, so no row is picked past it by the metric."""
+    results, _ = mixed
+    rows = _with_needs(results, 0, 0)
+    mine = (rows["source"] == "claude-code") & (rows["strategy"] == "recorded")
+    rows.loc[mine, "needs"], rows.loc[mine, "needs_present"] = 10, 10
+    g = {g.key: g for g in breakdown(rows, "source", METRICS, 500)}["claude-code"]
+    v = tool_verdict(g)
+    assert v["best_other"] is None and not v["best_other_unmeasured"] and not v["best_settings_unmeasured"]
+    assert "not measurable" not in "\n".join(tool_lines(g))
