@@ -8,7 +8,7 @@ never wrong). The bound is read when an entry is added, so a test may lower it o
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -24,7 +24,7 @@ class Memo(Generic[K, V]):
                  size: Callable[[K, V], int] | None = None) -> None:
         self.chars = chars
         self.entries = entries
-        self._size = size or (lambda key, _: len(key))  # type: ignore[arg-type]
+        self._size: Callable[[K, V], int] = size or _key_length
         self._held: dict[K, V] = {}
         self._chars = 0
         # the memo's lookup itself (dict.get, None on a miss): a hot path's fast check, then add on a miss
@@ -60,3 +60,8 @@ class Memo(Generic[K, V]):
 
 
 _MISSING = object()
+
+
+def _key_length(key: Any, _: object) -> int:
+    """The default size of an entry: its key's length (a module-level function, so a memo pickles)."""
+    return len(key)

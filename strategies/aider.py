@@ -76,6 +76,7 @@ from compbench.sdk import (
     ToolCall,
     ToolResult,
     Usage,
+    Wake,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -164,6 +165,11 @@ def edits_files(m: Message) -> bool:
     return False
 
 
+def edit_weight(m: Message) -> int:
+    """1 for a reply that edited files (:func:`edits_files`), else 0: the weight of :meth:`Aider.wake`."""
+    return 1 if edits_files(m) else 0
+
+
 @dataclass(frozen=True)
 class Level:
     """A summarize_real level under way: its depth, the tail it kept."""
@@ -217,6 +223,12 @@ class Aider:
             return ()
         action = self.summarize(s, done, 0)
         return (action,) if action is not None else ()
+
+    def wake(self, s: SessionView) -> Wake:
+        """It acts only after a reply that edited files (``before_step`` never acts, ``after_step`` looks at the
+        reply that just joined), and keeps no state where it answers nothing: asked again once such a reply
+        has been read."""
+        return Wake(grown=(edit_weight, 1))
 
     def manual(self, s: SessionView) -> Compact:
         """``summarize_all`` on a chat-mode switch: the whole history into one summary, no tail, no "Ok."."""

@@ -103,6 +103,20 @@ V1 = {"version": "v1", "max_size": MAX_SIZE_V1, "keep_first": KEEP_FIRST_V1, "re
 V1_AGENT = {**V1, "max_size": 80, "keep_first": 4}  # openhands-tools preset default_condenser
 
 
+def v0_prompt(s: SessionView, head: str, blocks: Sequence[str]) -> Text:
+    """V0's one prompt text: ``head`` (the instructions and the previous summary), the event blocks, the last
+    line. Its count is the sum of its sections' (see :attr:`~compbench.measure.tokens.TokenCounter.sections_add_up`:
+    each section ends with a newline, and the next begins with ``<EVENT`` or the last line's ``Now``), each
+    counted once by text: the presets and forks that summarize the same events send the same blocks again,
+    which then cost lookups, not a tokenizer pass per request."""
+    part = Text(head + "".join(blocks) + prompts.END)
+    counter = s.counter
+    if counter.sections_add_up:
+        count = counter.count_raw
+        counter.remember_raw(part, count(head) + sum(count(b) for b in blocks) + count(prompts.END))
+    return part
+
+
 class LLMSummarizing:
     name = "openhands-llm-summarizing"
 
@@ -162,10 +176,10 @@ class LLMSummarizing:
             text = truncate_content(str_v0(ev, s.entries[ev.pos]), self.p.max_event_length)
             blocks.append(prompts.EVENT_V0.format(id=self.state.ids[ev.key], event=text))
             source.append(Message(f"openhands-event-{self.state.ids[ev.key]}", ROLES[ev.kind], (Text(text),)))
-        text = (prompts.PROMPT_V0 + "\n\n" + prompts.PREVIOUS_SUMMARY.format(
-            summary=truncate_content(prev, self.p.max_event_length)) + "\n\n" + "".join(blocks) + prompts.END)
-        request_ = SummaryRequest("", (Message("openhands-condenser", "user", (Text(text),)),), tuple(source),
-                                  None, prev if previous is not None else None)
+        head = (prompts.PROMPT_V0 + "\n\n" + prompts.PREVIOUS_SUMMARY.format(
+            summary=truncate_content(prev, self.p.max_event_length)) + "\n\n")
+        request_ = SummaryRequest("", (Message("openhands-condenser", "user", (v0_prompt(s, head, blocks),)),),
+                                  tuple(source), None, prev if previous is not None else None)
         view = rebuild(s, evs, {ev.key for ev in evs} - gone, kf, True, self.state)
         reason = "condensation request" if request and n <= self.p.max_size else f"more than {self.p.max_size} events"
         return Compact(reason, view, request_, on_failure="unchanged",

@@ -59,10 +59,17 @@ def part_match_text(p: Part) -> str:
     return ""
 
 
+MATCHED_CHARS = 16 * 2**20  # characters of distinct texts a matcher remembers the facts of
+
+
 class Matcher:
     """All anchors against one normalized text: a substring test per anchor, done by ``str.__contains__``
     in C. Faster here than one big regex alternation, which Python tries at every position, and it finds
-    overlapping anchors and anchors that prefix one another without special cases."""
+    overlapping anchors and anchors that prefix one another without special cases.
+
+    The answer for a text is remembered (by value, bounded by :data:`MATCHED_CHARS`): a summary is matched
+    when it joins the view, again in the span of every later compaction and in the retention figures, and
+    the strategies of one transcript make many of the same texts (half of the questions on the samples)."""
 
     def __init__(self, facts: Sequence[Fact]) -> None:
         by_anchor: dict[str, set[str]] = {}
@@ -70,16 +77,20 @@ class Matcher:
             for a in f.anchors:
                 by_anchor.setdefault(a, set()).add(f.id)
         self.items = tuple((a, frozenset(ids)) for a, ids in sorted(by_anchor.items()))
+        self._found: Memo[str, frozenset[str]] = Memo(MATCHED_CHARS)
 
     def facts_in(self, text: str) -> frozenset[str]:
         if not self.items or not text:
             return frozenset()
+        found = self._found.find(text)
+        if found is not None:
+            return found
         norm = normalize(text)
         out: set[str] = set()
         for anchor, ids in self.items:
             if anchor in norm:
                 out |= ids
-        return frozenset(out)
+        return self._found.add(text, frozenset(out))
 
 
 @dataclass(frozen=True)
