@@ -60,6 +60,7 @@ from compbench.sdk import (
     Action,
     Compact,
     CompactionEvent,
+    Counter,
     Entry,
     Insert,
     Keep,
@@ -74,6 +75,7 @@ from compbench.sdk import (
     ToolResult,
     Transcript,
     Usage,
+    joined_text,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end, side
@@ -149,8 +151,11 @@ def js_string(v: object) -> str:
     return str(v)
 
 
-def as_text(m: Message) -> Message:
-    """``transformMessagesForCondensing``: tool calls and results become text blocks."""
+def as_text(m: Message, counter: Counter | None = None) -> Message:
+    """``transformMessagesForCondensing``: tool calls and results become text blocks. With ``counter``, a result's
+    block is counted as its header line's count and its output's (:func:`~compbench.sdk.joined_text`: the header
+    ends with a newline; an output that begins with ``/``, or with whitespace reaching a newline, is counted
+    whole), so a condense reads the output's count its message was indexed with instead of tokenizing it again."""
     parts: list[Text] = []
     for p in m.parts:
         if isinstance(p, ToolCall):
@@ -162,7 +167,8 @@ def as_text(m: Message) -> Message:
                 else js_string(args)
             parts.append(Text(f"[Tool Use: {p.name}]\n{body}"))
         elif isinstance(p, ToolResult):
-            parts.append(Text(f"[Tool Result{' (Error)' if p.is_error else ''}]\n{p.output}"))
+            head = f"[Tool Result{' (Error)' if p.is_error else ''}]\n"
+            parts.append(Text(head + p.output) if counter is None else joined_text(counter, (head, p.output)))
         elif isinstance(p, Text):
             parts.append(p)
     return Message(m.id, "assistant" if m.role == "assistant" else "user", tuple(parts))
@@ -308,10 +314,10 @@ class RooCode:
         calls = {p.id for m in source for p in m.parts if isinstance(p, ToolCall)}
         answered = {p.call_id for m in source for p in m.parts if isinstance(p, ToolResult)}
         orphans = sorted(calls - answered)
-        prompt: list[Message] = [as_text(m) for m in source]
+        prompt: list[Message] = [as_text(m, s.counter) for m in source]
         if orphans:
             prompt.append(as_text(Message("roo-deferred", "user", tuple(
-                ToolResult(c, "", DEFERRED_TOOL_RESULT) for c in orphans))))
+                ToolResult(c, "", DEFERRED_TOOL_RESULT) for c in orphans)), s.counter))
         instruction = self.p.custom_condensing_prompt.strip() or CONDENSE
         prompt.append(Message("roo-condense", "user", (Text(instruction),)))
         request = SummaryRequest(SUMMARY_PROMPT, tuple(prompt), source)

@@ -10,10 +10,11 @@ themselves use (a tool that decides on ``length / 4`` must be replayed on ``leng
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from compbench.data.transcript import Message, Part
+from compbench.data.transcript import Message, Part, Text
 
 
 class Counter(Protocol):
@@ -50,6 +51,47 @@ class Counter(Protocol):
     def remember_raw(self, p: Part, raw: int) -> None:
         """Memoize a part's tokenizer count found another way (a prompt made of sections already counted)."""
         ...
+
+
+_NEWLINE_FIRST = re.compile(r"[^\S\r\n]*[\r\n]")  # whitespace reaching a newline before anything else
+
+
+def joins_add_up(sections: Sequence[str]) -> bool:
+    r"""Whether no join of ``sections`` is one a BPE tokenizer merges across: each non-empty section but the last
+    ends with a newline, and the next non-empty one begins neither with ``/`` nor with whitespace that reaches a
+    newline (``\n\n``, `` \r\n``; spaces before anything else are fine).
+
+    Both tokenizers (o200k_base, cl100k_base) split a text with a regular expression before merging, and merge
+    within its pieces only; the expression's alternatives are tried in order, without looking behind. A piece
+    never goes on past a newline into what follows: a letter piece holds no newline (its one leading character
+    may be anything but a newline) and a number piece neither; a punctuation piece ends at the newlines after it,
+    and in o200k_base at the ``/`` after them (``[^\s\p{L}\p{N}]+[\r\n/]*``); a whitespace run that ends with
+    the section's newline is matched by ``\s*[\r\n]+`` (``\s*[\r\n]`` in cl100k_base), tried before
+    ``\s+(?!\S)`` and ``\s+``, and it takes the following whitespace only up to a newline in it. So where the
+    next section begins with neither ``/`` nor whitespace holding a newline before its first other character, a
+    piece ends at the join, each side splits as it does alone, and the count of the sections joined is the sum
+    of their counts. (Python's ``\s`` holds for every character the tokenizers' ``\s`` means, and more: a
+    stricter test.)
+    """
+    before = ""
+    for x in sections:
+        if not x:
+            continue
+        if before and (before[-1] != "\n" or x[0] == "/" or (x[0].isspace() and _NEWLINE_FIRST.match(x))):
+            return False
+        before = x
+    return True
+
+
+def joined_text(counter: Counter, sections: Sequence[str]) -> Text:
+    """The text of ``sections`` joined, its tokenizer count remembered as the sum of theirs, each counted once
+    by text, where that is the same number (:attr:`Counter.sections_add_up` and :func:`joins_add_up`): a prompt
+    that sends again what an earlier one sent costs lookups for it, not a tokenizer pass."""
+    part = Text("".join(sections))
+    if counter.sections_add_up and joins_add_up(sections):
+        count = counter.count_raw
+        counter.remember_raw(part, sum(count(x) for x in sections if x))
+    return part
 
 
 def chars4(text: str) -> int:

@@ -72,3 +72,38 @@ def test_a_transcripts_counter_tokenizes_each_distinct_text_once(monkeypatch: py
     fresh.count_text("tiny text")  # past the bound: the memo starts over
     fresh.count_text(prompt)
     assert calls == [prompt, prompt, "tiny text", prompt]
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "cl100k_base"])
+def test_joined_sections_count_as_one_pass_and_the_joins_that_would_not_are_counted_whole(tokenizer: str) -> None:
+    """joined_text sums where every join is a newline before neither '/' nor whitespace reaching a newline
+    (o200k_base's punctuation piece takes the '/' after its newlines: '.\n//x' is 2 tokens, '.\n' and '//x' 3; a
+    newline piece takes the newlines after it), else counts in one pass; on random joins too."""
+    import random
+
+    from compbench.sdk import joined_text, joins_add_up
+
+    one = TokenCounter(tokenizer)
+    sections = ["# A\n", "", "x.  \n\n", "<b>\r\n", "é}\n", "   [y]: ok\n", "\t1\n", "ok"]
+    assert joins_add_up(sections) and not joins_add_up(["x", "\n"])
+    for bad in (["a.\n", "//x"], ["a \n", "\nb"], ["a\n", " \t\r\nb"], ["ab", "c"], ["a\n", "b", "c"]):
+        assert not joins_add_up(bad)
+    assert TokenCounter("o200k_base").count_raw(".\n//x") == 2 != 3 == sum(map(TokenCounter("o200k_base").count_raw,
+                                                                               [".\n", "//x"]))
+    for parts, summed in ((sections, True), (["a.\n", "//x"], False), (["a \n", "\nb"], False)):
+        counter = TokenCounter(tokenizer).scoped()
+        part = joined_text(counter, parts)
+        assert part.text == "".join(parts)
+        assert counter._memo is not None and (id(part) in counter._memo) == summed
+        assert counter.part(part) == one.count_raw(part.text)
+    assert joined_text(TokenCounter("chars4").scoped(), sections).text == "".join(sections)
+    alphabet = [" ", "\n", "\r", "/", ".", "a", "A", "1", "'", "\t", "é", "\x0b", "\x85", "\u2028", "<", "s", "\x1c",
+                "\u00a0", "ll", ")"]
+    rnd, summed_joins = random.Random(7), 0
+    for _ in range(20_000):
+        a = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 6))) + "\n"
+        b = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 6)))
+        if joins_add_up([a, b]):
+            assert one.count_raw(a + b) == one.count_raw(a) + one.count_raw(b), (a, b)
+            summed_joins += 1
+    assert summed_joins > 15_000

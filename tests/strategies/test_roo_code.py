@@ -188,3 +188,26 @@ def test_after_a_summary_the_window_first_hides_what_the_summary_hides(chars4: T
     # the unseen truncation at step 26 is recorded, so the next one (27) already reaches past the summary
     assert (failed[0].step, later[0].step) == (26, 27)
     assert not set(later[0].replaced_ids) & set(first.replaced_ids)  # it hides messages after the summary
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "cl100k_base"])
+def test_a_tool_results_block_counts_as_its_header_and_its_output(tokenizer: str) -> None:
+    """``[Tool Result]\\n`` and the output: summed where the output begins neither with '/' nor with whitespace
+    reaching a newline (the tokenizers' split then ends a piece at the header's newline), counted whole otherwise;
+    the one-pass count either way."""
+    from compbench.data.transcript import Text
+    from compbench.strategies.roo_code import as_text
+
+    outputs = ["ok", "/usr/bin/x\n", "     1\tx", " \t\nlead", "\n\nlead", "", "é—ü/", "[x]\n}\n", "//c", ".\n/",
+               "123 456", "  /x", "\r\n"]
+    summed = {"", "ok", "     1\tx", "é—ü/", "[x]\n}\n", ".\n/", "123 456", "  /x"}
+    counter = TokenCounter(tokenizer).scoped()
+    for k, out in enumerate(outputs):
+        for error in (False, True):
+            m = Message(f"t{k}", "tool", (ToolResult(f"c{k}", "bash", out, is_error=error),))
+            counter.remember(m)  # as a transcript's index does: the output's count is then read, not tokenized
+            (part,) = as_text(m, counter).parts
+            assert isinstance(part, Text) and part.text == as_text(m).parts[0].text
+            assert part.text == f"[Tool Result{' (Error)' if error else ''}]\n{out}"
+            assert counter._memo is not None and (id(part) in counter._memo) == (out in summed)
+            assert counter.part(part) == TokenCounter(tokenizer).count_raw(part.text), out
