@@ -198,6 +198,28 @@ class KeepLast:
         return ()
 
 
+def register_keep_last() -> None:
+    """Register :class:`KeepLast` as ``test-keep-last`` once per process (the CLI and report tests name it)."""
+    from compbench.sdk import registry
+    from compbench.strategies import strategy
+
+    if "test-keep-last" not in registry._registry:
+        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+
+
+def invoke(*args: object) -> tuple[int, str]:
+    """``compbench ARGS`` in process: (exit code, output); an exception the CLI did not turn into an exit is
+    code 2 with its text."""
+    from click.testing import CliRunner
+
+    from compbench.cli import cli
+
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    if r.exception and not isinstance(r.exception, SystemExit):
+        return 2, str(r.exception)
+    return r.exit_code, r.output
+
+
 def long_session(n: int) -> list[Message]:
     msgs: list[Message] = [user("u0", "refactor the parser")]
     for k in range(1, n):

@@ -19,19 +19,13 @@ from compbench.data.synth import generate
 from compbench.errors import UsageError
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
 from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import KeepLast, invoke, register_keep_last
 
 CLI = [sys.executable, "-c", "from compbench.cli import main; main()"]
 LONG = "test-keep-last:keep=3,trigger=2500"  # a label long enough to need its room
 NEVER = "test-keep-last:trigger=100000000"  # a trigger no transcript reaches: it never acts
-
-
-def _register() -> None:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
 
 
 def sessions() -> list:  # type: ignore[type-arg]
@@ -48,7 +42,7 @@ def sessions() -> list:  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _register()
+    register_keep_last()
     out = tmp_path_factory.mktemp("ux") / "run"
     spec = RunSpec(strategies=("none", "test-keep-last", "test-keep-last:keep=2", LONG, NEVER),
                    limits=ModelLimits(8_000, 1_000), tokenizer="chars4", token_correction="none")
@@ -59,19 +53,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run without none: configurations of one strategy, as tune writes them."""
-    _register()
+    register_keep_last()
     out = tmp_path_factory.mktemp("ux") / "sweep"
     spec = RunSpec(strategies=("test-keep-last", "test-keep-last:keep=2"), limits=ModelLimits(8_000, 1_000),
                    tokenizer="chars4", token_correction="none")
     write_run(out, spec, "synth", sessions())
     return out
-
-
-def invoke(*args: object) -> tuple[int, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    if r.exception and not isinstance(r.exception, SystemExit):
-        return 2, str(r.exception)
-    return r.exit_code, r.output
 
 
 # --- compare: a default that fits 160 columns, verdict first; --wide; --by --------------------------------
@@ -170,7 +157,7 @@ def test_gate_thresholds_are_fractions_or_percentages_and_a_fail_reads_as_one(ru
 def test_tune_without_an_objective_names_the_best_and_each_change_from_the_default(tmp_path: Path) -> None:
     from compbench.data.formats.native import write
 
-    _register()
+    register_keep_last()
     data = tmp_path / "d.jsonl"
     write(sessions(), data)
     r = CliRunner().invoke(cli, ["tune", str(data), "--strategy", "test-keep-last", "--grid", "keep=2,4",
@@ -196,7 +183,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from compbench.data.formats.native import write
     from compbench.data.importing import iter_transcripts
 
-    _register()
+    register_keep_last()
     root = tmp_path_factory.mktemp("judge")
     write(list(generate(2, seed=3, turns=30, log_lines=30, code_lines=40)), root / "d.jsonl")
     spec = RunSpec(strategies=("none", "test-keep-last"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4",

@@ -31,17 +31,10 @@ from compbench.decide.metrics import BY_NAME, METRICS
 from compbench.decide.stats import Estimate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import invoke, register_keep_last
 
 NEVER = "test-keep-last:trigger=100000000"  # a trigger no transcript reaches: it never acts
-
-
-def _register() -> None:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
 
 
 def sessions() -> list:  # type: ignore[type-arg]
@@ -51,19 +44,12 @@ def sessions() -> list:  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _register()
+    register_keep_last()
     out = tmp_path_factory.mktemp("view") / "run"
     spec = RunSpec(strategies=("none", "test-keep-last", "test-keep-last:keep=2", NEVER),
                    limits=ModelLimits(8_000, 1_000), tokenizer="chars4", token_correction="none")
     write_run(out, spec, "synth", sessions())
     return out
-
-
-def invoke(*args: object) -> tuple[int, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    if r.exception and not isinstance(r.exception, SystemExit):
-        return 2, str(r.exception)
-    return r.exit_code, r.output
 
 
 # --- a difference reads as it is: a word for better / worse / not significant, beside its own sign ----------
@@ -96,7 +82,7 @@ def test_no_mark_ever_contradicts_its_sign_in_compare_or_tune(run: Path, tmp_pat
     assert re.search(r"(better|worse|n\.s\.) [-+]?\d", out)
     from compbench.data.formats.native import write
 
-    _register()
+    register_keep_last()
     data = tmp_path / "d.jsonl"
     write(sessions(), data)
     r = CliRunner().invoke(cli, ["tune", str(data), "--strategy", "test-keep-last", "--set", "trigger=2500",

@@ -17,10 +17,8 @@ from compbench.cli.judge_cost import Call, priced
 from compbench.data.synth import generate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 
 def answer(n: int) -> str:
@@ -35,8 +33,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from compbench.data.formats.native import write
     from compbench.data.importing import iter_transcripts
 
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    register_keep_last()
     root = tmp_path_factory.mktemp("cost")
     write(list(generate(2, seed=3, turns=30, log_lines=30, code_lines=40)), root / "d.jsonl")
     spec = RunSpec(strategies=("none", "test-keep-last"), limits=ModelLimits(8_000, 1_000), tokenizer="chars4",

@@ -13,16 +13,13 @@ from compbench.cli import cli
 from compbench.data.synth import generate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    register_keep_last()
     root = tmp_path_factory.mktemp("runs")
     data = list(generate(6, seed=3, turns=30, log_lines=30, code_lines=40))
     out = []
@@ -105,8 +102,7 @@ def test_tune_helpers_grid_random_pareto_objective() -> None:
     from compbench.decide.stats import Estimate
     from compbench.decide.tune import choose, grid_specs, pareto, parse_objective, random_specs
 
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    register_keep_last()
     assert grid_specs("test-keep-last", ["keep=2,4", "trigger=100"]) == [
         "test-keep-last:keep=2,trigger=100", "test-keep-last:keep=4,trigger=100"]
     r1 = random_specs("test-keep-last", 5, ["keep=1:9"], seed=4)

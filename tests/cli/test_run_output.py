@@ -18,16 +18,9 @@ from compbench.cli import cli
 from compbench.data.synth import generate
 from compbench.data.transcript import Transcript
 from compbench.errors import UsageError
-from compbench.sdk import registry as base
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 CLI = [sys.executable, "-c", "from compbench.cli import main; main()"]
-
-
-def _register() -> None:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +37,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     from compbench.run.write import write_run
     from compbench.sdk.session import ModelLimits
 
-    _register()
+    register_keep_last()
     root = tmp_path_factory.mktemp("runs")
     data = list(generate(6, seed=3, turns=30, log_lines=30, code_lines=40))
     for name, keep in (("a", 6), ("b", 2)):
@@ -195,7 +188,7 @@ def test_tune_prints_enough_digits_to_decide() -> None:
 def test_a_repeated_grid_key_is_an_error() -> None:
     from compbench.decide.tune import grid_specs
 
-    _register()
+    register_keep_last()
     with pytest.raises(UsageError, match="--grid keep is given twice"):
         grid_specs("test-keep-last", ["keep=2", "keep=4"])
 

@@ -13,9 +13,7 @@ from click.testing import CliRunner
 
 from compbench.cli import cli
 from compbench.data.synth import generate
-from compbench.sdk import registry as base
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import invoke, register_keep_last
 
 REPLAY = ["--context-window", "8000", "--tokenizer", "chars4", "--token-correction", "none"]
 
@@ -25,8 +23,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six sessions, three of Claude Code (two long) and three of Codex, in one native file."""
     from compbench.data.formats.native import write
 
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    register_keep_last()
     long = list(generate(4, seed=3, turns=30, log_lines=30, code_lines=40))
     short = list(generate(2, seed=5, turns=6, log_lines=3, code_lines=3))
     out = []
@@ -36,13 +33,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("select") / "d.jsonl"
     write(out, path)
     return path
-
-
-def invoke(*args: object) -> tuple[int, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    if r.exception and not isinstance(r.exception, SystemExit):
-        return 2, str(r.exception)
-    return r.exit_code, r.output
 
 
 def ids(run: Path) -> set[str]:

@@ -14,10 +14,8 @@ from compbench.cli import cli
 from compbench.data.synth import generate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 NEVER = "test-keep-last:trigger=100000000"  # never acts: every call past the window is refused
 WITHIN = "test-keep-last:trigger=1500"  # compacts well before the window
@@ -25,8 +23,7 @@ WITHIN = "test-keep-last:trigger=1500"  # compacts well before the window
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
+    register_keep_last()
     out = tmp_path_factory.mktemp("gate") / "run"
     spec = RunSpec(strategies=("none", WITHIN, NEVER), limits=ModelLimits(4_000, 500),
                    tokenizer="chars4", token_correction="none")

@@ -218,16 +218,14 @@ def test_a_bar_not_measurable_on_a_tools_logs_is_neither_met_nor_missed(mixed: A
 def test_compare_by_source_says_whose_summaries_each_row_has(tmp_path: Any) -> None:
     """As it ran replays the logs' own summaries; every other row's come from the run's summarizer: compare says
     which, so a difference in recall is not read as the tool's."""
-    from click.testing import CliRunner
-
-    from compbench.cli import cli
+    from helpers import invoke
 
     out = tmp_path / "run"
     write_run(out, RunSpec(strategies=("none", "recorded", "truncate"), limits=ModelLimits(20_000, 2_000),
                            tokenizer="chars4"), "hand-made", [session(k, "claude-code", "2.1.49") for k in range(2)])
-    r = CliRunner().invoke(cli, ["compare", str(out), "--by", "source", "--resamples", "200"])
-    assert r.exit_code == 0, r.output
-    text = " ".join(r.output.split())
+    code, output = invoke("compare", out, "--by", "source", "--resamples", "200")
+    assert code == 0, output
+    text = " ".join(output.split())
     assert "as it ran replays each log's own summaries; every other row's summaries are the run's: calibrated" in text
 
 

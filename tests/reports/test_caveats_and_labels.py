@@ -20,10 +20,8 @@ import pytest
 from compbench.data.synth import generate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
@@ -33,11 +31,6 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="Chromium is not installed (make test installs Debian's chromium)")
 # configurations that act late: effective savings between about 2% and 29%, most under 15%, recalls crowded
 CROWD = tuple(f"test-keep-last:keep={k},trigger={t}" for k in (4, 6, 8, 10, 12) for t in (5000, 5500, 6000, 6500, 7000))
-
-
-def _register() -> None:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
 
 
 def layout(page: Path, profile: Path) -> dict[str, Any]:
@@ -52,7 +45,7 @@ def layout(page: Path, profile: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _register()
+    register_keep_last()
     out = tmp_path_factory.mktemp("crowd") / "run"
     spec = RunSpec(strategies=("none", *CROWD), limits=ModelLimits(8_000, 500), tokenizer="chars4",
                    token_correction="none")

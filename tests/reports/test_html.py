@@ -21,10 +21,8 @@ from compbench.reports.html import write_report
 from compbench.reports.pack import unpacked
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
-from compbench.sdk import registry as base
 from compbench.sdk.session import ModelLimits
-from compbench.strategies import strategy
-from helpers import KeepLast, KeepLastParams
+from helpers import register_keep_last
 
 XSS = '<script>alert(1)</script> and "><img src=x onerror=alert(2)>'
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -39,14 +37,9 @@ def hostile() -> Transcript:
     return replace(t, id=HOSTILE_ID, messages=msgs)
 
 
-def _register() -> None:
-    if "test-keep-last" not in base._registry:
-        strategy("test-keep-last", params=KeepLastParams, source="test", summary="test")(KeepLast)
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _register()
+    register_keep_last()
     root = tmp_path_factory.mktemp("report")
     data = [hostile(), *generate(2, seed=4, turns=24, log_lines=20, code_lines=20)]
     # the extractive summarizer copies the user's text into summaries: the hostile string reaches the report
@@ -181,7 +174,7 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
     from compbench.data.formats.native import write
     from compbench.data.transcript import ToolCall, ToolResult
 
-    _register()
+    register_keep_last()
     huge = ("line with \x1b[31mANSI\x1b[0m and \x00 NUL \x08 and </pre></details><script>x()</script>\n" * 140_000)[
         :10_000_000]
     assert len(huge) == 10_000_000
@@ -213,7 +206,7 @@ def test_huge_tool_output_and_control_characters_render(tmp_path: Path) -> None:
 def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A calibrated run of sessions from two agents under two configurations that trade savings for recall, in a
     window no call exceeds (every strategy sound): the verdict's bar is set between their recalls."""
-    _register()
+    register_keep_last()
     root = tmp_path_factory.mktemp("agents")
     data = [replace(t, id=f"{t.id}-{k}", source="claude-code" if k % 2 else "codex")
             for k, t in enumerate(generate(6, seed=4, turns=30, log_lines=20, code_lines=20))]
