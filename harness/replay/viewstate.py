@@ -191,15 +191,7 @@ class ViewState:
             tail += 1
         self.dirty = min(self.dirty, first_diff)
         gone, came = old[first_diff:len(old) - tail], new[first_diff:len(new) - tail]
-        if self.observer:
-            kept = {id(e) for e in came}
-            before = {id(e) for e in gone}
-            for e in gone:
-                if id(e) not in kept:
-                    self.observer.removed(e)
-            for e in came:
-                if id(e) not in before:
-                    self.observer.added(e)
+        self._tell(gone, came)
         positions = self.positions
         for e in old[first_diff:]:
             del positions[e.id]
@@ -211,21 +203,27 @@ class ViewState:
             self.sums.append(e.tokens)
             positions[e.id] = k
 
+    def _tell(self, gone: Sequence[Entry], came: Sequence[Entry]) -> None:
+        """The observers hear of each entry of ``gone`` that is not in ``came`` as removed, then of each of
+        ``came`` not in ``gone`` as added (an entry in both stayed)."""
+        if not self.observer:
+            return
+        kept = {id(e) for e in came}
+        before = {id(e) for e in gone}
+        for e in gone:
+            if id(e) not in kept:
+                self.observer.removed(e)
+        for e in came:
+            if id(e) not in before:
+                self.observer.added(e)
+
     def _replace_whole(self, new: list[Entry]) -> None:
         old = self.entries
         first_diff = 0
         while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:
             first_diff += 1
         self.dirty = min(self.dirty, first_diff)
-        if self.observer:
-            kept = {id(e) for e in new}
-            before = {id(e) for e in old}
-            for e in old:
-                if id(e) not in kept:
-                    self.observer.removed(e)
-            for e in new:
-                if id(e) not in before:
-                    self.observer.added(e)
+        self._tell(old, new)
         old[:] = new
         self.context = sum(e.tokens for e in new)
         self.sums.reset([e.tokens for e in new])
