@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
@@ -23,6 +26,14 @@ TESTS = Path(__file__).resolve().parent  # the tests mirror the packages: their 
 ROOT = TESTS.parent  # the checkout
 FIXTURES = TESTS / "fixtures"  # hand-made files of the shapes real logs come in
 GOLDEN = TESTS / "golden"
+
+# the report tests look at the page as a browser lays it out: headless Chromium, where make test installed it
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--virtual-time-budget=15000"]
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="Chromium is not installed (make test installs Debian's chromium)")
 
 
 def user(id: str, text: str = "") -> Message:

@@ -21,14 +21,8 @@ from compbench.data.synth import generate
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
 from compbench.sdk.session import ModelLimits
-from helpers import register_keep_last
+from helpers import CHROMIUM, FLAGS, needs_chromium, register_keep_last
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=15000"]
-needs_chromium = pytest.mark.skipif(CHROMIUM is None,
-                                    reason="Chromium is not installed (make test installs Debian's chromium)")
 # configurations that act late: effective savings between about 2% and 29%, most under 15%, recalls crowded
 CROWD = tuple(f"test-keep-last:keep={k},trigger={t}" for k in (4, 6, 8, 10, 12) for t in (5000, 5500, 6000, 6500, 7000))
 

@@ -22,7 +22,7 @@ from compbench.reports.pack import unpacked
 from compbench.run.spec import RunSpec
 from compbench.run.write import write_run
 from compbench.sdk.session import ModelLimits
-from helpers import register_keep_last
+from helpers import CHROMIUM, FLAGS, needs_chromium, register_keep_last
 
 XSS = '<script>alert(1)</script> and "><img src=x onerror=alert(2)>'
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -103,12 +103,6 @@ def test_report_is_deterministic(report: Path, tmp_path: Path) -> None:
     assert again.read_bytes() == report.read_bytes()
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=15000"]
-needs_chromium = pytest.mark.skipif(CHROMIUM is None,
-                                    reason="Chromium is not installed (make test installs Debian's chromium)")
 
 
 def dom(page: Path, profile: Path, fragment: str = "", width: int = 1400) -> str:
