@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.sdk.tools import FROM_LOG
+
 DEGENERATE_SHARE = 0.5  # compacting on at least half of the calls: the strategy cannot keep anything
 
 
@@ -242,7 +244,6 @@ def unpriced_models(results: Any) -> list[str]:
     return sorted(set(found))
 
 
-INFERRED_FROM_LOG = "inferred from the log's first automatic compaction"  # compbench.strategies.claude_code
 ONE_M = 1_000_000
 
 
@@ -253,7 +254,7 @@ def inferred_windows(results: Any) -> tuple[list[str], list[str]]:
     if not {"window", "preset_source", "source"} <= set(results.columns):
         return [], []
     wide = results[(results["window"] >= ONE_M) & (results["source"] == "claude-code")]
-    from_log = set(wide.loc[wide["preset_source"].astype(str).str.contains(INFERRED_FROM_LOG, regex=False),
+    from_log = set(wide.loc[wide["preset_source"].astype(str).str.contains(FROM_LOG, regex=False),
                             "transcript_id"].astype(str))
     table = set(wide["transcript_id"].astype(str)) - from_log
     return sorted(from_log), sorted(table)

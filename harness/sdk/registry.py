@@ -236,7 +236,9 @@ class Configured:
         if shown is not None and not set(shown[0]) & set(self.overrides):
             values, said = shown
             mine = dataclasses.replace(self, overrides={**values, **self.overrides})
-            return _at_preset(mine, preset or ""), f"{why}; {said}"
+            from compbench.sdk.tools import FROM_LOG
+
+            return _at_preset(mine, preset or ""), f"{why}; {FROM_LOG}: {said}"
         return _at_preset(self, preset or ""), why
 
     @property

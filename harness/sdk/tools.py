@@ -42,6 +42,11 @@ def version_tuple(version: str) -> tuple[int, ...] | None:
     return tuple(int(x or 0) for x in m.groups())
 
 
+# how a preset's why introduces the settings the log itself showed the tool ran with (Tool.log_settings): a run's
+# caveats find the sessions so configured by it in ``preset_source``
+FROM_LOG = "read off the log"
+
+
 @dataclass(frozen=True)
 class Setting:
     """One parameter of the strategy as the tool's user writes it.

@@ -29,13 +29,14 @@ def test_1m_window_sessions_are_flagged_by_where_their_rule_comes_from() -> None
     compaction where it has one (the words the strategy writes in preset_source), else from the version
     table: the run says which, and says nothing of 200k sessions or of other tools."""
     from compbench.data.transcript import RecordedCompaction, Transcript
-    from compbench.decide.flags import INFERRED_FROM_LOG, inferred_window_caveat, inferred_windows
+    from compbench.decide.flags import inferred_window_caveat, inferred_windows
     from compbench.sdk.registry import resolve
+    from compbench.sdk.tools import FROM_LOG
 
     rc = RecordedCompaction(3, "claude-code", trigger="auto", tokens_before=568_000)
     t = Transcript("t", "claude-code", (), meta={"tool_version": "2.1.139"}, compactions=(rc,))
     _, why = resolve("claude-code").for_log(t)
-    assert INFERRED_FROM_LOG in why
+    assert FROM_LOG in why and "inferred from the log's first automatic compaction" in why
     rows = pd.DataFrame({
         "transcript_id": ["a", "a", "b", "c", "d"],
         "source": ["claude-code", "claude-code", "claude-code", "claude-code", "codex"],
