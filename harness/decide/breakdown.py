@@ -261,7 +261,7 @@ def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
     *the same tool at its best settings* (the best configuration of its own strategy by the run's rule, the
     exact lines to set, and its paired change from as it ran), and *the best other strategy* (for those who
     build agents), with its paired change from as it ran."""
-    from compbench.decide.objective import bars, unmeasured
+    from compbench.decide.objective import bar_unmeasurable, bars, unmeasured
 
     obj = parse_objective(objective)
     agg = g.batch.estimates
@@ -269,7 +269,7 @@ def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
     own_ranked = [s for s in g.order if s in g.own]
     # the bar decides where it can be measured; on logs where no row can measure it (no fact received is used
     # again in them), the best by the metric
-    anywhere = any(not math.isnan(agg[s][k].value) for s in g.order if s != "none" for k, _, _ in obj.constraints)
+    anywhere = not bar_unmeasurable(agg, [s for s in g.order if s != "none"], obj)
     open_bar = [] if anywhere else [s for s in own_ranked if unmeasured(agg[s], obj) and g.standing[s].acted]
     best_own = next((s for s in own_ranked if meets(agg[s], obj)),
                     open_bar[0] if open_bar else own_ranked[0] if own_ranked else None)

@@ -82,6 +82,12 @@ def unmeasured(ms: Mapping[str, Estimate], obj: Objective) -> bool:
     return not math.isnan(ms[obj.metric].value) and any(math.isnan(ms[k].value) for k, _, _ in obj.constraints)
 
 
+def bar_unmeasurable(agg: Mapping[str, Mapping[str, Estimate]], labels: Sequence[str], obj: Objective) -> bool:
+    """No strategy of ``labels`` has a figure for any of ``obj``'s bars on these transcripts (no fact received
+    was used again in them): the bars can neither be met nor missed there, and the metric alone decides."""
+    return bool(obj.constraints) and all(math.isnan(agg[s][k].value) for s in labels for k, _, _ in obj.constraints)
+
+
 def ranked(agg: Mapping[str, Mapping[str, Estimate]], standing: Mapping[str, Standing], obj: Objective,
            labels: Sequence[str] | None = None) -> list[str]:
     """Every label (or ``labels``) in the one order: tier, those meeting ``obj``'s bars first, its metric."""

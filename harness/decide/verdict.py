@@ -15,6 +15,7 @@ from compbench.decide.headline import DEFAULT_OBJECTIVES, HEADLINE, RECALL, Spre
 from compbench.decide.metrics import metric
 from compbench.decide.objective import (
     Objective,
+    bar_unmeasurable,
     bars,
     decisive,
     edge,
@@ -102,8 +103,7 @@ def choose(b: Batch, standing: Mapping[str, Standing], spec: str,
     meeting = [s for s in everyone if meets(agg[s], obj)]
     text = words(obj)
     open_bar = ""
-    if not meeting and obj.constraints and all(
-            math.isnan(agg[s][k].value) for s in everyone for k, _, _ in obj.constraints):
+    if not meeting and bar_unmeasurable(agg, everyone, obj):
         # no transcript can measure the bar (no fact received was used again: short logs): the metric decides
         meeting = [s for s in everyone if unmeasured(agg[s], obj) and standing[s].acted]
         open_bar = f"{bars(obj)} is not measurable on these transcripts (no fact received was used again)"
