@@ -55,6 +55,7 @@ from compbench.sdk import (
     Transcript,
     Usage,
     Wake,
+    joined_text,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import openhands_prompts as prompts
@@ -105,16 +106,11 @@ V1_AGENT = {**V1, "max_size": 80, "keep_first": 4}  # openhands-tools preset def
 
 def v0_prompt(s: SessionView, head: str, blocks: Sequence[str]) -> Text:
     """V0's one prompt text: ``head`` (the instructions and the previous summary), the event blocks, the last
-    line. Its count is the sum of its sections' (see :attr:`~compbench.measure.tokens.TokenCounter.sections_add_up`:
+    line. Its count is the sum of its sections' (:func:`~compbench.sdk.joined_text`:
     each section ends with a newline, and the next begins with ``<EVENT`` or the last line's ``Now``), each
     counted once by text: the presets and forks that summarize the same events send the same blocks again,
     which then cost lookups, not a tokenizer pass per request."""
-    part = Text(head + "".join(blocks) + prompts.END)
-    counter = s.counter
-    if counter.sections_add_up:
-        count = counter.count_raw
-        counter.remember_raw(part, count(head) + sum(count(b) for b in blocks) + count(prompts.END))
-    return part
+    return joined_text(s.counter, (head, *blocks, prompts.END))
 
 
 class LLMSummarizing:
