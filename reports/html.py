@@ -64,7 +64,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
                   objectives: Sequence[str] | None = None, select: Any = None) -> dict[str, Any]:
     from compbench.decide.bootstrap import batch
     from compbench.decide.headline import HEADLINE, RECALL, spreads
-    from compbench.decide.objective import meets, parse_objective, unmeasured
+    from compbench.decide.objective import below_bar, parse_objective
     from compbench.decide.ranking import standings
     from compbench.decide.verdict import DEFAULT_OBJECTIVES, verdict
 
@@ -102,7 +102,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     ranked = v.order  # the leaderboard follows the verdict's rule: its first row is the first objective's pick
     first = parse_objective(objectives[0])
     strategies = data.strategies(results, agg, ranked, standing, details, colors(labels), spread,
-                                 {s: meets(agg[s], first) or unmeasured(agg[s], first) for s in ranked})
+                                 {s: not below_bar(agg[s], first) for s in ranked})
     table = data.rows(results, ranked)
     tids = table["tids"]
 

@@ -26,7 +26,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.decide.flags import cache_check, flag_details
     from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, spreads
     from compbench.decide.metrics import METRICS, metric
-    from compbench.decide.objective import bars, edge, meets, parse_objective, ranked, rule, unmeasured
+    from compbench.decide.objective import bars, below_bar, edge, parse_objective, ranked, rule
     from compbench.decide.ranking import RULE, order, standings
     from compbench.errors import UsageError
     from compbench.summarizers import describe_summarizer
@@ -162,7 +162,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
         shown_diffs = diffs_for(chosen)
         diff_metrics = chosen
     else:
-        below = {s: not meets(agg[s], obj) and not unmeasured(agg[s], obj) for s in order_}
+        below = {s: below_bar(agg[s], obj) for s in order_}
         table_lines, _ = view.compact_table(a, order_, agg, standing, spread[HEADLINE], below)
         out += table_lines
         shown_diffs = diffs_for([metric(HEADLINE), metric(RECALL)]) if baseline else {}

@@ -218,14 +218,14 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
     from compbench.decide.breakdown import sentence
     from compbench.decide.headline import PRIMARY
     from compbench.decide.headline import spreads as spreads_of
-    from compbench.decide.objective import meets, parse_objective, unmeasured
+    from compbench.decide.objective import below_bar, parse_objective
 
     obj = parse_objective(PRIMARY)
     out: list[str] = []
     for g in groups:
         agg = g.batch.estimates
         shown = g.order if wide else [s for k, s in enumerate(g.order) if k < SHOWN_PER_GROUP or s in g.own]
-        below = {s: not meets(agg[s], obj) and not unmeasured(agg[s], obj) for s in shown}
+        below = {s: below_bar(agg[s], obj) for s in shown}
         out.append(f"== {g.name}: {g.transcripts:,} transcript{'s' * (g.transcripts != 1)} ==")
         if g.by == "source":  # a tool's logs: as it ran, at its best settings, the best other strategy
             out += tool_block(g, width)

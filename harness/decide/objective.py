@@ -82,6 +82,12 @@ def unmeasured(ms: Mapping[str, Estimate], obj: Objective) -> bool:
     return not math.isnan(ms[obj.metric].value) and any(math.isnan(ms[k].value) for k, _, _ in obj.constraints)
 
 
+def below_bar(ms: Mapping[str, Estimate], obj: Objective) -> bool:
+    """Misses a bar it has a figure for (the leaderboard's *below bar*): neither meeting the bars nor
+    :func:`unmeasured`."""
+    return not meets(ms, obj) and not unmeasured(ms, obj)
+
+
 def bar_unmeasurable(agg: Mapping[str, Mapping[str, Estimate]], labels: Sequence[str], obj: Objective) -> bool:
     """No strategy of ``labels`` has a figure for any of ``obj``'s bars on these transcripts (no fact received
     was used again in them): the bars can neither be met nor missed there, and the metric alone decides."""
