@@ -91,15 +91,16 @@ class Rates:
     caused: float = 1.0
     recent_steps: int = 10
 
-    def share(self, klass: Klass, rules: Rules = ALL) -> float:
-        """The expected share of what the agent had that it reads back because of the compaction."""
+    def share(self, klass: Klass, rules: Rules = ALL, caused: bool = True) -> float:
+        """The expected share of what the agent had that it reads back because of the compaction (``caused``),
+        or at all after it (every re-read, natural ones included: what the shares were fitted on)."""
         if klass.startswith("orientation") and not rules.orientation:
             return 0.0
         base = self.read_back.get(klass, 0.0) if rules.weights else (0.0 if klass.startswith("orientation") else 1.0)
-        return self.caused * base
+        return self.caused * base if caused else base
 
-    def expected(self, klass: Klass, had: int, rules: Rules = ALL) -> int:
-        return round(self.share(klass, rules) * had)
+    def expected(self, klass: Klass, had: int, rules: Rules = ALL, caused: bool = True) -> int:
+        return round(self.share(klass, rules, caused) * had)
 
 
 def from_table(data: Mapping[str, Any]) -> Rates:

@@ -20,6 +20,7 @@ comparison. What a log leaves out of the tool's own count is filled from the too
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -424,6 +425,15 @@ def reacquisition_summary(rows: Sequence[Row]) -> dict[str, Any]:
     return summarize(v for v in seen.values() if v is not None)
 
 
+def _interval(x: dict[str, Any], name: str) -> str:
+    lo_hi = x["ci"].get(name)
+    return f" [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]" if lo_hi else ""
+
+
+def _number(v: float) -> str:
+    return "not measurable" if math.isnan(v) else f"{v:.2f}"
+
+
 def reacquisition_note(rows: Sequence[Row]) -> str:
     """The validation of predicted re-acquisition, per split: against the observation, against its excess over
     the sessions' natural rate, and with the natural re-reads added."""
@@ -432,20 +442,25 @@ def reacquisition_note(rows: Sequence[Row]) -> str:
         return "re-acquisition: no real compaction"
     lines = ["re-acquisition after the real compactions (tokens re-read, re-listed or re-searched of content the "
              "agent had before; predicted from the real post-compaction view with the rates fitted on the fit "
-             "sessions; natural: each session's own re-read rate before the compaction, over the window after it; "
-             "excess: observed less natural, what the compaction caused):"]
+             "sessions: every re-read against the observation, what the compaction caused against the excess; "
+             "natural: each session's own re-read rate before the compaction, over the window after it; excess: "
+             "observed less natural; [95% intervals over sessions]):"]
     for name in ("fit", "held-out", "all"):
         x = s[name]
         if not x["compactions"]:
             continue
         named, unnamed = x["named"], x["not_named"]
         lines.append(
-            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: predicted {x['predicted']:,} "
-            f"(orientation {x['orientation']:,}); observed {x['observed']:,}: pooled ratio {x['pooled_ratio']:.2f}, "
-            f"Spearman {x['spearman']:.2f}; excess {x['excess']:,} (natural {x['natural']:,}): pooled ratio "
-            f"{x['pooled_ratio_excess']:.2f}, Spearman {x['spearman_excess']:.2f}; predicted + natural against "
-            f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; used keys "
-            f"the summary named: {named[0]} re-acquired / {named[1]} not, not named: {unnamed[0]} / {unnamed[1]}")
+            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: observed {x['observed']:,}, "
+            f"every re-read predicted {x['predicted_all']:,}: pooled ratio {x['pooled_ratio_all']:.2f}"
+            f"{_interval(x, 'pooled_ratio_all')}, Spearman {x['spearman']:.2f}{_interval(x, 'spearman')}; excess "
+            f"{x['excess']:,} (natural {x['natural']:,}), caused predicted {x['predicted']:,} (orientation "
+            f"{x['orientation']:,}): pooled ratio {x['pooled_ratio_excess']:.2f}{_interval(x, 'pooled_ratio_excess')}, "
+            f"Spearman {x['spearman_excess']:.2f}{_interval(x, 'spearman_excess')}; caused + natural against "
+            f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; the natural "
+            f"rate's reliability {_number(x['natural_reliability'])} (its two half-windows, "
+            f"{x['natural_reliability_n']} compactions); used keys the summary named: {named[0]} re-acquired / "
+            f"{named[1]} not, not named: {unnamed[0]} / {unnamed[1]}")
     if s["all"]["compactions"] < 30:
         lines.append(f"  (few compactions: {s['all']['compactions']}; a figure on so few says little)")
     return "\n".join(lines)

@@ -21,11 +21,17 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from compbench.data.transcript import Transcript
-from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Rates, Rules, from_table
-from compbench.validation.reacquisition import NATURAL_WINDOW, RealReacquisition, at_compactions, summarize
+from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Klass, Rates, Rules, from_table
+from compbench.validation.reacquisition import (
+    BOOTSTRAP,
+    NATURAL_WINDOW,
+    RealReacquisition,
+    at_compactions,
+    summarize,
+)
 
 MIN_ITEMS = 10  # a class of orientation with fewer fit items takes orientation's pooled share
 RECENT_STEPS = 10  # a read within this many steps of a compaction is recent (orientation)
@@ -101,6 +107,28 @@ def _name(t: Transcript) -> str:
     return Path(str(t.meta.get("path", t.id))).name
 
 
+def predicted(r: RealReacquisition, rates_: Rates, rules: Rules = ALL) -> RealReacquisition:
+    """``r`` predicted again at ``rates_`` from its items (their classes, sizes and what the view spared are the
+    rules', not the rates'): a refit needs no new pass over the transcript."""
+    paying = [(cast("Klass", x.klass), x.size) for x in r.items if x.klass and not x.spared]
+    return replace(r, reacq_predicted=sum(rates_.expected(k, n, rules) for k, n in paying),
+                   reacq_predicted_all=sum(rates_.expected(k, n, rules, caused=False) for k, n in paying),
+                   reacq_orientation=sum(rates_.expected(k, n, rules) for k, n in paying
+                                         if k.startswith("orientation")))
+
+
+def cross_validated(rows: Sequence[RealReacquisition]) -> list[RealReacquisition]:
+    """Every compaction of ``rows`` (measured at :data:`UNIT`) predicted at the rates fitted on every *other*
+    session, whatever its split (leave one session out): each prediction is out of sample, and the rates rest on
+    all sessions but one instead of half of them."""
+    every = [replace(r, split="fit") for r in rows]
+    out = []
+    for session in sorted({r.transcript for r in every}):
+        rates_ = from_table(fit([r for r in every if r.transcript != session]))
+        out += [replace(predicted(r, rates_), split="held-out") for r in every if r.transcript == session]
+    return out
+
+
 FORMER = Rules(guard=False, had=False, weights=False, orientation=False, changed=False)
 ABLATIONS: tuple[tuple[str, Rules], ...] = (
     ("every rule", ALL),
@@ -123,25 +151,44 @@ def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = (), natural_wind
         rates_ = from_table(fit(measure(loaded, rules, natural_window=natural_window)))
         if rules == FORMER:
             rates_ = replace(rates_, caused=1.0)
-        found = summarize(measure(loaded, rules, rates_, natural_window))
+        resamples = BOOTSTRAP if rules == ALL else 0  # intervals for the shipped rules only: each costs a second
+        found = summarize(measure(loaded, rules, rates_, natural_window), resamples)
         if other:
-            found["other"] = summarize(replace(r, split="held-out") for r in measure(other, rules, rates_,
-                                                                                       natural_window))["held-out"]
+            mine = [replace(r, split="held-out") for r in measure(other, rules, rates_, natural_window)]
+            found["other"] = summarize(mine, resamples)["held-out"]
+        if rules == ALL:
+            found["cross-validated"] = summarize(cross_validated(measure(loaded, rules, UNIT, natural_window)),
+                                                 resamples)["held-out"]
         out.append((label, found))
     return out
 
 
+def _ci(x: dict[str, Any], name: str) -> str:
+    lo_hi = x.get("ci", {}).get(name)
+    return f" [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]" if lo_hi else ""
+
+
+SPLITS = (("fit", "fit"), ("held-out", "held-out"), ("all", "all"), ("other", "other"),
+          ("cross-validated", "cross-v."))
+
+
 def lines(label: str, s: dict[str, Any]) -> list[str]:
+    """The figures of each split: against the raw observation (the prediction of every re-read), against the
+    excess over the natural rate (the caused prediction), predicted + natural against the observation, each
+    with its 95% interval over sessions where measured; the natural rate's reliability."""
     out = [label]
-    for name in ("fit", "held-out", "all", "other"):
+    for name, short in SPLITS:
         x = s.get(name)
         if not x or not x["compactions"]:
             continue
-        out.append(f"  {name:<8} {x['compactions']:>3} compactions: predicted {x['predicted']:>9,} (orientation "
-                   f"{x['orientation']:,}) | observed {x['observed']:>9,} ratio {x['pooled_ratio']:.2f} Spearman "
-                   f"{x['spearman']:.2f} | excess {x['excess']:>9,} ratio {x['pooled_ratio_excess']:.2f} Spearman "
-                   f"{x['spearman_excess']:.2f} | + natural {x['natural']:,}: ratio "
-                   f"{x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f}")
+        out.append(f"  {short:<8} {x['compactions']:>3} compactions: observed {x['observed']:>9,} | every re-read "
+                   f"{x['predicted_all']:>9,}: ratio {x['pooled_ratio_all']:.2f}{_ci(x, 'pooled_ratio_all')} "
+                   f"Spearman {x['spearman']:.2f}{_ci(x, 'spearman')} | excess {x['excess']:>9,} against caused "
+                   f"{x['predicted']:>9,} (orientation {x['orientation']:,}): ratio "
+                   f"{x['pooled_ratio_excess']:.2f}{_ci(x, 'pooled_ratio_excess')} Spearman "
+                   f"{x['spearman_excess']:.2f}{_ci(x, 'spearman_excess')} | caused + natural {x['natural']:,}: "
+                   f"ratio {x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f} | natural "
+                   f"rate's reliability {x['natural_reliability']:.2f} ({x['natural_reliability_n']})")
     return out
 
 

@@ -28,6 +28,13 @@ compactions) and a little worse on both held-out sets (72 against 70 on ../share
 in ../shared): no better out of sample, so the window stays. ``reacquire_fit --natural-window N`` measures with
 another (``1000000000``: the whole segment).
 
+Like with like: the raw observation is held against the prediction of every re-read (the class shares as
+fitted, on all re-reads after a compaction: ``reacq_predicted_all``), the excess against what the compaction
+caused (``reacq_predicted``). How far the excess can be trusted compaction by compaction is the natural rate's
+**reliability** (:func:`natural_reliability`: its two half-windows' rank agreement, stepped up): on the logs
+here 0.43–0.48, and below zero on one split, so a per-compaction figure against the excess is mostly a figure of
+that estimate's noise; every figure comes with its 95% interval over resampled sessions (:func:`intervals`).
+
 The split: a session is *fit* or *held out* by a hash of its id (:func:`split`), so a rate fitted on the fit
 part (:mod:`compbench.validation.reacquire_fit`) is judged on the other; both are reported.
 """
@@ -61,6 +68,8 @@ from compbench.measure.workset import How, WorkingSet, content_lines
 HORIZON = 10**9  # steps after the compaction within which a use counts: none fitted better (README "Loss")
 NATURAL_STEPS = 50  # steps after a compaction over which the session's natural rate runs
 NATURAL_WINDOW = 50  # steps before a compaction that give its natural rate
+MIN_HALF = 10  # steps of each half of a natural window whose two halves are compared (its reliability)
+BOOTSTRAP = 1000  # resamples of sessions behind each interval
 
 
 def split(transcript_id: str) -> Literal["fit", "held-out"]:
@@ -121,6 +130,8 @@ class RealReacquisition:
     steps_after: int = 0
     reacq_orientation: int = 0  # the part of reacq_predicted that is orientation
     items: tuple[Item, ...] = ()
+    reacq_predicted_all: int = 0  # every re-read the rules predict, natural ones included: the raw observation's model
+    natural_halves: tuple[float, float] | None = None  # the natural rate in each half of its window (≥ 2 × MIN_HALF)
 
     @property
     def reacq_excess(self) -> int:
@@ -228,6 +239,7 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
                     edited.add(use.key)
         observed = observed_by_key(ws, lo, hi)
         items: list[Item] = []
+        predicted_all = 0
         used: set[str] = set()
         for key in ws.latest:
             d = ws.before(key, lo)
@@ -250,12 +262,19 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
             seen = round(observed.get(key, 0.0))
             if klass or seen:
                 items.append(Item(key, klass or "", by, spared, size, d.tokens, predicted, seen))
+                if klass and not spared:
+                    predicted_all += r.expected(klass, size, rules, caused=False)
         named = {k for k in used if k.startswith("file:") and k[5:] in summary_text}
         reacquired = {k for k, v in observed.items() if v > 0}
         after = step_at[hi] - step_at[lo]
         a = next(i for i in range(start, lo + 1) if step_at[i] >= max(step_at[start], step_at[lo] - natural_window))
         before = step_at[lo] - step_at[a]
         rate = natural_rereads(ws, start, a, lo) / before if before else 0.0
+        halves = None
+        if before >= 2 * MIN_HALF:
+            m = next(i for i in range(a, lo + 1) if step_at[i] >= step_at[lo] - before // 2)
+            halves = (natural_rereads(ws, start, a, m) / (step_at[m] - step_at[a]),
+                      natural_rereads(ws, start, m, lo) / (step_at[lo] - step_at[m]))
         out.append(RealReacquisition(
             t.source, t.id, n + 1, rc.trigger, split(t.id), sum(x.predicted for x in items),
             round(sum(observed.values())), sum(1 for x in items if x.predicted), len(reacquired),
@@ -263,7 +282,8 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
             unnamed_reacquired=len((used - named) & reacquired), unnamed_not=len(used - named - reacquired),
             restored=len(restored), reacq_natural=round(rate * min(after, NATURAL_STEPS)), natural_rate=rate,
             steps_after=after, reacq_orientation=sum(x.predicted for x in items if x.klass.startswith("orientation")),
-            items=tuple(sorted(items, key=lambda x: (-max(x.predicted, x.observed), x.key)))))
+            items=tuple(sorted(items, key=lambda x: (-max(x.predicted, x.observed), x.key))),
+            reacq_predicted_all=predicted_all, natural_halves=halves))
     return out
 
 
@@ -297,25 +317,75 @@ def _ratio(p: float, o: float) -> float:
     return p / o if o > 0 else math.nan
 
 
-def summarize(rows: Iterable[RealReacquisition]) -> dict[str, Any]:
+def _figures(part: Sequence[RealReacquisition]) -> dict[str, float]:
+    """The agreement figures of one set of compactions: the prediction of every re-read against the raw
+    observation, the caused prediction against the excess, predicted + natural against the observation."""
+    p = [r.reacq_predicted for r in part]
+    o = [r.reacq_observed for r in part]
+    x = [r.reacq_excess for r in part]
+    pn = [r.reacq_predicted + r.reacq_natural for r in part]
+    return {"spearman": spearman(p, o), "pooled_ratio": _ratio(sum(p), sum(o)),
+            "pooled_ratio_all": _ratio(sum(r.reacq_predicted_all for r in part), sum(o)),
+            "spearman_excess": spearman(p, x), "pooled_ratio_excess": _ratio(sum(p), sum(x)),
+            "spearman_with_natural": spearman(pn, o), "pooled_ratio_with_natural": _ratio(sum(pn), sum(o))}
+
+
+def intervals(part: Sequence[RealReacquisition], resamples: int = BOOTSTRAP) -> dict[str, tuple[float, float]]:
+    """95% intervals of each of :func:`_figures`, resampling sessions (a session's compactions share its agent and
+    its task, so they are not independent draws); deterministic (a fixed seed). Empty with fewer than three
+    sessions."""
+    import random
+
+    by: dict[str, list[RealReacquisition]] = {}
+    for r in part:
+        by.setdefault(r.transcript, []).append(r)
+    if len(by) < 3:
+        return {}
+    keys = sorted(by)
+    rng = random.Random(0)
+    draws: dict[str, list[float]] = {}
+    for _ in range(resamples):
+        sample = [r for k in rng.choices(keys, k=len(keys)) for r in by[k]]
+        for name, v in _figures(sample).items():
+            if not math.isnan(v):
+                draws.setdefault(name, []).append(v)
+    out = {}
+    for name, vs in draws.items():
+        vs.sort()
+        out[name] = (vs[int(0.025 * (len(vs) - 1))], vs[int(0.975 * (len(vs) - 1))])
+    return out
+
+
+def natural_reliability(part: Iterable[RealReacquisition]) -> tuple[float, int]:
+    """How far a session's natural rate before a compaction is a property of the session and not of its
+    moment: the Spearman correlation of the rate in the two halves of its window, over the compactions with a
+    window of at least two :data:`MIN_HALF` halves, stepped up to the whole window (Spearman–Brown); and how
+    many compactions it rests on. An excess over a rate of reliability ``r`` carries that estimate's noise: a
+    prediction cannot rank the excess much better than the natural rate's own reliability lets it."""
+    halves = [r.natural_halves for r in part if r.natural_halves is not None]
+    rho = spearman([h[0] for h in halves], [h[1] for h in halves])
+    return (2 * rho / (1 + rho) if not math.isnan(rho) and rho > -1 else math.nan), len(halves)
+
+
+def summarize(rows: Iterable[RealReacquisition], resamples: int = BOOTSTRAP) -> dict[str, Any]:
     """Per split and overall: compactions, the predicted re-acquisition against the observation (pooled ratio,
-    Spearman over compactions), against the excess over the natural rate, and predicted plus natural against
-    the observation; the orientation part; the named/not named × re-acquired table."""
+    Spearman over compactions; the prediction of every re-read against it), against the excess over the natural
+    rate, and predicted plus natural against the observation, each with its 95% interval over sessions
+    (``resamples`` 0: none); the natural rate's reliability; the orientation part; the named/not named ×
+    re-acquired table."""
     rows = list(rows)
     out: dict[str, Any] = {}
     for name, part in (("fit", [r for r in rows if r.split == "fit"]),
                        ("held-out", [r for r in rows if r.split == "held-out"]), ("all", rows)):
-        p = [r.reacq_predicted for r in part]
-        o = [r.reacq_observed for r in part]
-        x = [r.reacq_excess for r in part]
-        pn = [r.reacq_predicted + r.reacq_natural for r in part]
+        reliability, halves = natural_reliability(part)
         out[name] = {
             "compactions": len(part), "sessions": len({r.transcript for r in part}),
-            "predicted": sum(p), "observed": sum(o), "natural": sum(r.reacq_natural for r in part),
-            "excess": sum(x), "orientation": sum(r.reacq_orientation for r in part),
-            "spearman": spearman(p, o), "pooled_ratio": _ratio(sum(p), sum(o)),
-            "spearman_excess": spearman(p, x), "pooled_ratio_excess": _ratio(sum(p), sum(x)),
-            "spearman_with_natural": spearman(pn, o), "pooled_ratio_with_natural": _ratio(sum(pn), sum(o)),
+            "predicted": sum(r.reacq_predicted for r in part), "observed": sum(r.reacq_observed for r in part),
+            "predicted_all": sum(r.reacq_predicted_all for r in part),
+            "natural": sum(r.reacq_natural for r in part), "excess": sum(r.reacq_excess for r in part),
+            "orientation": sum(r.reacq_orientation for r in part), **_figures(part),
+            "ci": intervals(part, resamples) if resamples else {},
+            "natural_reliability": reliability, "natural_reliability_n": halves,
             "named": [sum(r.named_reacquired for r in part), sum(r.named_not for r in part)],
             "not_named": [sum(r.unnamed_reacquired for r in part), sum(r.unnamed_not for r in part)],
         }

@@ -18,11 +18,13 @@ from compbench.measure.reacquire_rules import ALL, Rates
 from compbench.measure.tokens import TokenCounter
 from compbench.validation.reacquire_fit import MIN_ITEMS, fit
 from compbench.validation.reacquisition import (
+    MIN_HALF,
     NATURAL_STEPS,
     NATURAL_WINDOW,
     Item,
     RealReacquisition,
     at_compactions,
+    natural_reliability,
     spearman,
     summarize,
 )
@@ -256,3 +258,93 @@ def test_the_fit_module_says_its_usage_on_bad_arguments(argv: list[str], capsys:
 
     assert main(argv) == 2
     assert "usage: python -m compbench.validation.reacquire_fit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("before", "halves"), [(2 * MIN_HALF - 1, False), (2 * MIN_HALF, True),
+                                                 (2 * MIN_HALF + 1, True)])
+def test_the_natural_window_is_split_in_halves_from_two_minimal_halves(o200k: TokenCounter, before: int,
+                                                                       halves: bool) -> None:
+    """A window of fewer calls than two ``MIN_HALF`` halves gives no halves; one re-read in the later half shows
+    as a rate there and none in the earlier."""
+    t = _busy([before - 2], before, 5)
+    size = o200k.index(t).part_tokens[2][0]
+    r = _one(t, o200k)
+    if not halves:
+        assert r.natural_halves is None
+        return
+    assert r.natural_halves is not None
+    first, second = r.natural_halves
+    assert first == 0 and second == pytest.approx(size / (before // 2))
+
+
+def _paired(session: str, n: int, first: float, second: float) -> RealReacquisition:
+    return replace(_row("held-out", 1, 1, 0), transcript=session, n=n, natural_halves=(first, second))
+
+
+def test_the_natural_rates_reliability_is_its_halves_agreement_stepped_up_to_the_whole_window() -> None:
+    """A rate that is a property of the session (each half ranks the sessions alike) is reliable (1); one that
+    is a property of its moment (the halves ranked opposite) is not (below 0); under three compactions with
+    halves, or none, it is not measurable."""
+    steady = [_paired(f"s{k}", 1, 10.0 * k, 10.0 * k + 1) for k in range(6)]
+    assert natural_reliability(steady) == (pytest.approx(1.0), 6)
+    bursty = [_paired(f"s{k}", 1, 10.0 * k, b) for k, b in enumerate([50.0, 60, 30, 40, 0, 10])]
+    assert natural_reliability(bursty)[0] < 0
+    rho = spearman([0, 10, 20, 30], [5, 0, 30, 20])
+    mixed = [_paired(f"s{k}", 1, a, b) for k, (a, b) in enumerate(zip([0, 10, 20, 30], [5, 0, 30, 20], strict=True))]
+    assert natural_reliability(mixed)[0] == pytest.approx(2 * rho / (1 + rho))
+    assert math.isnan(natural_reliability(steady[:2])[0])
+    assert natural_reliability([_row("fit", 1, 1, 0)])[1] == 0
+
+
+def test_the_intervals_resample_sessions_and_hold_the_figure() -> None:
+    """The 95% intervals are over resampled sessions (a session's compactions go together): deterministic, around
+    the figure measured on all, wide where the compactions disagree and narrow where each session says the same;
+    none under three sessions."""
+    agree = [replace(_row("held-out", 100 * k, 100 * k + 5, 0), transcript=f"s{k}") for k in range(1, 13)]
+    s = summarize(agree)["held-out"]
+    lo, hi = s["ci"]["pooled_ratio_all"]
+    assert summarize(agree)["held-out"]["ci"] == s["ci"]
+    assert lo <= s["pooled_ratio_all"] <= hi and s["ci"]["spearman"] == (1.0, 1.0)
+    noisy = [replace(_row("held-out", 100 * k, (k * 7919) % 1300, 0), transcript=f"s{k}") for k in range(1, 13)]
+    n_lo, n_hi = summarize(noisy)["held-out"]["ci"]["spearman"]
+    assert n_hi - n_lo > 0.5
+    two = [replace(_row("held-out", 100 * k, 100 * k, 0), transcript=f"s{k % 2}", n=k) for k in range(1, 9)]
+    assert summarize(two)["held-out"]["ci"] == {} and summarize(agree, resamples=0)["held-out"]["ci"] == {}
+
+
+def test_every_reread_is_predicted_beside_what_the_compaction_caused(o200k: TokenCounter) -> None:
+    """Against the raw observation the prediction is of every re-read (the shares as fitted); against the
+    excess, of what the compaction caused (times the caused share)."""
+    t = _real([*REREAD, EDIT])
+    half = replace(EVERY, caused=0.5)
+    r = _one(t, o200k, half)
+    size = o200k.index(t).part_tokens[2][0]
+    assert r.reacq_predicted_all == size and r.reacq_predicted == round(size / 2)
+
+
+def test_a_refit_predicts_from_the_items_what_a_new_pass_would(o200k: TokenCounter) -> None:
+    from compbench.validation.reacquire_fit import UNIT, predicted
+
+    t = _real([*REREAD, EDIT, assistant("a10", f"see {PATH} again")], before=[_read("a1b", "c1b", "/x/y/other.py"),
+                                                                             tool("t1b", "c1b", BODY[:400], "Read")])
+    rates_ = Rates({"edit": 0.6, "edit-changed": 0.4, "mention": 0.2, "lines": 0.0, "orientation-recent": 0.1,
+                    "orientation": 0.05}, 0.7, 10)
+    again = _one(t, o200k, rates_)
+    refit = predicted(_one(t, o200k, UNIT), rates_)
+    assert (refit.reacq_predicted, refit.reacq_predicted_all, refit.reacq_orientation) == (
+        again.reacq_predicted, again.reacq_predicted_all, again.reacq_orientation)
+    assert again.reacq_orientation > 0 and again.reacq_predicted > again.reacq_orientation
+
+
+def test_cross_validation_predicts_each_session_from_the_rates_of_the_others() -> None:
+    """Leaving one session out: a session that reads back everything it edits is predicted at the others' share
+    (they read back half), not its own; every prediction is out of sample and held out."""
+    from compbench.validation.reacquire_fit import cross_validated
+
+    greedy = replace(_row("fit", 0, 400, 0, _items("edit", 4, 100, 100)), transcript="greedy")
+    modest = [replace(_row("held-out", 0, 200, 0, _items("edit", 4, 100, 50)), transcript=f"m{k}") for k in range(3)]
+    got = {r.transcript: r for r in cross_validated([greedy, *modest])}
+    assert {r.split for r in got.values()} == {"held-out"}
+    assert got["greedy"].reacq_predicted_all == 4 * 50  # the others' 0.5 of what it had
+    # each modest session: the other two read back 0.5, greedy 1.0 -> 800 of 1200 (0.6667), each item rounded
+    assert got["m0"].reacq_predicted_all == 4 * round(100 * 0.6667)
