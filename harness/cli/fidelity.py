@@ -40,15 +40,12 @@ def items_text(found: Sequence[Any], fmt: str) -> str:
     """Each real compaction's heading (predicted, observed, natural, excess) and its items' table, largest
     first; the items under :data:`SMALL_ITEM` tokens either way in one line."""
     from compbench.cli.render import table
-    from compbench.validation.reacquisition import NATURAL_STEPS
-
     out = []
     for d in found:
-        over = min(d.steps_after, NATURAL_STEPS)
         out.append(f"{d.tool} {d.transcript} #{d.n} ({d.trigger}, {d.split}): predicted {d.reacq_predicted:,} "
                    f"(orientation {d.reacq_orientation:,}), observed {d.reacq_observed:,}, natural "
-                   f"{d.reacq_natural:,} ({d.natural_rate:,.0f} a step before it, over {over} of the "
-                   f"{d.steps_after} steps after it), excess {d.reacq_excess:,}")
+                   f"{d.reacq_natural:,} (what agents re-read in {d.steps_after} steps where nothing was compacted; "
+                   f"this session {d.natural_rate:,.0f} a step before it), excess {d.reacq_excess:,}")
         big = [x for x in d.items if max(x.predicted, x.observed) >= SMALL_ITEM]
         small = [x for x in d.items if max(x.predicted, x.observed) < SMALL_ITEM]
         if big:

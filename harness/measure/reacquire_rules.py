@@ -32,7 +32,9 @@ agents did). Each rule is a mechanism, from the tool's behaviour where its sourc
   had read the item (within :attr:`Rates.recent_steps` steps of the compaction or earlier) and how much it had.
 * **Caused, not natural.** Agents re-read content with or without a compaction. The shares above describe
   every re-read after a real compaction; :attr:`Rates.caused` is the part of those the compaction caused (the
-  excess over each session's own re-read rate before it), so a prediction is of the re-reads it causes.
+  excess over the natural re-reads, :attr:`Rates.natural`: what agents re-read of content from before a point,
+  call by call after it, at points of the fit sessions where nothing was compacted), so a prediction is of
+  the re-reads it causes.
 """
 
 from __future__ import annotations
@@ -90,6 +92,18 @@ class Rates:
     read_back: Mapping[str, float] = field(default_factory=dict)
     caused: float = 1.0
     recent_steps: int = 10
+    natural: tuple[tuple[int, float], ...] = ()  # (first call, tokens a call): the natural re-reads' curve
+
+    def natural_after(self, calls: int) -> float:
+        """The tokens agents re-read of content from before a point in the ``calls`` calls after it where nothing
+        was compacted there (:attr:`natural`: the rate from each bin's first call on, the last bin's onwards)."""
+        total = 0.0
+        for k, (first, rate) in enumerate(self.natural):
+            end = self.natural[k + 1][0] if k + 1 < len(self.natural) else calls
+            if calls <= first:
+                break
+            total += rate * (min(calls, end) - first)
+        return total
 
     def share(self, klass: Klass, rules: Rules = ALL, caused: bool = True) -> float:
         """The expected share of what the agent had that it reads back because of the compaction (``caused``),
@@ -104,8 +118,9 @@ class Rates:
 
 
 def from_table(data: Mapping[str, Any]) -> Rates:
+    curve = data.get("natural_curve", {}).get("curve", ())
     return Rates({k: float(v["read_back"]) for k, v in data["classes"].items()}, float(data["caused"]),
-                 int(data["recent_steps"]))
+                 int(data["recent_steps"]), tuple((int(a), float(r)) for a, r in curve))
 
 
 @cache

@@ -86,7 +86,7 @@ class Row:
     reacq_predicted: int | None = None
     reacq_observed: int | None = None
     reacq_natural_rate: float | None = None  # the session's re-reads of content it held, per call, before it
-    reacq_natural: int | None = None  # that rate over the window after it
+    reacq_natural: int | None = None  # what agents re-read over as many calls where nothing was compacted
     reacq_excess: int | None = None  # observed beyond the natural re-reads: what the compaction caused
     reacq_orientation: int | None = None  # the part of reacq_predicted that is orientation reads
     reacq_detail: RealReacquisition | None = None  # the whole comparison, for the summary below the table
@@ -443,8 +443,8 @@ def reacquisition_note(rows: Sequence[Row]) -> str:
     lines = ["re-acquisition after the real compactions (tokens re-read, re-listed or re-searched of content the "
              "agent had before; predicted from the real post-compaction view with the rates fitted on the fit "
              "sessions: every re-read against the observation, what the compaction caused against the excess; "
-             "natural: each session's own re-read rate before the compaction, over the window after it; excess: "
-             "observed less natural; [95% intervals over sessions]):"]
+             "natural: what agents re-read of older content over as many calls where nothing was compacted (the "
+             "fit sessions' curve); excess: observed less natural; [95% intervals over sessions]):"]
     for name in ("fit", "held-out", "all"):
         x = s[name]
         if not x["compactions"]:
@@ -457,10 +457,11 @@ def reacquisition_note(rows: Sequence[Row]) -> str:
             f"{x['excess']:,} (natural {x['natural']:,}), caused predicted {x['predicted']:,} (orientation "
             f"{x['orientation']:,}): pooled ratio {x['pooled_ratio_excess']:.2f}{_interval(x, 'pooled_ratio_excess')}, "
             f"Spearman {x['spearman_excess']:.2f}{_interval(x, 'spearman_excess')}; caused + natural against "
-            f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; the natural "
-            f"rate's reliability {_number(x['natural_reliability'])} (its two half-windows, "
-            f"{x['natural_reliability_n']} compactions); used keys the summary named: {named[0]} re-acquired / "
-            f"{named[1]} not, not named: {unnamed[0]} / {unnamed[1]}")
+            f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; each "
+            f"session's own rate before its compaction (not subtracted), its reliability "
+            f"{_number(x['natural_reliability'])} (its two half-windows, {x['natural_reliability_n']} compactions); "
+            f"used keys the summary named: {named[0]} re-acquired / {named[1]} not, not named: {unnamed[0]} / "
+            f"{unnamed[1]}")
     if s["all"]["compactions"] < 30:
         lines.append(f"  (few compactions: {s['all']['compactions']}; a figure on so few says little)")
     return "\n".join(lines)

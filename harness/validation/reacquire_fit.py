@@ -6,30 +6,38 @@ compares; ``--held-out PATH`` adds logs to validate on that nothing is fitted on
 
     python -m compbench.validation.reacquire_fit ../shared/transcripts ../shared/real-compactions
 
-The fit uses the sessions :func:`compbench.validation.reacquisition.split` calls *fit* only: per class
-(:data:`compbench.measure.reacquire_rules.CLASSES`), the tokens the recorded agents re-read of the items of that
-class that the view did not spare, over what they had of them; and the share of all re-reads after those
-compactions that was in excess of each session's natural rate (:attr:`~compbench.measure.reacquire_rules.
-Rates.caused`). It then prints, per split, the prediction against the observation, against the excess, and
-with the natural re-reads added, for every rule and with each rule switched off (rates refitted without it).
+The fit uses the sessions :func:`compbench.validation.reacquisition.split` calls *fit* only: the natural
+re-reads' curve (:func:`compbench.validation.reacquisition.natural_curve`, at the points of those sessions where
+nothing was compacted); per class (:data:`compbench.measure.reacquire_rules.CLASSES`), the tokens the recorded
+agents re-read of the items of that class that the view did not spare, over what they had of them; and the
+share of all re-reads after those compactions that was in excess of the natural curve
+(:attr:`~compbench.measure.reacquire_rules.Rates.caused`). It then prints, per split, the prediction against
+the observation, against the excess, and with the natural re-reads added, for every rule and with each rule
+switched off (rates refitted without it); every session of the logs predicted at the rates of the others (leave
+one session out); and the natural curve against the points it was not fitted on.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
 from compbench.data.transcript import Transcript
 from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Klass, Rates, Rules, from_table
+from compbench.measure.workset import WorkingSet
 from compbench.validation.reacquisition import (
     BOOTSTRAP,
-    NATURAL_WINDOW,
+    NATURAL_EDGES,
+    Point,
     RealReacquisition,
     at_compactions,
+    natural_curve,
+    natural_points,
+    split,
     summarize,
 )
 
@@ -41,10 +49,13 @@ REGENERATE = "python -m compbench.validation.reacquire_fit ../shared/transcripts
 
 @dataclass(frozen=True)
 class Loaded:
-    """A transcript with real compactions, as fidelity reads it, and its parts' tokens."""
+    """A transcript with real compactions, as fidelity reads it: its parts' tokens, its working set and its points
+    where nothing was compacted."""
 
     transcript: Transcript
     part_tokens: Sequence[Sequence[int]]
+    ws: WorkingSet
+    points: tuple[Point, ...]
 
 
 def load(paths: Sequence[str], tokenizer: str = "o200k_base") -> list[Loaded]:
@@ -63,14 +74,20 @@ def load(paths: Sequence[str], tokenizer: str = "o200k_base") -> list[Loaded]:
             continue
         t, _ = complete(t)
         _, session = overhead(t, counter)
-        out.append(Loaded(t, session.index(t).part_tokens))
+        part_tokens = session.index(t).part_tokens
+        ws = WorkingSet.build(t, part_tokens)
+        out.append(Loaded(t, part_tokens, ws, tuple(natural_points(t, ws))))
     return out
 
 
-def measure(loaded: Iterable[Loaded], rules: Rules = ALL, rates_: Rates = UNIT,
-            natural_window: int = NATURAL_WINDOW) -> list[RealReacquisition]:
-    return [r for x in loaded for r in at_compactions(x.transcript, x.part_tokens, rules=rules, rates_=rates_,
-                                                      natural_window=natural_window)]
+def curve_of(loaded: Iterable[Loaded], where: str = "fit") -> tuple[tuple[int, float], ...]:
+    """The natural curve at the points of the sessions of split ``where`` (``"all"``: every session)."""
+    return natural_curve(p for x in loaded if where in ("all", split(x.transcript.id)) for p in x.points)
+
+
+def measure(loaded: Iterable[Loaded], rules: Rules = ALL, rates_: Rates = UNIT) -> list[RealReacquisition]:
+    return [r for x in loaded for r in at_compactions(x.transcript, x.part_tokens, ws=x.ws, rules=rules,
+                                                      rates_=rates_)]
 
 
 def fit(rows: Sequence[RealReacquisition], recent_steps: int = RECENT_STEPS) -> dict[str, Any]:
@@ -97,10 +114,25 @@ def fit(rows: Sequence[RealReacquisition], recent_steps: int = RECENT_STEPS) -> 
 
 
 def table(loaded: Sequence[Loaded], rows: Sequence[RealReacquisition]) -> dict[str, Any]:
-    """The shipped table: the fit and where it comes from."""
+    """The shipped table: the fit (``rows`` measured at the fit sessions' natural curve) and where it comes
+    from."""
+    fits = [x for x in loaded if split(x.transcript.id) == "fit"]
     return {"regenerate": REGENERATE, **fit(rows),
+            "natural_curve": {"curve": [list(b) for b in curve_of(fits)], "points": sum(len(x.points) for x in fits)},
             "files": sorted({_name(x.transcript) for x in loaded if x.transcript.id in
                              {r.transcript for r in rows if r.split == "fit"}})}
+
+
+def shipped(loaded: Sequence[Loaded]) -> dict[str, Any]:
+    """The table :data:`REGENERATE` writes: measured at the fit sessions' natural curve, then fitted."""
+    return table(loaded, measure(loaded, rates_=replace(UNIT, natural=curve_of(loaded))))
+
+
+def fitted(loaded: Sequence[Loaded], rules: Rules = ALL) -> Rates:
+    """The rates ``rules`` give on the fit split: the natural curve first (the caused share is the excess over
+    it), then the class shares."""
+    curve = curve_of(loaded)
+    return replace(from_table(fit(measure(loaded, rules, replace(UNIT, natural=curve)))), natural=curve)
 
 
 def _name(t: Transcript) -> str:
@@ -117,16 +149,38 @@ def predicted(r: RealReacquisition, rates_: Rates, rules: Rules = ALL) -> RealRe
                                          if k.startswith("orientation")))
 
 
-def cross_validated(rows: Sequence[RealReacquisition]) -> list[RealReacquisition]:
+def _natural(r: RealReacquisition, rates_: Rates) -> RealReacquisition:
+    return replace(r, reacq_natural=round(rates_.natural_after(r.steps_after)))
+
+
+def cross_validated(rows: Sequence[RealReacquisition], points: Mapping[str, Sequence[Point]]
+                    ) -> list[RealReacquisition]:
     """Every compaction of ``rows`` (measured at :data:`UNIT`) predicted at the rates fitted on every *other*
-    session, whatever its split (leave one session out): each prediction is out of sample, and the rates rest on
-    all sessions but one instead of half of them."""
+    session, whatever its split (leave one session out), its natural curve from the other sessions' ``points``
+    too: each prediction and each excess is out of sample, and the rates rest on all sessions but one instead of
+    half of them."""
     every = [replace(r, split="fit") for r in rows]
     out = []
     for session in sorted({r.transcript for r in every}):
-        rates_ = from_table(fit([r for r in every if r.transcript != session]))
-        out += [replace(predicted(r, rates_), split="held-out") for r in every if r.transcript == session]
+        curve = natural_curve(p for k, ps in points.items() if k != session for p in ps)
+        others = [_natural(r, replace(UNIT, natural=curve)) for r in every if r.transcript != session]
+        rates_ = replace(from_table(fit(others)), natural=curve)
+        out += [replace(_natural(predicted(r, rates_), rates_), split="held-out") for r in every
+                if r.transcript == session]
     return out
+
+
+def natural_check(loaded: Iterable[Loaded], rates_: Rates) -> dict[str, float]:
+    """The natural curve of ``rates_`` against what agents re-read at the points of ``loaded`` (where nothing was
+    compacted), each over the steps it reaches: points, observed tokens, the curve's prediction and its ratio,
+    and the same of the session's own rate before each point run over those steps (the former estimate)."""
+    points = [p for x in loaded for p in x.points if len(p.cumulated) > 1]
+    got = sum(p.cumulated[-1] for p in points)
+    curve = sum(rates_.natural_after(NATURAL_EDGES[len(p.cumulated) - 1]) for p in points)
+    own = sum(p.rate_before * NATURAL_EDGES[len(p.cumulated) - 1] for p in points)
+    return {"points": len(points), "observed": round(got), "predicted": round(curve),
+            "ratio": curve / got if got else float("nan"), "session_rate": round(own),
+            "session_rate_ratio": own / got if got else float("nan")}
 
 
 FORMER = Rules(guard=False, had=False, weights=False, orientation=False, changed=False)
@@ -141,24 +195,28 @@ ABLATIONS: tuple[tuple[str, Rules], ...] = (
 )
 
 
-def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = (), natural_window: int = NATURAL_WINDOW
-            ) -> list[tuple[str, dict[str, Any]]]:
+def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tuple[str, dict[str, Any]]]:
     """Each rule set of :data:`ABLATIONS`, its rates refitted on the fit split, summarized per split; with
     ``other`` transcripts (none of them fitted on), their compactions summarized as ``other``. The former rule
-    predicts every use at its latest delivery, with no caused share."""
+    predicts every use at its latest delivery, with no caused share. Every rule, also cross-validated."""
     out = []
     for label, rules in ABLATIONS:
-        rates_ = from_table(fit(measure(loaded, rules, natural_window=natural_window)))
+        rates_ = fitted(loaded, rules)
         if rules == FORMER:
             rates_ = replace(rates_, caused=1.0)
         resamples = BOOTSTRAP if rules == ALL else 0  # intervals for the shipped rules only: each costs a second
-        found = summarize(measure(loaded, rules, rates_, natural_window), resamples)
+        found = summarize(measure(loaded, rules, rates_), resamples)
         if other:
-            mine = [replace(r, split="held-out") for r in measure(other, rules, rates_, natural_window)]
+            mine = [replace(r, split="held-out") for r in measure(other, rules, rates_)]
             found["other"] = summarize(mine, resamples)["held-out"]
         if rules == ALL:
-            found["cross-validated"] = summarize(cross_validated(measure(loaded, rules, UNIT, natural_window)),
+            points = {x.transcript.id: x.points for x in loaded}
+            found["cross-validated"] = summarize(cross_validated(measure(loaded, rules, UNIT), points),
                                                  resamples)["held-out"]
+            found["natural"] = {name: natural_check([x for x in loaded if split(x.transcript.id) == name], rates_)
+                                for name in ("fit", "held-out")}
+            if other:
+                found["natural"]["other"] = natural_check(other, rates_)
         out.append((label, found))
     return out
 
@@ -189,35 +247,30 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
                    f"{x['spearman_excess']:.2f}{_ci(x, 'spearman_excess')} | caused + natural {x['natural']:,}: "
                    f"ratio {x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f} | natural "
                    f"rate's reliability {x['natural_reliability']:.2f} ({x['natural_reliability_n']})")
+    for name, x in s.get("natural", {}).items():
+        out.append(f"  natural re-reads at the {x['points']} points of the {name} sessions where nothing was "
+                   f"compacted: observed {x['observed']:,}; the curve {x['predicted']:,} (ratio {x['ratio']:.2f}); "
+                   f"each session's own rate before the point {x['session_rate']:,} (ratio "
+                   f"{x['session_rate_ratio']:.2f})")
     return out
 
 
 def main(argv: Sequence[str]) -> int:
     """``PATH...`` the logs to fit on (their fit split) and validate on; ``--held-out PATH`` (repeatable) more
-    logs to validate on only, every session held out; ``--check`` compares the shipped table instead;
-    ``--natural-window N`` measures with the natural rate over the N steps before each compaction (the
-    shipped: 50; 1000000000: the whole segment), rates refitted with it, and writes nothing."""
+    logs to validate on only, every session held out; ``--check`` compares the shipped table instead."""
     args: list[str] = []
     other: list[str] = []
-    window = NATURAL_WINDOW
     it = iter(argv)
     for a in it:
         if a == "--held-out":
             other.append(next(it, ""))
-        elif a == "--natural-window":
-            window = int(next(it, "0") or 0)
         elif not a.startswith("--"):
             args.append(a)
-    if not args or "" in other or window <= 0:
-        print(f"usage: {REGENERATE} [--held-out PATH]... [--natural-window N] [--check]", file=sys.stderr)
+    if not args or "" in other:
+        print(f"usage: {REGENERATE} [--held-out PATH]... [--check]", file=sys.stderr)
         return 2
     loaded = load(args)
-    if window != NATURAL_WINDOW:
-        print(f"the natural rate over the {window} steps before each compaction; nothing written")
-        for label, s in effects(loaded, load(other) if other else (), window):
-            print("\n".join(lines(label, s)))
-        return 0
-    data = table(loaded, measure(loaded))
+    data = shipped(loaded)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "--check" in argv:
         same = TABLE.read_text(encoding="utf-8") == text

@@ -14,26 +14,26 @@ the compaction (each output weighted by the share of its lines that were known b
 re-delivered since), whatever made the agent fetch them. Reads are never uses, so the prediction does not
 see the re-reads it is checked against.
 
-What the compaction *caused*: agents re-read content with or without a compaction. The session's **natural
-rate** is its re-reads of content it still held (delivered earlier since its start or previous compaction)
-per step, in the :data:`NATURAL_WINDOW` steps before the compaction (or since that start); over the window after
-it that rate runs for at most :data:`NATURAL_STEPS` steps (on the fit sessions the rate of re-reads of content
-from before a compaction matches the rate before it from step 20 to 50 after it, and falls to a quarter after
-step 50: older content is not re-read at the same rate). The **excess** is what was observed beyond it.
+What the compaction *caused*: agents re-read content with or without a compaction. The **natural** re-reads
+are what agents re-read of content from before a point where nothing was compacted, over the same number of
+steps after it: measured at :func:`natural_points` (every :data:`NATURAL_STRIDE` steps of a segment, once
+:data:`NATURAL_WINDOW` steps of work lie behind, as behind a compaction) and fitted per bin of steps on the fit
+sessions (:func:`natural_curve`; it falls from about 60 tokens a step in the first 10 steps to 12–14 after 50:
+what an agent re-reads anyway is mostly what it read last). The **excess** is what was observed beyond them.
 
-Why 50 steps before, not the whole segment: judged by how well each predicts the rate where a compaction's
-effect has faded (re-reads of content from before it in steps 20 to 50 after it, at compactions with 50 steps
-after), the segment did better on the fit split (mean absolute error 110 tokens a step against 143, 11
-compactions) and a little worse on both held-out sets (72 against 70 on ../shared's 13, 85 against 83 on 20 not
-in ../shared): no better out of sample, so the window stays. ``reacquire_fit --natural-window N`` measures with
-another (``1000000000``: the whole segment).
+Why not the session's own rate before the compaction (its re-reads of content it held in the
+:data:`NATURAL_WINDOW` steps before, per step; kept as ``natural_rate``): held against what agents did at the
+points where nothing was compacted (``reacquire_fit``'s last lines), it predicted 1.3 to 2.2 times what they
+re-read there of content from before the point, on each split (the curve: 0.76 to 1.08; a window's re-reads are
+mostly of what was read a few steps before, not of content already old), so it counted a good part of what
+compactions caused as natural; and it is hardly a property of the session: its two half-windows agree at
+-0.14 to 0.48 (:func:`natural_reliability`), and shrinking it toward the pooled rate predicted the points no
+better than the pooled rate alone. Every figure comes with its 95% interval over resampled sessions
+(:func:`intervals`).
 
 Like with like: the raw observation is held against the prediction of every re-read (the class shares as
 fitted, on all re-reads after a compaction: ``reacq_predicted_all``), the excess against what the compaction
-caused (``reacq_predicted``). How far the excess can be trusted compaction by compaction is the natural rate's
-**reliability** (:func:`natural_reliability`: its two half-windows' rank agreement, stepped up): on the logs
-here 0.43–0.48, and below zero on one split, so a per-compaction figure against the excess is mostly a figure of
-that estimate's noise; every figure comes with its 95% interval over resampled sessions (:func:`intervals`).
+caused (``reacq_predicted``).
 
 The split: a session is *fit* or *held out* by a hash of its id (:func:`split`), so a rate fitted on the fit
 part (:mod:`compbench.validation.reacquire_fit`) is judged on the other; both are reported.
@@ -45,6 +45,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Literal
 
 from compbench.data.transcript import Transcript
@@ -66,9 +67,11 @@ from compbench.measure.reacquire_rules import (
 from compbench.measure.workset import How, WorkingSet, content_lines
 
 HORIZON = 10**9  # steps after the compaction within which a use counts: none fitted better (README "Loss")
-NATURAL_STEPS = 50  # steps after a compaction over which the session's natural rate runs
 NATURAL_WINDOW = 50  # steps before a compaction that give its natural rate
 MIN_HALF = 10  # steps of each half of a natural window whose two halves are compared (its reliability)
+NATURAL_STRIDE = 25  # steps between the points without a compaction that the natural curve is measured at
+NATURAL_EDGES = (0, 5, 10, 20, 30, 50, 75, 100, 150)  # steps after a point: the natural curve's bins
+MIN_POINTS = 5  # points that reach a bin's end for its rate to be measured (else the bin before's continues)
 BOOTSTRAP = 1000  # resamples of sessions behind each interval
 
 
@@ -208,6 +211,58 @@ def natural_rereads(ws: WorkingSet, start: int, a: int, lo: int) -> float:
     return total
 
 
+@dataclass(frozen=True)
+class Point:
+    """A point of a session where nothing was compacted, :data:`NATURAL_WINDOW` steps or more into its segment:
+    what the agent re-read of content from before it, cumulated at each of :data:`NATURAL_EDGES` it reaches."""
+
+    transcript: str
+    cumulated: tuple[float, ...]
+    rate_before: float = 0.0  # the session's own rate in the NATURAL_WINDOW steps before it, as at a compaction
+
+
+def natural_points(t: Transcript, ws: WorkingSet, stride: int = NATURAL_STRIDE) -> list[Point]:
+    """Every ``stride`` steps of each segment (between the session's start, its compactions and its end) from
+    :data:`NATURAL_WINDOW` steps in, while a step is left: a point that, like a compaction, comes after a long
+    stretch of work, but where the agent kept everything. What it re-read there of what it had is natural."""
+    step_at = _steps(t)
+    bounds = [0, *(c.index for c in t.compactions), len(t.messages)]
+    out = []
+    for s0, s1 in pairwise(bounds):
+        at = s0
+        step = step_at[s0] + NATURAL_WINDOW
+        while step < step_at[s1]:
+            while step_at[at] < step:
+                at += 1
+            cumulated = [0.0]
+            end = at
+            for edge in NATURAL_EDGES[1:]:
+                if step_at[at] + edge > step_at[s1]:
+                    break
+                while step_at[end] < step_at[at] + edge:
+                    end += 1
+                cumulated.append(sum(observed_by_key(ws, at, end).values()))
+            a = next(i for i in range(s0, at + 1) if step_at[i] >= step_at[at] - NATURAL_WINDOW)
+            rate = natural_rereads(ws, s0, a, at) / (step_at[at] - step_at[a])
+            out.append(Point(t.id, tuple(cumulated), rate))
+            step += stride
+    return out
+
+
+def natural_curve(points: Iterable[Point]) -> tuple[tuple[int, float], ...]:
+    """Per bin of :data:`NATURAL_EDGES`, the tokens a step agents re-read of content from before a point, over
+    the points that reach the bin's end; up to the first bin fewer than :data:`MIN_POINTS` reach (the last
+    measured bin's rate runs on)."""
+    points = list(points)
+    out: list[tuple[int, float]] = []
+    for k, (a, b) in enumerate(pairwise(NATURAL_EDGES)):
+        reach = [p.cumulated for p in points if len(p.cumulated) > k + 1]
+        if len(reach) < MIN_POINTS:
+            break
+        out.append((a, round(sum(c[k + 1] - c[k] for c in reach) / len(reach) / (b - a), 1)))
+    return tuple(out)
+
+
 def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon: int = HORIZON,
                    ws: WorkingSet | None = None, rules: Rules = ALL, rates_: Rates | None = None,
                    natural_window: int = NATURAL_WINDOW) -> list[RealReacquisition]:
@@ -280,7 +335,7 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
             round(sum(observed.values())), sum(1 for x in items if x.predicted), len(reacquired),
             named_reacquired=len(named & reacquired), named_not=len(named - reacquired),
             unnamed_reacquired=len((used - named) & reacquired), unnamed_not=len(used - named - reacquired),
-            restored=len(restored), reacq_natural=round(rate * min(after, NATURAL_STEPS)), natural_rate=rate,
+            restored=len(restored), reacq_natural=round(r.natural_after(after)), natural_rate=rate,
             steps_after=after, reacq_orientation=sum(x.predicted for x in items if x.klass.startswith("orientation")),
             items=tuple(sorted(items, key=lambda x: (-max(x.predicted, x.observed), x.key))),
             reacq_predicted_all=predicted_all, natural_halves=halves))

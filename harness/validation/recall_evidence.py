@@ -6,7 +6,7 @@ before it, and the share of them the tool's post-compaction view lacked (:func:`
 lacked_after`: one minus the needed-fact recall the tool's own compaction had), set beside what the recorded
 agent did after it:
 
-* **re-reads** the compaction caused: observed re-acquisition in excess of the session's natural rate
+* **re-reads** the compaction caused: observed re-acquisition in excess of the natural re-reads
   (:mod:`compbench.validation.reacquisition`);
 * **orientation reads**: re-reads of content it had with no later use;
 * **a user repeating**: lacked facts that a user message after the compaction states again;

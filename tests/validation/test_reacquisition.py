@@ -16,14 +16,20 @@ import pytest
 from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript
 from compbench.measure.reacquire_rules import ALL, Rates
 from compbench.measure.tokens import TokenCounter
+from compbench.measure.workset import WorkingSet
 from compbench.validation.reacquire_fit import MIN_ITEMS, fit
 from compbench.validation.reacquisition import (
     MIN_HALF,
-    NATURAL_STEPS,
+    MIN_POINTS,
+    NATURAL_EDGES,
+    NATURAL_STRIDE,
     NATURAL_WINDOW,
     Item,
+    Point,
     RealReacquisition,
     at_compactions,
+    natural_curve,
+    natural_points,
     natural_reliability,
     spearman,
     summarize,
@@ -173,25 +179,79 @@ def _busy(rereads_before: list[int], steps_before: int, steps_after: int) -> Tra
 
 @pytest.mark.parametrize(("at", "inside"), [
     (100 - NATURAL_WINDOW - 2, False), (100 - NATURAL_WINDOW - 1, True), (100 - NATURAL_WINDOW, True)])
-def test_the_natural_rate_counts_the_rereads_of_the_window_before(o200k: TokenCounter, at: int, inside: bool) -> None:
+def test_the_sessions_own_rate_counts_the_rereads_of_the_window_before(o200k: TokenCounter, at: int,
+                                                                       inside: bool) -> None:
     """A re-read at call 49 (its output after 50 of the 100 calls before the compaction) is in the window of
-    ``NATURAL_WINDOW`` (50) calls, one at call 48 is not; the rate runs over at most ``NATURAL_STEPS`` calls after
-    it. Over the whole segment (``natural_window`` past its start), each is in it, at the rate over the 100."""
+    ``NATURAL_WINDOW`` (50) calls, one at call 48 is not. Over the whole segment (``natural_window`` past its
+    start), each is in it, at the rate over the 100. The session's rate is shown, not subtracted."""
     t = _busy([at], 100, 80)
     size = o200k.index(t).part_tokens[2][0]
     r = _one(t, o200k)
-    rate = size / NATURAL_WINDOW if inside else 0.0
-    assert r.natural_rate == pytest.approx(rate)
-    assert r.reacq_natural == round(rate * NATURAL_STEPS) and r.steps_after == 80
-    assert r.reacq_excess == r.reacq_observed - r.reacq_natural
+    assert r.natural_rate == pytest.approx(size / NATURAL_WINDOW if inside else 0.0)
+    assert r.reacq_natural == 0 and r.steps_after == 80  # EVERY has no natural curve: nothing natural
     assert _one(t, o200k, natural_window=10**9).natural_rate == pytest.approx(size / 100)
 
 
-def test_the_natural_window_ends_at_the_session_start_and_the_rate_at_the_window_after(o200k: TokenCounter) -> None:
-    t = _busy([5], 20, 10)  # 20 calls before: the rate is over them; 10 after: it runs for 10
+def test_the_sessions_own_window_ends_at_the_session_start(o200k: TokenCounter) -> None:
+    t = _busy([5], 20, 10)  # 20 calls before: the rate is over them
     size = o200k.index(t).part_tokens[2][0]
-    r = _one(t, o200k)
-    assert r.natural_rate == pytest.approx(size / 20) and r.reacq_natural == round(size / 20 * 10)
+    assert _one(t, o200k).natural_rate == pytest.approx(size / 20)
+
+
+CURVE = ((0, 10.0), (5, 4.0), (20, 1.0))
+
+
+@pytest.mark.parametrize(("calls", "tokens"), [(0, 0), (4, 40), (5, 50), (6, 54), (19, 106), (20, 110), (21, 111),
+                                               (100, 190)])
+def test_the_natural_curve_runs_bin_by_bin_and_its_last_rate_on(calls: int, tokens: float) -> None:
+    assert Rates(natural=CURVE).natural_after(calls) == pytest.approx(tokens)
+    assert Rates().natural_after(calls) == 0
+
+
+def test_the_natural_rereads_after_a_compaction_are_the_curve_over_its_window(o200k: TokenCounter) -> None:
+    """Whatever the session did before it, the natural re-reads of a compaction followed by 80 calls are what
+    agents re-read in 80 calls where nothing was compacted; the excess is what was observed beyond them."""
+    t = _busy([60], 100, 80)
+    r = _one(t, o200k, replace(EVERY, natural=CURVE))
+    assert r.reacq_natural == 50 + 60 + 60 and r.reacq_excess == r.reacq_observed - r.reacq_natural
+    assert _one(_busy([], 100, 80), o200k, replace(EVERY, natural=CURVE)).reacq_natural == 170
+
+
+@pytest.mark.parametrize(("steps", "points"), [(NATURAL_WINDOW, 0), (NATURAL_WINDOW + 1, 1),
+                                               (NATURAL_WINDOW + NATURAL_STRIDE, 1),
+                                               (NATURAL_WINDOW + NATURAL_STRIDE + 1, 2)])
+def test_points_without_a_compaction_come_after_a_long_stretch_of_work(o200k: TokenCounter, steps: int,
+                                                                       points: int) -> None:
+    """A point needs ``NATURAL_WINDOW`` calls of its segment before it and one after it, and comes every
+    ``NATURAL_STRIDE`` calls; the segment after a compaction has its own (here too short for any)."""
+    t = _busy([], steps, 30)
+    ws = WorkingSet.build(t, o200k.index(t).part_tokens)
+    assert len(natural_points(t, ws)) == points
+
+
+def test_a_point_counts_the_rereads_of_content_from_before_it_at_each_edge_it_reaches(o200k: TokenCounter) -> None:
+    """main.py (read at call 0) is re-read at call 52 and again at call 70: the point at call 50 counts the first
+    from the 5-call edge on (the second re-delivers nothing new) up to the edges its segment reaches (60 calls
+    after it: 50)."""
+    t = _busy([52, 70], 111, 3)
+    ws = WorkingSet.build(t, o200k.index(t).part_tokens)
+    size = o200k.index(t).part_tokens[2][0]
+    first = natural_points(t, ws)[0]
+    assert len(first.cumulated) == NATURAL_EDGES.index(50) + 1
+    assert first.cumulated[:3] == (0.0, size, size) and first.cumulated[-1] == size
+
+
+@pytest.mark.parametrize(("n", "bins"), [(MIN_POINTS - 1, 1), (MIN_POINTS, 2), (MIN_POINTS + 1, 2)])
+def test_a_bin_of_the_natural_curve_needs_enough_points_that_reach_it(n: int, bins: int) -> None:
+    """Each bin is the mean over the points reaching its end, per call; a bin fewer than ``MIN_POINTS`` reach
+    is not measured (the bin before's rate runs on)."""
+    short = [Point(f"s{k}", (0.0, 50.0)) for k in range(MIN_POINTS)]  # 10 a call over calls 0-5
+    long = [Point(f"l{k}", (0.0, 100.0, 150.0)) for k in range(n)]  # 20 a call, then 10 a call over 5-10
+    got = natural_curve(short + long)
+    assert len(got) == bins
+    assert got[0] == (0, pytest.approx((MIN_POINTS * 10 + n * 20) / (MIN_POINTS + n), abs=0.05))
+    if bins == 2:
+        assert got[1] == (5, 10.0)
 
 
 def _row(split: str, predicted: int, observed: int, natural: int, items: tuple[Item, ...] = ()) -> RealReacquisition:
@@ -240,19 +300,19 @@ def test_the_shipped_rates_are_the_fit_of_the_real_compactions(transcripts_dir: 
     import json
 
     from compbench.measure.reacquire_rules import TABLE, from_table
-    from compbench.validation.reacquire_fit import FORMER, REGENERATE, load, measure, table
+    from compbench.validation.reacquire_fit import FORMER, REGENERATE, fitted, load, measure, shipped
 
     loaded = load([str(transcripts_dir), str(real_compactions_dir)])
-    rows = measure(loaded)
-    assert json.loads(TABLE.read_text(encoding="utf-8")) == table(loaded, rows), f"stale: run {REGENERATE}"
-    now = summarize(measure(loaded, rates_=from_table(table(loaded, rows))))["held-out"]
-    former = summarize(measure(loaded, FORMER, replace(from_table(fit(measure(loaded, FORMER))), caused=1.0)))
-    was = former["held-out"]
+    data = shipped(loaded)
+    assert json.loads(TABLE.read_text(encoding="utf-8")) == data, f"stale: run {REGENERATE}"
+    now = summarize(measure(loaded, rates_=from_table(data)), resamples=0)["held-out"]
+    was = summarize(measure(loaded, FORMER, replace(fitted(loaded, FORMER), caused=1.0)), resamples=0)["held-out"]
     assert now["spearman"] > was["spearman"] and now["spearman_excess"] > was["spearman_excess"]
     assert abs(math.log(now["pooled_ratio_excess"])) < abs(math.log(was["pooled_ratio_excess"]))
+    assert data["natural_curve"]["points"] >= 50 and 0.5 < data["caused"] < 1
 
 
-@pytest.mark.parametrize("argv", [[], ["--check"], ["logs", "--held-out"]])
+@pytest.mark.parametrize("argv", [[], ["--check"], ["logs", "--held-out"], ["--held-out", "logs"]])
 def test_the_fit_module_says_its_usage_on_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     from compbench.validation.reacquire_fit import main
 
@@ -338,13 +398,36 @@ def test_a_refit_predicts_from_the_items_what_a_new_pass_would(o200k: TokenCount
 
 def test_cross_validation_predicts_each_session_from_the_rates_of_the_others() -> None:
     """Leaving one session out: a session that reads back everything it edits is predicted at the others' share
-    (they read back half), not its own; every prediction is out of sample and held out."""
+    (they read back half), not its own, and its natural re-reads are the others' curve; every prediction is out
+    of sample and held out."""
     from compbench.validation.reacquire_fit import cross_validated
 
-    greedy = replace(_row("fit", 0, 400, 0, _items("edit", 4, 100, 100)), transcript="greedy")
-    modest = [replace(_row("held-out", 0, 200, 0, _items("edit", 4, 100, 50)), transcript=f"m{k}") for k in range(3)]
-    got = {r.transcript: r for r in cross_validated([greedy, *modest])}
+    greedy = replace(_row("fit", 0, 400, 0, _items("edit", 4, 100, 100)), transcript="greedy", steps_after=10)
+    modest = [replace(_row("held-out", 0, 200, 0, _items("edit", 4, 100, 50)), transcript=f"m{k}", steps_after=10)
+              for k in range(3)]
+    points = {"greedy": [Point("greedy", (0.0, 500.0))] * MIN_POINTS,  # 100 a call
+              **{f"m{k}": [Point(f"m{k}", (0.0, 50.0))] * MIN_POINTS for k in range(3)}}  # 10 a call
+    got = {r.transcript: r for r in cross_validated([greedy, *modest], points)}
     assert {r.split for r in got.values()} == {"held-out"}
     assert got["greedy"].reacq_predicted_all == 4 * 50  # the others' 0.5 of what it had
+    assert got["greedy"].reacq_natural == 10 * 10  # the others' 10 a call over its 10 calls
     # each modest session: the other two read back 0.5, greedy 1.0 -> 800 of 1200 (0.6667), each item rounded
     assert got["m0"].reacq_predicted_all == 4 * round(100 * 0.6667)
+    assert got["m0"].reacq_natural == 10 * 40  # (5 points at 100 + 10 at 10) / 15 a call
+
+
+def test_the_natural_check_holds_the_curve_and_the_sessions_own_rate_against_the_points(o200k: TokenCounter) -> None:
+    """At points where nothing was compacted, the curve's prediction and the session's own rate before each point
+    (run over the steps the point reaches) are both held against what the agent re-read there."""
+    from compbench.validation.reacquire_fit import Loaded, natural_check
+
+    t = _busy([30, 52, 70], 111, 3)
+    ws = WorkingSet.build(t, o200k.index(t).part_tokens)
+    points = tuple(natural_points(t, ws))
+    size = o200k.index(t).part_tokens[2][0]
+    got = natural_check([Loaded(t, o200k.index(t).part_tokens, ws, points)], Rates(natural=((0, 1.0),)))
+    assert got["points"] == 3 and got["observed"] == round(sum(p.cumulated[-1] for p in points))
+    assert got["predicted"] == 50 + 30 + 10  # the points at calls 50, 75 and 100 reach 50, 30 and 10 calls
+    assert points[0].rate_before == pytest.approx(size / NATURAL_WINDOW)  # the re-read at call 30
+    assert got["session_rate"] == round(sum(p.rate_before * e for p, e in zip(points, (50, 30, 10), strict=True)))
+    assert got["ratio"] == pytest.approx(90 / got["observed"])
