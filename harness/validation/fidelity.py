@@ -396,7 +396,10 @@ def as_json(rows: Sequence[Row]) -> dict[str, Any]:
     return {"columns": list(COLUMNS), "rows": [r.cells() for r in rows], "records": records,
             "reacquisition": reacquisition_summary(rows),
             "reacquisition_items": [{"transcript": d.transcript, "n": d.n, "split": d.split,
-                                     "natural_rate": round(d.natural_rate, 1), "steps_after": d.steps_after,
+                                     "predicted": d.reacq_predicted, "predicted_all": d.reacq_predicted_all,
+                                     "observed": d.reacq_observed, "natural": d.reacq_natural,
+                                     "excess": d.reacq_excess, "natural_rate": round(d.natural_rate, 1),
+                                     "steps_after": d.steps_after,
                                      "items": [{"key": x.key, "class": x.klass, "held": x.held, "spared": x.spared,
                                                 "why": x.why, "had": x.size, "latest": x.latest,
                                                 "predicted": x.predicted, "observed": x.observed} for x in d.items]}

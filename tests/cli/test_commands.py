@@ -295,6 +295,9 @@ def test_fidelity_items_walks_each_real_compaction_item_by_item() -> None:
     one = next(x for x in found if x["transcript"].startswith("c7d2069e"))
     assert {"key", "class", "held", "spared", "why", "had", "latest", "predicted", "observed"} <= set(one["items"][0])
     assert sum(x["predicted"] for x in one["items"]) > 0
+    assert one["predicted"] == sum(x["predicted"] for x in one["items"]) and one["predicted_all"] >= one["predicted"]
+    assert one["excess"] == one["observed"] - one["natural"] and one["natural"] > 0  # the curve over its 11 steps
+    assert "natural" in out and "where nothing was compacted" in out
 
 
 # --- strategy parameters -------------------------------------------------------------------------------------
