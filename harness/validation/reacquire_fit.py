@@ -14,7 +14,8 @@ share of all re-reads after those compactions that was in excess of the natural 
 (:attr:`~compbench.measure.reacquire_rules.Rates.caused`). It then prints, per split, the prediction against
 the observation, against the excess, and with the natural re-reads added, for every rule and with each rule
 switched off (rates refitted without it); every session of the logs predicted at the rates of the others (leave
-one session out); and the natural curve against the points it was not fitted on.
+one session out; with ``--held-out`` logs, once more over both); and the natural curve against the points it was
+not fitted on.
 """
 
 from __future__ import annotations
@@ -213,6 +214,10 @@ def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tupl
             points = {x.transcript.id: x.points for x in loaded}
             found["cross-validated"] = summarize(cross_validated(measure(loaded, rules, UNIT), points),
                                                  resamples)["held-out"]
+            if other:  # every session of both, each from the rates and curve of all the others
+                both = [*loaded, *other]
+                found["cross-validated, with other"] = summarize(cross_validated(
+                    measure(both, rules, UNIT), {x.transcript.id: x.points for x in both}), resamples)["held-out"]
             found["natural"] = {name: natural_check([x for x in loaded if split(x.transcript.id) == name], rates_)
                                 for name in ("fit", "held-out")}
             if other:
@@ -227,7 +232,7 @@ def _ci(x: dict[str, Any], name: str) -> str:
 
 
 SPLITS = (("fit", "fit"), ("held-out", "held-out"), ("all", "all"), ("other", "other"),
-          ("cross-validated", "cross-v."))
+          ("cross-validated", "cross-v."), ("cross-validated, with other", "cross-v.+"))
 
 
 def lines(label: str, s: dict[str, Any]) -> list[str]:

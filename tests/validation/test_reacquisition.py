@@ -431,3 +431,22 @@ def test_the_natural_check_holds_the_curve_and_the_sessions_own_rate_against_the
     assert points[0].rate_before == pytest.approx(size / NATURAL_WINDOW)  # the re-read at call 30
     assert got["session_rate"] == round(sum(p.rate_before * e for p, e in zip(points, (50, 30, 10), strict=True)))
     assert got["ratio"] == pytest.approx(90 / got["observed"])
+
+
+def test_the_fit_module_cross_validates_over_the_held_out_logs_too(o200k: TokenCounter) -> None:
+    """With held-out logs, every session of both is also predicted from the rates and curve of all the others:
+    one row over the compactions of both, none of them in its own fit."""
+    from compbench.validation.reacquire_fit import Loaded, effects
+
+    def loaded(k: int) -> Loaded:
+        t = replace(_busy([60, 70], 120, 30), id=f"session-{k}")
+        ws = WorkingSet.build(t, o200k.index(t).part_tokens)
+        return Loaded(t, o200k.index(t).part_tokens, ws, tuple(natural_points(t, ws)))
+
+    mine, other = [loaded(k) for k in range(4)], [loaded(k) for k in range(4, 7)]
+    (label, found), *_ = effects(mine, other)
+    assert label == "every rule"
+    both = found["cross-validated, with other"]
+    assert both["compactions"] == 7 and both["sessions"] == 7
+    assert found["cross-validated"]["compactions"] == 4 and found["other"]["compactions"] == 3
+    assert found["natural"]["other"]["points"] == 3 * 3  # points at calls 50, 75 and 100 of each
