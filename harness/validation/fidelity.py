@@ -438,8 +438,8 @@ def _number(v: float) -> str:
 
 
 def reacquisition_note(rows: Sequence[Row]) -> str:
-    """The validation of predicted re-acquisition, per split: against the observation, against its excess over
-    the sessions' natural rate, and with the natural re-reads added."""
+    """The validation of predicted re-acquisition, per split: every re-read against the observation, what the
+    compaction caused against the excess over the natural re-reads, and with the natural re-reads added."""
     s = reacquisition_summary(rows)
     if not s["all"]["compactions"]:
         return "re-acquisition: no real compaction"

@@ -237,8 +237,8 @@ SPLITS = (("fit", "fit"), ("held-out", "held-out"), ("all", "all"), ("other", "o
 
 def lines(label: str, s: dict[str, Any]) -> list[str]:
     """The figures of each split: against the raw observation (the prediction of every re-read), against the
-    excess over the natural rate (the caused prediction), predicted + natural against the observation, each
-    with its 95% interval over sessions where measured; the natural rate's reliability."""
+    excess over the natural re-reads (the caused prediction), predicted + natural against the observation, each
+    with its 95% interval over sessions where measured; each session's own rate's reliability."""
     out = [label]
     for name, short in SPLITS:
         x = s.get(name)
@@ -250,8 +250,8 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
                    f"{x['predicted']:>9,} (orientation {x['orientation']:,}): ratio "
                    f"{x['pooled_ratio_excess']:.2f}{_ci(x, 'pooled_ratio_excess')} Spearman "
                    f"{x['spearman_excess']:.2f}{_ci(x, 'spearman_excess')} | caused + natural {x['natural']:,}: "
-                   f"ratio {x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f} | natural "
-                   f"rate's reliability {x['natural_reliability']:.2f} ({x['natural_reliability_n']})")
+                   f"ratio {x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f} | the "
+                   f"session's own rate's reliability {x['natural_reliability']:.2f} ({x['natural_reliability_n']})")
     for name, x in s.get("natural", {}).items():
         out.append(f"  natural re-reads at the {x['points']} points of the {name} sessions where nothing was "
                    f"compacted: observed {x['observed']:,}; the curve {x['predicted']:,} (ratio {x['ratio']:.2f}); "
