@@ -124,9 +124,20 @@ def from_table(data: Mapping[str, Any]) -> Rates:
 
 
 @cache
+def _table() -> Mapping[str, Any]:
+    return dict(json.loads(TABLE.read_text(encoding="utf-8")))
+
+
+@cache
 def rates() -> Rates:
     """The shipped rates (``reacquire_rates.json``)."""
-    return from_table(json.loads(TABLE.read_text(encoding="utf-8")))
+    return from_table(_table())
+
+
+def fit_sessions() -> frozenset[str]:
+    """The ids of the sessions the shipped rates were fitted on: any other session's compactions are out of
+    sample, whatever the validation's hash split would call them."""
+    return frozenset(_table().get("fit_sessions", ()))
 
 
 def use_class(how: How, kind: Kind, changed: bool = False) -> Klass:

@@ -254,9 +254,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     kept = {k.n: k for k in kept_by_summarizers(t)}
     matcher = Matcher(facts)
     system, counter = overhead(t, counter)
-    from compbench.validation.reacquisition import at_compactions
+    from compbench.validation.reacquisition import at_compactions, shipped_split
 
-    reacq = at_compactions(t, counter.index(t).part_tokens)
+    reacq = at_compactions(t, counter.index(t).part_tokens, split_of=shipped_split)
     # with no per-call usage a strategy without a /compact is made to compact where the tool did
     stubbed = at_recorded_points(t, limits.context_window) if stub else t
     # the calibration columns describe the recorded history, not a strategy: counted from a replay
@@ -444,17 +444,18 @@ def reacquisition_note(rows: Sequence[Row]) -> str:
     if not s["all"]["compactions"]:
         return "re-acquisition: no real compaction"
     lines = ["re-acquisition after the real compactions (tokens re-read, re-listed or re-searched of content the "
-             "agent had before; predicted from the real post-compaction view with the rates fitted on the fit "
-             "sessions: every re-read against the observation, what the compaction caused against the excess; "
-             "natural: what agents re-read of older content over as many calls where nothing was compacted (the "
-             "fit sessions' curve); excess: observed less natural; [95% intervals over sessions]):"]
-    for name in ("fit", "held-out", "all"):
+             "agent had before; predicted from the real post-compaction view with the shipped rates, fitted on "
+             "sessions of ../shared (fitted on: those among these logs): every re-read against the observation, "
+             "what the compaction caused against the excess; natural: what agents re-read of older content over as "
+             "many calls where nothing was compacted (the fit sessions' curve); excess: observed less natural; [95% "
+             "intervals over sessions]):"]
+    for name, label in (("fit", "fitted on"), ("held-out", "not fitted on"), ("all", "all")):
         x = s[name]
         if not x["compactions"]:
             continue
         named, unnamed = x["named"], x["not_named"]
         lines.append(
-            f"  {name:<8} {x['compactions']:>3} compactions / {x['sessions']} sessions: observed {x['observed']:,}, "
+            f"  {label:<13} {x['compactions']:>3} compactions / {x['sessions']} sessions: observed {x['observed']:,}, "
             f"every re-read predicted {x['predicted_all']:,}: pooled ratio {x['pooled_ratio_all']:.2f}"
             f"{_interval(x, 'pooled_ratio_all')}, Spearman {x['spearman']:.2f}{_interval(x, 'spearman')}; excess "
             f"{x['excess']:,} (natural {x['natural']:,}), caused predicted {x['predicted']:,} (orientation "

@@ -120,6 +120,7 @@ def table(loaded: Sequence[Loaded], rows: Sequence[RealReacquisition]) -> dict[s
     fits = [x for x in loaded if split(x.transcript.id) == "fit"]
     return {"regenerate": REGENERATE, **fit(rows),
             "natural_curve": {"curve": [list(b) for b in curve_of(fits)], "points": sum(len(x.points) for x in fits)},
+            "fit_sessions": sorted({r.transcript for r in rows if r.split == "fit"}),
             "files": sorted({_name(x.transcript) for x in loaded if x.transcript.id in
                              {r.transcript for r in rows if r.split == "fit"}})}
 

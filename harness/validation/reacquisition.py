@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
@@ -58,6 +58,7 @@ from compbench.measure.reacquire_rules import (
     Rates,
     Rules,
     Served,
+    fit_sessions,
     orientation_class,
     pays,
     rates,
@@ -78,6 +79,12 @@ BOOTSTRAP = 1000  # resamples of sessions behind each interval
 def split(transcript_id: str) -> Literal["fit", "held-out"]:
     """Half the sessions fit, half are held out, by a stable hash of the session id."""
     return "fit" if hashlib.sha1(transcript_id.encode()).digest()[0] % 2 == 0 else "held-out"
+
+
+def shipped_split(transcript_id: str) -> Literal["fit", "held-out"]:
+    """``fit`` for a session the shipped rates were fitted on, else ``held-out``: a user's own logs are all out
+    of sample (``compbench fidelity`` on them validates the rates on every compaction they hold)."""
+    return "fit" if transcript_id in fit_sessions() else "held-out"
 
 
 @dataclass(frozen=True)
@@ -265,9 +272,11 @@ def natural_curve(points: Iterable[Point]) -> tuple[tuple[int, float], ...]:
 
 def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon: int = HORIZON,
                    ws: WorkingSet | None = None, rules: Rules = ALL, rates_: Rates | None = None,
-                   natural_window: int = NATURAL_WINDOW) -> list[RealReacquisition]:
-    """Predicted and observed re-acquisition at each compaction ``t`` records, item by item; the natural rate
-    over at most ``natural_window`` steps before each."""
+                   natural_window: int = NATURAL_WINDOW,
+                   split_of: Callable[[str], Literal["fit", "held-out"]] = split) -> list[RealReacquisition]:
+    """Predicted and observed re-acquisition at each compaction ``t`` records, item by item; the session's own
+    rate over at most ``natural_window`` steps before each; each labelled by ``split_of`` its session (the fit's
+    hash split, or :func:`shipped_split` where the shipped rates are validated)."""
     if not t.compactions:
         return []
     r = rates_ or rates()
@@ -331,7 +340,7 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
             halves = (natural_rereads(ws, start, a, m) / (step_at[m] - step_at[a]),
                       natural_rereads(ws, start, m, lo) / (step_at[lo] - step_at[m]))
         out.append(RealReacquisition(
-            t.source, t.id, n + 1, rc.trigger, split(t.id), sum(x.predicted for x in items),
+            t.source, t.id, n + 1, rc.trigger, split_of(t.id), sum(x.predicted for x in items),
             round(sum(observed.values())), sum(1 for x in items if x.predicted), len(reacquired),
             named_reacquired=len(named & reacquired), named_not=len(named - reacquired),
             unnamed_reacquired=len((used - named) & reacquired), unnamed_not=len(used - named - reacquired),

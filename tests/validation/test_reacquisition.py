@@ -450,3 +450,18 @@ def test_the_fit_module_cross_validates_over_the_held_out_logs_too(o200k: TokenC
     assert both["compactions"] == 7 and both["sessions"] == 7
     assert found["cross-validated"]["compactions"] == 4 and found["other"]["compactions"] == 3
     assert found["natural"]["other"]["points"] == 3 * 3  # points at calls 50, 75 and 100 of each
+
+
+def test_a_session_the_shipped_rates_were_not_fitted_on_is_held_out_whatever_its_hash(o200k: TokenCounter) -> None:
+    """Validating the shipped rates (``compbench fidelity``), a user's session is out of sample even where the fit's
+    hash split would have called it fit; a session the rates were fitted on is fit."""
+    from compbench.measure.reacquire_rules import fit_sessions
+    from compbench.validation.reacquisition import shipped_split, split
+
+    ours = next(iter(sorted(fit_sessions())))
+    theirs = next(f"user-{k}" for k in range(100) if split(f"user-{k}") == "fit")
+    t = _real([*REREAD, EDIT])
+    assert [r.split for r in at_compactions(replace(t, id=theirs), o200k.index(t).part_tokens, rates_=EVERY,
+                                            split_of=shipped_split)] == ["held-out"]
+    assert [r.split for r in at_compactions(replace(t, id=theirs), o200k.index(t).part_tokens, rates_=EVERY)] == ["fit"]
+    assert shipped_split(ours) == "fit" and split(ours) == "fit"
