@@ -134,6 +134,7 @@ def rates() -> Rates:
     return from_table(_table())
 
 
+@cache
 def fit_sessions() -> frozenset[str]:
     """The ids of the sessions the shipped rates were fitted on: any other session's compactions are out of
     sample, whatever the validation's hash split would call them."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from compbench.data.recorded import segment
@@ -39,7 +40,7 @@ from compbench.sdk.session import ModelLimits
 from compbench.sdk.tools import Tool
 from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
-from compbench.validation.reacquisition import RealReacquisition
+from compbench.validation.reacquisition import RealReacquisition, interval_text
 
 COLUMNS = ("tool", "transcript", "n", "trigger", "preset", "real_step", "our_step", "d_steps", "real_tokens",
            "our_tokens", "d_tokens", "kept_jaccard", "rebuilt_tokens", "next_recorded_input", "real_summary_tokens",
@@ -428,11 +429,6 @@ def reacquisition_summary(rows: Sequence[Row]) -> dict[str, Any]:
     return summarize(v for v in seen.values() if v is not None)
 
 
-def _interval(x: dict[str, Any], name: str) -> str:
-    lo_hi = x["ci"].get(name)
-    return f" [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]" if lo_hi else ""
-
-
 def _number(v: float) -> str:
     return "not measurable" if math.isnan(v) else f"{v:.2f}"
 
@@ -454,13 +450,14 @@ def reacquisition_note(rows: Sequence[Row]) -> str:
         if not x["compactions"]:
             continue
         named, unnamed = x["named"], x["not_named"]
+        ci = partial(interval_text, x)
         lines.append(
             f"  {label:<13} {x['compactions']:>3} compactions / {x['sessions']} sessions: observed {x['observed']:,}, "
             f"every re-read predicted {x['predicted_all']:,}: pooled ratio {x['pooled_ratio_all']:.2f}"
-            f"{_interval(x, 'pooled_ratio_all')}, Spearman {x['spearman']:.2f}{_interval(x, 'spearman')}; excess "
+            f"{ci('pooled_ratio_all')}, Spearman {x['spearman']:.2f}{ci('spearman')}; excess "
             f"{x['excess']:,} (natural {x['natural']:,}), caused predicted {x['predicted']:,} (orientation "
-            f"{x['orientation']:,}): pooled ratio {x['pooled_ratio_excess']:.2f}{_interval(x, 'pooled_ratio_excess')}, "
-            f"Spearman {x['spearman_excess']:.2f}{_interval(x, 'spearman_excess')}; caused + natural against "
+            f"{x['orientation']:,}): pooled ratio {x['pooled_ratio_excess']:.2f}{ci('pooled_ratio_excess')}, "
+            f"Spearman {x['spearman_excess']:.2f}{ci('spearman_excess')}; caused + natural against "
             f"observed: {x['pooled_ratio_with_natural']:.2f}, Spearman {x['spearman_with_natural']:.2f}; each "
             f"session's own rate before its compaction (not subtracted), its reliability "
             f"{_number(x['natural_reliability'])} (its two half-windows, {x['natural_reliability_n']} compactions); "

@@ -24,11 +24,12 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from compbench.data.transcript import Transcript
-from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Klass, Rates, Rules, from_table
+from compbench.measure.reacquire_rules import ALL, CLASSES, TABLE, Rates, Rules, from_table
 from compbench.measure.workset import WorkingSet
 from compbench.validation.reacquisition import (
     BOOTSTRAP,
@@ -36,8 +37,10 @@ from compbench.validation.reacquisition import (
     Point,
     RealReacquisition,
     at_compactions,
+    interval_text,
     natural_curve,
     natural_points,
+    reprice,
     split,
     summarize,
 )
@@ -118,11 +121,11 @@ def table(loaded: Sequence[Loaded], rows: Sequence[RealReacquisition]) -> dict[s
     """The shipped table: the fit (``rows`` measured at the fit sessions' natural curve) and where it comes
     from."""
     fits = [x for x in loaded if split(x.transcript.id) == "fit"]
+    ids = {r.transcript for r in rows if r.split == "fit"}
     return {"regenerate": REGENERATE, **fit(rows),
             "natural_curve": {"curve": [list(b) for b in curve_of(fits)], "points": sum(len(x.points) for x in fits)},
-            "fit_sessions": sorted({r.transcript for r in rows if r.split == "fit"}),
-            "files": sorted({_name(x.transcript) for x in loaded if x.transcript.id in
-                             {r.transcript for r in rows if r.split == "fit"}})}
+            "fit_sessions": sorted(ids),
+            "files": sorted({_name(x.transcript) for x in loaded if x.transcript.id in ids})}
 
 
 def shipped(loaded: Sequence[Loaded]) -> dict[str, Any]:
@@ -130,34 +133,22 @@ def shipped(loaded: Sequence[Loaded]) -> dict[str, Any]:
     return table(loaded, measure(loaded, rates_=replace(UNIT, natural=curve_of(loaded))))
 
 
-def fitted(loaded: Sequence[Loaded], rules: Rules = ALL) -> Rates:
+def fitted(loaded: Sequence[Loaded], rules: Rules = ALL, rows: Sequence[RealReacquisition] = ()) -> Rates:
     """The rates ``rules`` give on the fit split: the natural curve first (the caused share is the excess over
-    it), then the class shares."""
+    it), then the class shares; from ``rows`` already measured under ``rules`` (at any rates) where given."""
     curve = curve_of(loaded)
-    return replace(from_table(fit(measure(loaded, rules, replace(UNIT, natural=curve)))), natural=curve)
+    unit = replace(UNIT, natural=curve)
+    measured = [reprice(r, unit, rules) for r in rows] if rows else measure(loaded, rules, unit)
+    return replace(from_table(fit(measured)), natural=curve)
 
 
 def _name(t: Transcript) -> str:
     return Path(str(t.meta.get("path", t.id))).name
 
 
-def predicted(r: RealReacquisition, rates_: Rates, rules: Rules = ALL) -> RealReacquisition:
-    """``r`` predicted again at ``rates_`` from its items (their classes, sizes and what the view spared are the
-    rules', not the rates'): a refit needs no new pass over the transcript."""
-    paying = [(cast("Klass", x.klass), x.size) for x in r.items if x.klass and not x.spared]
-    return replace(r, reacq_predicted=sum(rates_.expected(k, n, rules) for k, n in paying),
-                   reacq_predicted_all=sum(rates_.expected(k, n, rules, caused=False) for k, n in paying),
-                   reacq_orientation=sum(rates_.expected(k, n, rules) for k, n in paying
-                                         if k.startswith("orientation")))
-
-
-def _natural(r: RealReacquisition, rates_: Rates) -> RealReacquisition:
-    return replace(r, reacq_natural=round(rates_.natural_after(r.steps_after)))
-
-
 def cross_validated(rows: Sequence[RealReacquisition], points: Mapping[str, Sequence[Point]]
                     ) -> list[RealReacquisition]:
-    """Every compaction of ``rows`` (measured at :data:`UNIT`) predicted at the rates fitted on every *other*
+    """Every compaction of ``rows`` (measured at any rates) predicted at the rates fitted on every *other*
     session, whatever its split (leave one session out), its natural curve from the other sessions' ``points``
     too: each prediction and each excess is out of sample, and the rates rest on all sessions but one instead of
     half of them."""
@@ -165,10 +156,9 @@ def cross_validated(rows: Sequence[RealReacquisition], points: Mapping[str, Sequ
     out = []
     for session in sorted({r.transcript for r in every}):
         curve = natural_curve(p for k, ps in points.items() if k != session for p in ps)
-        others = [_natural(r, replace(UNIT, natural=curve)) for r in every if r.transcript != session]
+        others = [reprice(r, replace(UNIT, natural=curve)) for r in every if r.transcript != session]
         rates_ = replace(from_table(fit(others)), natural=curve)
-        out += [replace(_natural(predicted(r, rates_), rates_), split="held-out") for r in every
-                if r.transcript == session]
+        out += [replace(reprice(r, rates_), split="held-out") for r in every if r.transcript == session]
     return out
 
 
@@ -203,33 +193,29 @@ def effects(loaded: Sequence[Loaded], other: Sequence[Loaded] = ()) -> list[tupl
     predicts every use at its latest delivery, with no caused share. Every rule, also cross-validated."""
     out = []
     for label, rules in ABLATIONS:
-        rates_ = fitted(loaded, rules)
+        rows = measure(loaded, rules)  # one pass per rule set: every rate below reprices these
+        theirs = measure(other, rules) if other else []
+        rates_ = fitted(loaded, rules, rows)
         if rules == FORMER:
             rates_ = replace(rates_, caused=1.0)
         resamples = BOOTSTRAP if rules == ALL else 0  # intervals for the shipped rules only: each costs a second
-        found = summarize(measure(loaded, rules, rates_), resamples)
+        found = summarize([reprice(r, rates_, rules) for r in rows], resamples)
         if other:
-            mine = [replace(r, split="held-out") for r in measure(other, rules, rates_)]
+            mine = [replace(reprice(r, rates_, rules), split="held-out") for r in theirs]
             found["other"] = summarize(mine, resamples)["held-out"]
         if rules == ALL:
             points = {x.transcript.id: x.points for x in loaded}
-            found["cross-validated"] = summarize(cross_validated(measure(loaded, rules, UNIT), points),
-                                                 resamples)["held-out"]
+            found["cross-validated"] = summarize(cross_validated(rows, points), resamples)["held-out"]
             if other:  # every session of both, each from the rates and curve of all the others
-                both = [*loaded, *other]
-                found["cross-validated, with other"] = summarize(cross_validated(
-                    measure(both, rules, UNIT), {x.transcript.id: x.points for x in both}), resamples)["held-out"]
+                points.update((x.transcript.id, x.points) for x in other)
+                found["cross-validated, with other"] = summarize(cross_validated([*rows, *theirs], points),
+                                                                 resamples)["held-out"]
             found["natural"] = {name: natural_check([x for x in loaded if split(x.transcript.id) == name], rates_)
                                 for name in ("fit", "held-out")}
             if other:
                 found["natural"]["other"] = natural_check(other, rates_)
         out.append((label, found))
     return out
-
-
-def _ci(x: dict[str, Any], name: str) -> str:
-    lo_hi = x.get("ci", {}).get(name)
-    return f" [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]" if lo_hi else ""
 
 
 SPLITS = (("fit", "fit"), ("held-out", "held-out"), ("all", "all"), ("other", "other"),
@@ -245,12 +231,13 @@ def lines(label: str, s: dict[str, Any]) -> list[str]:
         x = s.get(name)
         if not x or not x["compactions"]:
             continue
+        ci = partial(interval_text, x)
         out.append(f"  {short:<8} {x['compactions']:>3} compactions: observed {x['observed']:>9,} | every re-read "
-                   f"{x['predicted_all']:>9,}: ratio {x['pooled_ratio_all']:.2f}{_ci(x, 'pooled_ratio_all')} "
-                   f"Spearman {x['spearman']:.2f}{_ci(x, 'spearman')} | excess {x['excess']:>9,} against caused "
+                   f"{x['predicted_all']:>9,}: ratio {x['pooled_ratio_all']:.2f}{ci('pooled_ratio_all')} "
+                   f"Spearman {x['spearman']:.2f}{ci('spearman')} | excess {x['excess']:>9,} against caused "
                    f"{x['predicted']:>9,} (orientation {x['orientation']:,}): ratio "
-                   f"{x['pooled_ratio_excess']:.2f}{_ci(x, 'pooled_ratio_excess')} Spearman "
-                   f"{x['spearman_excess']:.2f}{_ci(x, 'spearman_excess')} | caused + natural {x['natural']:,}: "
+                   f"{x['pooled_ratio_excess']:.2f}{ci('pooled_ratio_excess')} Spearman "
+                   f"{x['spearman_excess']:.2f}{ci('spearman_excess')} | caused + natural {x['natural']:,}: "
                    f"ratio {x['pooled_ratio_with_natural']:.2f} Spearman {x['spearman_with_natural']:.2f} | the "
                    f"session's own rate's reliability {x['natural_reliability']:.2f} ({x['natural_reliability_n']})")
     for name, x in s.get("natural", {}).items():

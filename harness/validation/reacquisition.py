@@ -44,9 +44,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from compbench.data.transcript import Transcript
 from compbench.measure.reacquire import COVER
@@ -218,6 +218,18 @@ def natural_rereads(ws: WorkingSet, start: int, a: int, lo: int) -> float:
     return total
 
 
+def _window(step_at: Sequence[int], start: int, lo: int, window: int) -> int:
+    """The first message of the ``window`` steps before message ``lo``, not before ``start``."""
+    return next(i for i in range(start, lo + 1) if step_at[i] >= max(step_at[start], step_at[lo] - window))
+
+
+def _rate(ws: WorkingSet, step_at: Sequence[int], start: int, a: int, lo: int) -> float:
+    """The session's own re-reads per step in [``a``, ``lo``) of content it held since ``start`` (0 over no
+    step)."""
+    steps = step_at[lo] - step_at[a]
+    return natural_rereads(ws, start, a, lo) / steps if steps else 0.0
+
+
 @dataclass(frozen=True)
 class Point:
     """A point of a session where nothing was compacted, :data:`NATURAL_WINDOW` steps or more into its segment:
@@ -249,9 +261,8 @@ def natural_points(t: Transcript, ws: WorkingSet, stride: int = NATURAL_STRIDE) 
                 while step_at[end] < step_at[at] + edge:
                     end += 1
                 cumulated.append(sum(observed_by_key(ws, at, end).values()))
-            a = next(i for i in range(s0, at + 1) if step_at[i] >= step_at[at] - NATURAL_WINDOW)
-            rate = natural_rereads(ws, s0, a, at) / (step_at[at] - step_at[a])
-            out.append(Point(t.id, tuple(cumulated), rate))
+            a = _window(step_at, s0, at, NATURAL_WINDOW)
+            out.append(Point(t.id, tuple(cumulated), _rate(ws, step_at, s0, a, at)))
             step += stride
     return out
 
@@ -303,7 +314,6 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
                     edited.add(use.key)
         observed = observed_by_key(ws, lo, hi)
         items: list[Item] = []
-        predicted_all = 0
         used: set[str] = set()
         for key in ws.latest:
             d = ws.before(key, lo)
@@ -322,33 +332,42 @@ def at_compactions(t: Transcript, part_tokens: Sequence[Sequence[int]], horizon:
                 spared = not pays(how, by, guard, rules)
             elif d.kind == "file" and d.message >= start and t.messages[d.message].id not in kept:
                 klass = orientation_class(step_at[lo] - step_at[d.message], r)
-            predicted = r.expected(klass, size, rules) if klass and not spared else 0
             seen = round(observed.get(key, 0.0))
             if klass or seen:
-                items.append(Item(key, klass or "", by, spared, size, d.tokens, predicted, seen))
-                if klass and not spared:
-                    predicted_all += r.expected(klass, size, rules, caused=False)
+                items.append(Item(key, klass or "", by, spared, size, d.tokens, 0, seen))
         named = {k for k in used if k.startswith("file:") and k[5:] in summary_text}
         reacquired = {k for k, v in observed.items() if v > 0}
         after = step_at[hi] - step_at[lo]
-        a = next(i for i in range(start, lo + 1) if step_at[i] >= max(step_at[start], step_at[lo] - natural_window))
+        a = _window(step_at, start, lo, natural_window)
         before = step_at[lo] - step_at[a]
-        rate = natural_rereads(ws, start, a, lo) / before if before else 0.0
         halves = None
         if before >= 2 * MIN_HALF:
-            m = next(i for i in range(a, lo + 1) if step_at[i] >= step_at[lo] - before // 2)
-            halves = (natural_rereads(ws, start, a, m) / (step_at[m] - step_at[a]),
-                      natural_rereads(ws, start, m, lo) / (step_at[lo] - step_at[m]))
-        out.append(RealReacquisition(
-            t.source, t.id, n + 1, rc.trigger, split_of(t.id), sum(x.predicted for x in items),
-            round(sum(observed.values())), sum(1 for x in items if x.predicted), len(reacquired),
+            m = _window(step_at, a, lo, before // 2)
+            halves = (_rate(ws, step_at, start, a, m), _rate(ws, step_at, start, m, lo))
+        out.append(reprice(RealReacquisition(
+            t.source, t.id, n + 1, rc.trigger, split_of(t.id), 0, round(sum(observed.values())), 0, len(reacquired),
             named_reacquired=len(named & reacquired), named_not=len(named - reacquired),
             unnamed_reacquired=len((used - named) & reacquired), unnamed_not=len(used - named - reacquired),
-            restored=len(restored), reacq_natural=round(r.natural_after(after)), natural_rate=rate,
-            steps_after=after, reacq_orientation=sum(x.predicted for x in items if x.klass.startswith("orientation")),
-            items=tuple(sorted(items, key=lambda x: (-max(x.predicted, x.observed), x.key))),
-            reacq_predicted_all=predicted_all, natural_halves=halves))
+            restored=len(restored), natural_rate=_rate(ws, step_at, start, a, lo), steps_after=after,
+            items=tuple(items), natural_halves=halves), r, rules))
     return out
+
+
+def reprice(r: RealReacquisition, rates_: Rates, rules: Rules = ALL) -> RealReacquisition:
+    """``r`` predicted at ``rates_`` from its items: each paying item (a class, not spared) its class's share
+    of what the agent had (caused, and of every re-read), the totals their sums, the natural re-reads the curve
+    over its window. An item's class, size and what spared it are the rules', not the rates' (as long as
+    ``recent_steps`` is the same), so a refit needs no new pass over the transcript."""
+    items = sorted((replace(x, predicted=rates_.expected(cast("Klass", x.klass), x.size, rules)
+                            if x.klass and not x.spared else 0) for x in r.items),
+                   key=lambda x: (-max(x.predicted, x.observed), x.key))
+    paying = [x for x in items if x.klass and not x.spared]
+    return replace(r, reacq_predicted=sum(x.predicted for x in items),
+                   keys_predicted=sum(1 for x in items if x.predicted),
+                   reacq_predicted_all=sum(rates_.expected(cast("Klass", x.klass), x.size, rules, caused=False)
+                                           for x in paying),
+                   reacq_orientation=sum(x.predicted for x in items if x.klass.startswith("orientation")),
+                   reacq_natural=round(rates_.natural_after(r.steps_after)), items=tuple(items))
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -420,6 +439,12 @@ def intervals(part: Sequence[RealReacquisition], resamples: int = BOOTSTRAP) -> 
     return out
 
 
+def interval_text(x: dict[str, Any], name: str) -> str:
+    """`` [lo, hi]``: the 95% interval of figure ``name`` in a summary ``x``, or nothing where none was measured."""
+    lo_hi = x.get("ci", {}).get(name)
+    return f" [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]" if lo_hi else ""
+
+
 def natural_reliability(part: Iterable[RealReacquisition]) -> tuple[float, int]:
     """How far a session's natural rate before a compaction is a property of the session and not of its
     moment: the Spearman correlation of the rate in the two halves of its window, over the compactions with a
@@ -432,11 +457,11 @@ def natural_reliability(part: Iterable[RealReacquisition]) -> tuple[float, int]:
 
 
 def summarize(rows: Iterable[RealReacquisition], resamples: int = BOOTSTRAP) -> dict[str, Any]:
-    """Per split and overall: compactions, the predicted re-acquisition against the observation (pooled ratio,
-    Spearman over compactions; the prediction of every re-read against it), against the excess over the natural
-    rate, and predicted plus natural against the observation, each with its 95% interval over sessions
-    (``resamples`` 0: none); the natural rate's reliability; the orientation part; the named/not named ×
-    re-acquired table."""
+    """Per split and overall: compactions, the prediction of every re-read against the observation (pooled
+    ratio, Spearman over compactions), what the compaction caused against the excess over the natural re-reads,
+    and caused plus natural against the observation, each with its 95% interval over sessions (``resamples`` 0:
+    none); the reliability of each session's own rate; the orientation part; the named/not named × re-acquired
+    table."""
     rows = list(rows)
     out: dict[str, Any] = {}
     for name, part in (("fit", [r for r in rows if r.split == "fit"]),

@@ -383,16 +383,20 @@ def test_every_reread_is_predicted_beside_what_the_compaction_caused(o200k: Toke
 
 
 def test_a_refit_predicts_from_the_items_what_a_new_pass_would(o200k: TokenCounter) -> None:
-    from compbench.validation.reacquire_fit import UNIT, predicted
+    """Repriced from its items, a compaction measured at other rates is the compaction measured at these: totals,
+    each item's prediction and order, and the natural re-reads."""
+    from compbench.validation.reacquire_fit import UNIT
+    from compbench.validation.reacquisition import reprice
 
     t = _real([*REREAD, EDIT, assistant("a10", f"see {PATH} again")], before=[_read("a1b", "c1b", "/x/y/other.py"),
                                                                              tool("t1b", "c1b", BODY[:400], "Read")])
     rates_ = Rates({"edit": 0.6, "edit-changed": 0.4, "mention": 0.2, "lines": 0.0, "orientation-recent": 0.1,
-                    "orientation": 0.05}, 0.7, 10)
+                    "orientation": 0.05}, 0.7, 10, CURVE)
     again = _one(t, o200k, rates_)
-    refit = predicted(_one(t, o200k, UNIT), rates_)
+    refit = reprice(_one(t, o200k, UNIT), rates_)
     assert (refit.reacq_predicted, refit.reacq_predicted_all, refit.reacq_orientation) == (
         again.reacq_predicted, again.reacq_predicted_all, again.reacq_orientation)
+    assert refit == again and again.reacq_natural > 0
     assert again.reacq_orientation > 0 and again.reacq_predicted > again.reacq_orientation
 
 
