@@ -73,11 +73,8 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
             for line in view.wrap("order in each group: " + rule_text):
                 click.echo(line)
             if group_by == "source" and "recorded" in set(a["strategy"]):
-                from compbench.store.reader import Run
-                from compbench.summarizers import describe_summarizer
-
                 for line in view.wrap("as it ran replays each log's own summaries; every other row's summaries "
-                                      f"are the run's: {describe_summarizer(Run.open(run).summarizer)}"):
+                                      f"are the run's: {describe_summarizer(_spec_summarizer(run))}"):
                     click.echo(line)
             return
         raise UsageError("--by prints a table or JSON (--format table|json)")
