@@ -35,6 +35,7 @@ from compbench.run.evidence import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
 from compbench.sdk.protocols import reads_before_edit
+from compbench.sdk.registry import own_strategy
 from compbench.sdk.session import Entry
 from compbench.sdk.trace import StepRecord, Trace
 from compbench.store.columns import Columns, Table, columns_of
@@ -74,6 +75,9 @@ class Replayer:
         self.templates = Templates.from_json(spec.boilerplate)
         # recall's optimistic end: what an extractive copy of each summarized span would carry
         self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
+        # the trigger checks' summaries: what a summary says does not move a trigger (compbench.run.trigger)
+        self.quiet = ExtractiveSummarizer()
+        self._own: dict[str, Configured] = {}
 
     def run(self, t: Transcript) -> dict[str, Table]:
         """The rows of ``t`` under every configuration, per table."""
@@ -99,6 +103,8 @@ class Replayer:
         # corrected for t's recorded model family (spec.token_correction), then at its own growth rate; a file
         # that starts mid-conversation replays the history it lacks as a leading message
         t, config, conditions, counter = conditioned(self.spec, t, self.counter.scoped(t), self.pricing)
+        # where the tool's own strategy fires against where the tool did; the window the log shows where they part
+        config, calibrated = self.triggers(t, config, conditions, counter)
         index = counter.index(t)
         prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
         by_role = self.summarizer_pricing(t, conditions, prices)
@@ -138,6 +144,8 @@ class Replayer:
                     columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
                                  "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]))
             key = {"transcript_id": t.id, "strategy": c.label}
+            if calibrated and c.name == own_strategy(t.source):
+                why = f"{why}; {calibrated}" if why else calibrated
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
                       "settings": "sweep" if k in self.scoped else ""}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
@@ -147,6 +155,40 @@ class Replayer:
                 rows[table].extend(columns, n, key)
         return rows
 
+
+    def triggers(self, t: Transcript, config: ReplayConfig, conditions: dict[str, Any], counter: TokenCounter
+                 ) -> tuple[ReplayConfig, str]:
+        """The log's own compactions against its tool's strategy (:mod:`compbench.run.trigger`), into
+        ``conditions``: how many were automatic, manual, checked, and within reach of the strategy's. Where the
+        strategy misses some, the window its compactions show replaces the table's (unless the user gave one), for
+        every configuration: the config to replay with, and what a calibration changed, in words ("" if none)."""
+        from dataclasses import replace
+
+        from compbench.run import trigger
+
+        own = own_strategy(t.source)
+        found = trigger.points(t, config.limits)
+        if own is None or not found[0]:
+            conditions.update(found[1].columns(), trigger_within_table=0, window_calibrated=False)
+            return config, ""
+        if own not in self._own:
+            self._own[own] = resolve(own)
+        configured = self._own[own].for_log(t)[0]
+        before = trigger.check(t, configured, config, counter, self.quiet, found)
+        conditions.update(before.columns(), trigger_within_table=before.within, window_calibrated=False)
+        if before.within == before.checked or self.spec.limits is not None:
+            return config, ""
+        cal = trigger.calibrate(t, configured, config, counter, self.quiet, found, before)
+        if cal is None:
+            return config, ""
+        table = config.limits.context_window
+        said = (f"window {cal.window:,} calibrated from the log's {before.checked} automatic "
+                f"compaction{'s' * (before.checked != 1)} (at {table:,}, from {conditions['window_source']}, "
+                f"{own} fired within {trigger.WITHIN} calls of {before.within}; at {cal.window:,}, of "
+                f"{cal.check.within})")
+        conditions.update(cal.check.columns(), window=cal.window, window_source=said, window_calibrated=True)
+        return replace(config, limits=trigger.with_window(config.limits, cal.window)), \
+            f"trigger calibrated from the log: {said}"
 
     def guard(self, c: Configured) -> bool:
         """Whether ``c``'s tool refuses an edit of a file not read since its compaction (its params decide)."""
@@ -227,14 +269,17 @@ def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
 def units(t: Transcript) -> dict[str, str]:
     """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
     Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
-    working directory or project the log records; empty when unknown); and its recorded ``model``."""
+    working directory or project the log records; empty when unknown); its recorded ``model`` and
+    ``tool_version``."""
     parent = t.meta.get("parent_session")
     session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
     project = project_of(t)
     # the recorded model (the first a message names when the log has none for the session): `compare --by model`
     model = next((str(v) for v in (t.meta.get("model"), *(m.meta.get("model") for m in t.messages))
                   if isinstance(v, str) and v and v != "<synthetic>"), "")
-    return {"session": session, "project": project, "model": model}
+    version = t.meta.get("tool_version")  # the version that wrote the log: whether it reads a setting advised
+    return {"session": session, "project": project, "model": model,
+            "tool_version": str(version) if isinstance(version, str) else ""}
 
 
 Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)

@@ -55,7 +55,16 @@ class Setting:
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}``, a TOML line, a JSON fragment); ``written`` turns the
     parameter's value into what they write when the two differ (a fraction the tool takes as a percentage);
     ``sweep`` holds the parameter values a default run tries for the tool's logs (empty: not swept);
-    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source."""
+    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source.
+
+    What advice needs beyond the line (compbench.decide.advice): ``where`` names the file and key path (or the
+    shell) exactly; ``accepted`` the range of parameter values the tool takes (a best value at its end is at
+    the tool's limit, not at the edge of what was tried); ``honoured(version)`` why a recorded version does not
+    read the setting ("" where it does); ``caveat(version, window)`` a known limit of the setting for logs of
+    that version and window ("" where none); ``line_for(version)`` the line a version reads, where versions
+    differ (OpenHands V0's ``config.toml`` against V1's settings); ``unset_at`` where the parameter's "unset"
+    value (0 or None: the tool's own default) sits among the values tried, for a setting whose default is
+    computed (Claude Code's override, unset, is about 93% of the window less the reserve)."""
 
     param: str
     name: str
@@ -65,6 +74,21 @@ class Setting:
     sweep: tuple[Any, ...] = ()
     note: str = ""
     written: Callable[[Any], str] | None = None
+    accepted: tuple[float, float] | None = None
+    honoured: Callable[[str], str] | None = None
+    caveat: Callable[[str, int], str] | None = None
+    line_for: Callable[[str], tuple[str, str] | None] | None = None  # version -> (line, where), None: ``line``
+    unset_at: float | None = None  # where the parameter's "unset" value (0, None) sits among the values, in its units
+
+    def shown(self, value: Any) -> str:
+        """``value`` as the user writes it."""
+        return self.written(value) if self.written is not None else _plain(value)
+
+    def paste_for(self, value: Any, version: str) -> tuple[str, str]:
+        """The line that sets ``value`` in the tool at ``version``, and where it goes."""
+        found = self.line_for(version) if self.line_for is not None and version else None
+        line, where = found if found is not None else (self.line, self.where)
+        return line.replace("{value}", self.shown(value)), where
 
     def paste(self, value: Any) -> str:
         """The exact line that sets ``value`` in the tool."""

@@ -26,8 +26,10 @@ def _columns(text: str) -> tuple[tuple[str, str], ...]:
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "results": _columns("""
         transcript_id:str strategy:str name:str preset:str preset_source:str settings:str source:str session:str
-        project:str model:str window:int
-        window_source:str system_tokens:int system_tokens_source:str overhead_rate:float overhead_first_error:float
+        project:str model:str tool_version:str window:int
+        window_source:str window_calibrated:bool auto_compactions:int manual_compactions:int unchecked_compactions:int
+        trigger_checked:int trigger_within:int trigger_early:int trigger_late:int trigger_within_table:int
+        system_tokens:int system_tokens_source:str overhead_rate:float overhead_first_error:float
         overhead_error:float overhead_p90:float overhead_flag:str token_correction:str price_model:str
         price_model_source:str cache_ttl:str cache_ttl_source:str cache_calls:int recorded_cache_read:int
         recorded_input:int simulated_cache_read:int simulated_input:int steps:int compactions:int
