@@ -4,10 +4,10 @@ not in effect, cannot tell; other tools' logs passed over; a bad spec refused in
 from __future__ import annotations
 
 import pytest
-from helpers import growing_session
 
 from compbench.errors import UsageError
 from compbench.validation.setting_check import check_setting
+from helpers import growing_session
 
 # Claude Code 2.1.49 at 200k: the default compacts past 167,000 (the 34th call), at 60% past 108,000 (the 22nd)
 SPEC = "claude-code:autocompact_pct_override=60"
