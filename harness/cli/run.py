@@ -102,13 +102,19 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
         click.echo(f"warning: {msg}", err=True)
 
+    from compbench.decide.sweep import next_configurations
+
+    def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
+        return replayable(iter_transcripts(path), spec.keep_empty)
+
     with broken_lines(IMPORT_HINT):
         replayed = replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
                               progress.tick if progress else None)
         manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                              progress.tick if progress else None, force, resume=resume_dir is not None,
                              executor=execution["executor"], concurrency=execution["concurrency"],
-                             ray_address=execution["ray_address"])
+                             ray_address=execution["ray_address"],
+                             widen=next_configurations if spec.settings else None, again=again)
     if progress:
         progress.close()
     for e in manifest.errors:

@@ -186,9 +186,20 @@ def _tried(setting: Setting, label: str, own: str, raw: Any) -> str:
     return f"{shown} (default)" if label == own else shown
 
 
-def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check: Any, have_recorded: bool,
-               compactions: Any, source: str, resamples: int) -> Candidate:
-    """``setting`` at its best value tried on the comparable transcripts, held to the gate."""
+@dataclass(frozen=True)
+class Tried:
+    """A setting's configurations a run replayed on a tool's comparable transcripts: their labels (the tool's
+    default first), each one's value where it sits among the others (``unset`` at ``Setting.unset_at``), its
+    pooled effective savings, and the best sound one (None: none could be measured)."""
+
+    labels: tuple[str, ...]
+    values: dict[str, Any]
+    scores: dict[str, float]
+    best: str | None
+
+
+def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
+    """What the run tried of ``setting`` on ``rows`` (one tool's logs; manual compactions set aside)."""
     from compbench.decide.advice import numeric
 
     swept = rows["settings"] == "sweep" if "settings" in rows.columns else rows["strategy"] != rows["strategy"]
@@ -205,8 +216,16 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     scores = {x: pooled(mine[mine["strategy"] == x], metric(HEADLINE)) for x in tried_labels}
     sound = [x for x in tried_labels if standing.get(x) is None or standing[x].sound]
     ranked = sorted((x for x in sound if not math.isnan(scores[x])), key=lambda x: -scores[x])
-    tried = tuple(_tried(setting, x, own, getattr(resolve(x).params, setting.param)) for x in values)
-    best = ranked[0] if ranked else None
+    return Tried(tuple(tried_labels), values, scores, ranked[0] if ranked else None)
+
+
+def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check: Any, have_recorded: bool,
+               compactions: Any, source: str, resamples: int) -> Candidate:
+    """``setting`` at its best value tried on the comparable transcripts, held to the gate."""
+    t = tried(rows, own, setting, standing)
+    tried_labels, values, best = list(t.labels), t.values, t.best
+    mine = comparable(rows)
+    shown_tried = tuple(_tried(setting, x, own, getattr(resolve(x).params, setting.param)) for x in values)
     version = _version_of(rows)
     acted = mine[mine["strategy"].isin(tried_labels)]
     never = "first_action_step" in acted and not (acted["first_action_step"] >= 0).any()
@@ -219,7 +238,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
                else "no value tried could be measured on these logs")
         cond = Condition("better", False, why)
         c = change(mine, own, RECORDED if have_recorded else None, resamples) if best else None
-        return Candidate(setting, None, "", tried, (), setting.where, "", (), c, "", (cond,))
+        return Candidate(setting, None, "", shown_tried, (), setting.where, "", (), c, "", (cond,))
     value = getattr(resolve(best).params, setting.param)
     line, where = setting.paste_for(value, version)
     c = change(mine, best, RECORDED if have_recorded else None, resamples)
@@ -227,7 +246,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     conditions = (reproduction(rows, self_check), reach(rows, best), better(c, self_check, have_recorded),
                   interior(setting, values[best], list(values.values())), said)
     near = expected(compactions, best, list(per_transcript(mine)["transcript_id"]))
-    return Candidate(setting, best, setting.shown(value), tried, tuple(line.splitlines()), where,
+    return Candidate(setting, best, setting.shown(value), shown_tried, tuple(line.splitlines()), where,
                      check_line(best, near, tool_name(source)), caveats(setting, mine) + versions_off, c,
                      figures(mine, best, standing), conditions)
 

@@ -4,11 +4,12 @@ written last. ``run --resume`` reads back what an interrupted run was started wi
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import platform
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,21 @@ def versions() -> dict[str, str]:
     return out
 
 
+# what decides, from a run's results so far, which settings configurations to add (compbench.decide.sweep)
+Widen = Callable[[Any], list[str]]
+
+
 def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
-              ray_address: str | None = None) -> Manifest:
+              ray_address: str | None = None, widen: Widen | None = None,
+              again: Callable[[], Iterable[Transcript]] | None = None, rounds: int = 3) -> Manifest:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest. A crash or kill
-    leaves ``OUT.partial`` for ``--resume``."""
+    leaves ``OUT.partial`` for ``--resume``.
+
+    ``widen``: asked, once every transcript is replayed, which settings configurations to add (a best value at
+    the edge of those tried); they are replayed on their tool's logs (read again through ``again``) and
+    committed as batches of their own, up to ``rounds`` times. The manifest lists them with the sweep."""
     identity = {"spec": spec.manifest(), "dataset": dataset, "batch": rundir.BATCH,
                 "format_version": RUN_FORMAT_VERSION}
     store = RunDir(Path(out), identity, force=force, resume=resume)
@@ -111,23 +121,89 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
         replays = replay_all(spec, _skip_done(selected(spec, transcripts, dataset), store.done), workers, progress,
                              executor, concurrency, ray_address)
         for batch in _batches(replays):
-            record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
-            rows = {k: Table() for k in TABLES}
-            for t, result in batch:
-                record["ids"].append(t.id)
-                record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
-                if isinstance(result, str):
-                    record["errors"].append({"transcript_id": t.id, "error": result})
-                    continue
-                for k in TABLES:
-                    rows[k].merge(result[k])
-            store.commit(record, rows)
+            store.commit(*_record(batch))
         if not store.committed:
             raise UsageError(f"no transcripts in {dataset}")
-        return store.finalize(lambda committed: _manifest(spec, dataset, committed))
+        added: list[str] = []
+        if widen is not None and again is not None:
+            added = _widen(store, spec, dataset, widen, again, workers, executor, concurrency, ray_address, rounds)
+        final = dataclasses.replace(spec, strategies=spec.strategies + tuple(added),
+                                    settings=spec.settings + tuple(added)) if added else spec
+        return store.finalize(lambda committed: _manifest(final, dataset, committed))
     except CompbenchError:
         store.abandon()
         raise
+
+
+def _record(batch: list[tuple[Transcript, Any]], widened: Sequence[str] = ()
+            ) -> tuple[dict[str, Any], dict[str, Table]]:
+    """A batch's commit record and rows. A widening batch lists its transcripts apart (``widened_ids``), with the
+    configurations it adds: they are not the run's transcripts twice, and a resume knows what is done."""
+    record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
+    if widened:
+        record.update(widened=list(widened), widened_ids=[])
+    rows = {k: Table() for k in TABLES}
+    for t, result in batch:
+        if widened:
+            record["widened_ids"].append(t.id)
+        else:
+            record["ids"].append(t.id)
+            record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
+        if isinstance(result, str):
+            if not widened:  # a failing transcript fails the same way again: recorded once
+                record["errors"].append({"transcript_id": t.id, "error": result})
+            continue
+        for k in TABLES:
+            rows[k].merge(result[k])
+    return record, rows
+
+
+def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Callable[[], Iterable[Transcript]],
+           workers: int, executor: str, concurrency: int, ray_address: str | None, rounds: int) -> list[str]:
+    """The widening rounds (see :func:`write_run`); a resumed run finishes a round it had begun."""
+    added: list[str] = []
+    done: dict[tuple[str, ...], set[str]] = {}
+    for b in store.committed:
+        if b.get("widened"):
+            key = tuple(b["widened"])
+            done.setdefault(key, set()).update(b.get("widened_ids", []))
+            added += [x for x in key if x not in added]
+    for _ in range(rounds):
+        pending = [k for k in done if k and not _round_done(k, done[k], spec, dataset, again)]
+        labels = list(pending[0]) if pending else [x for x in widen(store.table("results"))
+                                                   if x not in spec.strategies and x not in added]
+        if not labels:
+            break
+        key = tuple(labels)
+        tools = _formats(labels)
+        ext = dataclasses.replace(spec, strategies=key, settings=key)
+        skip = done.get(key, set())
+        todo = (t for t in selected(spec, again(), dataset) if t.source in tools and t.id not in skip)
+        for batch in _batches(replay_all(ext, todo, workers, None, executor, concurrency, ray_address)):
+            store.commit(*_record(batch, key))
+        done[key] = {"*"}  # finished
+        added += [x for x in labels if x not in added]
+    return added
+
+
+def _formats(labels: Sequence[str]) -> set[str]:
+    """The sources whose logs the configurations ``labels`` replay (their tools')."""
+    from compbench.strategies import resolve
+
+    out: set[str] = set()
+    for x in labels:
+        tool = resolve(x).info.tool
+        out |= set(tool.formats) if tool is not None else set()
+    return out
+
+
+def _round_done(key: tuple[str, ...], ids: set[str], spec: RunSpec, dataset: str,
+                again: Callable[[], Iterable[Transcript]]) -> bool:
+    """Whether a widening round a resumed run had begun replayed every transcript of its tools."""
+    if "*" in ids:
+        return True
+    tools = _formats(key)
+    return all(t.id in ids for t in selected(spec, again(), dataset) if t.source in tools)
 
 
 def _manifest(spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> Manifest:

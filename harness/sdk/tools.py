@@ -82,7 +82,7 @@ class Setting:
 
     def shown(self, value: Any) -> str:
         """``value`` as the user writes it."""
-        return self.written(value) if self.written is not None else _plain(value)
+        return self.written(value) if self.written is not None else plain(value)
 
     def paste_for(self, value: Any, version: str) -> tuple[str, str]:
         """The line that sets ``value`` in the tool at ``version``, and where it goes."""
@@ -92,11 +92,11 @@ class Setting:
 
     def paste(self, value: Any) -> str:
         """The exact line that sets ``value`` in the tool."""
-        shown = self.written(value) if self.written is not None else _plain(value)
+        shown = self.written(value) if self.written is not None else plain(value)
         return self.line.replace("{value}", shown)
 
 
-def _plain(value: Any) -> str:
+def plain(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
@@ -186,4 +186,4 @@ class Tool:
 def sweep_specs(name: str, tool: Tool) -> list[tuple[str, Setting, Any]]:
     """The configurations of a default run's settings sweep for ``tool``: one per swept value of each
     setting, the rest at the log's own preset (``NAME:param=value``)."""
-    return [(f"{name}:{s.param}={_plain(v)}", s, v) for s in tool.settings for v in s.sweep]
+    return [(f"{name}:{s.param}={plain(v)}", s, v) for s in tool.settings for v in s.sweep]

@@ -107,6 +107,18 @@ class RunDir:
         _atomic_text(self.partial / "batches" / f"{n:06d}.json", json.dumps(record))  # the commit point
         self.committed.append(dict(record))
 
+    def table(self, name: str) -> Any:
+        """The rows of table ``name`` committed so far, as a pandas DataFrame (what a run decides on mid-way: the
+        settings to add to its sweep)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        parts = []
+        for path in sorted((self.partial / "parts" / name).glob("*.parquet")):
+            with pq.ParquetFile(path) as f:
+                parts.append(conform(name, f.read()))
+        return (pa.concat_tables(parts) if parts else empty(name)).to_pandas()
+
     def finalize(self, manifest: Callable[[list[dict[str, Any]]], Manifest]) -> Manifest:
         """The final tables, then the manifest ``manifest(committed batches)`` makes, then the rename."""
         import pyarrow as pa
