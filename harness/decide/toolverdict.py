@@ -121,8 +121,9 @@ def change(rows: Any, label: str, base: str | None, resamples: int = 2_000) -> C
     return Change(label, figures(rows, label), diffs)
 
 
-def setting_lines(label: str, version: str = "") -> list[str]:
-    """What a user of the tool writes to get configuration ``label`` (at ``version``): the lines for each
+def setting_lines(label: str, version: str = "", source: str = "") -> list[str]:
+    """What a user of the tool writes to get configuration ``label`` (in ``source`` logs' tool at ``version``):
+    the lines for each
     parameter it changes, as the tool's declaration says it; a parameter users cannot set is named as such."""
     c = resolve(label)
     tool = c.info.tool
@@ -133,7 +134,7 @@ def setting_lines(label: str, version: str = "") -> list[str]:
         if setting is None:
             out.append(f"{key}={raw} (not a setting of the tool)")
             continue
-        out += setting.paste_for(value, version)[0].splitlines()
+        out += setting.paste_for(value, version, source)[0].splitlines()
     return out
 
 
@@ -240,7 +241,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
         c = change(mine, own, RECORDED if have_recorded else None, resamples) if best else None
         return Candidate(setting, None, "", shown_tried, (), setting.where, "", (), c, "", (cond,))
     value = getattr(resolve(best).params, setting.param)
-    line, where = setting.paste_for(value, version)
+    line, where = setting.paste_for(value, version, source)
     c = change(mine, best, RECORDED if have_recorded else None, resamples)
     said, versions_off = honoured(setting, [str(v) for v in per_transcript(mine).get("tool_version", [])])
     conditions = (reproduction(rows, self_check), reach(rows, best), better(c, self_check, have_recorded),
@@ -278,11 +279,29 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     scored = sorted(others, key=lambda s: -agg[s][HEADLINE].value if not math.isnan(agg[s][HEADLINE].value)
                     else math.inf)
     other = next((s for s in scored if meets(agg[s], obj)), None)
+    notes = _overhead_note(rows)
     return ToolVerdict(
         g.key, tool_name(g.key), g.transcripts, own, RECORDED if have_recorded else None,
         figures(rows, RECORDED, g.standing) if have_recorded else "", manual, manual_t, inferred, reproduced,
         own_figures, tuple(candidates), other,
-        change(rows, other, RECORDED if have_recorded else None, resamples) if other else None, self_check)
+        change(rows, other, RECORDED if have_recorded else None, resamples) if other else None, self_check, notes)
+
+
+OVERHEAD_OFF = 0.25  # a hidden-overhead fit whose median error on these logs' calls passes this is said
+
+
+def _overhead_note(rows: Any) -> tuple[str, ...]:
+    """What as it ran and every row rest on where it is weak: the hidden-overhead fit's error on these logs."""
+    if "overhead_error" not in rows.columns:
+        return ()
+    t = per_transcript(rows)
+    err = t["overhead_error"].dropna()
+    if err.empty or float(err.median()) <= OVERHEAD_OFF:
+        return ()
+    p90 = float(err.quantile(0.9))
+    return (f"every figure rests on a hidden-overhead fit that is off by {float(err.median()):.0%} on these logs' "
+            f"recorded calls (median over transcripts; 90th percentile {p90:.0%}): few or inferred recorded figures "
+            "to fit it on",)
 
 
 PASTE = "    set: "  # how a line to paste begins
@@ -316,6 +335,7 @@ def _lines(v: ToolVerdict) -> list[str]:
         if v.inferred:
             extra = f"; {v.inferred:,} of its compactions inferred (no marker in the log)"
         out.append(f"  as it ran ({RECORDED}: the tool's own recorded compactions): {v.as_ran_figures}{extra}")
+        out += [f"    ! {x}" for x in v.notes]
     else:
         out.append(f"  as it ran: not in this run (add --strategy {RECORDED})")
     if v.manual:
@@ -332,7 +352,10 @@ def _lines(v: ToolVerdict) -> list[str]:
     if v.reproduction is not None:
         out.append(f"    check: {v.reproduction.text}")
     if not v.candidates:
-        out.append(f"  no setting of {v.tool} was swept in this run (run without --no-settings)")
+        declared = get(v.own_strategy).tool
+        out.append(f"  no setting of {v.tool} was swept in this run (run without --no-settings)"
+                   if declared is not None and any(s.sweep for s in declared.settings) else
+                   f"  compbench models no setting of {v.tool} that its users change: nothing to advise")
     advice = v.advice
     for c in v.candidates:
         name = c.setting.name

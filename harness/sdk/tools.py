@@ -61,10 +61,11 @@ class Setting:
     shell) exactly; ``accepted`` the range of parameter values the tool takes (a best value at its end is at
     the tool's limit, not at the edge of what was tried); ``honoured(version)`` why a recorded version does not
     read the setting ("" where it does); ``caveat(version, window)`` a known limit of the setting for logs of
-    that version and window ("" where none); ``line_for(version)`` the line a version reads, where versions
-    differ (OpenHands V0's ``config.toml`` against V1's settings); ``unset_at`` where the parameter's "unset"
-    value (0 or None: the tool's own default) sits among the values tried, for a setting whose default is
-    computed (Claude Code's override, unset, is about 93% of the window less the reserve)."""
+    that version and window ("" where none); ``line_for(source, version)`` the line and place a log's tool and
+    version read, where they differ (OpenHands V0's ``config.toml`` against V1's settings); ``unset_at`` where
+    the parameter's "unset" value (0 or None: the tool's own default) sits among the values tried, for a
+    setting whose default is computed (Claude Code's override, unset, is about 93% of the window less the
+    reserve)."""
 
     param: str
     name: str
@@ -77,16 +78,17 @@ class Setting:
     accepted: tuple[float, float] | None = None
     honoured: Callable[[str], str] | None = None
     caveat: Callable[[str, int], str] | None = None
-    line_for: Callable[[str], tuple[str, str] | None] | None = None  # version -> (line, where), None: ``line``
+    # (source, version) -> (line, where); None: ``line`` and ``where``
+    line_for: Callable[[str, str], tuple[str, str] | None] | None = None
     unset_at: float | None = None  # where the parameter's "unset" value (0, None) sits among the values, in its units
 
     def shown(self, value: Any) -> str:
         """``value`` as the user writes it."""
         return self.written(value) if self.written is not None else plain(value)
 
-    def paste_for(self, value: Any, version: str) -> tuple[str, str]:
-        """The line that sets ``value`` in the tool at ``version``, and where it goes."""
-        found = self.line_for(version) if self.line_for is not None and version else None
+    def paste_for(self, value: Any, version: str, source: str = "") -> tuple[str, str]:
+        """The line that sets ``value`` in the tool that wrote ``source`` logs at ``version``, and where it goes."""
+        found = self.line_for(source, version) if self.line_for is not None else None
         line, where = found if found is not None else (self.line, self.where)
         return line.replace("{value}", self.shown(value)), where
 

@@ -93,6 +93,11 @@ def test_the_line_to_set_is_the_tools_own() -> None:
     assert setting_lines("swe-agent:n=3") == ["agent:", "  history_processors:", "    - type: last_n_observations",
                                               "      n: 3"]
     assert setting_lines("claude-code") == []  # the settings it runs with
+    # OpenHands V1 (its conversations) keeps the condenser in agent_settings.json; V0 reads config.toml's section
+    assert setting_lines("openhands-llm-summarizing:max_size=60", source="openhands") == [
+        '"condenser": {"kind": "LLMSummarizingCondenser", "max_size": 60}']
+    assert setting_lines("openhands-llm-summarizing:max_size=60", source="openhands-v0") == [
+        "[condenser]", 'type = "llm"', "max_size = 60"]
     assert setting_lines("claude-code:threshold_ratio=0.5") == ["threshold_ratio=0.5 (not a setting of the tool)"]
 
 
