@@ -79,8 +79,10 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         n = everything["transcript_id"].nunique()
         everything = select_results(everything, select, str(run))
         selected = f"{everything['transcript_id'].nunique():,} of {n:,} transcripts, those where {select.text()}"
-    # a settings-sweep row replays only its tool's logs: decided on in that tool's verdict, not pooled
-    results = everything[everything["settings"] != "sweep"] if "settings" in everything.columns else everything
+    # a row that did not run on every transcript (a settings sweep's) is decided on in its tool's verdict, not pooled
+    from compbench.decide.headline import everywhere
+
+    results, unpooled = everywhere(everything)
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
     details = flag_details(results)
     flags = {label: [f.text for f in fs] for label, fs in details.items()}
@@ -171,7 +173,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
         "glossary": glossary.entries(), "bar": _bar(first), "agents": agents, "self_check": self_check,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
-        "app_js": _asset("report.js"), "n_configs": len(labels), "selected": selected,
+        "app_js": _asset("report.js"), "n_configs": len(labels), "n_unpooled": len(unpooled), "selected": selected,
         "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,
     }
 

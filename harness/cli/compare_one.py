@@ -24,7 +24,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.decide.bootstrap import batch
     from compbench.decide.compare import paired
     from compbench.decide.flags import cache_check, flag_details
-    from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, spreads
+    from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, everywhere, spreads
     from compbench.decide.metrics import METRICS, metric
     from compbench.decide.objective import bars, below_bar, edge, parse_objective, ranked, rule
     from compbench.decide.ranking import RULE, order, standings
@@ -32,9 +32,11 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.summarizers import describe_summarizer
 
     everything = a
-    if "settings" in a.columns and group_by is None:
-        # a settings-sweep row replays only its tool's logs: it is decided on in that tool's verdict, not pooled
-        a = a[a["settings"] != "sweep"]
+    others: list[str] = []
+    if group_by is None:
+        # a row that did not run on every transcript (a settings sweep's, on its tool's logs only) is decided on in
+        # that tool's verdict, not pooled
+        a, others = everywhere(a)
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     obj = parse_objective(PRIMARY)
     details = flag_details(a)
@@ -150,6 +152,10 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                              "to build rather than a setting to change; each tool's own verdict is above.")
     for line in lines(v):
         out += view.wrap(line)
+    if others:
+        out += view.wrap(f"pooled below: the {len(agg)} configurations that ran on every transcript; "
+                         f"{len(others)} more ran on one tool's logs only (the settings sweeps): each in its "
+                         "tool's verdict above, and in --by source")
     out.append("")
     if wide:  # every metric, in tables of at most WIDTH columns (the label in each)
         lead = [("acted", [view.acted(a, s) for s in order_], True),
