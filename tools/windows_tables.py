@@ -76,8 +76,8 @@ def record(table: Table, provider: str, model: str, date: str, window: int, out:
     rows.append([date, window, out])
 
 
-_PI_PROVIDER = re.compile(r'^\t"([^"]+)": \{$')
-_PI_MODEL = re.compile(r'^\t\t"([^"]+)": \{$')
+_PI_PROVIDER = re.compile(r'^\t"?([^"\s]+?)"?: \{$')  # quoted from about 2025-12; bare before (anthropic: {)
+_PI_MODEL = re.compile(r'^\t\t"?([^"\s]+?)"?: \{$')
 _PI_FIELD = re.compile(r"^\t\t\t(contextWindow|maxTokens): (\d+),$")
 
 
