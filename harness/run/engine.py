@@ -313,10 +313,10 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     from compbench.measure.overhead import UNIT, Overhead, fit
 
     if spec.limits is not None:
-        limits, window_source = spec.limits, "--context-window / --model (every transcript)"
+        limits, window_source, known = spec.limits, "--context-window / --model (every transcript)", True
     else:
         eff = effective_limits(t)
-        limits, window_source = eff.limits, eff.source
+        limits, window_source, known = eff.limits, eff.source, eff.known
     family = counter.correction.label if counter.correction else "none"
     if spec.system_tokens is not None:
         hidden, session = Overhead(spec.system_tokens, UNIT, "--system-tokens (every transcript)"), counter
@@ -328,7 +328,7 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     # strategies are shown the usage the API recorded while their view is still the recorded context: the real
     # tool decided on those figures (our count of the same context differs by the tokenizer's error)
     return ReplayConfig(limits, hidden.fixed, recorded_usage=True, cache=cache), {
-        "window": limits.context_window, "window_source": window_source,
+        "window": limits.context_window, "window_source": window_source, "window_known": known,
         "system_tokens": hidden.fixed, "system_tokens_source": hidden.source, "overhead_rate": hidden.rate / UNIT,
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
         "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
