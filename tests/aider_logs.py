@@ -74,8 +74,13 @@ LLM RESPONSE 2025-05-01T10:00:09
 {reply}"""  # noqa: W291 - format_content writes an empty line as "USER "
 
 
-def request(*history: tuple[str, str], reply: str, time: str = "10:00:05") -> str:
+def request(*history: tuple[str, str], reply: str, time: str = "10:00:05", system: str = "") -> str:
+    """One request and its reply, as ``--llm-history-file`` logs it (v0.72 on); ``system``: another system prompt
+    (another chat mode's coder)."""
     body = "".join(f"-------\n{role.upper()} " + f"\n{role.upper()} ".join(text.split("\n")) + "\n"
                    for role, text in history)
     out = REQUEST.format(history=body, reply="".join(f"ASSISTANT {line}\n" for line in reply.split("\n")))
+    if system:
+        out = out.replace("SYSTEM Act as an expert software developer.\nSYSTEM Always use best practices.",
+                          "\n".join(f"SYSTEM {line}" for line in system.split("\n")))
     return out.replace("10:00:05", time)

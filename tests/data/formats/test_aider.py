@@ -78,11 +78,15 @@ def test_the_llm_history_is_the_conversation_with_its_summaries(tmp_path: Path) 
     assert by_text["I spoke to you previously about a number of things."].meta["compaction"] == "summary"
 
 
+EXPLAINED = "It prints. " * 20  # a reply longer than the summary that replaces it
+ASK = "Act as an expert code analyst.\nAnswer questions about the supplied code."  # the ask coder's main_system
+
+
 def test_a_summary_with_nothing_kept_and_no_ok_is_a_chat_mode_switch(tmp_path: Path) -> None:
     f = tmp_path / "llm.log"
-    f.write_text(request(("user", "explain app.py"), reply="It prints.")
+    f.write_text(request(("user", "explain app.py"), reply=EXPLAINED)
                  + request(("user", "I spoke to you previously about a number of things.\nI asked about app.py."),
-                           ("user", "now change it"), reply="Changed.", time="10:03:00"))
+                           ("user", "now change it"), reply="Changed.", time="10:03:00", system=ASK))
     (t,) = read(f)
     (c,) = t.compactions
     assert c.trigger == "manual" and c.kept_ids == () and "chat mode switch" in c.meta["via"]
@@ -168,9 +172,9 @@ def test_a_chat_mode_switch_is_compared_with_aiders_summarize_all_not_a_compact(
     from compbench.validation.fidelity import fidelity
 
     f = tmp_path / "llm.log"
-    f.write_text(request(("user", "explain app.py"), reply="It prints.")
+    f.write_text(request(("user", "explain app.py"), reply=EXPLAINED)
                  + request(("user", "I spoke to you previously about a number of things.\nI asked about app.py."),
-                           ("user", "now change it"), reply="Changed.", time="10:03:00"))
+                           ("user", "now change it"), reply="Changed.", time="10:03:00", system=ASK))
     (t,) = read(f)
     (row, *_) = [r for r in fidelity([t]) if r.preset == "seed"]
     assert row.trigger == "manual" and row.rebuilt_tokens and "manual summary failed" not in row.cause
@@ -218,6 +222,7 @@ More.
 """  # noqa: W291 - aider ends its lines with a Markdown line break
 
 SUMMARY = "I spoke to you previously about a number of things.\nI asked for an app and its docs."
+DOCS = "Docs: " + "README.md and a section on each endpoint. " * 4  # longer than the summary that replaces it
 
 
 def project(tmp_path: Path) -> Path:
@@ -231,9 +236,8 @@ def project(tmp_path: Path) -> Path:
                   time="10:01:00")
         + request(("user", "start over"), reply="Fresh.", time="10:02:00")
         + request(("user", "unrelated"), reply="?", time="11:00:10")
-        + request(("user", "and docs"), reply="Docs.", time="12:00:05")
-        + request(("user", SUMMARY), ("assistant", "Ok."), ("user", "and docs"), ("assistant", "Docs."),
-                  ("user", "more docs"), reply="More.", time="12:05:00"))
+        + request(("user", "and docs"), reply=DOCS, time="12:00:05")
+        + request(("user", SUMMARY), ("assistant", "Ok."), ("user", "more docs"), reply="More.", time="12:05:00"))
     return tmp_path
 
 
