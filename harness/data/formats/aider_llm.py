@@ -336,8 +336,8 @@ class _Conversation:
         warnings = list(self.warnings)
         if parent is not None:
             meta["parent_session"] = parent
-            warnings.append(f"architect mode's editor: its prompt is the reply of {parent}, whose conversation goes "
-                            "on after it")
+            warnings.append("architect mode's editor: its prompt is the architect's reply (meta parent_session), "
+                            "whose conversation goes on after it")
         if self.realigned:
             warnings.append(f"{self.realigned} request{'s' * (self.realigned != 1)} did not carry on the previous "
                             "request's history as aider builds it (a message changed or dropped): read from the "

@@ -56,11 +56,14 @@ def _inputs(t: Transcript) -> set[str]:
 
 
 def combine(chat: Sequence[Transcript], llm: Sequence[Transcript]) -> tuple[list[Transcript], list[Merge]]:
-    """The transcripts of both logs, one per aider run (see the module docstring), in time order, and the merges."""
+    """The transcripts of both logs, one per aider run (see the module docstring), in time order, and the merges.
+    Architect mode's editor conversations (``meta["parent_session"]``) are no part of a run's conversation: they
+    stay transcripts of their own, under the transcript their architect's conversation became."""
     starts = [_time(t.meta.get("started_at")) for t in chat]
     inside: dict[int, list[Transcript]] = {}
     free: list[Transcript] = []
-    for c in llm:
+    editors = [c for c in llm if c.meta.get("parent_session")]
+    for c in (c for c in llm if not c.meta.get("parent_session")):
         k = _run_of(_time(c.meta.get("started_at")), starts)
         if k is None:
             free.append(c)
@@ -74,14 +77,18 @@ def combine(chat: Sequence[Transcript], llm: Sequence[Transcript]) -> tuple[list
             free += convs
     out: list[Transcript] = []
     merges: list[Merge] = []
+    became: dict[str, str] = {}  # a request-log conversation's id -> the transcript's it joined
     for k, run in enumerate(chat):
         if k not in owned:
             out.append(run)
             continue
         joined = _join(owned[k], run)
+        became.update((c.id, joined.id) for c in owned[k])
         out.append(joined)
         merges.append(Merge(run.id, joined.id, len(run.messages)))
     out += free
+    out += [replace(e, meta={**e.meta, "parent_session": became.get(str(e.meta["parent_session"]),
+                                                                   e.meta["parent_session"])}) for e in editors]
     out.sort(key=lambda t: (_time(t.meta.get("started_at")) or datetime.min, t.id))
     return out, merges
 
