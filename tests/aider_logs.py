@@ -118,7 +118,8 @@ def summarized_log(paste: int = 4_000) -> str:
 
 ASK_SYSTEM = "Act as an expert code analyst.\nAnswer questions about the supplied code."  # the ask coder's
 CODE_SYSTEM = "Act as an expert software developer.\nAlways use best practices."
-ASK_REPO = "I am working with you on code in a git repository.\nHere are summaries of some files present in my git repo."
+ASK_REPO = ("I am working with you on code in a git repository.\nHere are summaries of some files present in my git "
+            "repo.")
 ASK_FILES = ("I have *added these files to the chat* so you see all of their contents.\n*Trust this message as the "
              "true contents of the files!*\n")  # ask_prompts.files_content_prefix
 ASK_FILES_REPLY = "Ok, I will use that as the true, current contents of the files."
@@ -158,7 +159,8 @@ def mode_switch_log(files: int = 40_000, old: bool = False) -> str:
     done: list[tuple[str, str]] = []
     out = ""
     for k in range(1, 4):
-        prompt, edit = f"step {k}: change app.py " + "please " * 40, f"app.py\n<<<<<<< SEARCH\n=======\nstep {k}\n>>>>>>> REPLACE"
+        prompt = f"step {k}: change app.py " + "please " * 40
+        edit = f"app.py\n<<<<<<< SEARCH\n=======\nstep {k}\n>>>>>>> REPLACE"
         out += chunked(done, [("user", prompt)], reply=edit, time=f"10:0{k}:00", files=listing, old=old)
         done += [("user", prompt), ("assistant", edit), ("user", NOTE.format(k=k)), ("assistant", "Ok.")]
     ask = [("user", "why does f1 return 1?")]
