@@ -254,8 +254,8 @@ class _Conversation:
     def append(self, role: str, content: str, line: int, **meta: Any) -> tuple[str, str, str]:
         if role == "user" and content.startswith(EDIT_NOTES):
             self.edited()
-        m = Message(f"L{line}:{len(self.messages)}", role, (Text(content),) if content else (), None,
-                    {"line": line, **meta})
+        m = Message(f"L{line}:{len(self.messages)}", "assistant" if role == "assistant" else "user",
+                    (Text(content),) if content else (), None, {"line": line, **meta})
         self.messages.append(m)
         return role, content, m.id
 
