@@ -149,7 +149,7 @@ class Replayer:
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
                       "settings": "sweep" if k in self.scoped else ""}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
-                                    **got.result})
+                                    **got.result, "recorded_inferred": _recorded_inferred(trace)})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
                                         ("prunes", got.prunes)):
                 rows[table].extend(columns, n, key)
@@ -364,6 +364,12 @@ def _step_columns(t: Trace) -> tuple[Columns, int]:
     """The steps table's columns of a trace (its step records, field by field)."""
     fields = dict(zip(StepRecord._fields, zip(*t.steps, strict=True), strict=True)) if t.steps else {}
     return {name: list(fields.get(name, ())) for name in STEP_COLUMNS}, len(t.steps)
+
+
+def _recorded_inferred(trace: Trace) -> int:
+    """The compactions the ``recorded`` row replayed that the log does not mark (inferred: at a fall of the recorded
+    prompt, or by the importer): 0 on every other row, whose compactions are its own."""
+    return sum(1 for e in trace.compactions if e.ok and e.meta and "recorded" in e.meta and e.meta.get("inferred"))
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:
