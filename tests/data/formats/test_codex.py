@@ -343,7 +343,7 @@ def test_a_placeholder_is_not_an_encrypted_blob(tmp_path: Path, blob: str, redac
 def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path) -> None:
     """Fidelity fills a redacted blob as it fills a missing one (from the call's reported reasoning tokens);
     a rollout with real blobs keeps them."""
-    from compbench.run.evidence import REASONING_PER_TOKEN, complete
+    from compbench.run.evidence import blob_chars, complete
 
     def rollout(blob: str) -> Path:
         count = _count(10, 4, 231)
@@ -358,7 +358,7 @@ def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path
     assert isinstance(stand_in, Reasoning) and stand_in.encrypted and marker == Reasoning("", encrypted=True)
     from compbench.strategies.codex import reasoning_item_tokens
 
-    assert reasoning_item_tokens(stand_in.text) == round(REASONING_PER_TOKEN * 100)
-    assert notes[0].startswith("the rollout records no encrypted reasoning (redacted): 1 calls'")
+    assert len(stand_in.text) == blob_chars(100) and reasoning_item_tokens(stand_in.text) == 135
+    assert notes[0].startswith("the rollout records no encrypted reasoning (redacted): 1 calls' blobs stood in")
     (t,) = read_codex(rollout(BLOB))
     assert complete(t) == (t, {})
