@@ -259,9 +259,9 @@ def made(m: Message, call: ToolCall) -> tuple[ToolCall, ...]:
     ``call`` itself when it runs no other."""
     inner = m.meta.get(INNER_CALLS)
     listed = inner.get(call.id) if isinstance(inner, Mapping) else None
-    if not isinstance(listed, list) or not listed:
-        return (call,)
-    return tuple(ToolCall(call.id, str(x[0]), str(x[1])) for x in listed if isinstance(x, list | tuple) and len(x) == 2)
+    calls = tuple(ToolCall(call.id, str(x[0]), str(x[1])) for x in listed if isinstance(x, list | tuple)
+                  and len(x) == 2) if isinstance(listed, list) else ()
+    return calls or (call,)
 
 
 def _texts(m: Message) -> Iterator[tuple[str, ToolCall | None]]:

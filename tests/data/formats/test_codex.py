@@ -95,7 +95,8 @@ def test_remote_compaction(transcripts_dir: Path) -> None:
     # event right after it; Codex's estimate of the new history in the zero-input token count two records later
     assert c.meta == {"line": 1153, "encrypted": True, "summary_item": "encrypted", "replacement_items": 31,
                       "encrypted_chars": 6520, "model_context_window": 258_400, "event_line": 1154,
-                      "estimate_after": 8_581, "trigger_evidence": "inside a turn (after a tool output or a model call)"}
+                      "estimate_after": 8_581,
+                      "trigger_evidence": "inside a turn (after a tool output or a model call)"}
     users = [m.id for m in t.messages if m.role == "user"]
     assert c.kept_ids == tuple(users) and len(users) == 16  # every user message is in replacement_history
     assert t.messages[c.index - 1].role == "tool" and t.messages[c.index].role == "assistant"
