@@ -93,7 +93,10 @@ def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
 CLAUDE_CODE_WINDOW = 200_000  # Claude Code's window for every model unless the 1M window is on (its default)
 CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (claude-opus-4-6[1m], sonnet[1m])
 ONE_M_SUFFIX = "[1m]"
-CODEX_EFFECTIVE_PERCENT = 95  # model_context_window = context_window * 95 / 100 (effective_context_window_percent)
+# openai/codex protocol/src/openai_models.rs at 8db07003: ModelInfo's effective_context_window_percent defaults to 95
+# (model_context_window = context_window * 95 / 100) and auto_compact_token_limit to context_window * 9 / 10; the
+# server's /models entries take precedence over the bundled ones (ModelPreset::merge).
+CODEX_EFFECTIVE_PERCENT = 95
 CODEX_GPT5_WINDOW = 272_000  # Codex's catalogue: context_window of the GPT-5 family
 # Codex's bundled catalogue (models.json in each npm package's binary, read for 0.142.5, 0.144.1, 0.144.2, 0.145.0,
 # 0.147.0, 0.153.4) lists every gpt-5.x model at 272,000 and an unknown model falls back to the same, except the

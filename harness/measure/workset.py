@@ -12,6 +12,8 @@ transcript's content once (per transcript, shared by every strategy's replay):
   ``man``). Any other command (tests, builds, linters, ``git status``/``diff``, scripts) is a *state probe*:
   an agent re-runs it to see what changed, not to get back what it had, so it delivers no content item.
   File paths are keyed by their last two components, as facts are: one file named several ways is one item.
+  A call that runs other calls (Codex code mode's ``exec`` script, whose importer lists them in the message's
+  ``meta["inner_calls"]``) is read as the calls it made, so a read inside a script is a read.
 * a **use** is an assistant message that needs a key's content: it edits or writes the file (an edit needs
   the text it replaces; Claude Code even refuses one on a file not read since its compaction), or it names
   the file other than by reading it (a test run on it, a path in its reasoning), or, for a search or an

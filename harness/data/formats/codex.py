@@ -1,5 +1,5 @@
 """``compbench.data.formats.codex`` — Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``;
-followed: CLI 0.72–0.77 and 0.140–0.142.5).
+followed: CLI 0.72–0.77, 0.140–0.142.5 and 0.144 code mode; 0.147's remote v2 from its source).
 
 Records ``{timestamp, type, payload}`` (``RolloutItem`` in codex-rs/protocol): ``session_meta`` (id, cwd,
 cli_version, instructions), ``turn_context`` (model, policies), ``response_item`` (the model-visible
@@ -8,7 +8,8 @@ history: ``message`` with role user/assistant/developer, ``reasoning`` with ``en
 ``local_shell_call``, ``web_search_call``, ``ghost_snapshot``), ``event_msg`` (``token_count`` and UI
 echoes: ``user_message`` / ``agent_message`` duplicate response items and are not imported) and
 ``compacted`` (``message`` = the summary, empty when the compaction ran remotely and the summary is
-encrypted; ``replacement_history`` = the new history, which names the user messages Codex kept).
+encrypted; ``replacement_history`` = the new history, which names the user messages Codex kept:
+:mod:`.codex_compacted`), and from 0.144 ``world_state``.
 
 Mapping decisions, checked on the real 0.72 and 0.77 files:
 
@@ -35,6 +36,26 @@ Mapping decisions, checked on the real 0.72 and 0.77 files:
   part with no text, so the model call it belongs to is kept (``meta["reasoning_redacted"]``, warned).
   A real blob is a Fernet token (``gAAAAA…``, at least 100 base64 characters: 73 bytes of version,
   timestamp, IV, one cipher block and HMAC).
+* Code mode (0.144, ``tool_mode: code_mode_only`` models): a ``custom_tool_call`` named ``exec`` is imported as
+  written (its JavaScript is what the model wrote and is counted), its output from the ``custom_tool_call_output``
+  parts; the tool calls the script makes are listed in the call's message ``meta["inner_calls"]``
+  (:mod:`.codex_exec`), which the working set reads as the plain calls they stand for.
+* ``world_state`` (0.144; ``WorldStateSnapshot``, codex-rs/core/src/context/world_state/mod.rs at 0b755b19,
+  written by session/world_state.rs at 137985bf): the "compact comparison state" of each model-visible
+  section, written at the session's start and after each compaction, that Codex diffs the next context update
+  against. What the model is sent of it is rendered as the messages the rollout records (AGENTS.md as a user
+  message, the developer instructions; after a compaction, inside the replacement history), and Codex's own
+  estimate of the new history leaves it out (the zero-input ``token_count`` after a compaction: base
+  instructions + the history's items): no message is made of it; ``meta["world_states"]`` counts them.
+* ``event_msg`` ``context_compacted`` follows its ``compacted`` record after whatever was written with it (one
+  record in 0.77, three in 0.142, four in 0.144: ``world_state``, ``turn_context``, the estimate): each is paired
+  with the oldest compaction still without one (``meta["event_line"]``); one with none before it is warned.
+  The zero-input count right after a compaction is Codex's estimate of the new history (``estimate_after``).
+* ``thread_settings_applied`` (0.144) gives the model, provider and reasoning effort where ``turn_context`` lacks
+  them. The ``model_context_window`` of ``task_started`` and ``token_count`` can change mid-session (the catalogue
+  is the server's): every value is listed (``model_context_windows``) and each compaction keeps the one in force.
+* Remote compaction v2 (0.147+): a ``compaction_trigger`` response item marks the request (its compaction is
+  ``meta["remote"] = "v2"``); a ``compaction`` item after it with no ``compacted`` record is made a compaction.
 * Message ids are ``m<N>``: rollout items carry no ids.
 """
 
