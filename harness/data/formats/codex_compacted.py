@@ -110,6 +110,11 @@ def compacted(b: Builder, line: int, p: dict[str, Any], v2: str = "") -> None:
                             "replacement_items": r.items, "trigger_evidence": evidence}
     if b.window is not None:
         meta["model_context_window"] = b.window  # the window in force when it compacted
+    made = b.compactions[-1] if b.compactions else None
+    if not v2 and made is not None and made.meta.get("recorded_as") and made.index == len(b.messages):
+        b.compactions.pop()  # its compaction item came first: the record that follows is the same compaction
+        b.unconfirmed = [n for n in b.unconfirmed if n < len(b.compactions)]
+        b.v2_trigger = made.meta["line"]
     if b.v2_trigger is not None or v2:
         meta["remote"] = "v2"  # Responses compaction v2: a compaction_trigger item was sent (0.147+)
         b.v2_trigger = None

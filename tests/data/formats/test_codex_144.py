@@ -193,3 +193,8 @@ def test_remote_compaction_v2(tmp_path: Path) -> None:
         7, "auto", ("m2",), "v2", "compaction item, no record")
     assert rc.meta["encrypted_chars"] == len(BLOB) and rc.meta["event_line"] == 21
     assert not any("unknown type" in w for w in t.warnings)
+    # the item and then its record: one compaction, the record's
+    t = _read(tmp_path, [*records[:at], trigger, item, *records[at:]])
+    (rc,) = t.compactions
+    assert (rc.index, rc.meta["line"], rc.meta["remote"], rc.meta["event_line"]) == (7, 18, "v2", 22)
+    assert "recorded_as" not in rc.meta and not t.warnings[1:]
