@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,14 +105,19 @@ def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
 CLAUDE_CODE_WINDOW = 200_000  # Claude Code's window for every model unless the 1M window is on (its default)
 CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (claude-opus-4-6[1m], sonnet[1m])
 ONE_M_SUFFIX = "[1m]"
-CODEX_EFFECTIVE_PERCENT = 95  # Codex records model_context_window = context_window * 95 / 100 (model_family.rs)
-CODEX_GPT5_WINDOW = 272_000  # Codex's catalog (codex-rs/core/models.json): context_window of the GPT-5 family
-# The models Codex's catalog lists at 272,000 with the default 95% effective window (the 0.140 / 0.142 rollouts of
-# gpt-5.5 record 258,400 and compact at 0.9 x 272,000 = 244,800, matched to the step). A model outside it (Codex
-# 0.145-0.146's gpt-5.6-sol records 258,400 and compacted at 224-236k, 0.9 x 258,400 = 232,560: issue 32's
-# held-out rollouts) has its recorded window taken as its window: the log says what the tool used.
-CODEX_95_MODELS = re.compile(r"^(gpt-5(\.[1-5])?(-codex(-max|-mini)?|-mini|-nano|-chat-latest)?|codex-mini-latest)"
-                             r"(-\d{4}-\d{2}-\d{2})?$")
+# openai/codex protocol/src/openai_models.rs at 8db07003: ModelInfo's effective_context_window_percent defaults to 95
+# (model_context_window = context_window * 95 / 100) and auto_compact_token_limit to context_window * 9 / 10; the
+# server's /models entries take precedence over the bundled ones (ModelPreset::merge).
+CODEX_EFFECTIVE_PERCENT = 95
+CODEX_GPT5_WINDOW = 272_000  # Codex's catalogue: context_window of the GPT-5 family
+# Codex's bundled catalogue (models.json in each npm package's binary, read for 0.142.5, 0.144.1, 0.144.2, 0.145.0,
+# 0.147.0, 0.153.4) lists every gpt-5.x model at 272,000 and an unknown model falls back to the same, except the
+# 0.144 bundles: gpt-5.6-sol/terra/luna at 372,000. The catalogue in force is the server's (/models, cached) when
+# Codex could fetch it: 0.144.2 sessions on gpt-5.6-sol recorded 258,400 (272,000), and a 0.144.0-alpha.4 session
+# 353,400 (372,000), then 258,400 once resumed. So a recorded window always wins; this table serves a log without.
+CODEX_BUNDLED: tuple[tuple[tuple[int, int], tuple[int, int], str, int], ...] = (
+    ((0, 144), (0, 145), "gpt-5.6-", 372_000),  # (from version, before version, model prefix, context_window)
+)
 # Unknown models, by family: (name prefix, window, max output, what the figure is). Never a table entry the
 # tool does not use; each figure is the family's standard window at its provider.
 FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
@@ -195,25 +199,44 @@ def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
     return EffectiveLimits(ModelLimits(CLAUDE_CODE_WINDOW, out), f"{what}, Claude Code default 200k{note}")
 
 
+def _codex_recorded(t: Transcript) -> tuple[int, str] | None:
+    """The ``model_context_window`` Codex recorded where it compacted by itself (one window there), else the last
+    it recorded: the server may change the catalogue mid-session."""
+    at = {w for c in t.compactions if c.trigger != "manual" and isinstance(w := c.meta.get("model_context_window"),
+                                                                             int) and not isinstance(w, bool) and w > 0}
+    if len(at) == 1:
+        (w,) = at
+        seen = t.meta.get("model_context_windows")
+        return w, " in force at its compactions" if isinstance(seen, list) and len(seen) > 1 else ""
+    seen = t.meta.get("model_context_windows")
+    last = seen[-1] if isinstance(seen, list) and seen else t.meta.get("model_context_window")
+    if isinstance(last, int) and not isinstance(last, bool) and last > 0:
+        return last, " last recorded" if at or (isinstance(seen, list) and len(seen) > 1) else ""
+    return None
+
+
 def _codex(t: Transcript, peak: int) -> EffectiveLimits:
-    """Codex records the window it uses (``model_context_window``) in every token count: for a model its
-    catalog lists at 272,000 it is 95% of the model's window, read back from it; for any other model the
-    recorded window is the window. Without it, Codex's catalog value for the family."""
+    """Codex records the window it uses (``model_context_window``, 95% of the catalogue's ``context_window`` for
+    every model, the default percent) in every token count; its catalogue is the server's, so the log wins.
+    Without a recorded window, the bundled catalogue of the log's version (:data:`CODEX_BUNDLED`)."""
     model = str(t.meta.get("model") or "")
     table = _table(model)
     out = table.max_output if table else (_family(model) or _fallback(model))[0].max_output
-    recorded = t.meta.get("model_context_window")
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
-        if not CODEX_95_MODELS.match(model.lower().split("/")[-1]):
-            return EffectiveLimits(ModelLimits(recorded, out), f"recorded model_context_window {recorded:,} "
-                                   f"({model or 'no model recorded'}: not a model Codex's catalog lists at 95% of "
-                                   f"{CODEX_GPT5_WINDOW:,}): the window")
-        window = -(-recorded * 100 // CODEX_EFFECTIVE_PERCENT)
-        return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {recorded:,} = "
+    recorded = _codex_recorded(t)
+    if recorded is not None:
+        value, where = recorded
+        window = -(-value * 100 // CODEX_EFFECTIVE_PERCENT)
+        return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {value:,}{where} = "
                                f"{CODEX_EFFECTIVE_PERCENT}% of {window:,}")
-    if model.lower().startswith(("gpt-5", "codex")):
-        return EffectiveLimits(ModelLimits(CODEX_GPT5_WINDOW, out), f"recorded model {model}, Codex's "
-                               f"catalog {_k(CODEX_GPT5_WINDOW)}")
+    name = model.lower().split("/")[-1]
+    if name.startswith(("gpt-5", "codex")):
+        try:
+            version = tuple(int(x) for x in str(t.meta.get("tool_version") or "").split(".")[:2])
+        except ValueError:
+            version = ()
+        window = next((w for lo, hi, prefix, w in CODEX_BUNDLED if lo <= version < hi and name.startswith(prefix)),
+                      CODEX_GPT5_WINDOW)
+        return EffectiveLimits(ModelLimits(window, out), f"recorded model {model}, Codex's catalog {_k(window)}")
     return _generic(t, peak, model)
 
 

@@ -3,11 +3,12 @@ the transcript, a family fallback that says so — never a table entry the tool 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript, Usage
 from compbench.measure.models import effective_limits
 from compbench.sdk.session import ModelLimits
 
@@ -89,37 +90,62 @@ def test_a_tool_whose_rule_gives_every_model_a_window_knows_it() -> None:
     assert not codex.known and "128,000 assumed" in codex.source
 
 
-def codex_rollout(model: str, totals: tuple[int, ...]) -> Transcript:
-    """A Codex 0.145-shaped session: every token count records model_context_window 258,400."""
+def codex_rollout(model: str, totals: tuple[int, ...], windows: tuple[int, ...] = (258_400,),
+                  version: str = "0.144.2") -> Transcript:
+    """A Codex 0.144-shaped session: its token counts record model_context_window (``windows``, in order)."""
     msgs = [Message("u1", "user", (Text("go"),))]
     for k, total in enumerate(totals):
         msgs += [Message(f"a{k}", "assistant", (Text("step"),), Usage(input=total - 100, output=100)),
                  Message(f"u{k + 2}", "user", (Text("next"),))]
-    return Transcript("r", "codex", tuple(msgs), {"model": model, "model_context_window": 258_400,
-                                                   "tool_version": "0.145.0"})
+    meta: dict[str, Any] = {"model": model, "model_context_window": windows[0], "model_context_windows": list(windows),
+                            "tool_version": version}
+    return Transcript("r", "codex", tuple(msgs), meta)
 
 
-@pytest.mark.parametrize(("model", "window"), [("gpt-5.6-sol", 258_400), ("gpt-5.5", 272_000),
-                                               ("gpt-5.1-codex-max", 272_000), ("gpt-5-2025-08-07", 272_000)])
-def test_a_window_codex_records_is_the_window_for_a_model_outside_its_95_percent_catalog(model: str,
-                                                                                         window: int) -> None:
-    assert effective_limits(codex_rollout(model, (1_000,))).limits.context_window == window
+@pytest.mark.parametrize("model", ["gpt-5.6-sol", "gpt-5.6-luna", "gpt-5.5", "gpt-5.1-codex-max", "gpt-5-2025-08-07",
+                                   "someones-model"])
+def test_codex_records_95_percent_of_its_window_for_every_model(model: str) -> None:
+    """258,400 is 95% of 272,000 whatever the model: Codex's default effective_context_window_percent."""
+    e = effective_limits(codex_rollout(model, (1_000,)))
+    assert (e.limits.context_window, e.source) == (272_000, "recorded model_context_window 258,400 = 95% of 272,000")
 
 
-@pytest.mark.parametrize(("total", "compacts"), [(232_559, False), (232_560, True), (232_561, True)])
-def test_codex_0_145_compacts_at_90_percent_of_the_recorded_window(chars4: Any, total: int, compacts: bool) -> None:
-    """0.9 x 258,400 = 232,560 (Codex 0.145-0.146 on gpt-5.6-sol compacted at 224-236k); with 272,000 taken from
-    the catalog (or litellm) the limit would be 244,800 and nothing here compacts."""
+def test_codex_takes_the_window_in_force_where_it_compacted() -> None:
+    """A 0.144.0-alpha session recorded 353,400 (372,000), then 258,400 once resumed, and compacted under the
+    second: the server's catalogue changed under it. Without a compaction, the last recorded window."""
+    t = codex_rollout("gpt-5.6-sol", (1_000,), windows=(353_400, 258_400))
+    assert effective_limits(t).source == "recorded model_context_window 258,400 last recorded = 95% of 272,000"
+    rc = RecordedCompaction(2, "codex", "auto", meta={"model_context_window": 258_400})
+    e = effective_limits(replace(t, compactions=(rc,)))
+    assert (e.limits.context_window, e.source) == (
+        272_000, "recorded model_context_window 258,400 in force at its compactions = 95% of 272,000")
+    manual = RecordedCompaction(2, "codex", "manual", meta={"model_context_window": 353_400})
+    assert effective_limits(replace(t, compactions=(manual,))).limits.context_window == 272_000  # not its rule
+
+
+@pytest.mark.parametrize(("model", "version", "window"), [
+    ("gpt-5.6-sol", "0.143.0", 272_000), ("gpt-5.6-sol", "0.144.0", 372_000), ("gpt-5.6-terra", "0.144.2", 372_000),
+    ("gpt-5.6-sol", "0.145.0", 272_000), ("gpt-5.5", "0.144.2", 272_000), ("gpt-5.6-sol", "", 272_000)])
+def test_codex_without_a_recorded_window_takes_its_versions_bundled_catalogue(model: str, version: str,
+                                                                                window: int) -> None:
+    e = effective_limits(session("codex", model, tool_version=version))
+    assert (e.limits.context_window, e.source) == (window, f"recorded model {model}, Codex's catalog {window // 1000}k")
+
+
+@pytest.mark.parametrize(("total", "compacts"), [(244_799, False), (244_800, True), (244_801, True)])
+def test_codex_compacts_at_90_percent_of_the_catalogue_window(chars4: Any, total: int, compacts: bool) -> None:
+    """0.9 x 272,000 = 244,800 for every model, gpt-5.6-sol included (the former rule took 258,400 as its window
+    and compacted at 232,560: 12,240 tokens early)."""
     from compbench.replay.loop import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer
 
-    for model, expected in (("gpt-5.6-sol", compacts), ("gpt-5.5", False)):
+    for model in ("gpt-5.6-sol", "gpt-5.5"):
         t = codex_rollout(model, (200_000, total, 100_000))
         trace = replay(t, resolve("codex:preset=current").create(), MockSummarizer(),
                        ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
-        assert any(c.ok for c in trace.compactions) is expected, model
+        assert any(c.ok for c in trace.compactions) is compacts, model
 
 
 @pytest.mark.parametrize(("model", "window", "max_output"), [
