@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,11 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     else:
         path = dataset or str(default_dataset())
         refuse_runs([path], "run")
+        labels = configured(strategies, find())
+        for line in setting_values(labels):  # a value the tool ignores ends here, before any work
+            click.echo(f"warning: {line}", err=True)
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-            spec = spec_of(configured(strategies, find()), replay, path, chosen.text())
+            spec = spec_of(labels, replay, path, chosen.text())
         if not no_settings:  # the tools present: the scan counted each source's transcripts
             from compbench.run.spec import with_settings
 
@@ -118,6 +122,42 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
 
         click.echo(summary_table(Path(out)))
         click.echo(f"run written to {out}")
+
+
+def setting_values(labels: Sequence[str]) -> list[str]:
+    """Each value a configuration gives one of its tool's settings, against what the tool takes
+    (:class:`compbench.sdk.tools.Accepts`, declared on the strategy's ``Setting``), before any replay: a value
+    the tool ignores is refused in one line (the configuration would replay as if unset: a typo, and a row
+    that claims to measure a setting it does not), one it clamps or that turns the feature off is returned as
+    a warning (the replay does as the tool does). Bounds every configuration keeps whatever its tool
+    (``param(lo=, hi=)``: a negative window) are refused where the spec is resolved."""
+    from compbench.strategies import resolve
+
+    warnings: list[str] = []
+    for label in labels:
+        c = resolve(label)
+        tool = c.info.tool
+        if tool is None:
+            continue
+        for item in filter(None, c.label.partition(":")[2].split(",")):
+            key, _, raw = item.partition("=")
+            setting = tool.setting(key.strip())
+            accepts = setting.accepts if setting is not None else None
+            if setting is None or accepts is None:
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                continue
+            if accepts.holds(value):
+                continue
+            unset = f", {accepts.unset:g} leaves it unset" if accepts.unset is not None else ""
+            head = (f"{c.label}: {setting.name} ({c.name}'s {key.strip()}) takes {accepts.text()}{unset}; "
+                    f"{accepts.outside}")
+            if accepts.refuse:
+                raise UsageError(f"{head}, so {raw} would replay as if it were unset")
+            warnings.append(f"{head}: the replay does as the tool does with {raw}")
+    return warnings
 
 
 # options that do not change a run's results: they may differ on --resume

@@ -98,6 +98,10 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     if n_random:
         specs += random_specs(strategy_name, n_random, ranges, seed, fixed)
     specs = list(dict.fromkeys([default, *specs]))
+    from compbench.cli.run import setting_values
+
+    for line in setting_values(specs):  # a value the tool ignores is refused here, before any replay
+        click.echo(f"warning: {line}", err=True)
     obj = parse_objective(objective or PRIMARY)
     for name in (obj.metric, *(c[0] for c in obj.constraints)):
         metric(name)
