@@ -17,9 +17,11 @@ from compbench.cli.options import (
     broken_lines,
     configured,
     execution_options,
+    noted,
     read_prices,
     refuse_runs,
     replay_options,
+    say_unmatched,
     selection,
     selection_options,
     spec_of,
@@ -69,7 +71,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.data.dataset import default_dataset
     from compbench.data.importing import iter_transcripts, replayable
     from compbench.progress import Progress, dataset_total
-    from compbench.run.write import recorded, write_run
+    from compbench.run.write import recorded, selected, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
@@ -80,6 +82,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
     done = 0
+    said: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
     if resume_dir:
         spec, path, done = recorded(Path(resume_dir))
         _check_resume(resume_dir, spec, path, given, {**ctx.params, "select": chosen.text()})
@@ -96,6 +99,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
             click.echo(f"warning: {line}", err=True)
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
             spec = spec_of(labels, replay, path, chosen.text())
+        say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, said)
         if not no_settings:  # the tools present: the scan counted each source's transcripts
             from compbench.run.spec import with_settings
 
@@ -107,8 +111,8 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         click.echo(f"warning: {msg}", err=True)
 
     with broken_lines(IMPORT_HINT):
-        replayed = replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
-                              progress.tick if progress else None)
+        replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
+                                             progress.tick if progress else None), path, noted(said))
         manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                              progress.tick if progress else None, force, resume=resume_dir is not None,
                              executor=execution["executor"], concurrency=execution["concurrency"],
