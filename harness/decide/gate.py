@@ -275,12 +275,12 @@ def run_gate(run: str | Path, mins: Mapping[str, float], maxs: Mapping[str, floa
         from compbench.data.select import select_results
 
         whole = df["transcript_id"].nunique()
-        notes: list[str] = []
-        df = select_results(df, select, str(run), said=notes.append)
+        missed: list[str] = []
+        df = select_results(df, select, str(run), said=missed.append)
         if said is not None:
             said.append(f"transcripts: {df['transcript_id'].nunique():,} of {whole:,} in {run}, those where "
                         f"{select.text()}")
-            said += [f"note: {line}" for line in notes]
+            said += [f"note: {line}" for line in missed]
     labels = [str(s) for s in dict.fromkeys(df["strategy"])]
     chosen = gated(df, strategies)
     if not chosen:

@@ -83,6 +83,9 @@ def test_source_and_where_pick_the_transcripts_gated(run: Path, tmp_path: Path) 
     assert out.splitlines()[0].startswith("transcripts: 2 of 6") and "n=2 transcripts" in out
     code, out = gate(run, "--source", "gemini-cli", "--min", "effective_savings=0", cwd=tmp_path)
     assert code == 2 and "no transcript of" in out
+    code, out = gate(run, "--where", "source=codex|gemini-cli", "--min", "effective_savings=0", "--allow-few",
+                     cwd=tmp_path)
+    assert code == 0 and out.splitlines()[1] == "note: source=codex|gemini-cli: gemini-cli matched no transcript"
 
 
 @pytest.mark.parametrize(("n", "passes"), [(4, False), (5, True), (6, True)])
