@@ -197,8 +197,9 @@ class Selection:
                         seen[f][str(values.get(f))] = None
         if not matched:
             raise UsageError(nothing(self, what, {f: list(v) for f, v in seen.items()}))
-        for line in self.unmatched(held) if said is not None else ():
-            said(line)
+        if said is not None:
+            for line in self.unmatched(held):
+                said(line)
 
 
 def nothing(selection: Selection, what: str, seen: Mapping[str, Sequence[str]]) -> str:
