@@ -69,6 +69,7 @@ from typing import Literal
 from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
+    Accepts,
     Action,
     Compact,
     Entry,
@@ -372,7 +373,9 @@ TOOL = Tool(
                       "top-level key, or under a [profiles.NAME] you use)",
                       "unset: 90% of the window (244,800 of 272,000)", "model_auto_compact_token_limit = {value}",
                       sweep=(150_000, 200_000), note="clamped to 90% of the window since 0.100; 0 compacts every "
-                      "turn", accepted=(1.0, 244_800.0), unset_at=244_800.0),))
+                      "turn", unset_at=244_800.0,
+                      accepts=Accepts(0, 244_800, refuse=False, outside="Codex clamps the limit to 90% of the window "
+                                      "since 0.100; 0 compacts every turn")),))
 CURRENT = {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
            "limit_cap_percent": AUTO_COMPACT_PERCENT, "initial_context_at": "last-user",
            "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}

@@ -190,7 +190,7 @@ def interior(setting: Setting, best: Any, tried: Sequence[Any]) -> Condition:
     lo, hi = min(nums), max(nums)
     if lo < b < hi:
         return Condition("interior", True, f"between values tried ({_values(setting, nums)})")
-    limit = setting.accepted
+    limit = setting.limits()
     if limit is not None and (b <= limit[0] or b >= limit[1]):
         return Condition("interior", True, f"at the tool's limit ({_value(setting, b)})")
     side = "lowest" if b <= lo else "highest"

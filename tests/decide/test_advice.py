@@ -11,7 +11,7 @@ import pytest
 from compbench.decide import advice
 from compbench.decide.stats import Estimate
 from compbench.decide.toolverdict import Change
-from compbench.sdk.tools import Setting
+from compbench.sdk.tools import Accepts, Setting
 
 
 def transcripts(checked: int, within: int, auto: int | None = None, calibrated: int = 0, manual: int = 0) -> Any:
@@ -90,7 +90,8 @@ def test_better_needs_as_it_ran() -> None:
         "as it ran is not in this run (add --strategy recorded)"
 
 
-PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0), accepted=(10.0, 100.0))
+PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0),
+              accepts=Accepts(10.0, 100.0))
 
 
 @pytest.mark.parametrize(("best", "tried", "met", "said"), [
