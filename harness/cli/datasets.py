@@ -160,8 +160,8 @@ def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True
     mean, and the total."""
     from compbench.textable import table
 
-    cells = [[_clip(str(r.get(k, "")), -1 if wide else w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE]
-             for r in rows]
+    cells = [[_clip(str(r.get(k, "")), -1 if wide else w, k == "where") if w else
+              f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _, w in TABLE] for r in rows]
     out = table([h for _, h, _ in TABLE], cells, [not w for _, _, w in TABLE])
     total = sum(r["tokens"] for r in rows)
     return [*out, *(LEGEND if legend else ()),
