@@ -26,7 +26,7 @@ def _columns(text: str) -> tuple[tuple[str, str], ...]:
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "results": _columns("""
         transcript_id:str strategy:str name:str preset:str preset_source:str settings:str source:str session:str
-        project:str model:str tool_version:str window:int
+        project:str model:str tool_version:str agent_type:str window:int
         window_source:str window_calibrated:bool auto_compactions:int manual_compactions:int unchecked_compactions:int
         trigger_checked:int trigger_within:int trigger_early:int trigger_late:int trigger_within_table:int
         system_tokens:int system_tokens_source:str overhead_rate:float overhead_first_error:float

@@ -50,6 +50,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from compbench.data.formats.child_sessions import codex_child
 from compbench.data.formats.jsonio import as_text, iter_jsonl
 from compbench.data.transcript import (
     Media,
@@ -350,6 +351,9 @@ def read(path: Path) -> Iterator[Transcript]:
                           ("model_provider", "provider"), ("originator", "originator")):
                 if isinstance(p.get(k), str):
                     meta.setdefault(mk, p[k])
+            if sid == p.get("id"):  # a spawned agent's rollout names its parent (the first session_meta)
+                for k, v in codex_child(p).items():
+                    meta.setdefault(k, v)
             if isinstance(p.get("instructions"), str) and p["instructions"]:
                 meta["instructions_chars"] = len(p["instructions"])
         elif t == "turn_context":
