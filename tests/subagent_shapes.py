@@ -88,6 +88,8 @@ def main_log(progress_link: bool = True, summary: str = SUMMARY) -> _Log:
         m.add("progress", "m-p03", data={"type": "agent_progress", "agentId": "a2", "prompt": "Fix the retry bug.",
                                          "message": {"type": "user", "message": {"role": "user", "content": "x"}}},
               toolUseID="agent_msg_x", parentToolUseID="t2")
+    else:  # a record in its place (the records' times stay where the constants say)
+        m.add("file-history-snapshot", "m-f03", snapshot={})
     m.user("m-u04", _result("t1", "Retries are set in net.py (MAX_RETRIES=3).\nagentId: a1 (for resuming)"),
            toolUseResult={"status": "completed", "agentId": "a1", "totalTokens": 12_250, "totalToolUseCount": 1})
     m.user("m-u05", _result("t2", "Fixed: back-off doubled.\nagentId: a2 (for resuming)"))

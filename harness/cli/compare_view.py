@@ -366,7 +366,12 @@ def session_lines(results: Any, order: Sequence[str], fmt: str, wide: bool) -> N
                          "tokens (calls and summaries) and cost summed over its transcripts; sub-agents' shares under "
                          "the base configuration; the costliest sessions first."):
             click.echo(line)
-    click.echo(render(headers, rows, fmt))
+    text = render(headers, rows, fmt)
+    over = max((len(x) for x in text.splitlines()), default=0) - WIDTH
+    if fmt == "table" and over > 0 and rows:  # a session's id gives way (head and tail kept): JSON and --wide hold it
+        room = max(MIN_LABEL, max(len(r[0]) for r in rows) - over)
+        text = render(headers, [[clip(r[0], room), *r[1:]] for r in rows], fmt)
+    click.echo(text)
     if fmt != "table":
         return
     total = results.loc[results["strategy"] == base, "session"].nunique()

@@ -152,17 +152,14 @@ def _read_call(path: str, mtime_ns: int, size: int) -> Call | None:
                 continue
             if isinstance(r, dict) and r.get("type") in ("user", "assistant") and isinstance(r.get("message"), dict):
                 records.append(r)
-    last = next((k for k in range(len(records) - 1, -1, -1) if records[k]["type"] == "assistant"), None)
-    if last is None:
+    # the reply: the assistant records after the last user record (the summary prompt), one record per content
+    # block of one response; none: the call did not finish
+    first = 1 + max((k for k, r in enumerate(records) if r["type"] == "user"), default=-1)
+    if first == 0 or first >= len(records):
         return None
-    reply_id = records[last]["message"].get("id")
-    first = last
-    while first > 0 and records[first - 1]["type"] == "assistant" and reply_id is not None \
-            and records[first - 1]["message"].get("id") == reply_id:
-        first -= 1  # one response written as one record per content block
-    reply = "".join(as_text([b for b in _blocks(r) if b.get("type") == "text"]) for r in records[first:last + 1])
-    prompt = next((as_text([b for b in _blocks(r) if b.get("type") == "text"])
-                   for r in reversed(records[:first]) if r["type"] == "user"), "")
+    last = len(records) - 1
+    reply = "".join(as_text([b for b in _blocks(r) if b.get("type") == "text"]) for r in records[first:])
+    prompt = as_text([b for b in _blocks(records[first - 1]) if b.get("type") == "text"])
     fresh, read, write, out = _usage(records[last]["message"].get("usage"))
     model = records[last]["message"].get("model")
     agent = records[last].get("agentId")
