@@ -7,6 +7,8 @@ log names it. Where each tool records them:
 
 * **OpenCode** (``session.parentID``; every message's ``agent``, ``mode`` before 0.4): a ``task`` tool call runs a
   sub-agent in a child session; its type is the agent its messages ran as (``general``, ``explore``…).
+* **Gemini CLI** (a recording's ``kind: "subagent"``): a sub-agent's recording lies in ``chats/<parent session id>/``
+  beside the parent's own recordings; the log names no type.
 * **Codex** (``session_meta.payload.source``, codex-rs/protocol ``SessionSource::SubAgent``): a spawned agent's
   rollout says ``{"subagent": {"thread_spawn": {"parent_thread_id", "depth", "agent_nickname", "agent_role"}}}``
   (``agent_type`` an alias of ``agent_role``); ``review``, ``compact`` and ``memory_consolidation`` sub-agents name no
@@ -16,6 +18,7 @@ log names it. Where each tool records them:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from compbench.data.transcript import Message
@@ -28,6 +31,17 @@ def opencode_child(meta: dict[str, Any], messages: Sequence[Message]) -> dict[st
     kind = next((str(v) for m in messages for v in (m.meta.get("agent"), m.meta.get("mode"))
                  if isinstance(v, str) and v), "")
     return {**meta, "subagent": True, **({"agent_type": kind} if kind else {})}
+
+
+def gemini_child(meta: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``meta`` of a Gemini CLI recording; a sub-agent's (``kind: "subagent"``) gets its parent: the session whose
+    id names the ``chats/`` sub-folder it lies in."""
+    if meta.get("kind") != "subagent":
+        return meta
+    out = {**meta, "subagent": True}
+    if path.parent.parent.name == "chats" and path.parent.name:
+        out["parent_session"] = path.parent.name
+    return out
 
 
 def codex_child(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,3 +77,22 @@ def test_a_codex_spawned_agents_rollout_is_a_sub_agent_of_its_parents_session(tm
     assert (t.id, t.meta["parent_session"], t.meta["agent_type"], t.meta["spawn_depth"]) == (
         "t-child", "t-root", "explorer", 1)
     assert (session_of(t), agent_type(t)) == ("t-root", "explorer")
+
+
+def test_a_gemini_sub_agents_recording_names_the_session_whose_folder_it_lies_in(tmp_path: Path) -> None:
+    chats = tmp_path / "tmp" / "p" / "chats"
+    sub = chats / "bbbb2222-0000-4000-8000-000000000002" / "eeee5555.jsonl"
+    sub.parent.mkdir(parents=True)
+    lines = [{"sessionId": "eeee5555-sub", "projectHash": "p", "kind": "subagent"},
+             {"id": "u1", "type": "user", "content": "look for TODOs", "timestamp": "2026-02-10T09:00:00Z"},
+             {"id": "g1", "type": "gemini", "content": "none", "timestamp": "2026-02-10T09:00:01Z",
+              "model": "gemini-2.5-pro"}]
+    sub.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (t,) = read(sub)
+    assert (t.meta["parent_session"], t.meta["subagent"], session_of(t), agent_type(t)) == (
+        "bbbb2222-0000-4000-8000-000000000002", True, "bbbb2222-0000-4000-8000-000000000002", "sub-agent")
+    main = chats / "session-2026-02-10T09-00-aaaa.jsonl"
+    main.write_text("".join(json.dumps(x) + "\n" for x in [{**lines[0], "sessionId": "aaaa", "kind": "main"},
+                                                             *lines[1:]]))
+    (m,) = read(main)
+    assert "parent_session" not in m.meta and agent_type(m) == "main"
