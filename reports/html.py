@@ -177,10 +177,25 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "glossary": glossary.entries(), "bar": _bar(first), "agents": agents, "self_check": self_check,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
         "app_js": _asset("report.js"), "n_configs": len(labels), "n_unpooled": len(unpooled), "selected": selected,
-        "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,
+        "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT, "sessions": _sessions(everything, ranked, redact),
         "kinds_unscored": [data.KIND_TITLES[k] for k in data.KINDS if k not in kinds],
         "baseline": data.BASELINE if data.BASELINE in labels else None,
     }
+
+
+def _sessions(results: Any, order: Sequence[str], redact: Callable[[str], str]) -> dict[str, Any] | None:
+    """Each session with its sub-agents as one unit (:mod:`compbench.decide.sessions`), where the run has a
+    sub-agent: what a user pays per session, the costliest first (a session's id redacted as a transcript's);
+    None otherwise."""
+    from compbench.decide import sessions
+
+    text = sessions.line(results)
+    if not text:
+        return None
+    headers, rows, base = sessions.table(results, order)
+    total = results.loc[results["strategy"] == base, "session"].nunique()
+    return {"line": text, "headers": headers, "rows": [[redact(r[0]), *r[1:]] for r in rows],
+            "more": max(0, total - len(rows))}
 
 
 SHOWN_FLAGGED = 40  # transcripts linked per flag under the caveats (the results name them all)

@@ -18,6 +18,7 @@ Examples:
   compbench compare out/run                         the verdict, then strategies ranked (fits 160 columns)
   compbench compare out/run --wide                  every metric, each one's difference from none, every flag
   compbench compare out/run --by source             per agent: its verdict, its own strategy beside the best
+  compbench compare out/run --by session            per session with its sub-agents: tokens, cost, their share
   compbench compare out/run --baseline opencode --metric needed_recall --metric net_savings
   compbench compare out/a out/b --format markdown   B − A for the configurations both runs have
   compbench compare out/a out/b --pair codex codex:preset=0.77
@@ -46,9 +47,10 @@ then degenerate compacting; within each group, those that meet the verdict's fir
               type=click.Choice(["session", "project", "transcript"]),
               help="The bootstrap's resampling unit: a session (a sub-agent with its parent), a project where "
                    "the log records one, or each transcript alone.")
-@click.option("--by", "group_by", type=click.Choice(["source", "model", "project"]),
-              help="One run: the ranking and verdict per agent (source), recorded model or project, each agent's "
-                   "own strategy beside the best alternative.")
+@click.option("--by", "group_by", type=click.Choice(["source", "model", "project", "agent-type", "session"]),
+              help="One run: the ranking and verdict per agent (source), recorded model, project or agent type (main "
+                   "conversations, each sub-agent type), each agent's own strategy beside the best alternative; "
+                   "session: each session with its sub-agents as one unit (tokens and cost summed).")
 @click.option("--wide", is_flag=True, help="Every metric, the difference table and every flag in full, in tables "
                                            "that fit 160 columns (--format csv: every figure in one table).")
 @selection_options

@@ -62,6 +62,9 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     edges = {s: edge(agg[s], obj) for s in order_}
 
     groups = None
+    if group_by == "session":  # a session with its sub-agents as one unit: sums, not a ranking per session
+        view.session_lines(a, order_, fmt, wide)
+        return
     if group_by:
         from compbench.decide.breakdown import breakdown
 

@@ -1,6 +1,7 @@
 """``compbench.cli.compare_view`` — What ``compare RUN`` prints: a default that fits a terminal of :data:`WIDTH`
 columns with the verdict first (the headline, its per-transcript median, recall, cost, one short line per
-flag), ``--wide`` for every metric and flag in full, ``--by`` per agent, model or project, and the JSON of each.
+flag), ``--wide`` for every metric and flag in full, ``--by`` per agent, model, project or agent type, ``--by session``
+per session with its sub-agents, and the JSON of each.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import click
 
 from compbench.decide.compare import fmt
 from compbench.decide.headline import HEADLINE, RECALL, Spread
@@ -344,3 +347,36 @@ def _spec(run: str) -> dict[str, Any]:
         return spec
     except (OSError, ValueError, KeyError):
         return {}
+
+
+def session_lines(results: Any, order: Sequence[str], fmt: str, wide: bool) -> None:
+    """``--by session``: each session with its sub-agents as one unit (:func:`compbench.decide.sessions.table`),
+    the sub-agents' share in one line; JSON: every session under every configuration."""
+    from compbench.cli.render import table as render
+    from compbench.decide import sessions
+
+    if fmt == "json":
+        click.echo(json.dumps(sessions.to_json(results), indent=2))
+        return
+    headers, rows, base = sessions.table(results, order, wide or fmt != "table")
+    if fmt == "table":
+        headers = [clip(h, MIN_LABEL + 5) for h in headers]
+        n = results["transcript_id"].nunique()
+        for line in wrap(f"Per session, each with its sub-agents as one unit ({n:,} transcript{'s' * (n != 1)}): "
+                         "tokens (calls and summaries) and cost summed over its transcripts; sub-agents' shares under "
+                         "the base configuration; the costliest sessions first."):
+            click.echo(line)
+    text = render(headers, rows, fmt)
+    over = max((len(x) for x in text.splitlines()), default=0) - WIDTH
+    if fmt == "table" and over > 0 and rows:  # a session's id gives way (head and tail kept): JSON and --wide hold it
+        room = max(MIN_LABEL, max(len(r[0]) for r in rows) - over)
+        text = render(headers, [[clip(r[0], room), *r[1:]] for r in rows], fmt)
+    click.echo(text)
+    if fmt != "table":
+        return
+    total = results.loc[results["strategy"] == base, "session"].nunique()
+    if len(rows) < total:
+        click.echo(f"… {total - len(rows):,} more sessions (--wide shows every session and configuration)")
+    text = sessions.line(results)
+    for line in wrap(text or "No transcript of this run is a sub-agent's: each session is its own conversation."):
+        click.echo(line)

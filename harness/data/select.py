@@ -39,6 +39,7 @@ TRANSCRIPT_FIELDS = {
     "model": "the model it recorded",
     "project": "the working directory or project it recorded",
     "session": "its session (a sub-agent's is its parent's)",
+    "agent_type": "main, or a sub-agent's type as its log names it (Explore, general, ...; sub-agent if none)",
     "transcript_id": "its id",
     "steps": "its model calls",
 }

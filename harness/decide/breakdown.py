@@ -25,14 +25,21 @@ from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
 from compbench.sdk.registry import own_strategy
 
-BY = ("source", "model", "project")
+BY = ("source", "model", "project", "agent-type", "session")
+# --by session is a roll-up, not a ranking per group: each session with its sub-agents (compbench.decide.sessions)
+RANKED_BY = ("source", "model", "project", "agent-type")
+COLUMN = {"agent-type": "agent_type"}  # a --by value -> its results column (the same name otherwise)
 RECORDED = "recorded"  # the row of each log's own compactions: the tool as it ran (compbench.strategies.recorded)
 
 
 def group_name(by: str, key: str) -> str:
-    """A group in words: ``Claude Code logs``, ``model claude-opus-4-5``, ``project /home/me/app``."""
+    """A group in words: ``Claude Code logs``, ``model claude-opus-4-5``, ``project /home/me/app``, ``Explore
+    sub-agents``, ``main conversations``."""
     if by == "source":
         return f"{tool_name(key)} logs"
+    if by == "agent-type":
+        return {"main": "main conversations (no sub-agent's)", "sub-agent": "sub-agents whose log names no type",
+                "fork": "forked sessions"}.get(key, f"{key} sub-agents")
     return f"{by} {key or '(not recorded)'}"
 
 
@@ -66,9 +73,10 @@ def labels_of(results: Any, by: str) -> Any:
     """Per row, its group under ``by`` (a column of the results)."""
     if by not in BY:
         raise UsageError(f"--by {by}: expected one of {', '.join(BY)}")
-    if by not in results.columns:
-        raise UsageError(f"this run's results have no {by!r} column (written by an older compbench); rerun it")
-    return results[by].fillna("").astype(str)
+    col = COLUMN.get(by, by)
+    if col not in results.columns:
+        raise UsageError(f"this run's results have no {col!r} column (written by an older compbench); rerun it")
+    return results[col].fillna("").astype(str)
 
 
 def breakdown(results: Any, by: str, metrics: Sequence[Any], resamples: int = 10_000,

@@ -268,18 +268,19 @@ def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
 
 def units(t: Transcript) -> dict[str, str]:
     """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
-    Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
-    working directory or project the log records; empty when unknown); its recorded ``model`` and
-    ``tool_version``."""
-    parent = t.meta.get("parent_session")
-    session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
+    Claude Code's ``<session>/<agent>``, OpenCode's, Codex's, Crush's and pi's parent session) and its ``project``
+    (the working directory or project the log records; empty when unknown); its recorded ``model`` and
+    ``tool_version``; its ``agent_type`` (:func:`compbench.data.tree.agent_type`)."""
+    from compbench.data.tree import agent_type, session_of
+
+    session = session_of(t)
     project = project_of(t)
     # the recorded model (the first a message names when the log has none for the session): `compare --by model`
     model = next((str(v) for v in (t.meta.get("model"), *(m.meta.get("model") for m in t.messages))
                   if isinstance(v, str) and v and v != "<synthetic>"), "")
     version = t.meta.get("tool_version")  # the version that wrote the log: whether it reads a setting advised
     return {"session": session, "project": project, "model": model,
-            "tool_version": str(version) if isinstance(version, str) else ""}
+            "tool_version": str(version) if isinstance(version, str) else "", "agent_type": agent_type(t)}
 
 
 Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)

@@ -52,6 +52,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         needs_recall:int needed_recall_recall:float needs_decision:int needed_recall_decision:float
         needs_continuation:int needed_recall_continuation:float needs_soon:int needs_later:int
         needs_present_soon:int needs_present_later:int needs_reacquired_real:int recorded_inferred:int
+        agent_type:str
     """),
     "steps": _columns("""
         transcript_id:str strategy:str step:int message_id:str input:int output:int cache_read:int

@@ -61,7 +61,7 @@ def test_fields_before_a_replay_and_in_a_run() -> None:
         parse("modle=x").before_replay()
     with pytest.raises(UsageError, match="no field 'window' before a replay"):
         parse("window>=1").before_replay()
-    assert set(TRANSCRIPT_FIELDS) == {"source", "model", "project", "session", "transcript_id", "steps"}
+    assert set(TRANSCRIPT_FIELDS) == {"source", "model", "project", "session", "agent_type", "transcript_id", "steps"}
     results = pd.DataFrame({"transcript_id": ["a", "a", "b", "b"], "strategy": ["none", "x"] * 2,
                             "source": ["codex", "codex", "pi", "pi"], "window": [100, 100, 300, 300],
                             "compactions": [0, 2, 0, 0]})

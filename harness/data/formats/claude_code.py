@@ -399,11 +399,19 @@ def _int(v: Any) -> int | None:
 def read(path: Path) -> Iterator[Transcript]:
     """The main conversation; a file holding only sub-agent records (Claude Code writes each sub-agent to
     its own ``agent-<id>.jsonl``, under ``<session>/subagents/`` in later versions) is that sub-agent's
-    conversation: its own context window, imported as its own transcript ``<session>/<agentId>``."""
+    conversation: its own context window, imported as its own transcript ``<session>/<agentId>``, linked to its
+    session (:mod:`.claude_code_subagents`). A compaction's own summarizer call (``agent-acompact-*.jsonl``) is no
+    session: it is read with the compaction it made."""
+    from compbench.data.formats.claude_code_subagents import is_summarizer_call, linked
+
+    if is_summarizer_call(path):
+        raise TranscriptError(path, None, "a session, not a compaction's own summarizer call (an agent-acompact file "
+                                          "is read with its session's compaction: import the session's file)")
     try:
-        yield _read(path, sidechain=False)
+        t = _read(path, sidechain=False)
     except _OnlySidechain:
-        yield _read(path, sidechain=True)
+        t = _read(path, sidechain=True)
+    yield linked(t, path)
 
 
 class _OnlySidechain(Exception):
@@ -446,7 +454,7 @@ def _read(path: Path, sidechain: bool) -> Transcript:
             if t == "summary" and isinstance(r.get("summary"), str):
                 st.meta.setdefault("title", r["summary"])
             continue
-        if t == "attachment" and st.attach_to is not None and not r.get("isSidechain"):
+        if t == "attachment" and st.attach_to is not None and bool(r.get("isSidechain")) is sidechain:
             a = r.get("attachment")
             meta = st.compactions[st.attach_to].meta
             assert isinstance(meta, dict)

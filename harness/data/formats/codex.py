@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.data.formats import codex_exec
+from compbench.data.formats.child_sessions import codex_child
 from compbench.data.formats.codex_builder import INNER_CALLS, TOOL, Builder, image, is_blob
 from compbench.data.formats.codex_compacted import (
     compacted,
@@ -275,6 +276,9 @@ def read(path: Path) -> Iterator[Transcript]:
                           ("model_provider", "provider"), ("originator", "originator")):
                 if isinstance(p.get(k), str):
                     meta.setdefault(mk, p[k])
+            if sid == p.get("id"):  # a spawned agent's rollout names its parent (the first session_meta)
+                for k, v in codex_child(p).items():
+                    meta.setdefault(k, v)
             if isinstance(p.get("instructions"), str) and p["instructions"]:
                 meta["instructions_chars"] = len(p["instructions"])
         elif t == "turn_context":

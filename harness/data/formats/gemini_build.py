@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from compbench.data.formats.child_sessions import gemini_child
 from compbench.data.formats.gemini_content import SNAPSHOT_TAG, Contents, as_parts, content_text, is_ack
 from compbench.data.formats.gemini_export import version_meta
 from compbench.data.formats.gemini_log import MASKED, NAME, UI_TYPES, RecordingLog
@@ -254,5 +255,6 @@ def _transcript(b: _Build) -> Transcript:
             meta[key] = n
     if log.evidence:
         meta.update(version_meta(log.evidence))
+    meta = gemini_child(meta, log.path)  # a sub-agent's recording: its parent session
     tid = str(log.meta.get("session_id") or log.path.stem)
     return Transcript(tid, NAME, tuple(b.c.messages), meta, tuple(b.compactions), (*log.warnings, *b.c.finish()))

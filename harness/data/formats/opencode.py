@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compbench.data.formats.child_sessions import opencode_child
 from compbench.data.formats.jsonio import json_args, load_json
 from compbench.data.transcript import (
     Media,
@@ -181,8 +182,8 @@ def _build(ctx: _Ctx, info: dict[str, Any], raw_messages: list[Any]) -> Transcri
         warnings.append(f"compaction marker {marker[1]} has no summary message (the compaction did not finish)")
     for kind, n in sorted(ctx.skipped.items()):
         warnings.append(f"skipped {n} records of unknown type {kind!r}")
-    return Transcript(str(info["id"]), NAME, tuple(messages), _meta(ctx, info, model), tuple(compactions),
-                      tuple(warnings))
+    meta = opencode_child(_meta(ctx, info, model), messages)  # a sub-agent's child session: the agent it ran as
+    return Transcript(str(info["id"]), NAME, tuple(messages), meta, tuple(compactions), tuple(warnings))
 
 
 def _compaction(ctx: _Ctx, minfo: dict[str, Any], steps: list[Message], marker: tuple[int, str, dict[str, Any]] | None,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compbench.data.formats.catalog import detection_order, module
+from compbench.data.formats.claude_code_subagents import side_file, side_notes
 from compbench.data.formats.homes import DEPENDENCIES, NOT_READ, Home, home_of
 from compbench.errors import TranscriptError
 
@@ -281,7 +282,14 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
         passed: dict[Path, int] = {}
         skipped: dict[tuple[Path, str], int] = {}  # known files listed once a folder (per_folder ones)
         hidden_files: list[Path] = []
+        sides: dict[str, tuple[int, int]] = {}  # Claude Code's files beside its sub-agents: kind -> (files, folders)
+        side_folders: set[tuple[str, Path]] = set()
         for f in w.files:
+            if (kind := side_file(f)) is not None:  # a compaction's summarizer call, a sub-agent's sidecar
+                count, in_folders = sides.get(kind, (0, 0))
+                sides[kind] = (count + 1, in_folders + ((kind, f.parent) not in side_folders))
+                side_folders.add((kind, f.parent))
+                continue
             home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
             known = by_name(f) if home is None else None
             offered = known is None and home is None and (
@@ -315,4 +323,7 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
                 files = f"{n} other file{'s' * (n != 1)}" if n else ""
                 dirs = f"{k} folder{'s' * (k != 1)} not entered" if k else ""
                 note(f"{d}: " + folders[d][1].format(n=" and ".join(x for x in (files, dirs) if x)))
+        if note is not None:
+            for line in side_notes(sides, p):
+                note(line)
         _said(p, w, hidden_files, note, skip)
