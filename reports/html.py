@@ -242,7 +242,7 @@ def _per_agent(results: Any, resamples: int, objective: str, compactions: Any = 
             "name": v.name, "tool": v.tool, "transcripts": v.transcripts, "as_ran": v.as_ran,
             "as_ran_figures": v.as_ran_figures, "inferred": v.inferred, "manual": v.manual,
             "manual_transcripts": v.manual_transcripts, "own_strategy": v.own_strategy, "own_figures": v.own_figures,
-            "notes": list(v.notes),
+            "notes": list(v.notes), "sessions_line": v.sessions,
             "reproduction": v.reproduction,
             "advice": None if advice is None else {
                 "setting": advice.setting.name, "value": advice.value, "lines": list(advice.lines),

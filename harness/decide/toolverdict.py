@@ -158,6 +158,7 @@ class ToolVerdict:
     best_other_change: Change | None = None
     self_check: tuple[int, float, float] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    sessions: str = ""  # the sub-agents' share of the sessions' tokens and cost (compbench.decide.sessions.line)
 
     @property
     def name(self) -> str:
@@ -280,12 +281,16 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     scored = sorted(others, key=lambda s: -agg[s][HEADLINE].value if not math.isnan(agg[s][HEADLINE].value)
                     else math.inf)
     other = next((s for s in scored if meets(agg[s], obj)), None)
+    from compbench.decide.sessions import line as sessions_line
+
+    shared = sessions_line(rows)  # a tool's cost is its sessions', sub-agents included
     notes = _overhead_note(rows)
     return ToolVerdict(
         g.key, tool_name(g.key), g.transcripts, own, RECORDED if have_recorded else None,
         figures(rows, RECORDED, g.standing) if have_recorded else "", manual, manual_t, inferred, reproduced,
         own_figures, tuple(candidates), other,
-        change(rows, other, RECORDED if have_recorded else None, resamples) if other else None, self_check, notes)
+        change(rows, other, RECORDED if have_recorded else None, resamples) if other else None, self_check, notes,
+        shared)
 
 
 OVERHEAD_OFF = 0.25  # a hidden-overhead fit whose median error on these logs' calls passes this is said
@@ -337,6 +342,8 @@ def _lines(v: ToolVerdict) -> list[str]:
             extra = f"; {v.inferred:,} of its compactions inferred (no marker in the log)"
         out.append(f"  as it ran ({RECORDED}: the tool's own recorded compactions): {v.as_ran_figures}{extra}")
         out += [f"    ! {x}" for x in v.notes]
+    if v.sessions:
+        out.append(f"  {v.sessions}")
     else:
         out.append(f"  as it ran: not in this run (add --strategy {RECORDED})")
     if v.manual:
@@ -415,7 +422,7 @@ def to_json(v: ToolVerdict) -> dict[str, Any]:
                       "advised": c.advised, "where": c.where,
                       "conditions": [{"key": x.key, "met": x.met, "text": x.text} for x in c.conditions],
                       "against_as_ran": diffs(c.change)} for c in v.candidates],
-        "best_other": v.best_other, "best_other_against_as_ran": diffs(v.best_other_change),
+        "best_other": v.best_other, "best_other_against_as_ran": diffs(v.best_other_change), "sessions": v.sessions,
         "self_check": None if v.self_check is None else {"compactions": v.self_check[0], "median": v.self_check[1],
                                                          "p90": v.self_check[2]},
     }
