@@ -56,9 +56,10 @@ from compbench.sdk import (
     strategy,
     touches,
 )
+from compbench.strategies.claude_code import NEWEST as CLAUDE_CODE_NEWEST
 from compbench.strategies.claude_code import PRESETS as CLAUDE_CODE_PRESETS
 from compbench.strategies.claude_code import version_preset
-from compbench.strategies.claude_code_restore import plan_attachment, restored_files, skill_attachments
+from compbench.strategies.claude_code_restore import preset_attachments, restored_files
 
 PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in the log)"
 # TraceLab's rule for a compaction a log does not mark: a fall of the recorded prompt
@@ -258,19 +259,13 @@ class Recorded:
         t = s.context.transcript
         if t is None:
             return []
-        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2])]
+        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2]) or CLAUDE_CODE_NEWEST]
         history = [m for m in t.messages[:p.index] if not m.meta.get("compaction")]
         kept = set(p.kept)
         kept_reads = {x.key for m in history if m.id in kept for part in m.parts if isinstance(part, ToolCall)
                       for x in touches(part) if x.verb == "read"}
         out = [text for _, text in restored_files(history, exclude=kept_reads)]
-        if preset.get("restore_plan"):
-            plan = plan_attachment(history)
-            out += [plan[1]] if plan else []
-        skills = preset.get("restore_skills")
-        if isinstance(skills, int) and skills > 0:
-            out += [text for _, text in skill_attachments(history, skills)]
-        return out
+        return out + preset_attachments(history, preset, [m for m in history if m.id in kept])
 
     def _sized(self, s: SessionView, p: Planned, head: list[Slot], tail: list[Slot]) -> str:
         """A stand-in for what an unmarked compaction left, as large as the recorded prompt says it was."""
