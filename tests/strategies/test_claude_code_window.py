@@ -220,3 +220,32 @@ def test_a_precomputed_summary_in_the_log_turns_it_on() -> None:
 def test_a_version_newer_than_the_packages_read_says_so(version: str, preset: str, said: str) -> None:
     configured, why = resolve("claude-code").for_log(log(version))
     assert configured.preset == preset and said in why
+
+
+# --- a precomputed summary ---------------------------------------------------------------------------------------
+
+
+def grown(counter: TokenCounter, c: ClaudeCode, usages: list[int], tail: str) -> SessionView:
+    """A prompt, then one response per usage (each followed by a tool's output) through after_step, ``tail`` last."""
+    msgs: list[Message] = [user("u0")]
+    v = view_of(msgs, counter, ONE_M)
+    for k, total in enumerate(usages):
+        msgs.append(Message(f"a{k}", "assistant", (Text("ok"),), meta={"model": "claude-opus-4-7"}))
+        v = view_of(msgs, counter, ONE_M)
+        c.after_step(v, Usage(input=total - 10, output=10))
+        msgs.append(Message(f"t{k}", "user", (Text(tail if k == len(usages) - 1 else "out"),)))
+    return view_of(msgs, counter, ONE_M)
+
+
+@pytest.mark.parametrize(("second", "summarized"), [
+    (783_999, ["u0", "a0", "t0", "a1", "t1"]),  # armed only at the last response: the view but the last round
+    (784_000, ["u0", "a0", "t0"]),  # armed at 0.8 x (1M - 20,000): the summary ends there, the rest is kept
+])
+def test_a_precomputed_summary_keeps_what_came_after_it(chars4: TokenCounter, second: int,
+                                                        summarized: list[str]) -> None:
+    c = resolve("claude-code:preset=2.1.217,precompute=true").create()
+    assert isinstance(c, ClaudeCode)
+    v = grown(chars4, c, [700_000, second, 999_000], "x" * 8_000)
+    (act,) = c.before_step(v)
+    assert act.reason == "reactive"  # type: ignore[union-attr]
+    assert act.request is not None and [m.id for m in act.request.source] == summarized  # type: ignore[union-attr]
