@@ -25,7 +25,7 @@ at least 32,000, and stays down (the next prompt regains less than half the fall
 so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
 that records nothing and shows no fall is the ``none`` row.
 
-Claude Code attaches files again after a compaction (the recent files, from 2.1.92 the invoked skills and the
+Claude Code attaches files again after a compaction (the recent files, the invoked skills and the
 plan file), and before 2.1.217 its log does not record them: the row attaches them as Claude Code does for the
 compaction's version, as the ``claude-code`` strategy models it (:mod:`compbench.strategies.claude_code_restore`:
 the files as the log last shows them, 5 of them, 5,000 tokens each, 50,000 together). What else the tool sends
@@ -254,7 +254,7 @@ class Recorded:
 
     def _restored(self, s: SessionView, p: Planned) -> list[str]:
         """What Claude Code attached again after this compaction, where its log does not record it: the recent
-        files, and from 2.1.92 the invoked skills and the plan file, as its own strategy models them for the
+        files, the invoked skills and the plan file, as its own strategy models them for the
         compaction's version (:mod:`compbench.strategies.claude_code_restore`)."""
         t = s.context.transcript
         if t is None:
