@@ -10,7 +10,8 @@ source, the reactive and idle compactions: :mod:`.claude_code_window`), its chan
 bundle, each marked known or inferred.
 
 **Threshold** (``autocompact_buffer`` > 0): ``W - min(max_output, output_reserve) - autocompact_buffer``,
-W the window (``min(W, auto_compact_window)`` when CLAUDE_CODE_AUTO_COMPACT_WINDOW is set), and with
+W the window (the environment variable's, settings.json's, the server's or the model's default, each capped at the
+model's window, else the model's: :mod:`.claude_code_window`), and with
 CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (``autocompact_pct_override``) ``min(floor((W - reserve) * pct / 100),
 that)``: the override can only lower it. The formula, the 13,000 buffer and the override's clamp are
 from public analyses of the bundle (anthropics/claude-code issues #12004, 2.0.x: ``nx1 = 13000``,
@@ -140,8 +141,8 @@ from compbench.strategies.claude_code_window import (
 # re-exported: the parameters and the texts (tests, plug-ins), the real post-compaction view's files
 # (validation.reacquisition), a log's preset (run.evidence, recorded)
 __all__ = ["COMPACT_PROMPT", "NEWEST", "PRESETS", "RESUME_217", "SECTIONS", "STRUCTURED_PROMPT", "SUMMARY_PREFIX",
-           "SUMMARY_PREFIX_21", "SUMMARY_SUFFIX", "SUMMARY_SUFFIX_21", "TRANSCRIPT_LINE", "ClaudeCode", "ClaudeCodeParams",
-           "restored_files", "rough_tokens", "version_preset"]
+           "SUMMARY_PREFIX_21", "SUMMARY_SUFFIX", "SUMMARY_SUFFIX_21", "TRANSCRIPT_LINE", "ClaudeCode",
+           "ClaudeCodeParams", "restored_files", "rough_tokens", "version_preset"]
 
 CLAUDE_CODE_WINDOW = HELD_WINDOW  # the window Claude Code runs a model at unless the 1M window is on
 IMAGE_TOKENS = 2_000  # roughTokenCountEstimation of an image or document block (2.1 bundle)
@@ -352,7 +353,8 @@ class ClaudeCode:
             *((Insert("user", plan[1], meta={"restored": path_key(plan[0])}),) if plan else ()),
             *(Insert("user", text, meta={"restored": f"skill:{name}"}) for name, text in skills),
             *(Keep(e.id) for e in entries[end:]))
-        return Compact(reason, view, request, on_failure="unchanged", meta={"threshold": self.threshold(s)})
+        return Compact(reason, view, request, on_failure="unchanged",
+                       meta={"threshold": self.threshold(s), "window_source": self.window(s)[1]})
 
 
 TOOL = Tool(

@@ -93,7 +93,8 @@ class ClaudeCodeParams:
                "(2.1.217: compactMetadata.preservedSegment / preservedMessages).")
     restore_skills: bool = param(False, "Re-attach the skills the session invoked (2.0.76 on).")
     skills_budget: int = param(
-        SKILLS_BUDGET, "Rough tokens of content the re-attached skills may take together (0: no cap, as before 2.1.84).")
+        SKILLS_BUDGET, "Rough tokens of content the re-attached skills may take together (0: no cap, as before "
+                       "2.1.84).")
     skill_tokens: int = param(
         TOKENS_PER_SKILL, "Each re-attached skill cut to this many rough tokens (0: whole, as before 2.1.84).")
     restore_plan: bool = param(

@@ -204,7 +204,8 @@ def skill_attachments(messages: Sequence[Message], budget: int = SKILLS_BUDGET, 
         if budget and used + rough(text) > budget:
             continue
         used += rough(text)
-        out.append((name, f"<system-reminder>\nSkill {name}, invoked earlier in this session:\n{text}\n</system-reminder>"))
+        out.append((name, f"<system-reminder>\nSkill {name}, invoked earlier in this session:\n{text}\n"
+                          "</system-reminder>"))
     return out
 
 

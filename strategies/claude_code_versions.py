@@ -31,9 +31,10 @@ is the first version whose code differs, the version before it read too:
   (``parseInt`` before: ``500k`` is 500, raised to 100,000); 2.1.332 caps neither the variable nor the setting at
   1,000,000 (the model's window does). None of these changes when a default session compacts: one preset.
 
-**The threshold's reserve** (``W - min(max output, reserve) - 13,000``): the reserve per version is inferred from the logs: one real data point fits many formulas, so every
-auto compaction of ../shared is a bound: the largest count (as the version's preset counts, on the log
-completed as ``evidence`` says) that did not compact, and the count that did (preTokens):
+**The threshold's reserve** (``W - min(max output, reserve) - 13,000``) per version is inferred from the logs: one
+real data point fits many formulas, so every auto compaction of ../shared is a bound: the largest count (as the
+version's preset counts, on the log completed as ``evidence`` says) that did not compact, and the count that did
+(preTokens):
 
 * 2.0.76 (2 sessions, Sonnet 4.5 and Opus 4.5): (152,770, 155,548] and (154,797, 155,250], so the
   threshold lies in (154,797, 155,250]: 155,000 = 200k - 32k - 13k, the reserve min(max output,
@@ -58,25 +59,26 @@ shows for each range — a user outside that cohort compacts elsewhere (the Enti
 checkpoint branches of entireio/git-sync and entireio/skills ran to 414k–626k on 1M windows without
 compacting, on 2.1.108, 2.1.123, 2.1.126, 2.1.136, 2.1.143, 2.1.146 and 2.1.179):
 
-* 2.1.21–2.1.91, preset ``2.1.21``: the whole window (1M - 20k - 13k = 967,000). #43989: ``/context``
+* 2.1.21–2.1.91, presets ``2.1.21`` and ``2.1.84``: the whole window (1M - 20k - 13k = 967,000). #43989: ``/context``
   shows .../1000k on 2.1.91, "sessions routinely ran to 600k+ tokens without compaction", and going back
   to 2.1.91 restores it.
 * 2.1.92–2.1.137, preset ``2.1.92``: 400,000 (367,000). #43989: ``/context`` shows .../400k from 2.1.92;
   #54056: four 2.1.119 compactions at 360,677–366,989; issue 25's held-out 2.1.119–2.1.129 sessions
   match it to the step.
-* 2.1.138–2.1.195, preset ``2.1.138``: the whole window again (967,000). Issue 25's held-out 2.1.138–2.1.139
-  sessions compact 60–80 calls after 367,000; 2.1.138's changelog says only "Internal fixes"; #63627
+* 2.1.138–2.1.195, presets ``2.1.138`` and ``2.1.191``: the whole window again (967,000). Issue 25's held-out
+  2.1.138–2.1.139 sessions compact 60–80 calls after 367,000; 2.1.138's changelog says only "Internal fixes"; #63627
   (2.1.156): 522k of 1M without a compaction; the CLAUDE_CODE_AUTO_COMPACT_WINDOW documentation (undated,
   as quoted by claude-code-log.com): "Defaults to the model's context window: 200K for standard models or
   1M for extended context models"; #72414 reports 2.1.196's 500k default as new.
-* 2.1.196 on, preset ``current``: 500,000 (467,000). #72414: 2.1.196's ``/context`` shows "Auto-compact
+* 2.1.196–2.1.216, preset ``current``: 500,000 (467,000). #72414: 2.1.196's ``/context`` shows "Auto-compact
   window: auto (500k tokens)" with nothing configured; #72600: a 2.1.196 compaction at preTokens 468,102.
 
 Inferred, not read in a log of ours: the 2.1.138 boundary (2.1.130–2.1.137 unverified), and whole window
 rather than 500k for 2.1.138–2.1.195 (reports, no log past 400k that compacted).
 
-From 2.1.191 the same range compacts a 1M window reactively where no server window is set (``auto``); the presets
-keep the server's windows the reports show.
+From 2.1.191 a 1M window no server window is set for (``auto``) compacts reactively, at the API's limit: so do the
+presets from 2.1.191 where they assume none (``2.1.191``, and from ``2.1.217``: 2.1.219's compaction at 998,659).
+The presets ``2.1.92`` and ``current`` keep the server's windows the reports show.
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ SETTINGS = (
                  "the server's, or the model's default): claude-sonnet-4-5, claude-opus-4-5 or claude-haiku-4-5 at "
                  "200k compact at the API's limit whatever it says"),
     Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", ENV,
-            "the model's window, or Anthropic's default for the model", "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
+            "the model's window, or Anthropic's default for the model",
+            "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
             note="whole tokens: read with parseInt through 2.1.303 (\"500k\" reads as 500, then raised to 100,000), "
                  "with k and M suffixes from 2.1.304; from 2.1.92 a value below 100,000 is raised to 100,000 and one "
                  "above 1,000,000 capped (2.1.332 caps it at the model's window only), before 2.1.92 taken as read; "
@@ -161,13 +164,13 @@ SETTINGS = (
     Setting("settings_window", "autoCompactWindow", SETTINGS_FILE, "unset", "\"autoCompactWindow\": {value}",
             note="an integer from 100,000 to 1,000,000 (2.1.92-2.1.311; at least 100,000 in 2.1.332): any other value "
                  "is dropped, not clamped; \"modelSettings\": {\"<model>\": {\"autoCompactWindow\": N}} (2.1.296 on) "
-                 "sets it for one model and replaces the top-level value for that model; CLAUDE_CODE_AUTO_COMPACT_WINDOW "
-                 "comes first"),
+                 "sets it for one model and replaces the top-level value for that model; "
+                 "CLAUDE_CODE_AUTO_COMPACT_WINDOW comes first"),
     Setting("disable_1m", "CLAUDE_CODE_DISABLE_1M_CONTEXT", ENV, "unset: a 1M window where the model has one",
             "export CLAUDE_CODE_DISABLE_1M_CONTEXT={value}", written=lambda v: "1" if v else "0",
             note="2.1.50 on: the model runs at 200,000; from 2.1.223 every native-1M model is held there by the "
-                 "proactive check, before that only claude-sonnet-4-6 and claude-opus-4-6 (claude-opus-4-8 from 2.1.217, "
-                 "claude-opus-5 from 2.1.219): another native-1M model grew to the API's own limit"),
+                 "proactive check, before that only claude-sonnet-4-6 and claude-opus-4-6 (claude-opus-4-8 from "
+                 "2.1.217, claude-opus-5 from 2.1.219): another native-1M model grew to the API's own limit"),
     Setting("idle_compact", "idleCompaction", SETTINGS_FILE, "true (2.1.299 on)", "\"idleCompaction\": {value}",
             note="false turns idle compaction off (read from 2.1.290; /config's Idle compaction row from 2.1.302); "
                  "it acts only on the one-hour prompt cache, 54 minutes after the last request"),
