@@ -353,8 +353,8 @@ class ClaudeCode:
             *((Insert("user", plan[1], meta={"restored": path_key(plan[0])}),) if plan else ()),
             *(Insert("user", text, meta={"restored": f"skill:{name}"}) for name, text in skills),
             *(Keep(e.id) for e in entries[end:]))
-        return Compact(reason, view, request, on_failure="unchanged",
-                       meta={"threshold": self.threshold(s), "window_source": self.window(s)[1]})
+        source = {"window_source": self.window(s)[1]} if self.p.source_rule else {}
+        return Compact(reason, view, request, on_failure="unchanged", meta={"threshold": self.threshold(s), **source})
 
 
 TOOL = Tool(
