@@ -4,7 +4,8 @@ what a log shows of the configuration it ran with.
 The packages read (``npm pack @anthropic-ai/claude-code@V``: ``cli.js`` through 2.1.9x, then the Bun binary of
 ``@anthropic-ai/claude-code-linux-x64@V``, its embedded bundle read as text; none of it is kept here): 2.0.76, 2.1.69,
 2.1.78, 2.1.81, 2.1.83, 2.1.84, 2.1.85, 2.1.92, 2.1.170, 2.1.183, 2.1.190, 2.1.191, 2.1.193, 2.1.196, 2.1.205,
-2.1.210, 2.1.216, 2.1.217, 2.1.219, 2.1.223, 2.1.240, 2.1.250, 2.1.257, 2.1.259, 2.1.260, 2.1.280, 2.1.290, 2.1.296,
+2.1.210, 2.1.216, 2.1.217, 2.1.219, 2.1.223, 2.1.240, 2.1.250, 2.1.257, 2.1.259, 2.1.260, 2.1.280, 2.1.285-2.1.288,
+2.1.290, 2.1.296,
 2.1.299, 2.1.304, 2.1.310, 2.1.311 and 2.1.332 (the newest, :data:`NEWEST_READ`), with the changelog of the public
 repository (to 2.1.240) and the release notes embedded in the 2.1.299, 2.1.310 and 2.1.332 packages. Each boundary
 is the first version whose code differs, the version before it read too:
@@ -26,8 +27,8 @@ is the first version whose code differs, the version before it read too:
 * **2.1.223**: ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` holds every native-1M model to 200,000 (a fixed list before); a
   model Claude Code does not know compacts against its assumed window (``unknown-model``).
 * **2.1.260**: a native-1M model at 1M compacts against its whole window (967,000), claude-sonnet-5 too.
-* **2.1.299**: idle compaction. The per-model ``modelSettings.<model>.autoCompactWindow`` is read from 2.1.296 (the
-  2.1.217 and 2.1.290 packages lack it); ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` takes ``k``/``M`` suffixes from 2.1.304
+* **2.1.299**: idle compaction. The per-model ``modelSettings.<model>.autoCompactWindow`` is read from 2.1.288 (2.1.287
+  lacks it; reported from 2.1.311); ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` takes ``k``/``M`` suffixes from 2.1.304
   (``parseInt`` before: ``500k`` is 500, raised to 100,000); 2.1.332 caps neither the variable nor the setting at
   1,000,000 (the model's window does). None of these changes when a default session compacts: one preset.
 
@@ -163,7 +164,7 @@ SETTINGS = (
                  "is compacted before the API's limit"),
     Setting("settings_window", "autoCompactWindow", SETTINGS_FILE, "unset", "\"autoCompactWindow\": {value}",
             note="an integer from 100,000 to 1,000,000 (2.1.92-2.1.311; at least 100,000 in 2.1.332): any other value "
-                 "is dropped, not clamped; \"modelSettings\": {\"<model>\": {\"autoCompactWindow\": N}} (2.1.296 on) "
+                 "is dropped, not clamped; \"modelSettings\": {\"<model>\": {\"autoCompactWindow\": N}} (2.1.288 on) "
                  "sets it for one model and replaces the top-level value for that model; "
                  "CLAUDE_CODE_AUTO_COMPACT_WINDOW comes first"),
     Setting("disable_1m", "CLAUDE_CODE_DISABLE_1M_CONTEXT", ENV, "unset: a 1M window where the model has one",

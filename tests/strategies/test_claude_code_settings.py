@@ -49,7 +49,7 @@ def test_the_line_a_user_pastes(param: str, value: object, line: str) -> None:
                              "k and M suffixes from 2.1.304", "below 100,000 is raised to 100,000",
                              "above 1,000,000 capped", "before 2.1.92 taken as read",
                              "never above the model's window"]),
-    ("settings_window", ["from 100,000 to 1,000,000", "dropped, not clamped", "modelSettings", "2.1.296 on",
+    ("settings_window", ["from 100,000 to 1,000,000", "dropped, not clamped", "modelSettings", "2.1.288 on",
                          "CLAUDE_CODE_AUTO_COMPACT_WINDOW comes first"]),
     ("disable_1m", ["2.1.50", "from 2.1.223 every native-1M model"]),
     ("idle_compact", ["one-hour prompt cache", "54 minutes"]),
