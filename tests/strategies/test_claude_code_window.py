@@ -177,6 +177,16 @@ def test_a_2_1_219_compaction_at_998659_was_reactive(before: int, source: str, w
     assert "read off the log" in why
 
 
+@pytest.mark.parametrize(("total", "reason"), [(998_659, None), (1_000_000, None), (1_000_001, "reactive")])
+def test_so_configured_it_compacts_where_the_api_refused(chars4: TokenCounter, total: int, reason: str | None) -> None:
+    """claude-opus-5 on 1M (held to 200k only below 1M): no threshold, the request past 1M is refused."""
+    c, _ = params_for(log("2.1.219", 998_659))
+    v = session("claude-opus-5", chars4, ONE_M)
+    c.after_step(v, Usage(input=total - 10, output=10))
+    acts = c.before_step(v)
+    assert (acts[0].reason if acts else None) == reason  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(("model", "before", "source"), [
     ("claude-sonnet-4-5-20250929", 167_100, "server"),  # auto by the rule, yet compacted at the threshold
     ("claude-sonnet-4-5-20250929", 180_001, "auto"),  # past 200k - 20k: the API's refusal
