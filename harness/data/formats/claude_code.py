@@ -27,11 +27,11 @@ Mapping decisions, each taken from the real files (not from documentation, which
 * A ``compact_boundary`` restarts the ``parentUuid`` chain (``logicalParentUuid`` links back); the user
   record flagged ``isCompactSummary`` that follows holds the summary. Claude Code summarizes the whole
   history (``kept_ids`` empty) unless 2.1's metadata names a preserved segment; metadata keys beyond
-  trigger and preTokens (``postTokens``, ``precomputed``, ...) are kept in its meta, with the boundary's ``version``
-  (``tool_version``: a resumed session can compact under a newer CLI than its first record's) and ``timestamp``
-  (an idle compaction comes 54 minutes after the last response). ``/autocompact``'s report of the window and its
-  source (``Auto-compact window: auto (500k tokens)``) goes to ``meta["autocompact_window"]``. A
-  ``microcompact_boundary`` (tool results cleared, no summary) is listed in ``meta["microcompactions"]``.
+  trigger and preTokens (``postTokens``, ``precomputed``, ...) are kept in its meta, with the boundary's
+  ``version`` (``tool_version``: a resumed session can compact under a newer CLI than its first record's).
+  ``/autocompact``'s report of the window and its source (``Auto-compact window: auto (500k tokens)``) goes to
+  ``meta["autocompact_window"]``. A ``microcompact_boundary`` (tool results cleared, no summary) is listed in
+  ``meta["microcompactions"]``.
 * A response that wrote to Anthropic's 1-hour prompt cache is flagged ``cache_ttl: "1h"`` (the lifetime Claude
   Code asked for; 5 minutes otherwise). A file whose first record's ``parentUuid`` is not in it is a slice of
   a longer session (``meta["starts_mid_chain"]``): its first recorded prompt holds history the file lacks.
@@ -279,11 +279,11 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
     st.messages.append(Message(uid, "user", tuple(parts), None, meta))
     if r.get("isCompactSummary"):
         b = st.boundary or {"trigger": "unknown", "pre": None, "uuid": None, "line": None, "logical_parent": None,
-                             "version": None, "timestamp": None, "extra": {}, "kept": []}
+                             "version": None, "extra": {}, "kept": []}
         kept = set(b["kept"])
         meta = {k: v for k, v in (("boundary_uuid", b["uuid"]), ("boundary_line", b["line"]),
                                   ("logical_parent_uuid", b["logical_parent"]), ("tool_version", b["version"]),
-                                  ("timestamp", b["timestamp"]), ("compact_metadata", b["extra"])) if v}
+                                  ("compact_metadata", b["extra"])) if v}
         st.compactions.append(RecordedCompaction(
             index=len(st.messages) - 1, tool=NAME, trigger=b["trigger"], tokens_before=b["pre"], summary=text,
             summary_id=uid, kept_ids=tuple(m.id for m in st.messages if m.id.split(":", 1)[0] in kept), meta=meta))
@@ -413,7 +413,6 @@ def _system(st: _State, r: dict[str, Any], line: int) -> None:
         st.boundary = {"trigger": trig if trig in ("auto", "manual") else "unknown", "pre": _int(pre),
                        "uuid": r.get("uuid"), "line": line, "logical_parent": r.get("logicalParentUuid"),
                        "version": r["version"] if isinstance(r.get("version"), str) else None,
-                       "timestamp": r["timestamp"] if isinstance(r.get("timestamp"), str) else None,
                        "extra": {k: v for k, v in sorted(cm.items()) if k not in COMPACT_FIELDS},
                        "kept": preserved_uuids(st, cm)}
     elif sub == "microcompact_boundary":  # 2.1: old tool results cleared in place, no summary
