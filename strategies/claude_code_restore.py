@@ -17,13 +17,18 @@ public analyses quote it (``createPostCompactFileAttachments``, ``createSkillAtt
   a sub-agent or a shell command (three of the four files in that session) is not in the log, and the
   content stays the last one known. A file only edited, never read in the log, is named, not included
   (its content is unknown; the tool attached it in full).
-* **Skills** (from presets modelling 2.1.92 on): each skill the session invoked (the ``Skill`` tool; the
-  skill's text follows its result as a user message), most recent first, cut to 5,000 rough tokens, within
-  25,000 together. No log of ours persists this attachment: in the 2.1.217 session (two skills invoked, 3,700
-  and 9,200 characters) the first call after the compaction leaves room for them beside what the log
-  persisted (a heuristic reading, one session). The wording of the attachment is ours.
+* **Skills** (every preset from 2.0.76: the packages of 2.0.76, 2.1.69-2.1.83 attach them, :mod:`.claude_code_versions`):
+  each skill the session invoked (the ``Skill`` tool; the skill's text follows its result as a user message), most
+  recent first; from 2.1.84 each cut to 5,000 rough tokens (``slice(0, 5000 * 4 - marker.length) + marker``) and
+  skipped when it would take the skills past 25,000, a later smaller one still attached; the budget counts the
+  skill's content as attached, not the reminder around it. Before 2.1.84 every skill whole. A skill whose text a kept
+  message already carries as an earlier re-attachment is skipped (2.1.205 on; kept messages exist in the presets
+  from 2.1.217), unless a kept message holds the text as its own body. No log of ours persists this attachment: in
+  the 2.1.217 session (two skills invoked, 3,700 and 9,200 characters) the first call after the compaction leaves
+  room for them beside what the log persisted (a heuristic reading, one session). The wording around it is ours.
 * **The plan file** (``~/.claude/plans/<slug>.md``, plan mode) goes through its own channel, whole, and not
-  through the files' (``shouldExcludeFromPostCompactRestore``). The wording is ours; no log of ours shows it.
+  through the files' (``shouldExcludeFromPostCompactRestore``), from 2.0.76. The wording is ours; no log of ours
+  shows it.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from compbench.sdk import Message, Text, ToolCall, ToolResult, call_args, touches
 
@@ -183,20 +188,52 @@ def invoked_skills(messages: Sequence[Message]) -> list[tuple[str, str]]:
     return [(name, text) for name, (_, text) in sorted(found.items(), key=lambda kv: -kv[1][0])]
 
 
-def skill_attachments(messages: Sequence[Message], budget: int = SKILLS_BUDGET,
-                      per_skill: int = TOKENS_PER_SKILL) -> list[tuple[str, str]]:
-    """``(skill, attachment text)`` of the invoked skills Claude Code attaches again: each cut to ``per_skill``
-    rough tokens (4 characters each, with the truncation marker), most recent first, while they fit ``budget``."""
+def skill_attachments(messages: Sequence[Message], budget: int = SKILLS_BUDGET, per_skill: int = TOKENS_PER_SKILL,
+                      kept: Sequence[Message] = ()) -> list[tuple[str, str]]:
+    """``(skill, attachment text)`` of the invoked skills Claude Code attaches again, most recent first: each cut to
+    ``per_skill`` rough tokens (with the truncation marker), skipped when its content would take the skills past
+    ``budget`` (the content counted, not the reminder around it); 0: no cap, as 2.0.76-2.1.83. A skill a ``kept``
+    message already re-attaches is skipped, unless a kept message holds its text as its own body."""
     out: list[tuple[str, str]] = []
     used = 0
     for name, text in invoked_skills(messages):
-        if rough(text) > per_skill:
-            text = text[:per_skill * 4] + SKILL_TRUNCATED
-        body = f"<system-reminder>\nSkill {name}, invoked earlier in this session:\n{text}\n</system-reminder>"
-        if used + rough(body) > budget:
+        if _reattached(kept, text):
             continue
-        used += rough(body)
-        out.append((name, body))
+        if per_skill and rough(text) > per_skill:
+            text = text[:max(0, per_skill * 4 - len(SKILL_TRUNCATED))] + SKILL_TRUNCATED
+        if budget and used + rough(text) > budget:
+            continue
+        used += rough(text)
+        out.append((name, f"<system-reminder>\nSkill {name}, invoked earlier in this session:\n{text}\n"
+                          "</system-reminder>"))
+    return out
+
+
+def _reattached(kept: Sequence[Message], text: str) -> bool:
+    """``G_o`` of the bundle: scanning the kept messages from the newest, a message whose text is the skill's is its
+    body (attached again); an earlier re-attachment that carries it spares it."""
+    found = False
+    for m in reversed(kept):
+        restored = str(m.meta.get("restored") or "")
+        if restored.startswith("skill:"):
+            found = found or text in m.text
+        elif m.role == "user" and m.text == text:
+            return False
+    return found
+
+
+def preset_attachments(history: Sequence[Message], preset: Mapping[str, object],
+                       kept: Sequence[Message] = ()) -> list[str]:
+    """The plan file and the invoked skills a ``claude-code`` preset (its parameter values) attaches after compacting
+    ``history``, ``kept`` kept verbatim: what the recorded row sends where the log does not say."""
+    out: list[str] = []
+    if preset.get("restore_plan"):
+        plan = plan_attachment(history)
+        out += [plan[1]] if plan else []
+    if preset.get("restore_skills"):
+        budget, each = preset.get("skills_budget", SKILLS_BUDGET), preset.get("skill_tokens", TOKENS_PER_SKILL)
+        out += [text for _, text in skill_attachments(history, budget if isinstance(budget, int) else SKILLS_BUDGET,
+                                                      each if isinstance(each, int) else TOKENS_PER_SKILL, kept)]
     return out
 
 

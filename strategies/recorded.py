@@ -25,7 +25,7 @@ at least 32,000, and stays down (the next prompt regains less than half the fall
 so the view keeps the recorded messages after the fall and a stand-in sized to the recorded prompt. A log
 that records nothing and shows no fall is the ``none`` row.
 
-Claude Code attaches files again after a compaction (the recent files, from 2.1.92 the invoked skills and the
+Claude Code attaches files again after a compaction (the recent files, the invoked skills and the
 plan file), and before 2.1.217 its log does not record them: the row attaches them as Claude Code does for the
 compaction's version, as the ``claude-code`` strategy models it (:mod:`compbench.strategies.claude_code_restore`:
 the files as the log last shows them, 5 of them, 5,000 tokens each, 50,000 together). What else the tool sends
@@ -56,9 +56,10 @@ from compbench.sdk import (
     strategy,
     touches,
 )
+from compbench.strategies.claude_code import NEWEST as CLAUDE_CODE_NEWEST
 from compbench.strategies.claude_code import PRESETS as CLAUDE_CODE_PRESETS
 from compbench.strategies.claude_code import version_preset
-from compbench.strategies.claude_code_restore import plan_attachment, restored_files, skill_attachments
+from compbench.strategies.claude_code_restore import preset_attachments, restored_files
 
 PROMPT_STANDIN = "(the tool's own instruction to summarize: its text is not in the log)"
 # TraceLab's rule for a compaction a log does not mark: a fall of the recorded prompt
@@ -256,24 +257,18 @@ class Recorded:
 
     def _restored(self, s: SessionView, p: Planned) -> list[str]:
         """What Claude Code attached again after this compaction, where its log does not record it: the recent
-        files, and from 2.1.92 the invoked skills and the plan file, as its own strategy models them for the
+        files, the invoked skills and the plan file, as its own strategy models them for the
         compaction's version (:mod:`compbench.strategies.claude_code_restore`)."""
         t = s.context.transcript
         if t is None:
             return []
-        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2])]
+        preset = CLAUDE_CODE_PRESETS[version_preset(p.restore.partition("@")[2]) or CLAUDE_CODE_NEWEST]
         history = [m for m in t.messages[:p.index] if not m.meta.get("compaction")]
         kept = set(p.kept)
         kept_reads = {x.key for m in history if m.id in kept for part in m.parts if isinstance(part, ToolCall)
                       for x in touches(part) if x.verb == "read"}
         out = [text for _, text in restored_files(history, exclude=kept_reads)]
-        if preset.get("restore_plan"):
-            plan = plan_attachment(history)
-            out += [plan[1]] if plan else []
-        skills = preset.get("restore_skills")
-        if isinstance(skills, int) and skills > 0:
-            out += [text for _, text in skill_attachments(history, skills)]
-        return out
+        return out + preset_attachments(history, preset, [m for m in history if m.id in kept])
 
     def _sized(self, s: SessionView, p: Planned, head: list[Slot], tail: list[Slot]) -> str:
         """A stand-in for what an unmarked compaction left, as large as the recorded prompt says it was."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,11 @@ def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
 CLAUDE_CODE_WINDOW = 200_000  # Claude Code's window for every model unless the 1M window is on (its default)
 CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (claude-opus-4-6[1m], sonnet[1m])
 ONE_M_SUFFIX = "[1m]"
+# The models Claude Code's own catalogue runs at a native 1M window without a suffix ("native_1m": the 2.1.217 and
+# 2.1.332 packages; the same list as compbench.strategies.claude_code_window.NATIVE_1M), from 2.1.117 (its changelog:
+# "Opus 4.7 sessions ... computing against a 200K context window instead of Opus 4.7's native 1M")
+CLAUDE_NATIVE_1M = re.compile(r"(^|[/.])claude-(opus-4-[78]|opus-5|sonnet-5|fable-5|mythos-5|haiku-5)(\b|-|$)")
+CLAUDE_NATIVE_1M_FROM = (2, 1, 117)
 # openai/codex protocol/src/openai_models.rs at 8db07003: ModelInfo's effective_context_window_percent defaults to 95
 # (model_context_window = context_window * 95 / 100) and auto_compact_token_limit to context_window * 9 / 10; the
 # server's /models entries take precedence over the bundled ones (ModelPreset::merge).
@@ -181,8 +187,9 @@ def _k(n: int) -> str:
 
 
 def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
-    """Claude Code runs every model at 200k unless the 1M window is on: a "[1m]" suffix says so, and so
-    does a recorded input larger than 200k. litellm lists Opus 4.6/4.7 and Sonnet 4.6 at 1M: not used."""
+    """Claude Code runs a model at 200k unless the 1M window is on: a "[1m]" suffix says so, a model its catalogue
+    runs at a native 1M (2.1.117 on), and a recorded input larger than 200k. litellm lists Opus 4.6 and Sonnet 4.6
+    at 1M: not used (Claude Code needs the suffix for them)."""
     names = _models(t)
     suffixed = next((n for n in names if n.lower().endswith(ONE_M_SUFFIX)), "")
     model = (suffixed or (names[0] if names else ""))
@@ -191,6 +198,10 @@ def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
     out = table.max_output if table else (_family(base) or _fallback(base))[0].max_output
     if suffixed:
         return EffectiveLimits(ModelLimits(CLAUDE_1M_WINDOW, out), f"{suffixed}: [1m] suffix, the 1M window")
+    v = re.match(r"(\d+)\.(\d+)\.(\d+)", str(t.meta.get("tool_version") or "").strip())
+    if CLAUDE_NATIVE_1M.search(base.lower()) and (v is None or tuple(map(int, v.groups())) >= CLAUDE_NATIVE_1M_FROM):
+        return EffectiveLimits(ModelLimits(CLAUDE_1M_WINDOW, out), f"recorded model {base}: Claude Code's catalogue "
+                               "runs it at its native 1M window (2.1.117 on)")
     if peak > CLAUDE_CODE_WINDOW:
         return EffectiveLimits(ModelLimits(CLAUDE_1M_WINDOW, out), f"recorded model {base or 'unknown'}; input "
                                f"{_k(peak)} > 200k: 1M window inferred")

@@ -21,9 +21,9 @@ def log(source: str, version: str = "", **meta: object) -> Transcript:
 
 
 @pytest.mark.parametrize(("version", "preset"), [
-    ("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "2.1.21"), ("2.1.91", "2.1.21"), ("2.1.92", "2.1.92"),
-    ("2.1.137", "2.1.92"), ("2.1.138", "2.1.138"), ("2.1.195", "2.1.138"), ("2.1.196", "current"),
-    ("2.1.216", "current"), ("2.1.217", "2.1.217"), ("2.1.300", "2.1.217")])
+    ("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "2.1.21"), ("2.1.91", "2.1.84"), ("2.1.92", "2.1.92"),
+    ("2.1.137", "2.1.92"), ("2.1.138", "2.1.138"), ("2.1.195", "2.1.191"), ("2.1.196", "current"),
+    ("2.1.216", "current"), ("2.1.217", "2.1.217"), ("2.1.300", "2.1.299")])
 def test_a_claude_code_log_runs_at_its_versions_preset(version: str, preset: str) -> None:
     c, why = resolve("claude-code").for_log(log("claude-code", version))
     assert (c.preset, c.label) == (preset, "claude-code")
@@ -61,13 +61,13 @@ def test_an_openhands_log_runs_at_the_condenser_it_records() -> None:
 
 
 @pytest.mark.parametrize(("t", "why"), [
-    (log("codex", "0.142.4"), "a codex log, not Claude Code's: the newest preset (2.1.217)"),
-    (log("claude-code"), "no Claude Code version recorded: the newest preset (2.1.217)"),
-    (log("claude-code", "next"), "Claude Code version 'next' cannot be read: the newest preset (2.1.217)"),
+    (log("codex", "0.142.4"), "a codex log, not Claude Code's: the newest preset (2.1.299)"),
+    (log("claude-code"), "no Claude Code version recorded: the newest preset (2.1.299)"),
+    (log("claude-code", "next"), "Claude Code version 'next' cannot be read: the newest preset (2.1.299)"),
 ])
 def test_other_logs_and_unknown_versions_run_at_the_newest_preset(t: Transcript, why: str) -> None:
     c, said = resolve("claude-code").for_log(t)
-    assert (c.preset, said) == ("2.1.217", why)
+    assert (c.preset, said) == ("2.1.299", why)
 
 
 def test_a_named_preset_or_the_seed_is_kept_for_every_log() -> None:

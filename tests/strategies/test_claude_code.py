@@ -116,12 +116,13 @@ def test_override_settings(chars4: TokenCounter, spec: str, threshold: int) -> N
     assert fires(c, threshold, ModelLimits(200_000, 64_000), chars4) is True
 
 
-@pytest.mark.parametrize(("version", "before"), [("2.1.139", 568_000), ("2.1.219", 998_659), ("2.1.100", 200_001)])
+@pytest.mark.parametrize(("version", "before"), [("2.1.139", 568_000), ("2.1.219", 466_000), ("2.1.100", 200_001),
+                                               ("2.1.190", 979_000)])
 def test_a_window_read_off_the_log_compacts_where_the_log_did(chars4: TokenCounter, version: str,
                                                               before: int) -> None:
-    """A 1M session's first automatic compaction gives its window (tokens before + 20,000 + 13,000): the
-    threshold is those tokens exactly, at and just beside them, even past the 1M window's own 967,000
-    (a 2.1.219 session compacted at 998,659), where a user's window would be capped."""
+    """A 1M session's first automatic compaction below the effective window gives its window (tokens before +
+    20,000 + 13,000): the threshold is those tokens exactly, at and just beside them, where a user's window would be
+    capped (one past it, from 2.1.191, was the API's refusal: test_claude_code_window)."""
     from compbench.data.transcript import RecordedCompaction, Transcript
 
     rc = RecordedCompaction(3, "claude-code", trigger="auto", tokens_before=before)
@@ -141,9 +142,9 @@ def test_the_window_floor_is_of_the_versions_that_have_it(chars4: TokenCounter) 
 
 
 @pytest.mark.parametrize(("version", "preset"), [("2.0.76", "2.0"), ("2.1.20", "2.0"), ("2.1.21", "2.1.21"),
-                                                 ("2.1.49", "2.1.21"), ("3", "current"), ("dev", "current")])
-def test_version_presets(version: str, preset: str) -> None:
-    """The sessions of ../shared (test_claude_code_versions has every boundary)."""
+                                                 ("2.1.49", "2.1.21"), ("3", None), ("dev", None)])
+def test_version_presets(version: str, preset: str | None) -> None:
+    """The sessions of ../shared (test_claude_code_versions has every boundary); None: the newest preset."""
     assert version_preset(version) == preset
 
 

@@ -88,13 +88,51 @@ def test_a_skill_is_cut_at_5000_rough_tokens(chars: int, cut: bool) -> None:
     assert (SKILL_TRUNCATED in text) is cut
 
 
-def test_the_skills_budget_stops_adding_skills() -> None:
-    msgs = [m for k in range(6) for m in skill(k, f"s{k}", "y" * 19_000)]  # ~4,800 rough tokens each
-    sizes = [rough(t) for _, t in skill_attachments(msgs, budget=10 ** 9)]
-    assert len(sizes) == 6
+def test_the_skills_budget_counts_the_content_not_the_reminder_around_it() -> None:
+    """2.1.84 on: ``by(content)`` against 25,000; the reminder compbench wraps it in is not Claude Code's count."""
+    msgs = [m for k in range(6) for m in skill(k, f"s{k}", "y" * 19_000)]  # ~4,760 rough tokens each
+    contents = [text for _, text in invoked_skills(msgs)]
+    sizes = [rough(t) for t in contents]
+    assert len(skill_attachments(msgs, budget=0)) == 6
     assert len(skill_attachments(msgs)) == 5  # 25,000: five fit, the sixth does not
-    assert len(skill_attachments(msgs, budget=sizes[0] + sizes[1])) == 2
+    assert len(skill_attachments(msgs, budget=sizes[0] + sizes[1])) == 2  # the reminders would not fit
     assert len(skill_attachments(msgs, budget=sizes[0] + sizes[1] - 1)) == 1
+    assert sum(rough(t) for _, t in skill_attachments(msgs, budget=sizes[0] + sizes[1])) > sizes[0] + sizes[1]
+
+
+def test_a_skill_that_does_not_fit_leaves_room_for_a_smaller_one() -> None:
+    """``if (n + d > budget) continue``: the loop goes on with the older skills."""
+    msgs = [*skill(1, "small", "s" * 400), *skill(2, "big", "b" * 19_000), *skill(3, "mid", "m" * 4_000)]
+    sizes = {n: rough(t) for n, t in invoked_skills(msgs)}
+    got = [n for n, _ in skill_attachments(msgs, budget=sizes["mid"] + sizes["small"])]
+    assert got == ["mid", "small"]
+
+
+@pytest.mark.parametrize(("chars", "whole"), [(19_000, True), (200_000, True)])
+def test_before_2_1_84_every_skill_is_attached_whole(chars: int, whole: bool) -> None:
+    msgs = [m for k in range(8) for m in skill(k, f"s{k}", "z" * chars)]
+    got = skill_attachments(msgs, budget=0, per_skill=0)
+    assert len(got) == 8 and all((SKILL_TRUNCATED not in t) is whole and "z" * chars in t for _, t in got)
+
+
+def test_a_cut_skill_keeps_its_size_with_the_marker() -> None:
+    """``slice(0, 5000 * 4 - marker.length) + marker``: the cut content is 20,000 characters, 5,000 rough tokens."""
+    ((_, text),) = skill_attachments(skill(1, "big", "q" * 50_000))
+    body = text.split("invoked earlier in this session:\n", 1)[1].rsplit("\n</system-reminder>", 1)[0]
+    assert body.endswith(SKILL_TRUNCATED) and len(body) == 20_000 and rough(body) == 5_000
+
+
+def test_a_skill_already_re_attached_in_the_kept_messages_is_skipped() -> None:
+    """2.1.205 on (``G_o``): a kept earlier re-attachment carrying the skill's text spares it; a kept message holding
+    the text as its own body does not."""
+    msgs = [*skill(1, "review", "R" * 300), *skill(2, "design", "D" * 300)]
+    review = dict(invoked_skills(msgs))["review"]
+    kept_attachment = Message("k1", "user", (Text(f"<system-reminder>\n{review}\n</system-reminder>"),),
+                              meta={"restored": "skill:review"})
+    assert [n for n, _ in skill_attachments(msgs, kept=[kept_attachment])] == ["design"]
+    body = Message("k0", "user", (Text(review),), meta={"is_meta": True})
+    assert [n for n, _ in skill_attachments(msgs, kept=[body, kept_attachment])] == ["design", "review"]
+    assert [n for n, _ in skill_attachments(msgs, kept=[kept_attachment, body])] == ["design", "review"]
 
 
 def test_the_plan_file_goes_through_its_own_channel_whole() -> None:

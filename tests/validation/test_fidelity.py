@@ -10,6 +10,9 @@ from compbench.data.formats import read_all
 from compbench.data.recorded import segment
 from compbench.validation.fidelity import fidelity
 
+# claude-code's presets by version besides "current" (claude_code_versions.PRESET_VERSIONS)
+CLAUDE_CODE = ("2.0", "2.1.21", "2.1.84", "2.1.92", "2.1.138", "2.1.191", "2.1.217", "2.1.223", "2.1.260", "2.1.299")
+
 
 @pytest.fixture(scope="module")
 def rows(transcripts_dir: Path) -> list:  # type: ignore[type-arg]
@@ -21,10 +24,9 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current", "0.77", "0.147", "2.0", "2.1.21", "2.1.92", "2.1.138",
-                                        "2.1.217"}
+    assert {r.preset for r in rows} == {"seed", "current", "0.77", "0.147", *CLAUDE_CODE}
     assert {r.tool for r in rows if r.preset in ("0.77", "0.147")} == {"codex"}  # codex's own version presets
-    assert {r.tool for r in rows if r.preset in ("2.0", "2.1.21", "2.1.92", "2.1.138", "2.1.217")} == {"claude-code"}
+    assert {r.tool for r in rows if r.preset in CLAUDE_CODE} == {"claude-code"}
 
 
 def test_auto_triggers_of_version_presets(rows: list) -> None:  # type: ignore[type-arg]
@@ -63,10 +65,9 @@ def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  #
     Claude Code and seed OpenCode keep nothing verbatim, as the tools did; today's OpenCode keeps a tail
     that OpenCode 1.2.5 (the recording) did not; the calibration columns do not depend on the strategy."""
     manual = {(r.tool, r.preset): r for r in rows if r.trigger.startswith("manual")}
-    assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"), ("claude-code", "2.0"),
-                           ("claude-code", "2.1.21"), ("claude-code", "2.1.92"), ("claude-code", "2.1.138"),
-                           ("claude-code", "2.1.217"), ("opencode", "seed"), ("opencode", "current"), ("pi", "seed"),
-                           ("pi", "current")}
+    assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"),
+                           *(("claude-code", p) for p in CLAUDE_CODE), ("opencode", "seed"), ("opencode", "current"),
+                           ("pi", "seed"), ("pi", "current")}
     assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
     assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
     assert manual["opencode", "current"].kept_jaccard == 0.0

@@ -74,8 +74,11 @@ def test_the_2_0_rule_compacts_early_on_2_1_and_2_1s_never_fires_on_2_0(rows: li
                     ("379ab089", 1): None, ("a318ad73", 1): 3, ("847ff7d2", 1): 11, ("198393f2", 1): 2,
                     ("b42aaf1f", 1): 2, ("fdd24234", 1): 5, ("0442a060", 1): 8, ("0442a060", 2): None,
                     ("0276a600", 1): 6, ("0276a600", 2): None, ("21a2e002", 1): 21}
-    (old,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "current"]
+    (old,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "2.1.138"]
     assert old.d_steps == 2
+    # 2.1.196-2.1.216 ("current") compacts claude-opus-4-5 only at the API's limit (its window's source is auto)
+    (today,) = [r for r in rows if r.transcript[:8] == "198393f2" and r.preset == "current"]
+    assert today.d_steps is None and "strategy never compacted" in today.cause
 
 
 def test_rows_use_the_tools_window_not_litellms(rows: list[Row]) -> None:
@@ -83,9 +86,10 @@ def test_rows_use_the_tools_window_not_litellms(rows: list[Row]) -> None:
     opus46 = {r.window_source for r in rows if r.transcript[:8] == "f585e6e9"}
     assert opus46 == {"recorded model claude-opus-4-6, Claude Code default 200k, not litellm's 1M"}
     assert {r.window for r in rows if r.tool == "claude-code" and r.transcript[:8] != "6c0a282a"} == {200_000}
-    # 2.1.217 on claude-opus-5: a recorded call of 401k tokens can only have run on the 1M window
+    # 2.1.217 on claude-opus-5: Claude Code's catalogue runs it at its native 1M (a recorded call of 401k says so too)
     assert {(r.window, r.window_source) for r in rows if r.transcript[:8] == "6c0a282a"} == {
-        (1_000_000, "recorded model claude-opus-5; input 401k > 200k: 1M window inferred")}
+        (1_000_000, "recorded model claude-opus-5: Claude Code's catalogue runs it at its native 1M window "
+                    "(2.1.117 on)")}
     assert {(r.window, r.window_source) for r in rows if r.tool == "codex"} == {
         (272_000, "recorded model_context_window 258,400 = 95% of 272,000")}
 

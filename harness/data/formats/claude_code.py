@@ -27,9 +27,11 @@ Mapping decisions, each taken from the real files (not from documentation, which
 * A ``compact_boundary`` restarts the ``parentUuid`` chain (``logicalParentUuid`` links back); the user
   record flagged ``isCompactSummary`` that follows holds the summary. Claude Code summarizes the whole
   history (``kept_ids`` empty) unless 2.1's metadata names a preserved segment; metadata keys beyond
-  trigger and preTokens (``postTokens``, ...) are kept in its meta, with the boundary's ``version``
-  (``tool_version``: a resumed session can compact under a newer CLI than its first record's). A
-  ``microcompact_boundary`` (tool results cleared, no summary) is listed in ``meta["microcompactions"]``.
+  trigger and preTokens (``postTokens``, ``precomputed``, ...) are kept in its meta, with the boundary's
+  ``version`` (``tool_version``: a resumed session can compact under a newer CLI than its first record's).
+  ``/autocompact``'s report of the window and its source (``Auto-compact window: auto (500k tokens)``) goes to
+  ``meta["autocompact_window"]``. A ``microcompact_boundary`` (tool results cleared, no summary) is listed in
+  ``meta["microcompactions"]``.
 * A response that wrote to Anthropic's 1-hour prompt cache is flagged ``cache_ttl: "1h"`` (the lifetime Claude
   Code asked for; 5 minutes otherwise). A file whose first record's ``parentUuid`` is not in it is a slice of
   a longer session (``meta["starts_mid_chain"]``): its first recorded prompt holds history the file lacks.
@@ -264,6 +266,8 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
             st.unknown_blocks[str(t)] += 1
     text = "\n".join(p.text for p in parts if isinstance(p, Text))
     meta = _user_meta(r, text)
+    if meta.get("local_command") and (shown := autocompact_window(text)) is not None:
+        st.meta["autocompact_window"] = {**shown, "line": line}
     for k, res in enumerate(results):
         st.messages.append(Message(uid if k == 0 and not parts else f"{uid}:{k}", "tool", res, None, dict(meta)))
     if not parts:
@@ -285,6 +289,35 @@ def _user(st: _State, r: dict[str, Any], line: int) -> None:
             summary_id=uid, kept_ids=tuple(m.id for m in st.messages if m.id.split(":", 1)[0] in kept), meta=meta))
         st.boundary = None
         st.attach_to = len(st.compactions) - 1
+
+
+# /autocompact's report of the window and where it comes from (2.1.217: ``Auto-compact window: auto``, ``auto (500k
+# tokens)`` from the server, ``200k tokens (from CLAUDE_CODE_AUTO_COMPACT_WINDOW)``, ``300k tokens (from settings)``)
+AUTOCOMPACT_REPORT = re.compile(r"Auto-compact window: (?:(auto)(?: \(([\d.,]+[km]?) tokens\))?|([\d.,]+[km]?) tokens "
+                                r"\(from (CLAUDE_CODE_AUTO_COMPACT_WINDOW|settings)\))", re.I)
+
+
+def autocompact_window(text: str) -> dict[str, Any] | None:
+    """The window ``/autocompact`` reported, with its source (``auto``, ``server``, ``env``, ``settings``) and its
+    tokens where it names them; None when the text holds no such report (the last one counts)."""
+    found = list(AUTOCOMPACT_REPORT.finditer(text))
+    if not found:
+        return None
+    m = found[-1]
+    tokens = _tokens(m.group(2) or m.group(3) or "")
+    source = ("server" if m.group(2) else "auto") if m.group(1) else (
+        "env" if m.group(4).upper().startswith("CLAUDE") else "settings")
+    return {"source": source, "text": m.group(0).split(": ", 1)[1], **({"tokens": tokens} if tokens else {})}
+
+
+def _tokens(text: str) -> int | None:
+    """``500k``, ``1m``, ``200,000`` as Claude Code prints token counts; None for none."""
+    t = text.lower().replace(",", "")
+    scale = 1_000 if t.endswith("k") else 1_000_000 if t.endswith("m") else 1
+    try:
+        return round(float(t.rstrip("km")) * scale) if t else None
+    except ValueError:
+        return None
 
 
 def _prompt(r: dict[str, Any]) -> bool:
