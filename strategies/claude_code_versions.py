@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import re
 
-from compbench.sdk import Setting, Transcript
+from compbench.sdk import Accepts, Setting, Transcript
 from compbench.strategies.claude_code_restore import RESTORE_FILES, SKILLS_BUDGET, TOKENS_PER_SKILL
 from compbench.strategies.claude_code_text import (
     RESUME_217,
@@ -144,11 +144,32 @@ PRESETS: dict[str, dict[str, object]] = {  # the versions each models: claude_co
     "2.0": V20,
 }
 ENV = 'the shell environment, or "env" in ~/.claude/settings.json (no release note says a version ignores the latter)'
+# the override's unset value among the percentages tried: the default threshold is 167,000 of a 200k window's 180,000
+# (the window less the output reserve), about 92.8%
+UNSET_PCT = round(100 * (200_000 - OUTPUT_RESERVE - AUTOCOMPACT_BUFFER) / (200_000 - OUTPUT_RESERVE), 1)
+
+
+def override_caveat(version: str, window: int) -> str:
+    """What limits CLAUDE_AUTOCOMPACT_PCT_OVERRIDE on a log of ``version`` at ``window`` (the packages above): from
+    2.1.191 a window whose source is "auto" compacts only reactively, at the API's limit, leaving nothing for the
+    override to lower unless the window is set; on a 1M window, proactive compaction depends on the version and
+    where the window comes from."""
+    parts = _parts(version) or (0, 0, 0)
+    if window > HELD_WINDOW:
+        return ("on a 1M window the override acts only where the window's source is not \"auto\" (from 2.1.191) and "
+                "no server flag turns proactive compaction off (2.1.170-2.1.190)")
+    if parts >= (2, 1, 191):
+        return ("from 2.1.191 a window whose source is \"auto\" (claude-sonnet-4-5, claude-opus-4-5, claude-haiku-4-5 "
+                "at 200k) compacts only at the API's limit: set CLAUDE_CODE_AUTO_COMPACT_WINDOW too for the override "
+                "to act")
+    return ""
 SETTINGS_FILE = "~/.claude/settings.json (or a project's .claude/settings.json)"
 # What Claude Code's users set, as they write it, and how each version reads it (the packages above)
 SETTINGS = (
     Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", ENV, "unset: 167,000 of a 200k window",
-            "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}", sweep=(60.0, 80.0),
+            "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}", sweep=(60.0, 80.0), unset_at=UNSET_PCT,
+            caveat=override_caveat,
+            accepts=Accepts(0, 100, open_lo=True, unset=0, outside="Claude Code ignores any other value"),
             note="a percentage of the window less the output reserve (parseFloat); it can only lower the threshold "
                  "(above about 92 on a 200k window it changes nothing), a value outside (0, 100] is ignored; from "
                  "2.1.191 it acts only where the window's source is not auto (set in the environment or settings.json, "
@@ -157,6 +178,8 @@ SETTINGS = (
     Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", ENV,
             "the model's window, or Anthropic's default for the model",
             "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
+            accepts=Accepts(100_000, 1_000_000, unset=0, refuse=False,
+                            outside="Claude Code 2.1.92 and later raise or cap it into that range"),
             note="whole tokens: read with parseInt through 2.1.303 (\"500k\" reads as 500, then raised to 100,000), "
                  "with k and M suffixes from 2.1.304; from 2.1.92 a value below 100,000 is raised to 100,000 and one "
                  "above 1,000,000 capped (2.1.332 caps it at the model's window only), before 2.1.92 taken as read; "

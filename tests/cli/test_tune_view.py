@@ -25,7 +25,8 @@ def test_the_changed_parameters_and_their_lines_in_the_tool() -> None:
     assert tool_lines(f"{EXAMPLE}:keep=3,trigger=20000", EXAMPLE)[2] == ["keep"]
     assert tool_lines(f"{EXAMPLE}:keep=3", EXAMPLE) == ("my tool", [], ["keep"])
     name, lines, _ = tool_lines("pi:reserve_tokens=50000", "pi")
-    assert name == "pi" and lines == [("compaction.reserveTokens", "~/.pi/agent/settings.json",
+    assert name == "pi" and lines == [("compaction.reserveTokens",
+                                       "~/.pi/agent/settings.json (or .pi/settings.json in the project, which wins)",
                                        '{"compaction": {"reserveTokens": 50000}}')]
     assert tool_lines("truncate:reserve_output=100", "truncate") == ("", [], [])  # no tool reproduced
 
