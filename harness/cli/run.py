@@ -164,13 +164,13 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         if progress:
             progress.close()
         click.echo(str(e), err=True)
-        ctx.exit(e.exit_code)
+        sys.exit(e.exit_code)  # as the signal's own exit would be (click's Exit is a return code here)
     except KeyboardInterrupt:
         if progress:
             progress.close()
         n = len(committed_ids(Path(out)))
         click.echo(f"stopped at once: {n:,} transcripts written; resume with: compbench run --resume {out}", err=True)
-        ctx.exit(130)
+        sys.exit(130)
     finally:
         if cache is not None:
             record_speed(cache.root, meter)

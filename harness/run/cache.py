@@ -159,7 +159,9 @@ def transcript_hash(payload: str) -> str:
 class _Probe:
     """A source's template text as :func:`compbench.data.boilerplate.boilerplate_keys` reads it: every substring
     test is recorded. It is no ``str`` on purpose: a reading this does not record (a regex, a slice) fails at
-    once instead of leaving a dependency out of the key."""
+    once instead of leaving a dependency out of the key. It answers as the text would, but it is never empty:
+    an empty text's reader that stops there ("no templates") would record nothing, and a source whose templates
+    appear with one more log would then miss for every transcript; its anchors are tested, and found in nothing."""
 
     __slots__ = ("_found", "_text")
 
@@ -167,15 +169,20 @@ class _Probe:
         self._text, self._found = text, found
 
     def __contains__(self, item: object) -> bool:
-        hit = isinstance(item, str) and item in self._text
+        hit = _found(str(item), self._text)
         self._found[str(item)] = hit
         return hit
 
     def __bool__(self) -> bool:
-        return bool(self._text)
+        return True
 
 
-Reads = dict[str, dict[str, Any]]  # source -> {"empty": bool, "found": {anchor: bool}}
+def _found(anchor: str, text: str) -> bool:
+    """``anchor in text``, as a reader that stops on an empty text finds it: nowhere."""
+    return bool(text) and anchor in text
+
+
+Reads = dict[str, dict[str, bool]]  # source -> {anchor looked up in its template text: found}
 
 
 @dataclass(frozen=True)
@@ -189,22 +196,20 @@ class TemplateReads(Templates):
         return cls(t.lines, t.transcripts)
 
     def text(self, source: str) -> str:
-        text = super().text(source)
-        got = self.reads.setdefault(source, {"empty": not text, "found": {}})
-        return cast(str, _Probe(text, got["found"]))
+        return cast(str, _Probe(super().text(source), self.reads.setdefault(source, {})))
 
     def taken(self) -> Reads:
         """What the last replay read, and a clean slate for the next."""
-        out = {k: {"empty": v["empty"], "found": dict(v["found"])} for k, v in self.reads.items()}
+        out = {k: dict(v) for k, v in self.reads.items()}
         self.reads.clear()
         return out
 
 
-def same_reads(reads: Mapping[str, Any], templates: Templates) -> bool:
+def same_reads(reads: Mapping[str, Mapping[str, bool]], templates: Templates) -> bool:
     """Whether ``templates`` answer every read a cached replay made as its own templates did."""
-    for source, r in reads.items():
+    for source, found in reads.items():
         text = templates.text(source)
-        if (not text) != r["empty"] or any((a in text) != hit for a, hit in r["found"].items()):
+        if any(_found(a, text) != hit for a, hit in found.items()):
             return False
     return True
 
@@ -230,40 +235,51 @@ class ResultsCache:
         return self.results / key[:2] / key
 
     def find(self, key: str, templates: Templates) -> Path | None:
-        """The entry of ``key`` whose template reads today's ``templates`` answer alike; None on a miss."""
+        """The entry of ``key`` whose template reads today's ``templates`` answer alike, whole (its checksum
+        holds: a damaged one is a miss, and replaced); None on a miss. Its use is recorded for the prune."""
         d = self._dir(key)
         if not self.read or not d.is_dir():
             return None
         for p in sorted(d.glob("*.bin")):
-            header = self._header(p)
+            header = self._check(p)
             if header is not None and same_reads(header["reads"], templates):
+                try:
+                    os.utime(p)
+                except OSError:
+                    continue
                 return p
         return None
 
-    def _header(self, p: Path) -> dict[str, Any] | None:
+    @staticmethod
+    def _split(data: bytes) -> tuple[dict[str, Any], bytes]:
+        if not data.startswith(MAGIC):
+            raise ValueError("not an entry")
+        at = len(MAGIC)
+        (n,) = struct.unpack(">I", data[at:at + 4])
+        header = json.loads(data[at + 4:at + 4 + n])
+        if not isinstance(header, dict) or not isinstance(header.get("reads"), dict):
+            raise ValueError("no reads")
+        return header, data[at + 4 + n:]
+
+    def _check(self, p: Path) -> dict[str, Any] | None:
         try:
-            with p.open("rb") as f:
-                if f.read(len(MAGIC)) != MAGIC:
-                    return None
-                (n,) = struct.unpack(">I", f.read(4))
-                header = json.loads(f.read(n))
-            return header if isinstance(header, dict) and isinstance(header.get("reads"), dict) else None
+            header, body = self._split(p.read_bytes())
+            if hashlib.sha256(body).hexdigest() != header.get("sha256"):
+                raise ValueError("damaged")
         except (OSError, ValueError, struct.error):
+            p.unlink(missing_ok=True)
             return None
+        return header
 
     def load(self, p: Path) -> dict[str, Table] | None:
-        """The rows of entry ``p`` (its use recorded for the prune); None if it cannot be read (then removed)."""
+        """The rows of entry ``p``; None if it cannot be read (removed since it was found)."""
         import pyarrow as pa
 
         try:
-            data = p.read_bytes()
-            (n,) = struct.unpack(">I", data[len(MAGIC):len(MAGIC) + 4])
-            body = data[len(MAGIC) + 4 + n:]
-            (size,) = struct.unpack(">Q", body[:8])
-            rows = pickle.loads(pa.decompress(body[8:], size, codec="zstd", asbytes=True))
-            os.utime(p)
-        except (OSError, ValueError, struct.error, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            p.unlink(missing_ok=True)
+            header, body = self._split(p.read_bytes())
+            rows = pickle.loads(pa.decompress(body, int(header["size"]), codec="zstd", asbytes=True))
+        except (OSError, ValueError, KeyError, struct.error, pickle.UnpicklingError, EOFError, AttributeError,
+                ImportError):
             return None
         self.hits += 1
         return cast(dict[str, Any], rows)
@@ -273,14 +289,15 @@ class ResultsCache:
         import pyarrow as pa
 
         body = pickle.dumps(dict(rows), protocol=pickle.HIGHEST_PROTOCOL)
-        header = json.dumps({"reads": reads}, sort_keys=True).encode()
         packed = pa.compress(body, codec="zstd", asbytes=True)
+        header = json.dumps({"reads": reads, "size": len(body), "sha256": hashlib.sha256(packed).hexdigest()},
+                            sort_keys=True).encode()
         d = self._dir(key)
         dest = d / f"{_variant(reads)}.bin"
         try:
             d.mkdir(parents=True, exist_ok=True)
             tmp = d / f".{dest.name}.{os.getpid()}.tmp"
-            tmp.write_bytes(MAGIC + struct.pack(">I", len(header)) + header + struct.pack(">Q", len(body)) + packed)
+            tmp.write_bytes(MAGIC + struct.pack(">I", len(header)) + header + packed)
             tmp.replace(dest)
         except OSError:
             return  # a full or read-only disk costs the next run its cache, not this run its results
