@@ -84,6 +84,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.data.dataset import default_dataset, is_dataset
     from compbench.data.importing import iter_transcripts, replayable
     from compbench.progress import Progress, dataset_total
+    from compbench.run.cache import cache_root
     from compbench.run.estimate import Meter, estimate, record_speed, said
     from compbench.run.stop import Interrupted
     from compbench.run.write import recorded, write_run
@@ -139,7 +140,8 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     total = None if spec.select else dataset_total(path)
     if look is not None:
         total = len(done) + len(look.items)
-        cost = estimate(spec, look.items, execution["workers"], cache, cache.root if cache else None)
+        root = cache.root if cache is not None else cache_root(results_cache)  # where this machine's speed is kept
+        cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path))
         if said(cost):
             for line in advice(cost, no_settings=no_settings):
                 click.echo(line, err=True)

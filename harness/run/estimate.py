@@ -27,11 +27,12 @@ if TYPE_CHECKING:
     from compbench.run.cache import ResultsCache
     from compbench.run.spec import RunSpec
 
-# fitted on ../shared's 56 real logs under every default configuration (CPU seconds; `compbench.bench` --rerun
-# prints the fit's inputs): see the module's docstring
-PER_CHAR = 1.0e-6
-PER_CHAR_CONFIG = 1.0e-7
-READ_PER_CHAR = 7.0e-8  # reading a transcript and hashing it
+# CPU seconds on this project's machines (2 cores), fitted on ../shared's 56 real logs of 9 tools (41 M characters):
+# every default configuration (35 a log) cost 250 s, `none` alone 3.0 times tokenizing them once (18 s)
+PER_CHAR = 4.0e-7
+PER_CHAR_CONFIG = 1.5e-7
+READ_PER_CHAR = 6.5e-8  # reading a transcript from a dataset and hashing it (2.6 s for the 41 M characters)
+RAW_READ_PER_CHAR = 4.5e-7  # importing it from the tool's own files instead (18 s)
 LOAD_PER_BYTE = 2.0e-8  # reading its cached rows
 SAY_ABOVE = 60.0  # seconds: a shorter run starts without a word
 THROUGHPUT = "throughput.json"
@@ -157,9 +158,9 @@ class Estimate:
 
 
 def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: ResultsCache | None = None,
-             root: Path | None = None) -> Estimate:
+             root: Path | None = None, raw: bool = False) -> Estimate:
     """The cost of replaying ``items`` under ``spec`` with ``workers`` processes, those ``cache`` holds read from
-    it; at the speed measured on this machine (kept under ``root``)."""
+    it; at the speed measured on this machine (kept under ``root``); ``raw``: read from the tools' own files."""
     from compbench.data.boilerplate import Templates
     from compbench.run.cache import config_key
 
@@ -172,7 +173,7 @@ def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: 
     cached_seconds = 0.0
     for it in items:
         entry = cache.find(cache.key(it.digest, config), templates) if cache is not None else None
-        read = it.size * READ_PER_CHAR
+        read = it.size * (RAW_READ_PER_CHAR if raw else READ_PER_CHAR)
         if entry is not None:
             cached += 1
             cached_seconds += read + _size(entry) * LOAD_PER_BYTE
