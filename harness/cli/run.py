@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,8 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     if look is not None:
         total = len(done) + len(look.items)
         root = cache.root if cache is not None else cache_root(results_cache)  # where this machine's speed is kept
-        cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path))
+        cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path),
+                        load=os.getloadavg()[0])
         if said(cost):
             for line in advice(cost, no_settings=no_settings):
                 click.echo(line, err=True)
@@ -286,16 +288,15 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
 def advice(e: Any, *, no_settings: bool = False) -> list[str]:
     """The estimate (:class:`compbench.run.estimate.Estimate`) in words, and how to make the run shorter: the
     tools that cost most, a filter, the settings sweep, fewer strategies, every core."""
-    import os
-
     from compbench.progress import duration
 
     def took(seconds: float) -> str:
         return duration(seconds) if seconds >= 1 else "under a second"
 
     with_workers = f" with {e.workers} workers" if e.workers > 1 else ""
+    busy = f" (the machine is busy: {e.busy:.1f} times its CPU time)" if e.busy > 1.2 else ""
     head = (f"estimate: about {took(e.wall_seconds)}{with_workers} to replay {e.replays:,} transcripts under "
-            f"{e.configurations} configurations")
+            f"{e.configurations} configurations{busy}")
     if e.cached:
         head += f"; {took(e.cached_seconds)} for the {e.cached:,} the results cache already holds"
     ways = []

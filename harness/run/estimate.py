@@ -151,6 +151,7 @@ class Estimate:
     settings: int
     by_source: dict[str, tuple[int, float]]  # source -> (transcripts, replay seconds)
     workers: int
+    busy: float = 1.0  # how much longer the wall clock runs than the CPU, for the other work on the machine
 
     @property
     def seconds(self) -> float:
@@ -158,9 +159,10 @@ class Estimate:
 
 
 def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: ResultsCache | None = None,
-             root: Path | None = None, raw: bool = False) -> Estimate:
+             root: Path | None = None, raw: bool = False, load: float = 0.0) -> Estimate:
     """The cost of replaying ``items`` under ``spec`` with ``workers`` processes, those ``cache`` holds read from
-    it; at the speed measured on this machine (kept under ``root``); ``raw``: read from the tools' own files."""
+    it; at the speed measured on this machine (kept under ``root``); ``raw``: read from the tools' own files;
+    ``load``: the other processes that want a core (the load average): each worker gets its share."""
     from compbench.data.boilerplate import Templates
     from compbench.run.cache import config_key
 
@@ -183,10 +185,12 @@ def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: 
         n, s = by_source.get(it.source, (0, 0.0))
         by_source[it.source] = (n + 1, s + secs)
     total = sum(replays)
-    parallel = max(1, min(workers, os.cpu_count() or 1))
-    wall = max(total / parallel, max(replays, default=0.0))
-    return Estimate(len(replays), total, wall, cached, cached_seconds, len(spec.strategies), len(spec.settings),
-                    by_source, workers)
+    cpus = os.cpu_count() or 1
+    parallel = max(1, min(workers, cpus))
+    busy = max(1.0, (load + parallel) / cpus)  # a core shared with the others' processes
+    wall = max(total / parallel, max(replays, default=0.0)) * busy
+    return Estimate(len(replays), total, wall, cached, cached_seconds * busy, len(spec.strategies),
+                    len(spec.settings), by_source, workers, busy)
 
 
 def _size(p: Path) -> int:

@@ -127,3 +127,11 @@ def test_a_cache_among_the_logs_is_refused(dataset: Path, tmp_path: Path) -> Non
     hidden = CliRunner().invoke(cli, ["run", str(dataset), *OPTIONS, "--results-cache", str(dataset / ".cache"),
                                       "--out", str(tmp_path / "b")])
     assert hidden.exit_code == 0, hidden.output  # a hidden folder is one reading the logs never opens
+
+
+@pytest.mark.parametrize(("load", "busy"), [(0.0, 1.0), (1.0, 1.0), (1.5, 1.25), (3.0, 2.0)])
+def test_a_busy_machine_stretches_the_wall_clock(load: float, busy: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cores, one worker: a core is its own while the others want at most one (load 1); past that, it shares."""
+    monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
+    e = estimate(SPEC, items(1_000_000), load=load)
+    assert e.busy == pytest.approx(busy) and e.wall_seconds == pytest.approx(e.replay_seconds * busy)
