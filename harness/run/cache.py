@@ -49,10 +49,14 @@ if TYPE_CHECKING:
 MAGIC = b"compbench-results 1\n"
 DEFAULT_MAX = 2 * 2**30
 PRUNED_TO = 0.8  # of the cap: a prune leaves room, so the next run does not prune again at once
-# the packages whose code and data compute a transcript's rows (the importers' output is hashed as the transcript)
+# the code and data a transcript's rows are computed with: the packages (less the importers, whose output is hashed
+# as the transcript) and, of the run and the store, the modules that make rows (not those that schedule, write or
+# estimate them)
 ENGINE_PACKAGES = ("compbench.data", "compbench.sdk", "compbench.measure", "compbench.summarizers",
-                   "compbench.replay", "compbench.store", "compbench.run")
-ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config")
+                   "compbench.replay")
+ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config",
+                  "compbench.run.engine", "compbench.run.evidence", "compbench.run.spec", "compbench.run.cache",
+                  "compbench.store.columns")
 NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py", "sdk/testing.py")
 LIBRARIES = ("tiktoken", "litellm")  # their tables count tokens and price them
 
