@@ -5,6 +5,7 @@ written last. ``run --resume`` reads back what an interrupted run was started wi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import platform
 import time
@@ -84,36 +85,43 @@ def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 
     from compbench.run.executors import EXECUTORS, Job
 
     run = EXECUTORS.get(executor)
-    Replayer(spec)  # validates the spec here, before any worker starts
     config = config_key(spec) if cache is not None else ""
     templates = Templates.from_json(spec.boilerplate)
     # in dataset order, the transcripts read and not yet yielded: id, hash, cache key, size, the entry of a hit.
     # A hit keeps no transcript and no rows here (an executor reads ahead past any number of them)
     pending: deque[tuple[str, str, str, float, Path | None]] = deque()
 
-    def misses() -> Iterator[Transcript]:
+    def read() -> Iterator[Transcript | None]:  # each transcript into pending; a miss, or None for a hit
         for t in transcripts:
             payload = to_json(t)
             digest = transcript_hash(payload)
             key = cache.key(digest, config) if cache is not None else ""
             entry = cache.find(key, templates) if cache is not None else None
             pending.append((t.id, digest, key, units(spec, t.source, len(payload)), entry))
-            if entry is None:
-                yield t
+            yield t if entry is None else None
 
     def hits() -> Iterator[tuple[str, str, Outcome]]:  # those ahead of the next replay
         while pending and pending[0][4] is not None:
             tid, digest, _, _, entry = pending.popleft()
             assert entry is not None and cache is not None
             rows = cache.load(entry)
+            if progress:
+                progress(tid)
             yield tid, digest, rows if rows is not None else (
                 f"error: its cached rows could not be read ({entry}); run again to replay it")
 
-    for t, out in run(Job(spec, misses(), workers, concurrency, ray_address)):
-        for item in hits():
-            if progress:
-                progress(item[0])
-            yield item
+    stream = read()
+    first = None
+    for first in stream:  # the cache's transcripts up to the first to replay: no executor started for them
+        if first is not None:
+            break
+        yield from hits()
+    if first is None:
+        return
+    Replayer(spec)  # validates the spec here, before any worker starts
+    misses = (t for t in itertools.chain([first], stream) if t is not None)
+    for t, out in run(Job(spec, misses, workers, concurrency, ray_address)):
+        yield from hits()
         tid, digest, key, size, _ = pending.popleft()
         if tid != t.id:
             raise RuntimeError(f"executor {executor!r} returned transcript {t.id!r} where {tid!r} was next")
@@ -125,10 +133,7 @@ def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 
         if progress:
             progress(tid)
         yield tid, digest, out
-    for item in hits():  # after the last replay (or a stop: never past a transcript not replayed)
-        if progress:
-            progress(item[0])
-        yield item
+    yield from hits()  # after the last replay (or a stop: never past a transcript not replayed)
 
 
 def versions() -> dict[str, str]:
