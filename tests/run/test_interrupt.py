@@ -94,3 +94,31 @@ def test_parts_of_a_batch_cut_short_are_not_taken_into_the_run(tmp_path: Path) -
     resumed = RunDir(tmp_path / "r", identity, resume=True)
     assert resumed.done == ["a"] and not orphan.exists()
     assert [p.name for p in (tmp_path / "r.partial" / "parts" / "prunes").iterdir()] == ["000000.parquet"]
+
+
+def test_after_a_kill_9_the_resumed_run_reads_what_was_replayed_from_the_cache(
+        dataset: Path, reference: Path, tmp_path: Path) -> None:
+    """SIGKILL leaves no time to write: the batch in hand is lost from the run directory, not from the results
+    cache, which has each transcript from the moment it was replayed."""
+    out = tmp_path / "run"
+    cached = [x for x in OPTIONS if x != "--no-cache"]
+    env = {**os.environ, "COMPBENCH_PROGRESS_SECONDS": "0", "COMPBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    p = subprocess.Popen([*CLI, "run", str(dataset), *cached, "--out", str(out)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stderr is not None
+    seen = 0
+    for line in p.stderr:
+        m = re.match(r"replayed (\d+)/40", line)
+        if m and int(m.group(1)) >= 5:
+            seen = int(m.group(1))
+            break
+    assert seen, "the run ended before it could be killed"
+    p.kill()
+    p.wait(timeout=600)
+    partial = out.with_name("run.partial")
+    committed = sum(len(json.loads(b.read_text())["ids"]) for b in (partial / "batches").glob("*.json"))
+    r = subprocess.run([*CLI, "run", "--resume", str(out)], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    read = int(re.search(r"results cache: ([\d,]+) transcripts read", r.stderr).group(1))  # type: ignore[union-attr]
+    assert read >= seen - committed
+    assert tables(out) == tables(reference)
