@@ -52,7 +52,10 @@ def main() -> int:
     print(f"compbench demo: {shown} through {len(spec.strategies)} strategies, as `compbench run` replays them: "
           "each transcript in its own tool's window, calibrated summarizer (offline heuristic)\n", flush=True)
     try:
-        manifest = write_run(run_dir, spec, str(dataset), iter_transcripts(str(dataset)), workers=2, force=True)
+        from compbench.decide.sweep import next_configurations
+
+        manifest = write_run(run_dir, spec, str(dataset), iter_transcripts(str(dataset)), workers=2, force=True,
+                             widen=next_configurations, again=lambda: iter_transcripts(str(dataset)))
     except CompbenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

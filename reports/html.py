@@ -79,8 +79,10 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         n = everything["transcript_id"].nunique()
         everything = select_results(everything, select, str(run))
         selected = f"{everything['transcript_id'].nunique():,} of {n:,} transcripts, those where {select.text()}"
-    # a settings-sweep row replays only its tool's logs: decided on in that tool's verdict, not pooled
-    results = everything[everything["settings"] != "sweep"] if "settings" in everything.columns else everything
+    # a row that did not run on every transcript (a settings sweep's) is decided on in its tool's verdict, not pooled
+    from compbench.decide.headline import everywhere
+
+    results, unpooled = everywhere(everything)
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
     details = flag_details(results)
     flags = {label: [f.text for f in fs] for label, fs in details.items()}
@@ -90,12 +92,12 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     summarizer = describe_summarizer(str(spec.get("summarizer", "?")))
     objectives = list(objectives or DEFAULT_OBJECTIVES)
     spread = spreads(results, BY_NAME[HEADLINE])
-    agents = _per_agent(everything, resamples, objectives[0])
     from compbench.decide.breakdown import recorded_check, recorded_check_line, recorded_lacks
     from compbench.store.reader import Run
 
     finished = Run.open(run)
     compactions = finished.table("compactions")
+    agents = _per_agent(everything, resamples, objectives[0], compactions, finished.table("steps"))
     self_check = recorded_check_line(recorded_check(compactions, finished.table("steps")), recorded_lacks(compactions))
     v = verdict(results, b, standing, flags, summarizer, objectives, cache_check(results),
                 str(spec.get("price_model") or ""), str(spec.get("cache_ttl") or "5m"), spread)
@@ -171,7 +173,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "limits": _limits(manifest.get("method_limits", []), summarizer), "window": window,
         "glossary": glossary.entries(), "bar": _bar(first), "agents": agents, "self_check": self_check,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
-        "app_js": _asset("report.js"), "n_configs": len(labels), "selected": selected,
+        "app_js": _asset("report.js"), "n_configs": len(labels), "n_unpooled": len(unpooled), "selected": selected,
         "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,
     }
 
@@ -193,13 +195,15 @@ def _flagged(results: Any, tids: Sequence[str], redact: Callable[[str], str], st
     return out
 
 
-def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, Any]]:
-    """Each tool's verdict (:func:`compbench.decide.breakdown.tool_verdict`: as it ran, at its best settings with
-    the lines to set, the best other strategy), when the run mixes tools, or replays a tool's own record or
-    strategy: what a user of the tool reads first."""
-    from compbench.decide.breakdown import RECORDED, breakdown, tool_verdict
+def _per_agent(results: Any, resamples: int, objective: str, compactions: Any = None, steps: Any = None
+               ) -> list[dict[str, Any]]:
+    """Each tool's verdict (:class:`compbench.decide.toolverdict.ToolVerdict`: as it ran, each setting with the
+    line to paste where the evidence holds it up or the condition that failed, the best other strategy), when
+    the run mixes tools, or replays a tool's own record or strategy: what a user of the tool reads first."""
+    from compbench.decide.breakdown import RECORDED, breakdown
     from compbench.decide.headline import HEADLINE, RECALL
     from compbench.decide.objective import parse_objective
+    from compbench.decide.toolverdict import verdicts
     from compbench.sdk.registry import own_strategy
 
     sources = {str(x) for x in results["source"].unique()}
@@ -212,13 +216,25 @@ def _per_agent(results: Any, resamples: int, objective: str) -> list[dict[str, A
     groups = breakdown(results, "source", [BY_NAME[m] for m in wanted if m in BY_NAME], resamples,
                        objective=objective)
     out = []
-    for g in groups:
-        v = tool_verdict(g, objective)
-        for key in ("best_settings_change", "best_other_change"):
-            c = v[key]
-            v[key] = c.text() if c is not None else ""
-            v[key.replace("_change", "_figures")] = c.figures if c is not None else ""
-        out.append(v)
+    for v in verdicts(groups, compactions, steps):
+        advice = v.advice
+        out.append({
+            "name": v.name, "tool": v.tool, "transcripts": v.transcripts, "as_ran": v.as_ran,
+            "as_ran_figures": v.as_ran_figures, "inferred": v.inferred, "manual": v.manual,
+            "manual_transcripts": v.manual_transcripts, "own_strategy": v.own_strategy, "own_figures": v.own_figures,
+            "notes": list(v.notes),
+            "reproduction": v.reproduction,
+            "advice": None if advice is None else {
+                "setting": advice.setting.name, "value": advice.value, "lines": list(advice.lines),
+                "where": advice.where, "then": advice.expect, "limits": list(advice.caveats),
+                "change": advice.change.text() if advice.change is not None else "", "figures": advice.figures,
+                "evidence": [c.text for c in advice.conditions]},
+            "settings": [{"setting": c.setting.name, "value": c.value, "tried": ", ".join(c.tried),
+                          "why": "; ".join(x.text for x in c.failed) or "another setting does better"}
+                         for c in v.candidates if c is not advice],
+            "best_other": v.best_other,
+            "best_other_figures": v.best_other_change.figures if v.best_other_change is not None else "",
+            "best_other_change": v.best_other_change.text() if v.best_other_change is not None else ""})
     return out
 
 

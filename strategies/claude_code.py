@@ -439,6 +439,32 @@ def log_settings(t: Transcript) -> tuple[dict[str, str], str] | None:
             "not the version's default")
 
 
+# where an environment variable goes: the shell that starts claude, or settings.json's "env" block (users report the block
+# ignored by some versions for this variable: the shell is the sure place)
+WHERE_ENV = ("your shell's environment before `claude` starts (or \"env\": {{\"{name}\": \"...\"}} in "
+             "~/.claude/settings.json, which some versions are reported to ignore)")
+# the override's unset value among the percentages tried: the default threshold is 167,000 of a 200k window's 180,000
+# (window less the output reserve), about 92.8%
+UNSET_PCT = round(100 * (200_000 - OUTPUT_RESERVE - AUTOCOMPACT_BUFFER) / (200_000 - OUTPUT_RESERVE), 1)
+
+
+def override_caveat(version: str, window: int) -> str:
+    """What limits CLAUDE_AUTOCOMPACT_PCT_OVERRIDE on a log of ``version`` at ``window`` (issue 41's reading of the
+    published packages): on 1M windows proactive compaction depends on the version and the window's source (a
+    server-side flag can turn it off from 2.1.139); from 2.1.217 a window whose source is "auto" compacts only
+    reactively, leaving nothing for the override to lower unless the window is set."""
+    from compbench.sdk.tools import version_tuple
+
+    v = version_tuple(version) or ()
+    if window > 200_000:
+        return ("on a 1M window the override acts only where proactive compaction is on (from 2.1.139 a server-side "
+                "flag can turn it off on 1M windows; from 2.1.217 only with the window set, not \"auto\")")
+    if v >= (2, 1, 217):
+        return ("from 2.1.217 a window whose source is \"auto\" compacts only reactively: set "
+                "CLAUDE_CODE_AUTO_COMPACT_WINDOW too for the override to act")
+    return ""
+
+
 # What Claude Code's users set (code.claude.com/docs env-vars and settings; the clamps from the bundle as quoted
 # in anthropics/claude-code #31806 and decompiles of 2.1.221/2.1.258): the override can only lower the threshold
 # (min(floor((W - reserve) * pct / 100), W - reserve - 13,000)), a value outside (0, 100] is ignored; the window
@@ -447,12 +473,14 @@ TOOL = Tool(
     "Claude Code", ("claude-code",), newest="2.1.217", version_preset=version_preset,
     preset_versions=PRESET_VERSIONS, log_settings=log_settings,
     settings=(
-        Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "environment (or \"env\" in "
-                "~/.claude/settings.json)", "unset: 167,000 of a 200k window", "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",
+        Setting("autocompact_pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", WHERE_ENV.format(
+                    name="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"), "unset: 167,000 of a 200k window",
+                "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",
                 sweep=(60.0, 80.0), note="a percentage of the window less the output reserve; it can only lower the "
-                "threshold (above about 92 on a 200k window it changes nothing), a value outside (0, 100] is ignored"),
-        Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "environment (or \"autoCompactWindow\" in "
-                "~/.claude/settings.json)", "the model's window, or Anthropic's default for a 1M model",
+                "threshold (above about 92 on a 200k window it changes nothing), a value outside (0, 100] is ignored",
+                accepted=(1.0, 100.0), unset_at=UNSET_PCT, caveat=override_caveat),
+        Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "your shell's environment before `claude` "
+                "starts (or \"autoCompactWindow\" in ~/.claude/settings.json)", "the model's window, or Anthropic's default for a 1M model",
                 "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
                 note="never above the model's window; 2.1.221 and later clamp it to 100,000-1,000,000"),
     ))

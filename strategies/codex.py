@@ -408,10 +408,11 @@ def version_preset(version: str) -> str:
 TOOL = Tool(
     "Codex", ("codex",), newest="current", version_preset=version_preset,
     preset_versions={"current": "0.78+ (built on 0.140 and 0.142 rollouts)", "0.77": "up to 0.77"},
-    settings=(Setting("auto_compact_token_limit", "model_auto_compact_token_limit", "~/.codex/config.toml",
+    settings=(Setting("auto_compact_token_limit", "model_auto_compact_token_limit", "~/.codex/config.toml (a "
+                      "top-level key, or under a [profiles.NAME] you use)",
                       "unset: 90% of the window (244,800 of 272,000)", "model_auto_compact_token_limit = {value}",
                       sweep=(150_000, 200_000), note="clamped to 90% of the window since 0.100; 0 compacts every "
-                      "turn"),))
+                      "turn", accepted=(1.0, 244_800.0), unset_at=244_800.0),))
 
 
 @strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",

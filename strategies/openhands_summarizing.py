@@ -283,6 +283,16 @@ def _openhands_log(t: Transcript) -> tuple[str | None, str] | None:
     return None
 
 
+def _condenser_line(key: str, source: str) -> tuple[str, str] | None:
+    """The condenser's line as the OpenHands that wrote the log reads it: V1 (its conversations, source
+    ``openhands``) keeps the agent's condenser in ~/.openhands/agent_settings.json; V0 (sessions, trajectories,
+    evaluation output) reads the [condenser] section of config.toml, whose summarizing condenser is type "llm"."""
+    if source == "openhands":
+        return ('"condenser": {"kind": "LLMSummarizingCondenser", "' + key + '": {value}}',
+                "~/.openhands/agent_settings.json (the agent's \"condenser\" object: keep its \"llm\", set the key)")
+    return f'[condenser]\ntype = "llm"\n{key} = {{value}}', "config.toml (OpenHands V0)"
+
+
 # What OpenHands' users set: [condenser] in config.toml (V0) or the condenser of ~/.openhands/agent_settings.json
 # (V1 CLI); the app's UI sets condenser_max_size (at least 20).
 TOOL = Tool(
@@ -291,9 +301,11 @@ TOOL = Tool(
     preset_versions={"v1-agent": "V1 CLI default", "v1": "V1 SDK class default", "server": "V0 app"},
     settings=(Setting("max_size", "max_size", "[condenser] in config.toml (V0) or agent_settings.json's condenser "
                       "(V1)", "100 (V0 CLI), 120 (app), 80 (V1 CLI)", "[condenser]\nmax_size = {value}",
-                      sweep=(60, 200), note="events kept before a condensation; the app refuses under 20"),
+                      sweep=(60, 200), note="events kept before a condensation; the app refuses under 20",
+                      accepted=(20, 10_000), line_for=lambda source, version: _condenser_line("max_size", source)),
               Setting("keep_first", "keep_first", "[condenser] in config.toml or agent_settings.json", "1 (V0), 4 (V1)",
-                      "[condenser]\nkeep_first = {value}")))
+                      "[condenser]\nkeep_first = {value}",
+                      line_for=lambda source, version: _condenser_line("keep_first", source))))
 
 
 @strategy("openhands-llm-summarizing", params=LLMSummarizingParams,

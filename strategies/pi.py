@@ -347,10 +347,12 @@ def _unwrap(text: str) -> str:
 # settings-manager.ts, compaction.ts): no value is checked.
 TOOL = Tool(
     "pi", ("pi",), newest="current", manual_compaction=manual_compaction,
-    settings=(Setting("reserve_tokens", "compaction.reserveTokens", "~/.pi/agent/settings.json", "16384",
+    settings=(Setting("reserve_tokens", "compaction.reserveTokens", "~/.pi/agent/settings.json (or .pi/settings.json "
+                      "in the project, which wins)", "16384",
                       '{"compaction": {"reserveTokens": {value}}}', sweep=(50_000,),
                       note="compacts when the context passes the window less this; the summary may use 80% of it"),
-              Setting("keep_recent_tokens", "compaction.keepRecentTokens", "~/.pi/agent/settings.json", "20000",
+              Setting("keep_recent_tokens", "compaction.keepRecentTokens", "~/.pi/agent/settings.json (or "
+                      ".pi/settings.json in the project, which wins)", "20000",
                       '{"compaction": {"keepRecentTokens": {value}}}', sweep=(8_000, 40_000),
                       note="the newest turns kept verbatim, cut at a turn boundary")))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript, Usage
+from compbench.data.transcript import Message, Part, RecordedCompaction, Text, ToolCall, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import replay
 from compbench.replay.viewstate import ReplayConfig
@@ -236,3 +236,23 @@ def long_session(n: int) -> list[Message]:
     for k in range(1, n):
         msgs += [assistant(f"a{k}", "w" * 40, calls=[(f"c{k}", "bash", {"k": k})]), tool(f"t{k}", f"c{k}", "o" * 200)]
     return [*msgs, assistant("end")]
+
+
+STEP = 5_000  # tokens each call of growing_session adds
+
+
+def growing_session(at: int, trigger: str = "auto", usage: bool = True, id: str = "s", calls: int = 50,
+                    version: str = "2.1.49") -> Transcript:
+    """A Claude Code session whose calls grow by STEP tokens each, the tool compacting once before call ``at``
+    (its recorded count there is the last call's), its context small again after it."""
+    msgs: list[Message] = []
+    for i in range(calls):
+        msgs.append(Message(f"u{i}", "user", (Text(f"step {i} " + "word " * 40),)))
+        grown = STEP * (i + 1) if i < at else STEP * (i - at + 2)  # what the compaction left, then growing again
+        u = Usage(input=grown, output=10) if usage else None
+        msgs.append(Message(f"a{i}", "assistant", (Text(f"done {i}"),), usage=u))
+    rc = RecordedCompaction(index=2 * at, tool="claude-code", trigger=trigger,  # type: ignore[arg-type]
+                            tokens_before=STEP * at if usage else None, summary="the work so far",
+                            kept_ids=())
+    return Transcript(id, "claude-code", tuple(msgs), meta={"tool_version": version, "model": "claude-sonnet-4-5"},
+                      compactions=(rc,))

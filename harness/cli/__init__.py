@@ -24,6 +24,7 @@ class Group(click.Group):
         "report": "compbench.cli.report:report",
         "judge": "compbench.cli.judge:judge",
         "fidelity": "compbench.cli.fidelity:fidelity",
+        "check-setting": "compbench.cli.check_setting:check_setting",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -24,7 +24,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.decide.bootstrap import batch
     from compbench.decide.compare import paired
     from compbench.decide.flags import cache_check, flag_details
-    from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, spreads
+    from compbench.decide.headline import HEADLINE, PRIMARY, RECALL, everywhere, spreads
     from compbench.decide.metrics import METRICS, metric
     from compbench.decide.objective import bars, below_bar, edge, parse_objective, ranked, rule
     from compbench.decide.ranking import RULE, order, standings
@@ -32,9 +32,11 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     from compbench.summarizers import describe_summarizer
 
     everything = a
-    if "settings" in a.columns and group_by is None:
-        # a settings-sweep row replays only its tool's logs: it is decided on in that tool's verdict, not pooled
-        a = a[a["settings"] != "sweep"]
+    others: list[str] = []
+    if group_by is None:
+        # a row that did not run on every transcript (a settings sweep's, on its tool's logs only) is decided on in
+        # that tool's verdict, not pooled
+        a, others = everywhere(a)
     chosen = list(dict.fromkeys(metric(m) for m in metrics)) if metrics else list(METRICS)
     obj = parse_objective(PRIMARY)
     details = flag_details(a)
@@ -64,11 +66,12 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
         from compbench.decide.breakdown import breakdown
 
         groups = breakdown(a, group_by, needed, resamples, by)
+        verdicts = _tool_verdicts(run, groups) if group_by == "source" else None
         if fmt == "json":
-            click.echo(json.dumps({"by": group_by, "groups": view.group_json(groups, chosen)}, indent=2))
+            click.echo(json.dumps({"by": group_by, "groups": view.group_json(groups, chosen, verdicts)}, indent=2))
             return
         if fmt == "table":
-            for line in view.group_lines(groups, a, wide):
+            for line in view.group_lines(groups, a, wide, verdicts=verdicts):
                 click.echo(line)
             for line in view.wrap("order in each group: " + rule_text):
                 click.echo(line)
@@ -127,7 +130,8 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
     if tools_first:  # what a user comes for: their own tool's verdict, each tool's logs on their own
         from compbench.decide.breakdown import breakdown
 
-        out.append("Per tool (each tool's logs on their own; ~ not significant, 95% paired intervals):")
+        out.append("Per tool (each tool's logs on their own; (n.s.) not significant, 95% paired intervals; a "
+                   "setting is advised only where the evidence on these logs holds it up):")
         from compbench.decide.breakdown import recorded_check, recorded_check_line, recorded_lacks
         from compbench.store.reader import Run
 
@@ -136,9 +140,11 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
         check = recorded_check_line(recorded_check(compactions, finished.table("steps")), recorded_lacks(compactions))
         if check:
             out += ["  " + x for x in view.wrap(check, view.WIDTH - 2)]
-        for g in breakdown(everything, "source", needed, resamples, by):
+        tool_groups = breakdown(everything, "source", needed, resamples, by)
+        verdicts = _tool_verdicts(run, tool_groups)
+        for g in tool_groups:
             out.append(f"  {g.name} ({g.transcripts:,} transcript{'s' * (g.transcripts != 1)})")
-            out += ["  " + x for x in view.tool_block(g, view.WIDTH - 2)]
+            out += ["  " + x for x in view.tool_block(verdicts[g.key], view.WIDTH - 2)]
         out.append("")
         if len(sources) > 1:
             names = ", ".join(sorted({g_name(x) for x in sources}))
@@ -146,6 +152,10 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                              "to build rather than a setting to change; each tool's own verdict is above.")
     for line in lines(v):
         out += view.wrap(line)
+    if others:
+        out += view.wrap(f"pooled below: the {len(agg)} configurations that ran on every transcript; "
+                         f"{len(others)} more ran on one tool's logs only (the settings sweeps): each in its "
+                         "tool's verdict above, and in --by source")
     out.append("")
     if wide:  # every metric, in tables of at most WIDTH columns (the label in each)
         lead = [("acted", [view.acted(a, s) for s in order_], True),
@@ -219,6 +229,16 @@ def csv_table(results: Any, order: list[str], agg: Any, standing: Any, chosen: l
                         [n(num(d.value)), n(num(d.lo)), n(num(d.hi)), str(d.significant).lower()])
         rows.append(row)
     return headers, rows
+
+
+def _tool_verdicts(run: str, groups: Any) -> dict[str, Any]:
+    """Each tool's verdict (compbench.decide.toolverdict), with the run's compactions and steps for its evidence."""
+    from compbench.decide.toolverdict import verdicts
+    from compbench.store.reader import Run
+
+    finished = Run.open(run)
+    made = verdicts(groups, finished.table("compactions"), finished.table("steps"))
+    return {g.key: v for g, v in zip(groups, made, strict=True)}
 
 
 def _spec_summarizer(run: str) -> str:

@@ -212,9 +212,11 @@ def num(v: float) -> float | None:
     return None if math.isnan(v) else round(v, 6) + 0.0  # + 0.0: never -0.0
 
 
-def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WIDTH) -> list[str]:
-    """``--by``: per group its verdict sentence, then its table (the first :data:`SHOWN_PER_GROUP` rows and the
-    recording tool's own strategy; every row with ``wide``)."""
+def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WIDTH,
+                verdicts: Mapping[str, Any] | None = None) -> list[str]:
+    """``--by``: per group its verdict (a tool's logs: its :class:`~compbench.decide.toolverdict.ToolVerdict`,
+    from ``verdicts`` by source), then its table (the first :data:`SHOWN_PER_GROUP` rows and the recording tool's
+    own strategy; every row with ``wide``)."""
     from compbench.decide.breakdown import sentence
     from compbench.decide.headline import PRIMARY
     from compbench.decide.headline import spreads as spreads_of
@@ -227,8 +229,8 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
         shown = g.order if wide else [s for k, s in enumerate(g.order) if k < SHOWN_PER_GROUP or s in g.own]
         below = {s: below_bar(agg[s], obj) for s in shown}
         out.append(f"== {g.name}: {g.transcripts:,} transcript{'s' * (g.transcripts != 1)} ==")
-        if g.by == "source":  # a tool's logs: as it ran, at its best settings, the best other strategy
-            out += tool_block(g, width)
+        if g.by == "source":  # a tool's logs: as it ran, its settings against the evidence, the best other
+            out += tool_block(_verdict_of(g, verdicts), width)
         else:
             out += wrap(sentence(g), width)
         lines, _ = compact_table(g.rows, shown, agg, g.standing, spreads_of(g.rows, metric(HEADLINE)), below, width)
@@ -239,19 +241,29 @@ def group_lines(groups: Sequence[Any], results: Any, wide: bool, width: int = WI
     return out
 
 
-def group_json(groups: Sequence[Any], chosen: Sequence[Metric]) -> dict[str, Any]:
-    from compbench.decide.breakdown import sentence, tool_sentence, tool_verdict
+def _verdict_of(g: Any, verdicts: Mapping[str, Any] | None) -> Any:
+    from compbench.decide.toolverdict import build
+
+    return verdicts[g.key] if verdicts is not None and g.key in verdicts else build(g)
+
+
+def group_json(groups: Sequence[Any], chosen: Sequence[Metric], verdicts: Mapping[str, Any] | None = None
+               ) -> dict[str, Any]:
+    from compbench.decide.breakdown import sentence
     from compbench.decide.headline import spreads as spreads_of
+    from compbench.decide.toolverdict import sentence as tool_sentence
+    from compbench.decide.toolverdict import to_json
 
     out: dict[str, Any] = {}
     for g in groups:
         agg = g.batch.estimates
         sp = spreads_of(g.rows, metric(HEADLINE))
+        v = _verdict_of(g, verdicts) if g.by == "source" else None
         out[g.key] = {
             "name": g.name, "transcripts": g.transcripts, "pick": g.pick, "own_strategy": g.own,
             "best_alternative": g.alternative,
-            "verdict": tool_sentence(g) if g.by == "source" else sentence(g),
-            **({"tool": _tool_json(tool_verdict(g))} if g.by == "source" else {}),
+            "verdict": tool_sentence(v) if v is not None else sentence(g),
+            **({"tool": to_json(v)} if v is not None else {}),
             "strategies": {s: {"acted": acted(g.rows, s), "tier": g.standing[s].tier_name,
                                "calls_over_window": g.standing[s].refused,
                                **{m.name: estimate_json(agg[s][m.name]) for m in chosen},
@@ -259,25 +271,11 @@ def group_json(groups: Sequence[Any], chosen: Sequence[Metric]) -> dict[str, Any
     return out
 
 
-def tool_block(g: Any, width: int = WIDTH) -> list[str]:
-    """A tool's verdict lines (compbench.decide.breakdown.tool_lines) within ``width``; the lines to paste as
-    they are (a YAML fragment keeps its indentation)."""
-    from compbench.decide.breakdown import tool_lines
+def tool_block(v: Any, width: int = WIDTH) -> list[str]:
+    """A tool's verdict lines (:func:`compbench.decide.toolverdict.lines`) within ``width``, its heading left out."""
+    from compbench.decide.toolverdict import lines
 
-    out: list[str] = []
-    for line in tool_lines(g)[1:]:
-        pasted = line.startswith(("    set: ", "         "))
-        out += [line] if pasted else wrap(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))
-    return out
-
-
-def _tool_json(v: dict[str, Any]) -> dict[str, Any]:
-    """A tool's verdict (compbench.decide.breakdown.tool_verdict) as JSON: each change's paired differences."""
-    out = {k: x for k, x in v.items() if not k.endswith("_change")}
-    for key in ("best_settings_change", "best_other_change"):
-        c = v.get(key)
-        out[key] = None if c is None else {name: estimate_json(d) for name, d in c.diffs.items() if d is not None}
-    return out
+    return lines(v, width)[1:]
 
 
 def _summarizers(runs: tuple[str, ...]) -> str:

@@ -183,7 +183,6 @@ def checking(transcripts: Sequence[Any]) -> Any:
     progress.close()
 
 
-NEAR = 2  # calls: a trigger this close to the real one agrees with it
 
 
 def faithful(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[Any]:
@@ -206,10 +205,12 @@ def faithful(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[Any]:
 
 def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
     """One line per tool: how far its own strategy reproduces the tool's automatic compactions (the share whose
-    trigger fires within :data:`NEAR` calls of the real one; one that never fires disagrees; one the log cannot
-    place, without usage, is not counted), the messages it keeps (median Jaccard with the real kept set), and the
-    re-acquisition it predicts against what the agents re-read."""
+    trigger fires within two calls of the real one, as a run checks it: :data:`compbench.run.trigger.WITHIN`; one
+    that never fires disagrees; one the log cannot place, without usage, is not counted), the messages it keeps
+    (median Jaccard with the real kept set), and the re-acquisition it predicts against what the agents re-read."""
     import statistics
+
+    from compbench.run.trigger import WITHIN as NEAR  # calls: a trigger this close to the real one agrees, as a run
 
     lines = ["by tool: its own strategy at the preset of each log's version; kept set: median Jaccard with the real "
              "one (compactions compared); re-acquisition: tokens of content re-read after the real compactions"]
@@ -217,7 +218,7 @@ def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
     for r in faithful(rows, transcripts):
         by.setdefault(r.tool, []).append(r)
     for tool, got in sorted(by.items()):
-        auto = [r for r in got if r.trigger == "auto"]
+        auto = [r for r in got if r.trigger.split(" ")[0] == "auto"]  # "auto (inferred)": told by a fall in the log
         placed = [r for r in auto if r.d_steps is not None or "strategy never compacted" in r.cause]
         near = sum(1 for r in placed if r.d_steps is not None and abs(r.d_steps) <= NEAR)
         trigger = (f"trigger within {NEAR} calls {near}/{len(placed)} ({near / len(placed):.0%})" if placed else

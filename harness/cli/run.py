@@ -156,6 +156,11 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         else:
             click.echo(msg, err=True)
 
+    from compbench.decide.sweep import next_configurations
+
+    def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
+        return replayable(iter_transcripts(path), spec.keep_empty)
+
     try:
         with broken_lines(IMPORT_HINT):
             replayed = replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
@@ -163,7 +168,9 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
             manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                                  progress.tick if progress else None, force, resume=resume_dir is not None,
                                  executor=execution["executor"], concurrency=execution["concurrency"],
-                                 ray_address=execution["ray_address"], cache=cache, meter=meter, notify=notify)
+                                 ray_address=execution["ray_address"],
+                                 widen=next_configurations if spec.settings else None, again=again, cache=cache,
+                                 meter=meter, notify=notify)
     except Interrupted as e:
         if progress:
             progress.close()

@@ -23,12 +23,10 @@ from compbench.decide.metrics import metric
 from compbench.decide.objective import meets, parse_objective, ranked
 from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
-from compbench.sdk.registry import own_strategy, resolve
+from compbench.sdk.registry import own_strategy
 
 BY = ("source", "model", "project")
 RECORDED = "recorded"  # the row of each log's own compactions: the tool as it ran (compbench.strategies.recorded)
-# the figures a tool's verdict sets beside "as it ran": the headline, what it costs, what the agent re-reads
-CHANGES = (HEADLINE, "cost", "reacquired_tokens")
 
 
 def group_name(by: str, key: str) -> str:
@@ -121,10 +119,6 @@ def figures(g: Group, label: str) -> str:
     return "; ".join(parts)
 
 
-def _brief(g: Group, label: str) -> str:
-    return f"{label} ({figures(g, label)})"
-
-
 def _margin(g: Group, a: str, b: str) -> str:
     """``a − b``: the headline's and recall's paired differences on this group's transcripts."""
     from compbench.decide.compare import paired
@@ -186,149 +180,6 @@ def sentence(g: Group, objective: str = PRIMARY) -> str:
         if f["other_own"]:
             text += f" (other configurations of it: {', '.join(f['other_own'])})"
     return text + "."
-
-
-SHORT = {HEADLINE: "effective savings", "cost": "cost per transcript",
-         "reacquired_tokens": "re-read tokens per transcript"}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One configuration against the tool as it ran, on the group's transcripts: the paired difference of each
-    figure of :data:`CHANGES` (with its interval); a figure no transcript carries is left out."""
-
-    label: str
-    figures: str
-    diffs: dict[str, Any]
-
-    def text(self) -> str:
-        out = []
-        for name, d in self.diffs.items():
-            if d is None or math.isnan(d.value) or not d.n or d.value == d.lo == d.hi == 0:
-                continue  # no transcript carries it, or nothing changed
-            m = metric(name)
-            shown = fmt_diff(d, m) if m.percent else _signed_amount(d, name)
-            out.append(f"{shown} {SHORT.get(name, m.title)}" + ("" if d.significant else " ~"))
-        return ", ".join(out)
-
-
-def _signed_amount(d: Any, name: str) -> str:
-    """A paired difference of an amount (dollars, tokens) with its interval: ``-$0.12 [-0.20, -0.03]``."""
-    dollars = name == "cost"
-
-    def one(v: float) -> str:
-        return f"{'-' if v < 0 else '+'}{'$' if dollars else ''}{abs(v):,.{2 if dollars else 0}f}"
-
-    return f"{one(d.value)} [{one(d.lo)}, {one(d.hi)}]"
-
-
-def setting_lines(label: str) -> list[str]:
-    """What a user of the tool writes to get configuration ``label``: the lines for each parameter it changes, as
-    the tool's declaration says it (compbench.sdk.tools.Setting); a parameter users cannot set is named as such."""
-    c = resolve(label)
-    tool = c.info.tool
-    out: list[str] = []
-    for key, raw in c.overrides.items():
-        setting = tool.setting(key) if tool is not None else None
-        value = getattr(c.params, key, raw)
-        line = setting.paste(value) if setting is not None else f"{key}={raw} (not a setting of the tool)"
-        out += line.splitlines()
-    return out
-
-
-def _change(g: Group, label: str, base: str | None) -> Change:
-    from compbench.decide.compare import paired
-
-    rows = g.rows
-    diffs: dict[str, Any] = {}
-    if base is None:
-        return Change(label, figures(g, label), diffs)
-    for name in CHANGES:
-        if name not in g.batch.estimates.get(label, {}):
-            continue
-        d = g.batch.diff(label, base, name)
-        if d is None:
-            try:
-                d = paired(rows[rows["strategy"] == label], rows[rows["strategy"] == base], metric(name), 2_000)
-            except UsageError:  # no transcript in common
-                d = None
-        diffs[name] = d
-    return Change(label, figures(g, label), diffs)
-
-
-def tool_verdict(g: Group, objective: str = PRIMARY) -> dict[str, Any]:
-    """A tool's logs' verdict (``--by source``): the tool *as it ran* (the row of its own recorded compactions),
-    *the same tool at its best settings* (the best configuration of its own strategy by the run's rule, the
-    exact lines to set, and its paired change from as it ran), and *the best other strategy* (for those who
-    build agents), with its paired change from as it ran."""
-    from compbench.decide.objective import bar_unmeasurable, bars, unmeasured
-
-    obj = parse_objective(objective)
-    agg = g.batch.estimates
-    as_ran = RECORDED if RECORDED in agg else None
-    own_ranked = [s for s in g.order if s in g.own]
-    # the bar decides where it can be measured; on logs where no row can measure it (no fact received is used
-    # again in them), the best by the metric
-    anywhere = not bar_unmeasurable(agg, [s for s in g.order if s != "none"], obj)
-    open_bar = [] if anywhere else [s for s in own_ranked if unmeasured(agg[s], obj) and g.standing[s].acted]
-    best_own = next((s for s in own_ranked if meets(agg[s], obj)),
-                    open_bar[0] if open_bar else own_ranked[0] if own_ranked else None)
-    others = [s for s in g.order if s not in g.own and s not in (RECORDED, "none")]
-    other = next((s for s in others if meets(agg[s], obj)),
-                 None if anywhere else next((s for s in others if unmeasured(agg[s], obj) and g.standing[s].acted),
-                                            None))
-    return {"name": g.name, "tool": tool_name(g.key), "transcripts": g.transcripts, "bar": bars(obj),
-            "as_ran": as_ran, "as_ran_figures": figures(g, as_ran) if as_ran else "",
-            "own_strategy": own_strategy(g.key), "best_settings": best_own,
-            "best_settings_meets": best_own is not None and meets(agg[best_own], obj),
-            "best_settings_unmeasured": best_own is not None and not anywhere and unmeasured(agg[best_own], obj),
-            "best_other_unmeasured": other is not None and not anywhere and unmeasured(agg[other], obj),
-            # never acted on these logs, at any setting tried: no recall to hold to the bar
-            "best_settings_idle": best_own is not None and not g.standing[best_own].acted,
-            "settings_lines": setting_lines(best_own) if best_own else [],
-            "best_settings_change": _change(g, best_own, as_ran) if best_own else None,
-            "best_other": other, "best_other_change": _change(g, other, as_ran) if other else None}
-
-
-def tool_lines(g: Group, objective: str = PRIMARY) -> list[str]:
-    """:func:`tool_verdict` as a user of the tool reads it first: as it ran, at its best settings with the lines
-    to set, the best other strategy; each change from as it ran paired, with its 95% interval (~: not
-    significant)."""
-    v = tool_verdict(g, objective)
-    out = [f"{v['name']} ({g.transcripts:,} transcript{'s' * (g.transcripts != 1)})"]
-    out.append(f"  as it ran ({RECORDED}: the tool's own recorded compactions): {v['as_ran_figures']}"
-               if v["as_ran"] else f"  as it ran: not in this run (add --strategy {RECORDED})")
-    if v["own_strategy"] is None:
-        out.append(f"  no strategy reproduces {v['tool']}: no setting of its own to suggest")
-    elif v["best_settings"] is None:
-        out.append(f"  {v['tool']}'s own strategy ({v['own_strategy']}) is not in this run")
-    else:
-        c = v["best_settings_change"]
-        lines = v["settings_lines"]
-        idle = v["best_settings_idle"]
-        where = ("never compacts on these logs, at any setting tried (its threshold is not reached)" if idle
-                 else "at its best settings tried" if lines
-                 else "at the settings it runs with (no setting tried does better)")
-        bar = ("" if v["best_settings_meets"] or idle else
-               f", {v['bar']} not measurable on these logs (no fact received was used again)"
-               if v["best_settings_unmeasured"] else f", misses {v['bar']}")
-        out.append(f"  {v['tool']} {where}{bar}: {c.figures}")
-        if c.text():
-            out.append(f"    against as it ran: {c.text()}")
-        out += [f"    set: {x}" if k == 0 else f"         {x}" for k, x in enumerate(lines)]
-    if v["best_other"] is not None:
-        c = v["best_other_change"]
-        open_bar = (f" ({v['bar']} not measurable on these logs: the best by {metric(HEADLINE).title})"
-                    if v["best_other_unmeasured"] else "")
-        out.append(f"  best other strategy (for those who build agents){open_bar}: {v['best_other']}: {c.figures}")
-        if c.text():
-            out.append(f"    against as it ran: {c.text()}")
-    return out
-
-
-def tool_sentence(g: Group, objective: str = PRIMARY) -> str:
-    """:func:`tool_lines` in one paragraph (JSON, a report cell)."""
-    return " ".join(x.strip() for x in tool_lines(g, objective))
 
 
 def _checked(compactions: Any) -> Any:

@@ -114,3 +114,15 @@ def spread(df: Any, m: Any) -> Spread:
 def spreads(results: Any, m: Any) -> dict[str, Spread]:
     """Per strategy label (run order), the spread of ``m``."""
     return {str(label): spread(g, m) for label, g in results.groupby("strategy", sort=False)}
+
+
+def everywhere(results: Any) -> tuple[Any, list[str]]:
+    """The rows of the configurations that ran on every transcript of ``results`` (a pooled table compares
+    like with like), and the labels of the others: a settings sweep's configurations, each replayed on its own
+    tool's logs only, ranked in that tool's verdict (``compare --by source``), never pooled with the rest."""
+    n = results["transcript_id"].nunique()
+    counts = results.groupby("strategy", sort=False)["transcript_id"].nunique()
+    swept = (set(results.loc[results["settings"] == "sweep", "strategy"]) if "settings" in results.columns
+             else set())
+    others = [str(s) for s, k in counts.items() if k < n or s in swept]
+    return (results[~results["strategy"].isin(others)] if others else results), others

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from compbench.decide.flags import (
     cache_check,
@@ -124,9 +125,39 @@ def summary_table(run_dir: Path) -> str:
             shown = ", ".join(f"{tid} ({detail})" for tid, detail in items[:SHOWN_FLAGGED])
             more = f", and {len(items) - SHOWN_FLAGGED} more" if len(items) > SHOWN_FLAGGED else ""
             lines.append(f"!   {what}, {len(items)} transcript{'s' * (len(items) != 1)}: {shown}{more}")
+    lines += _advice_lines(run, r)
     lines.append("")
     lines.append(f"summaries: {describe_summarizer(run.summarizer)}")
     lines.append("recall: received facts the agent used again, present when it did, scored from each strategy's "
                  "first action; range: summaries carry nothing .. also what an extractive copy carries")
     return "\n".join(lines)
+
+
+def _advice_lines(run: Any, results: Any) -> list[str]:
+    """Each tool's verdict in a line (compbench.decide.toolverdict): its advice, or the first condition that
+    failed; ``compare`` gives the evidence."""
+    from compbench.decide.breakdown import breakdown
+    from compbench.decide.compare import fmt_diff
+    from compbench.decide.metrics import metric
+    from compbench.decide.toolverdict import verdicts
+
+    if "recorded" not in set(results["strategy"]) and "settings" not in results.columns:
+        return []
+    groups = breakdown(results, "source", [metric(m) for m in ("effective_savings", "needed_recall", "cost",
+                                                                 "reacquired_tokens")], 1_000)
+    out = []
+    for v in verdicts(groups, run.table("compactions"), run.table("steps")):
+        if v.own_strategy is None or not v.candidates:
+            continue
+        a = v.advice
+        if a is not None:
+            d = a.change.diffs["effective_savings"] if a.change is not None else None
+            gain = f"{fmt_diff(d, metric('effective_savings'))} effective savings against as it ran; " if d else ""
+            out.append(f"advice for your {v.tool} logs: {' / '.join(a.lines)} ({gain}where it goes, the evidence and "
+                       "how to check it: compbench compare)")
+        else:
+            first = next((c for c in v.candidates if c.failed), v.candidates[0])
+            why = first.failed[0].text if first.failed else "another setting does better"
+            out.append(f"no advice for your {v.tool} logs: {first.setting.name}: {why}")
+    return ["", *out] if out else []
 

@@ -201,6 +201,10 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
         caveats.append(wide[0].upper() + wide[1:] + ".")
     caveats.append("The replay assumes the agent would have acted the same after a compaction; recall is the "
                    "presence of a fact's anchors in the prompt, an upper bound on what a model retains.")
+    caveats.append("Needed-fact recall is a heuristic: on real compactions it did not predict what agents re-read "
+                   "after them (README, recall_evidence), so its bar here orders strategies to build; each tool's "
+                   "advice ranks its settings by effective savings, which carries the re-acquisition validated "
+                   "against real compactions, with recall beside it.")
     return Verdict([choose(b, standing, o, spreads) for o in objectives], front, rule(first), below, caveats,
                    everyone, list(groups), pooled)
 

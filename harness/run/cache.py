@@ -49,15 +49,15 @@ if TYPE_CHECKING:
 MAGIC = b"compbench-results 1\n"
 DEFAULT_MAX = 2 * 2**30
 PRUNED_TO = 0.8  # of the cap: a prune leaves room, so the next run does not prune again at once
-# the code and data a transcript's rows are computed with: the packages (less the importers, whose output is hashed
-# as the transcript) and, of the run and the store, the modules that make rows (not those that schedule, write or
-# estimate them)
+# the code and data a transcript's rows are computed with: the packages below the decisions, less what makes no row
+# (the importers, whose output is hashed as the transcript; the run's scheduling, writing, stopping and estimate; the
+# store's directory, manifest and reader). A module added to them counts until it is named here.
 ENGINE_PACKAGES = ("compbench.data", "compbench.sdk", "compbench.measure", "compbench.summarizers",
-                   "compbench.replay")
-ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config",
-                  "compbench.run.engine", "compbench.run.evidence", "compbench.run.spec", "compbench.run.cache",
-                  "compbench.store.columns")
-NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py", "sdk/testing.py")
+                   "compbench.replay", "compbench.store", "compbench.run")
+ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config")
+NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py", "sdk/testing.py",
+              "run/estimate.py", "run/executors.py", "run/judge.py", "run/stop.py", "run/write.py",
+              "store/manifest.py", "store/reader.py", "store/rundir.py")
 LIBRARIES = ("tiktoken", "litellm")  # their tables count tokens and price them
 
 

@@ -37,6 +37,7 @@ from compbench.run.evidence import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
 from compbench.sdk.protocols import reads_before_edit
+from compbench.sdk.registry import own_strategy
 from compbench.sdk.session import Entry
 from compbench.sdk.trace import StepRecord, Trace
 from compbench.store.columns import Columns, Table, columns_of
@@ -86,6 +87,9 @@ class Replayer:
         self.templates = TemplateReads.of(Templates.from_json(spec.boilerplate))
         # recall's optimistic end: what an extractive copy of each summarized span would carry
         self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
+        # the trigger checks' summaries: what a summary says does not move a trigger (compbench.run.trigger)
+        self.quiet = ExtractiveSummarizer()
+        self._own: dict[str, Configured] = {}
 
     def run(self, t: Transcript) -> Replayed:
         """The rows of ``t`` under every configuration, per table."""
@@ -114,6 +118,8 @@ class Replayer:
         # corrected for t's recorded model family (spec.token_correction), then at its own growth rate; a file
         # that starts mid-conversation replays the history it lacks as a leading message
         t, config, conditions, counter = conditioned(self.spec, t, self.counter.scoped(t), self.pricing)
+        # where the tool's own strategy fires against where the tool did; the window the log shows where they part
+        config, calibrated = self.triggers(t, config, conditions, counter)
         index = counter.index(t)
         prices = self.pricing(conditions["price_model"], conditions["cache_ttl"])[1]
         by_role = self.summarizer_pricing(t, conditions, prices)
@@ -153,15 +159,51 @@ class Replayer:
                     columns_of([{"seq": p.seq, "step": p.step, "phase": p.phase, "reason": p.reason,
                                  "parts": len(p.parts), "tokens_hidden": p.tokens_hidden} for p in trace.prunes]))
             key = {"transcript_id": t.id, "strategy": c.label}
+            if calibrated and c.name == own_strategy(t.source):
+                why = f"{why}; {calibrated}" if why else calibrated
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
                       "settings": "sweep" if k in self.scoped else ""}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
-                                    **got.result})
+                                    **got.result, "recorded_inferred": _recorded_inferred(trace)})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
                                         ("prunes", got.prunes)):
                 rows[table].extend(columns, n, key)
         return rows
 
+
+    def triggers(self, t: Transcript, config: ReplayConfig, conditions: dict[str, Any], counter: TokenCounter
+                 ) -> tuple[ReplayConfig, str]:
+        """The log's own compactions against its tool's strategy (:mod:`compbench.run.trigger`), into
+        ``conditions``: how many were automatic, manual, checked, and within reach of the strategy's. Where the
+        strategy misses some, the window its compactions show replaces the table's (unless the user gave one), for
+        every configuration: the config to replay with, and what a calibration changed, in words ("" if none)."""
+        from dataclasses import replace
+
+        from compbench.run import trigger
+
+        own = own_strategy(t.source)
+        found = trigger.points(t, config.limits)
+        if own is None or not found[0]:
+            conditions.update(found[1].columns(), trigger_within_table=0, window_calibrated=False)
+            return config, ""
+        if own not in self._own:
+            self._own[own] = resolve(own)
+        configured = self._own[own].for_log(t)[0]
+        before = trigger.check(t, configured, config, counter, self.quiet, found)
+        conditions.update(before.columns(), trigger_within_table=before.within, window_calibrated=False)
+        if before.within == before.checked or self.spec.limits is not None:
+            return config, ""
+        cal = trigger.calibrate(t, configured, config, counter, self.quiet, found, before)
+        if cal is None:
+            return config, ""
+        table = config.limits.context_window
+        said = (f"window {cal.window:,} calibrated from the log's {before.checked} automatic "
+                f"compaction{'s' * (before.checked != 1)} (at {table:,}, from {conditions['window_source']}, "
+                f"{own} fired within {trigger.WITHIN} calls of {before.within}; at {cal.window:,}, of "
+                f"{cal.check.within})")
+        conditions.update(cal.check.columns(), window=cal.window, window_source=said, window_calibrated=True)
+        return replace(config, limits=trigger.with_window(config.limits, cal.window)), \
+            f"trigger calibrated from the log: {said}"
 
     def guard(self, c: Configured) -> bool:
         """Whether ``c``'s tool refuses an edit of a file not read since its compaction (its params decide)."""
@@ -242,14 +284,17 @@ def recorded_cache(t: Transcript, reference: Trace) -> dict[str, int]:
 def units(t: Transcript) -> dict[str, str]:
     """What a transcript is not independent of: its ``session`` (a sub-agent belongs to its parent's:
     Claude Code's ``<session>/<agent>``, OpenCode's and pi's parent session) and its ``project`` (the
-    working directory or project the log records; empty when unknown); and its recorded ``model``."""
+    working directory or project the log records; empty when unknown); its recorded ``model`` and
+    ``tool_version``."""
     parent = t.meta.get("parent_session")
     session = str(parent) if isinstance(parent, str) and parent else t.id.split("/")[0]
     project = project_of(t)
     # the recorded model (the first a message names when the log has none for the session): `compare --by model`
     model = next((str(v) for v in (t.meta.get("model"), *(m.meta.get("model") for m in t.messages))
                   if isinstance(v, str) and v and v != "<synthetic>"), "")
-    return {"session": session, "project": project, "model": model}
+    version = t.meta.get("tool_version")  # the version that wrote the log: whether it reads a setting advised
+    return {"session": session, "project": project, "model": model,
+            "tool_version": str(version) if isinstance(version, str) else ""}
 
 
 Pricing = Callable[[str, str], tuple[CacheModel, Any]]  # (price model, ttl) -> (cache, prices)
@@ -283,10 +328,10 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     from compbench.measure.overhead import UNIT, Overhead, fit
 
     if spec.limits is not None:
-        limits, window_source = spec.limits, "--context-window / --model (every transcript)"
+        limits, window_source, known = spec.limits, "--context-window / --model (every transcript)", True
     else:
         eff = effective_limits(t)
-        limits, window_source = eff.limits, eff.source
+        limits, window_source, known = eff.limits, eff.source, eff.known
     family = counter.correction.label if counter.correction else "none"
     if spec.system_tokens is not None:
         hidden, session = Overhead(spec.system_tokens, UNIT, "--system-tokens (every transcript)"), counter
@@ -298,7 +343,7 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     # strategies are shown the usage the API recorded while their view is still the recorded context: the real
     # tool decided on those figures (our count of the same context differs by the tokenizer's error)
     return ReplayConfig(limits, hidden.fixed, recorded_usage=True, cache=cache), {
-        "window": limits.context_window, "window_source": window_source,
+        "window": limits.context_window, "window_source": window_source, "window_known": known,
         "system_tokens": hidden.fixed, "system_tokens_source": hidden.source, "overhead_rate": hidden.rate / UNIT,
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
         "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
@@ -334,6 +379,12 @@ def _step_columns(t: Trace) -> tuple[Columns, int]:
     """The steps table's columns of a trace (its step records, field by field)."""
     fields = dict(zip(StepRecord._fields, zip(*t.steps, strict=True), strict=True)) if t.steps else {}
     return {name: list(fields.get(name, ())) for name in STEP_COLUMNS}, len(t.steps)
+
+
+def _recorded_inferred(trace: Trace) -> int:
+    """The compactions the ``recorded`` row replayed that the log does not mark (inferred: at a fall of the recorded
+    prompt, or by the importer): 0 on every other row, whose compactions are its own."""
+    return sum(1 for e in trace.compactions if e.ok and e.meta and "recorded" in e.meta and e.meta.get("inferred"))
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:

@@ -4,13 +4,14 @@ written last. ``run --resume`` reads back what an interrupted run was started wi
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
 import platform
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from compbench.data.transcript import Transcript, to_json
 from compbench.errors import CompbenchError, UsageError
 from compbench.run.engine import Outcome, Replayed, Replayer
 from compbench.run.spec import RunSpec
-from compbench.run.stop import Interrupted, on_signals, until_stopped
+from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
 from compbench.store import rundir
 from compbench.store.columns import Table
 from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
@@ -149,38 +150,43 @@ def versions() -> dict[str, str]:
     return out
 
 
+# what decides, from a run's results so far, which settings configurations to add (compbench.decide.sweep)
+Widen = Callable[[Any], list[str]]
+
+
 def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
-              ray_address: str | None = None, cache: ResultsCache | None = None, meter: Meter | None = None,
+              ray_address: str | None = None, widen: Widen | None = None,
+              again: Callable[[], Iterable[Transcript]] | None = None, rounds: int = 3,
+              cache: ResultsCache | None = None, meter: Meter | None = None,
               notify: Callable[[str], None] | None = None) -> Manifest:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest. A crash or kill
     leaves ``OUT.partial`` for ``--resume``; SIGINT or SIGTERM (:mod:`compbench.run.stop`) finish the transcripts
     in hand, commit every one replayed and raise :class:`~compbench.run.stop.Interrupted` (``notify`` is told at
-    once). ``cache``, ``meter``: :func:`replay_all`."""
+    once). ``cache``, ``meter``: :func:`replay_all`.
+
+    ``widen``: asked, once every transcript is replayed, which settings configurations to add (a best value at
+    the edge of those tried); they are replayed on their tool's logs (read again through ``again``) and
+    committed as batches of their own, up to ``rounds`` times. The manifest lists them with the sweep."""
     identity = {"spec": spec.manifest(), "dataset": dataset, "batch": rundir.BATCH,
                 "format_version": RUN_FORMAT_VERSION}
     store = RunDir(Path(out), identity, force=force, resume=resume)
     with on_signals(notify) as stop:
         try:
             todo = until_stopped(_skip_done(selected(spec, transcripts, dataset), store.done), stop)
-            batch: list[tuple[str, str, Outcome]] = []
-            try:
-                for item in replay_all(spec, todo, workers, progress, executor, concurrency, ray_address, cache,
-                                       meter):
-                    batch.append(item)
-                    if len(batch) == rundir.BATCH:  # read at the call: tests set it
-                        _commit(store, batch)
-                        batch = []
-            except KeyboardInterrupt:  # asked twice: what is finished is still kept
-                _commit(store, batch)
-                raise
-            _commit(store, batch)
+            _commit(store, replay_all(spec, todo, workers, progress, executor, concurrency, ray_address, cache, meter))
+            if not stop and not store.committed:
+                raise UsageError(f"no transcripts in {dataset}")
+            added: list[str] = []
+            if widen is not None and again is not None and not stop:
+                added = _widen(store, spec, dataset, widen, again, workers, executor, concurrency, ray_address,
+                               rounds, cache, stop)
             if stop.signum is not None:
                 raise Interrupted(stop.signum, len(store.done), str(out))
-            if not store.committed:
-                raise UsageError(f"no transcripts in {dataset}")
-            return store.finalize(lambda committed: _manifest(spec, dataset, committed))
+            final = dataclasses.replace(spec, strategies=spec.strategies + tuple(added),
+                                        settings=spec.settings + tuple(added)) if added else spec
+            return store.finalize(lambda committed: _manifest(final, dataset, committed))
         except Interrupted:
             raise
         except CompbenchError:
@@ -188,21 +194,97 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
             raise
 
 
-def _commit(store: RunDir, batch: list[tuple[str, str, Outcome]]) -> None:
-    """One batch of (id, hash, rows or error) into the run directory (nothing for an empty one)."""
-    if not batch:
-        return
+def _commit(store: RunDir, items: Iterable[tuple[str, str, Outcome]], widened: Sequence[str] = ()) -> None:
+    """``items`` (id, hash, rows or error) into the run directory, batch by batch; asked twice to stop
+    (``KeyboardInterrupt``), the transcripts finished are still written."""
+    batch: list[tuple[str, str, Outcome]] = []
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) == rundir.BATCH:  # read at the call: tests set it
+                store.commit(*_record(batch, widened))
+                batch = []
+    except KeyboardInterrupt:
+        if batch:
+            store.commit(*_record(batch, widened))
+        raise
+    if batch:
+        store.commit(*_record(batch, widened))
+
+
+def _record(batch: list[tuple[str, str, Outcome]], widened: Sequence[str] = ()
+            ) -> tuple[dict[str, Any], dict[str, Table]]:
+    """A batch's commit record and rows. A widening batch lists its transcripts apart (``widened_ids``), with the
+    configurations it adds: they are not the run's transcripts twice, and a resume knows what is done."""
     record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
+    if widened:
+        record.update(widened=list(widened), widened_ids=[])
     rows = {k: Table() for k in TABLES}
     for tid, digest, result in batch:
-        record["ids"].append(tid)
-        record["hashes"].append(digest)
+        if widened:
+            record["widened_ids"].append(tid)
+        else:
+            record["ids"].append(tid)
+            record["hashes"].append(digest)
         if isinstance(result, str):
-            record["errors"].append({"transcript_id": tid, "error": result})
+            if not widened:  # a failing transcript fails the same way again: recorded once
+                record["errors"].append({"transcript_id": tid, "error": result})
             continue
         for k in TABLES:
             rows[k].merge(result[k])
-    store.commit(record, rows)
+    return record, rows
+
+
+def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Callable[[], Iterable[Transcript]],
+           workers: int, executor: str, concurrency: int, ray_address: str | None, rounds: int,
+           cache: ResultsCache | None, stop: Stop) -> list[str]:
+    """The widening rounds (see :func:`write_run`); a resumed run finishes a round it had begun, a stopped one
+    commits what it replayed of its round."""
+    added: list[str] = []
+    done: dict[tuple[str, ...], set[str]] = {}
+    for b in store.committed:
+        if b.get("widened"):
+            key = tuple(b["widened"])
+            done.setdefault(key, set()).update(b.get("widened_ids", []))
+            added += [x for x in key if x not in added]
+    for _ in range(rounds):
+        pending = [k for k in done if k and not _round_done(k, done[k], spec, dataset, again)]
+        labels = list(pending[0]) if pending else [x for x in widen(store.table("results"))
+                                                   if x not in spec.strategies and x not in added]
+        if not labels:
+            break
+        key = tuple(labels)
+        tools = _formats(labels)
+        ext = dataclasses.replace(spec, strategies=key, settings=key)
+        skip = done.get(key, set())
+        todo = until_stopped((t for t in selected(spec, again(), dataset) if t.source in tools and t.id not in skip),
+                             stop)
+        _commit(store, replay_all(ext, todo, workers, None, executor, concurrency, ray_address, cache), key)
+        if stop:
+            break
+        done[key] = {"*"}  # finished
+        added += [x for x in labels if x not in added]
+    return added
+
+
+def _formats(labels: Sequence[str]) -> set[str]:
+    """The sources whose logs the configurations ``labels`` replay (their tools')."""
+    from compbench.strategies import resolve
+
+    out: set[str] = set()
+    for x in labels:
+        tool = resolve(x).info.tool
+        out |= set(tool.formats) if tool is not None else set()
+    return out
+
+
+def _round_done(key: tuple[str, ...], ids: set[str], spec: RunSpec, dataset: str,
+                again: Callable[[], Iterable[Transcript]]) -> bool:
+    """Whether a widening round a resumed run had begun replayed every transcript of its tools."""
+    if "*" in ids:
+        return True
+    tools = _formats(key)
+    return all(t.id in ids for t in selected(spec, again(), dataset) if t.source in tools)
 
 
 def _manifest(spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> Manifest:

@@ -55,7 +55,17 @@ class Setting:
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}``, a TOML line, a JSON fragment); ``written`` turns the
     parameter's value into what they write when the two differ (a fraction the tool takes as a percentage);
     ``sweep`` holds the parameter values a default run tries for the tool's logs (empty: not swept);
-    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source."""
+    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source.
+
+    What advice needs beyond the line (compbench.decide.advice): ``where`` names the file and key path (or the
+    shell) exactly; ``accepted`` the range of parameter values the tool takes (a best value at its end is at
+    the tool's limit, not at the edge of what was tried); ``honoured(version)`` why a recorded version does not
+    read the setting ("" where it does); ``caveat(version, window)`` a known limit of the setting for logs of
+    that version and window ("" where none); ``line_for(source, version)`` the line and place a log's tool and
+    version read, where they differ (OpenHands V0's ``config.toml`` against V1's settings); ``unset_at`` where
+    the parameter's "unset" value (0 or None: the tool's own default) sits among the values tried, for a
+    setting whose default is computed (Claude Code's override, unset, is about 93% of the window less the
+    reserve)."""
 
     param: str
     name: str
@@ -65,14 +75,30 @@ class Setting:
     sweep: tuple[Any, ...] = ()
     note: str = ""
     written: Callable[[Any], str] | None = None
+    accepted: tuple[float, float] | None = None
+    honoured: Callable[[str], str] | None = None
+    caveat: Callable[[str, int], str] | None = None
+    # (source, version) -> (line, where); None: ``line`` and ``where``
+    line_for: Callable[[str, str], tuple[str, str] | None] | None = None
+    unset_at: float | None = None  # where the parameter's "unset" value (0, None) sits among the values, in its units
+
+    def shown(self, value: Any) -> str:
+        """``value`` as the user writes it."""
+        return self.written(value) if self.written is not None else plain(value)
+
+    def paste_for(self, value: Any, version: str, source: str = "") -> tuple[str, str]:
+        """The line that sets ``value`` in the tool that wrote ``source`` logs at ``version``, and where it goes."""
+        found = self.line_for(source, version) if self.line_for is not None else None
+        line, where = found if found is not None else (self.line, self.where)
+        return line.replace("{value}", self.shown(value)), where
 
     def paste(self, value: Any) -> str:
         """The exact line that sets ``value`` in the tool."""
-        shown = self.written(value) if self.written is not None else _plain(value)
+        shown = self.written(value) if self.written is not None else plain(value)
         return self.line.replace("{value}", shown)
 
 
-def _plain(value: Any) -> str:
+def plain(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
@@ -162,4 +188,4 @@ class Tool:
 def sweep_specs(name: str, tool: Tool) -> list[tuple[str, Setting, Any]]:
     """The configurations of a default run's settings sweep for ``tool``: one per swept value of each
     setting, the rest at the log's own preset (``NAME:param=value``)."""
-    return [(f"{name}:{s.param}={_plain(v)}", s, v) for s in tool.settings for v in s.sweep]
+    return [(f"{name}:{s.param}={plain(v)}", s, v) for s in tool.settings for v in s.sweep]

@@ -118,6 +118,18 @@ class RunDir:
         self.committed.append(dict(record))
         self.done.extend(record["ids"])
 
+    def table(self, name: str) -> Any:
+        """The rows of table ``name`` committed so far, as a pandas DataFrame (what a run decides on mid-way: the
+        settings to add to its sweep)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        parts = []
+        for path in sorted((self.partial / "parts" / name).glob("*.parquet")):
+            with pq.ParquetFile(path) as f:
+                parts.append(conform(name, f.read()))
+        return (pa.concat_tables(parts) if parts else empty(name)).to_pandas()
+
     def finalize(self, manifest: Callable[[list[dict[str, Any]]], Manifest]) -> Manifest:
         """The final tables, then the manifest ``manifest(committed batches)`` makes, then the rename."""
         import pyarrow as pa

@@ -33,10 +33,8 @@ from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import replay
 from compbench.replay.viewstate import ReplayConfig
-from compbench.sdk.events import CompactionEvent
-from compbench.sdk.events import CompactionEvent as Event
+from compbench.run.trigger import main_compaction, manual_reason, position, steps_before
 from compbench.sdk.registry import get, own_strategy
-from compbench.sdk.session import ModelLimits
 from compbench.sdk.tools import Tool
 from compbench.sdk.trace import Trace
 from compbench.summarizers import Summarizer
@@ -106,30 +104,12 @@ LOST = ("the file holds only the history after this compaction (an export or che
 KEPT_UNKNOWN = "the log does not record what the tool kept: kept set not compared"
 
 
-def _steps_before(t: Transcript, index: int) -> int:
-    return sum(1 for m in t.messages[:index] if m.role == "assistant" and not m.meta.get("compaction"))
-
-
 def _next_input(t: Transcript, index: int) -> int | None:
     for m in t.messages[index:]:
         # an all-zero usage is a call that never reached the API (pi records aborted turns so)
         if m.role == "assistant" and m.usage is not None and m.usage.input > 0 and not m.meta.get("compaction"):
             return m.usage.input
     return None
-
-
-def _position(ev: CompactionEvent) -> int:
-    """Model calls completed before the compaction, the measure ``real_step`` uses: a compaction in
-    step k's after-hook (pi's seed) comes after k + 1 calls, one in its before-hook (Claude Code, Codex,
-    OpenCode, today's pi) after k."""
-    return ev.step + 1 if ev.phase == "after" else ev.step
-
-
-def _main(events: Iterable[Event], phase: str | None = None) -> Event | None:
-    """The strategy's first applied compaction (of ``phase``), not counting Goose's one-pair summaries: those
-    are its own, smaller mechanism, never what the tool's recorded compaction is compared with."""
-    return next((e for e in events if e.ok and e.meta.get("kind") != "tool-pair"
-                 and (phase is None or e.phase == phase)), None)
 
 
 def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -206,15 +186,20 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     return "; ".join(causes)
 
 
-def _below_auto_threshold(t: Transcript, rc: RecordedCompaction, limits: ModelLimits) -> str:
-    """A compaction recorded without a trigger that the tool could not have made by itself was a manual
-    /compact (the strategy's ``manual_compaction`` says when): comparing a trigger step with it would blame
-    the strategy for the user's choice."""
-    declared = tool_of(t.source)
-    if rc.trigger != "unknown" or not rc.tokens_before or not limits.context_window or declared is None:
+def _trigger(rc: RecordedCompaction, below: str) -> str:
+    """The trigger column: the recorded one, "(inferred)" where the log holds no marker of the compaction or of
+    its trigger (a /compact told by its size)."""
+    if below:
+        return "manual (inferred)"
+    return f"{rc.trigger} (inferred)" if rc.meta.get("inferred") else rc.trigger
+
+
+def _inferred(rc: RecordedCompaction) -> str:
+    """Said first in the cause of a compaction the log does not mark (its figures rest on an inference)."""
+    why = rc.meta.get("inferred")
+    if not why:
         return ""
-    why = declared.manual_compaction
-    return str(why(rc.tokens_before, limits.context_window)) if why is not None else ""
+    return "inferred: the log holds no marker of this compaction" + (f" ({why})" if isinstance(why, str) else "")
 
 
 def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
@@ -290,13 +275,13 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             if forced:
                 seg = segment(stubbed, n)[0]
             rc = seg.compactions[0]
-            below = _below_auto_threshold(t, rc, limits)
+            below = manual_reason(t, rc, limits)
             unmeasured = not forced and not own_count and _unmeasured(seg, rc)
             auto = rc.trigger != "manual" and not below and not unmeasured
             # a manual /compact is asked of the strategy where the user asked the tool: its trigger is
             # not compared, what it keeps and summarizes is
             config = ReplayConfig(limits, system, recorded_usage=True, manual_at=None if auto else rc.index)
-            real_step = _steps_before(seg, rc.index)
+            real_step = steps_before(seg, rc.index)
             notes = ["no token usage recorded: trigger not compared, the strategy's compaction run at the same point"
                      ] if unmeasured and rc.trigger != "manual" else []
             if rc.summary and not any(m.id not in set(rc.kept_ids) and not m.meta.get("compaction")
@@ -310,9 +295,9 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
             if trace is None:
                 ev = None
             elif auto:
-                ev = _main(trace.compactions)
+                ev = main_compaction(trace.compactions)
             else:
-                ev = _main(trace.compactions, "manual")
+                ev = main_compaction(trace.compactions, "manual")
                 earlier = [e.step for e in trace.compactions if e.ok and e.phase != "manual" and e.step <= real_step
                            and e.meta.get("kind") != "tool-pair"]
                 if earlier:
@@ -341,10 +326,10 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_real=f"{k.real}/{k.facts}" if k else "–",
                 kept_calibrated=f"{k.calibrated}/{k.facts}" if k else "–",
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
-                tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
+                tool=t.source, transcript=t.id, n=n + 1, trigger=_trigger(rc, below),
                 preset=preset if name == own else f"{name}:{preset}", real_step=real_step,
-                our_step=_position(ev) if ev and auto and not forced else None,
-                d_steps=_position(ev) - real_step if ev and auto and not forced else None,
+                our_step=position(ev) if ev and auto and not forced else None,
+                d_steps=position(ev) - real_step if ev and auto and not forced else None,
                 real_tokens=rc.tokens_before, our_tokens=ev.tokens_before if ev and auto and not forced else None,
                 d_tokens=ev.tokens_before - rc.tokens_before if ev and auto and rc.tokens_before and not forced
                 else None,
@@ -362,7 +347,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 reacq_natural_rate=reacq[n].natural_rate, reacq_natural=reacq[n].reacq_natural,
                 reacq_excess=reacq[n].reacq_excess,
                 reacq_orientation=reacq[n].reacq_orientation, reacq_detail=reacq[n],
-                cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
+                cause="; ".join(x for x in (below, _inferred(rc), _cause(t, rc, preset),
+                                            filled.get(n, "") if auto else "",
                                             "" if ev or not auto or trace is None else "strategy never compacted",
                                             KEPT_UNKNOWN if rc.meta.get("kept_unknown") and trace is not None else "",
                                             *notes) if x),
@@ -375,9 +361,9 @@ def _own_trigger(seg: Transcript, spec: Any, summarizer: Summarizer, config: Rep
     """The row's note for a log without per-call usage: compared where the tool compacted, and where the
     strategy's own trigger would fire on compbench's count (no system prompt calibrated: not compared)."""
     rc = seg.compactions[0]
-    ev = _main(replay(seg, spec.create(), summarizer, config, counter).compactions)
+    ev = main_compaction(replay(seg, spec.create(), summarizer, config, counter).compactions)
     where = (f"its own trigger on compbench's count (no usage to calibrate the hidden prompt) would fire after "
-             f"{_position(ev)} calls, the tool's after {_steps_before(seg, rc.index)}" if ev else
+             f"{position(ev)} calls, the tool's after {steps_before(seg, rc.index)}" if ev else
              "its own trigger on compbench's count (no usage to calibrate the hidden prompt) never fires here")
     made = "made to compact where the tool did" if compacted else "asked to compact where the tool did, it did not"
     return f"no per-call usage in the log: the strategy was {made}, trigger not compared; {where}"

@@ -89,7 +89,9 @@ TABLE = [  # columns as wide as their widest cell, two spaces apart; then what t
     "msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
     "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the log "
     "records no per-call usage)",
-    "cmp: compactions the log records; project or file: the project the log or its folder names, else the file",
+    "cmp: compactions the log records, or where it records none those inferred at the falls of its recorded prompt "
+    "(both replayed as it ran); (n inferred): those with no marker in the log",
+    "project or file: the project the log or its folder names, else the file",
     "2 transcripts, 28 tokens (chars4)",
 ]
 

@@ -53,7 +53,8 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
 
 
 @pytest.mark.parametrize(("model", "peak", "window", "source"), [
-    ("claude-opus-4-5", 1_000, 200_000, "recorded model claude-opus-4-5, litellm's table (pi's own registry not read)"),
+    ("claude-opus-4-5", 1_000, 200_000,
+     "recorded model claude-opus-4-5, litellm's table (goose's own registry not read)"),
     ("claude-mystery-9", 1_000, 200_000, "unknown model 'claude-mystery-9', claude family default: Anthropic's "
                                          "standard 200k"),
     ("acme-coder", 1_000, 128_000, "unknown model 'acme-coder' and family: 128,000 assumed"),
@@ -61,8 +62,31 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
                                      "exceeds it"),
 ])
 def test_other_tools_table_then_family(model: str, peak: int, window: int, source: str) -> None:
-    e = effective_limits(session("pi", model, peak))
-    assert (e.limits.context_window, e.source) == (window, source)
+    """A tool whose own table is not read (Goose without its recorded context_limit): litellm stands in, and
+    neither it nor a family fallback is the tool's figure (``known`` False)."""
+    e = effective_limits(session("goose", model, peak))
+    assert (e.limits.context_window, e.source, e.known) == (window, source, False)
+
+
+@pytest.mark.parametrize(("source", "meta", "known", "says"), [
+    ("aider", {}, True, "litellm's table (the table aider reads)"),  # aider reads litellm's table itself
+    ("openhands", {}, True, "litellm's table (the table OpenHands reads)"),
+    ("goose", {"context_window": 64_000}, True, "recorded context window 64,000 (goose)"),
+    ("openhands", {"model": "acme-coder", "max_input_tokens": 30_000}, True, "recorded max_input_tokens 30,000"),
+    ("cline", {}, False, "litellm's table (cline's own registry not read)"),
+])
+def test_litellm_is_the_tools_table_only_where_the_tool_reads_it(source: str, meta: dict[str, Any], known: bool,
+                                                                  says: str) -> None:
+    e = effective_limits(session(source, **{"model": "gpt-4o", **meta}))
+    assert e.known is known and says in e.source
+
+
+def test_a_tool_whose_rule_gives_every_model_a_window_knows_it() -> None:
+    """Claude Code's 200k default and Gemini CLI's tokenLimit default are the tools' own rules, not guesses."""
+    assert effective_limits(session("claude-code", "acme-coder")).known
+    assert effective_limits(session("gemini-cli", "gemini-9-ultra")).known
+    codex = effective_limits(session("codex", "acme-coder"))  # no catalog figure, no recorded window
+    assert not codex.known and "128,000 assumed" in codex.source
 
 
 def codex_rollout(model: str, totals: tuple[int, ...]) -> Transcript:
@@ -105,10 +129,11 @@ def test_roo_code_takes_the_window_from_its_own_table(model: str, window: int, m
     """litellm lists the GPT-5 family at 272,000: Roo Code's table says 400,000, and Roo then condenses at
     0.9 x 400,000 - 128,000 = 232,000, not 116,800."""
     e = effective_limits(session("roo-code", model))
-    assert (e.limits.context_window, e.limits.max_output) == (window, max_output)
-    assert "Roo Code's own model table" in e.source
-    if model == "gpt-5":  # another tool without a table of its own keeps litellm's figure
-        assert effective_limits(session("pi", model)).limits.context_window == 272_000
+    assert (e.limits.context_window, e.limits.max_output, e.known) == (window, max_output, True)
+    assert "Roo Code's own model table (RooCodeInc/Roo-Code at cb83656718" in e.source
+    if model == "gpt-5":  # another tool without a table of its own keeps litellm's figure, marked unknown
+        other = effective_limits(session("goose", model))
+        assert other.limits.context_window == 272_000 and not other.known
 
 
 def opencode_session(date_ms: int | None, totals: tuple[int, ...], provider: str = "github-copilot") -> Transcript:
@@ -174,7 +199,12 @@ def test_crush_on_copilot_runs_catwalks_window_of_the_day(provider: str, model: 
     assert ("no date recorded" in e.source) == (started is None)
 
 
-def test_crush_on_another_provider_reads_the_general_table() -> None:
-    e = effective_limits(crush_session("anthropic", "claude-haiku-4-5", "2026-04-02T06:35:40Z"))
-    assert e.limits.context_window == 200_000 and "catwalk" not in e.source
-    assert "catwalk" not in effective_limits(crush_session("openai", "claude-haiku-4.5", None)).source
+def test_crush_on_another_provider_reads_catwalks_list_of_that_provider() -> None:
+    """catwalk's deepseek list gives deepseek-chat 128,000 (litellm: 131,072); a model catwalk's openai list does
+    not hold is one the user's crush.json adds: its window is not in the log."""
+    e = effective_limits(crush_session("deepseek", "deepseek-chat", "2026-04-02T06:35:40Z"))
+    assert (e.limits.context_window, e.known) == (128_000, True)
+    assert e.source.startswith("recorded model deepseek-chat on deepseek, catwalk (charmbracelet/catwalk history to")
+    assert e.source.endswith("from 2025-08-25: 128k, not litellm's 131k")
+    other = effective_limits(crush_session("openai", "claude-haiku-4.5", None))
+    assert not other.known and other.source.startswith("model claude-haiku-4.5 is not in catwalk's openai list")

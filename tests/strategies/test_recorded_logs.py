@@ -178,9 +178,10 @@ def test_a_compaction_whose_replaced_history_the_log_deleted_is_applied_and_name
     flags = flag_details(results)["recorded"]
     assert {f.kind for f in flags} == {"designed"}
     assert any("deleted it from its log" in f.text for f in flags)
-    from compbench.decide.breakdown import breakdown, tool_lines
+    from compbench.decide.breakdown import breakdown
     from compbench.decide.metrics import metric
+    from compbench.decide.toolverdict import build, lines
 
     (g,) = breakdown(results, "source", [metric("effective_savings"), metric("needed_recall")], 200)
-    as_ran = next(x for x in tool_lines(g) if x.startswith("  as it ran"))
+    as_ran = next(x for x in lines(build(g)) if x.startswith("  as it ran"))
     assert "the log lacks what 1 of its compactions replaced" in as_ran

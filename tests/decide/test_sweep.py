@@ -1,0 +1,88 @@
+"""The settings sweep widens until the best value is between values tried or at the tool's limit
+(compbench.decide.sweep, compbench.run.write's widening rounds)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from compbench.decide.sweep import beyond, next_configurations
+from compbench.run.spec import RunSpec, settings_sweep
+from compbench.run.write import write_run
+from compbench.sdk.tools import Setting
+from helpers import growing_session
+
+PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0), accepted=(10.0, 100.0))
+
+
+@pytest.mark.parametrize(("best", "values", "expected"), [
+    (60.0, [60.0, 80.0, 92.8], [40.0, 20.0]),  # at the low edge: two steps of the grid's spacing
+    (92.8, [60.0, 80.0, 92.8], [100.0]),  # at the high edge: clamped to what the tool accepts, once
+    (80.0, [60.0, 80.0, 92.8], []),  # between values tried
+    (20.0, [20.0, 40.0, 60.0], [10.0]),  # the next step would pass the tool's limit: the limit itself
+    (10.0, [10.0, 20.0, 60.0], []),  # at the tool's limit
+])
+def test_beyond_the_edge_within_what_the_tool_accepts(best: float, values: list[float],
+                                                      expected: list[float]) -> None:
+    assert beyond(PCT, best, values) == pytest.approx(expected)
+
+
+def results(scores: dict[str, float]) -> Any:
+    """Six Claude Code transcripts, each configuration with the effective savings ``scores`` gives it."""
+    rows = []
+    for k in range(6):
+        for label, score in scores.items():
+            name = label.partition(":")[0]
+            rows.append({"transcript_id": f"t{k}", "session": f"t{k}", "source": "claude-code", "strategy": label,
+                         "name": name, "settings": "sweep" if ":" in label else "", "first_action_step": 3,
+                         "steps": 40, "compactions": 1, "failed_compactions": 0, "noop_compactions": 0,
+                         "prunes": 0, "overflows": 0, "overflows_before_action": 0, "manual_compactions": 0,
+                         "input_tokens": 1_000 * (1 - score), "reference_input_tokens": 1_000,
+                         "summarizer_input_tokens": 0, "summarizer_output_tokens": 0, "reacquired_tokens": 0,
+                         "reacquired_output_tokens": 0})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("scores", "expected"), [
+    ({"claude-code": 0.2, "claude-code:autocompact_pct_override=60": 0.4,
+      "claude-code:autocompact_pct_override=80": 0.3}, ["claude-code:autocompact_pct_override=40",
+                                                        "claude-code:autocompact_pct_override=20"]),
+    ({"claude-code": 0.2, "claude-code:autocompact_pct_override=60": 0.3,
+      "claude-code:autocompact_pct_override=80": 0.4}, []),  # 80 is between 60 and the unset default (92.8)
+    ({"claude-code": 0.5, "claude-code:autocompact_pct_override=60": 0.3,
+      "claude-code:autocompact_pct_override=80": 0.4}, []),  # the default is best: nothing to widen
+])
+def test_next_configurations_go_past_the_edge_the_best_sits_on(scores: dict[str, float], expected: list[str]) -> None:
+    assert next_configurations(results(scores)) == expected
+
+
+@pytest.fixture(scope="module")
+def widened(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A run whose widening adds one configuration once: replayed on its tool's logs only, listed in the manifest."""
+    ts = [growing_session(34, id=f"s{k}") for k in range(3)]
+    other = [replace(growing_session(34, id="codex-log"), source="codex", compactions=())]
+    strategies = ("none", "recorded", "claude-code")
+    sweep = settings_sweep(strategies, {"claude-code"})
+    out = tmp_path_factory.mktemp("widen") / "run"
+    asked: list[int] = []
+
+    def widen(rows: Any) -> list[str]:
+        asked.append(len(rows))
+        return ["claude-code:autocompact_pct_override=40"] if len(asked) == 1 else []
+
+    manifest = write_run(out, RunSpec(strategies=strategies + sweep, settings=sweep, tokenizer="chars4"), "hand-made",
+                         ts + other, widen=widen, again=lambda: ts + other)
+    return manifest, pd.read_parquet(out / "results.parquet"), asked
+
+
+def test_a_run_replays_what_widening_adds_on_its_tools_logs_and_lists_it(widened: Any) -> None:
+    manifest, rows, asked = widened
+    added = "claude-code:autocompact_pct_override=40"
+    assert asked == [3 * 5 + 3, 3 * 5 + 3 + 3]  # asked on the rows so far, then again after its round
+    assert added in manifest.spec["strategies"] and added in manifest.spec["settings"]
+    mine = rows[rows["strategy"] == added]
+    assert sorted(mine["transcript_id"]) == ["s0", "s1", "s2"] and set(mine["settings"]) == {"sweep"}
+    assert manifest.dataset.transcripts == 4  # the widening's replays are not transcripts twice
