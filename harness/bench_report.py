@@ -67,3 +67,67 @@ def samples(show: Callable[[str, Any], None], strategies: Sequence[str]) -> None
              "--context-window", "32000", "--out", str(root / "run"), "--quiet", stderr=subprocess.PIPE)
         secs, mb = report_figures(root / "run", root / "report.html")
         show("samples_report", f"{secs:.1f} s, {mb:.2f} MB ({len(strategies)} strategies)")
+
+
+RERUN_SHARE = 0.05  # issue 42: a re-run costs at most this share of the first run (beyond what is new)
+
+
+def _cpu(*args: str, env: dict[str, str]) -> float:
+    """CPU seconds of ``compbench ARGS`` in a process of its own (its imports included, its workers too)."""
+    import resource
+
+    def used() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = used()
+    _cli(*args, stderr=subprocess.PIPE, env=env)
+    return used() - before
+
+
+def rerun(show: Callable[[str, Any], None], logs: Sequence[Path] | None = None) -> None:
+    """Issue 42's re-run rows, as a user meets them through the CLI (every default configuration, each log at its
+    own window, one worker, CPU time): the real logs (the bundled samples where they are absent) imported as a
+    dataset and run once, then again unchanged (``rerun_share``: its share of the first run), then with one more
+    log, the median-sized one left out before (``rerun_new_share``: what it cost beyond that log's own run, alone,
+    as a share of the first run)."""
+    from compbench.data.dataset import default_dataset
+    from compbench.data.formats.native import write
+    from compbench.data.importing import iter_transcripts, transcripts
+    from compbench.data.transcript import to_json
+
+    data = list(transcripts(logs)) if logs else list(iter_transcripts(default_dataset()))
+    new = sorted(data, key=lambda t: (len(to_json(t)), t.id))[len(data) // 2]
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for name, part in (("fewer", [t for t in data if t is not new]), ("all", data), ("new", [new])):
+            write(part, root / f"{name}.jsonl")
+            _cli("datasets", "import", str(root / f"{name}.jsonl"), "--out", str(root / name), stderr=subprocess.PIPE)
+
+        def run(dataset: str, cache: str) -> float:
+            env = {**os.environ, "COMPBENCH_CACHE_DIR": str(root / cache), "COMPBENCH_PROGRESS_SECONDS": "3600"}
+            return _cpu("run", str(root / dataset), "--out", str(root / f"run-{dataset}-{cache}"), "--force", env=env)
+
+        first = run("fewer", "cache")
+        again = run("fewer", "cache")
+        plus_one = run("all", "cache")
+        alone = run("new", "other-cache")
+    what = f"{len(data)} real logs" if logs else f"{len(data)} bundled samples"
+    show("rerun", f"{what} as a dataset, every default configuration: first run of {len(data) - 1} {first:.1f} s, "
+                  f"unchanged {again:.1f} s; with one more ({new.id}) {plus_one:.1f} s, that log alone {alone:.1f} s "
+                  "(CPU, imports included)")
+    show("rerun_share", round(again / first, 4))
+    show("rerun_new_share", round(max(0.0, plus_one - alone) / first, 4))
+
+
+def rerun_only(table: Callable[[dict[str, Any]], str], logs: Sequence[Path] | None) -> int:
+    """``python -m compbench.bench --rerun``: the re-run rows alone, then their lines of the bench's table."""
+    results: dict[str, Any] = {}
+
+    def show(name: str, value: Any) -> None:
+        results[name] = value
+        print(f"{name}: {value}", flush=True)
+
+    rerun(show, logs)
+    print(table(results))
+    return 0

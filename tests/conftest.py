@@ -51,6 +51,32 @@ def chars4() -> TokenCounter:
     return TokenCounter("chars4", message_overhead=0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _results_cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test writes into the real home's cache (compbench.run.cache): the session's own directory, for what
+    module-scoped fixtures run."""
+    import os
+
+    before = os.environ.get("COMPBENCH_CACHE_DIR")
+    os.environ["COMPBENCH_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "compbench-cache")
+    yield
+    if before is None:
+        os.environ.pop("COMPBENCH_CACHE_DIR", None)
+    else:
+        os.environ["COMPBENCH_CACHE_DIR"] = before
+
+
+@pytest.fixture(autouse=True)
+def _results_cache_of_the_test(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own results cache (made when first written): a throwaway strategy registered under a name
+    another test uses, at the same version, must not find that test's rows."""
+    import hashlib
+
+    name = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("COMPBENCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "compbench-cache" / name))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _throwaway_strategies() -> Iterator[None]:
     """A test module that registers a throwaway strategy has it for its own tests only: a run of every

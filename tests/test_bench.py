@@ -53,3 +53,21 @@ def test_the_bench_childrens_imports_name_what_the_package_has(child: str) -> No
     code = getattr(bench, child)
     imports = "\n".join(line for line in code.splitlines() if line.startswith(("from ", "import ")))
     exec(compile(imports, child, "exec"), {})
+
+
+def test_the_rerun_rows_run_through_the_cli_and_give_shares_of_the_first_run(tmp_path: Path) -> None:
+    from compbench import bench_report
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
+
+    (tmp_path / "logs").mkdir()
+    write(list(generate(3, seed=5, turns=8)), tmp_path / "logs" / "three.jsonl")
+    got: dict[str, object] = {}
+    bench_report.rerun(got.__setitem__, [tmp_path / "logs"])
+    assert str(got["rerun"]).startswith("3 real logs as a dataset") and "first run of 2" in str(got["rerun"])
+    for key in ("rerun_share", "rerun_new_share"):
+        value = got[key]
+        assert isinstance(value, float) and 0 <= value < 1
+    table = bench.engine_table({"rerun_share": 0.05, "rerun_new_share": 0.0501})
+    assert "| a re-run over an unchanged dataset (share of its first run) | 5.0% | ≤ 5% (met) |" in table
+    assert "share of the first) | 5.0% | ≤ 5% (not met) |" in table

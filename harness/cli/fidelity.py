@@ -89,7 +89,6 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     from compbench.errors import UsageError
     from compbench.progress import Progress, dataset_total
     from compbench.validation.fidelity import COLUMNS, agreement_note, as_json, kept_note, reacquisition_note
-    from compbench.validation.fidelity import fidelity as compute
 
     paths = list(datasets) or [str(default_dataset())]
     totals = [dataset_total(p) for p in paths]
@@ -107,8 +106,8 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
     refuse_runs(paths, "fidelity")
     with broken_lines(SKIP_LINES_HINT):
         transcripts = list(itertools.chain.from_iterable(counted(p) for p in paths))
-        rows = compute(transcripts, tokenizer)
     progress.close()
+    rows = compared(transcripts, tokenizer)
     if not rows:
         raise UsageError(f"no tool-made compaction in {', '.join(paths)}")
     data = as_json(rows)
@@ -131,16 +130,107 @@ def fidelity(datasets: tuple[str, ...], fmt: str, tokenizer: str, run_dir: str |
         click.echo(table(list(COMPACT), compact_rows(rows), fmt))
         from compbench.cli.compare_view import wrap
 
-        for line in [*wrap(kept_note(rows)), *wrap(agreement_note(transcripts)),
+        for line in [*wrap(kept_note(rows)), *wrap(agreement_note(checking(transcripts))),
                      *(x for part in reacquisition_note(rows).split("\n") for x in wrap(part)), *wrap(
                 "cal.: the calibrated summarizer, extr.: the extractive one, on the same span; --wide: every column "
                 "(real and our summary sizes, calibration, window and its source, cause); re-acq p→o: tokens of "
                 "content re-read after the real compaction, predicted from its view → observed; --format json: "
                 "every field")]:
             click.echo(line)
+        for line in per_tool(rows, transcripts):
+            click.echo("\n".join(wrap(line, indent="      ")))
     else:
         click.echo(table(list(COLUMNS), data["rows"], fmt))
         if fmt == "table":
             click.echo(kept_note(rows))
-            click.echo(agreement_note(transcripts))
+            click.echo(agreement_note(checking(transcripts)))
             click.echo(reacquisition_note(rows))
+        click.echo("\n".join(per_tool(rows, transcripts)))
+
+
+def compared(transcripts: Sequence[Any], tokenizer: str) -> list[Any]:
+    """:func:`compbench.validation.fidelity.fidelity`, transcript by transcript with progress on stderr, as ``run``
+    shows it: the replays of every preset at each real compaction are most of the command's time."""
+    import sys
+
+    from compbench.measure.tokens import TokenCounter
+    from compbench.progress import Progress
+    from compbench.summarizers.extractive import ExtractiveSummarizer
+    from compbench.validation.fidelity import rows_for
+
+    counter = TokenCounter(tokenizer)
+    summarizer = ExtractiveSummarizer()
+    progress = Progress(sys.stderr, len(transcripts), verb="fidelity: compared")
+    rows = []
+    for t in transcripts:
+        rows += rows_for(t, counter, summarizer)
+        progress.tick(t.id)
+    progress.close()
+    return rows
+
+
+def checking(transcripts: Sequence[Any]) -> Any:
+    """``transcripts`` with progress as they are read for the calibrated summarizer's check against the real
+    summaries (:func:`compbench.validation.fidelity.agreement_note`)."""
+    import sys
+
+    from compbench.progress import Progress
+
+    progress = Progress(sys.stderr, len(transcripts), verb="fidelity: checked the calibrated summarizer on")
+    for t in transcripts:
+        yield t
+        progress.tick(t.id)
+    progress.close()
+
+
+
+
+def faithful(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[Any]:
+    """Each real compaction once: the row of the tool's own strategy at the preset a run replays its log at (the
+    log's version's), else the compaction's first row."""
+    from compbench.sdk.registry import own_strategy, resolve
+
+    preset: dict[str, str] = {}
+    for t in transcripts:
+        own = own_strategy(t.source)
+        if own is not None:
+            preset[t.id] = resolve(own).for_log(t)[0].preset or "seed"
+    out: dict[tuple[str, int], Any] = {}
+    for r in rows:
+        key = (r.transcript, r.n)
+        if key not in out or (r.preset == preset.get(r.transcript) != out[key].preset):
+            out[key] = r
+    return list(out.values())
+
+
+def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
+    """One line per tool: how far its own strategy reproduces the tool's automatic compactions (the share whose
+    trigger fires within two calls of the real one, as a run checks it: :data:`compbench.run.trigger.WITHIN`; one
+    that never fires disagrees; one the log cannot place, without usage, is not counted), the messages it keeps
+    (median Jaccard with the real kept set), and the re-acquisition it predicts against what the agents re-read."""
+    import statistics
+
+    from compbench.run.trigger import WITHIN as NEAR  # calls: a trigger this close to the real one agrees, as a run
+
+    lines = ["by tool: its own strategy at the preset of each log's version; kept set: median Jaccard with the real "
+             "one (compactions compared); re-acquisition: tokens of content re-read after the real compactions"]
+    by: dict[str, list[Any]] = {}
+    for r in faithful(rows, transcripts):
+        by.setdefault(r.tool, []).append(r)
+    for tool, got in sorted(by.items()):
+        auto = [r for r in got if r.trigger.split(" ")[0] == "auto"]  # "auto (inferred)": told by a fall in the log
+        placed = [r for r in auto if r.d_steps is not None or "strategy never compacted" in r.cause]
+        near = sum(1 for r in placed if r.d_steps is not None and abs(r.d_steps) <= NEAR)
+        trigger = (f"trigger within {NEAR} calls {near}/{len(placed)} ({near / len(placed):.0%})" if placed else
+                   "no automatic one to place" if not auto else "trigger not placed")
+        if len(auto) > len(placed):
+            trigger += f" ({len(auto) - len(placed)} without the usage to place it)"
+        kept = [r.kept_jaccard for r in got if r.kept_jaccard is not None]
+        kept_text = f"kept set {statistics.median(kept):.2f} ({len(kept)})" if kept else "kept set –"
+        pred = [r for r in got if r.reacq_predicted is not None and r.reacq_observed is not None]
+        p, o = sum(r.reacq_predicted for r in pred), sum(r.reacq_observed for r in pred)
+        reacq = (f"re-acquisition {p:,} predicted / {o:,} observed" + (f" (x{p / o:.2f})" if o else "")
+                 if pred else "re-acquisition –")
+        lines.append(f"  {tool}: {len(got)} real compaction{'s' * (len(got) != 1)} ({len(auto)} automatic): {trigger}; "
+                     f"{kept_text}; {reacq}")
+    return lines

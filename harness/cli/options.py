@@ -216,10 +216,11 @@ def read_prices(path: str) -> dict[str, float]:
                          f"(dollars per million tokens) ({type(e).__name__}: {e})") from None
 
 
-def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str, select: str = "") -> RunSpec:
+def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str, select: str = "",
+            boilerplate: dict[str, object] | None = None) -> RunSpec:
     """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset`` (the transcripts
-    ``select`` picks: :mod:`compbench.data.select`): its gold facts and boilerplate templates found beside it, an
-    API key kept out of anything written."""
+    ``select`` picks: :mod:`compbench.data.select`): its gold facts and boilerplate templates found beside it (or
+    ``boilerplate``, the scan a caller made as it read the logs), an API key kept out of anything written."""
     from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
     from compbench.measure.models import lookup
@@ -245,7 +246,8 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
                    system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
                    price_model=price_model, summarizer_model=summarizer_model, gold=str(gold) if gold else None,
                    prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
-                   cache_ttl=r["cache_ttl"], boilerplate=scan_dataset(dataset), select=select,
+                   cache_ttl=r["cache_ttl"],
+                   boilerplate=scan_dataset(dataset) if boilerplate is None else boilerplate, select=select,
                    keep_empty=bool(r.get("keep_empty")))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,7 +43,15 @@ Every replay option may be set in compbench.toml ([run]) or pyproject.toml ([too
 wins over the file, the file over the default.
 
 Progress goes to stderr with the total and the time left, also when stderr is a log file (a line every
-10 s; COMPBENCH_PROGRESS_SECONDS changes it).
+10 s; COMPBENCH_PROGRESS_SECONDS changes it). A run longer than about a minute says first what it will cost
+and how to make it shorter.
+
+Results cache: each transcript's rows are kept under its content, the configuration and the versions of the
+engine and the strategies, so a re-run replays only what changed (a log imported again, into any dataset,
+hits). It lives in COMPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/compbench, else ~/.cache/compbench (or
+--results-cache DIR); the least recently used entries are removed past COMPBENCH_CACHE_MAX (default 2G).
+
+Ctrl-C or SIGTERM: the transcripts in hand are finished and written, and the command that resumes is printed.
 """
 
 
@@ -62,29 +71,45 @@ Progress goes to stderr with the total and the time left, also when stderr is a 
 @click.option("--no-settings", "no_settings", is_flag=True,
               help="Leave out the settings sweep: by default each own-tool strategy is also replayed, on its tool's "
                    "logs only, at a few values of the settings its users set (marked 'settings' in the results).")
-@click.option("--quiet", is_flag=True, help="No progress or summary table.")
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Replay every transcript, and keep nothing in the results cache.")
+@click.option("--rebuild-cache", "rebuild_cache", is_flag=True,
+              help="Replay every transcript and store the fresh rows in the results cache.")
+@click.option("--results-cache", "results_cache", type=click.Path(file_okay=False),
+              help="The results cache's directory (default: COMPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/compbench, else "
+                   "~/.cache/compbench).")
+@click.option("--quiet", is_flag=True, help="No estimate, progress or summary table.")
 @click.pass_context
 def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...], out: str | None, force: bool,
-        resume_dir: str | None, no_settings: bool, quiet: bool, **options: Any) -> None:
+        resume_dir: str | None, no_settings: bool, no_cache: bool, rebuild_cache: bool, results_cache: str | None,
+        quiet: bool, **options: Any) -> None:
     """Replay DATASET (default: the bundled samples) through strategies and write a run directory."""
     from compbench.config import find
-    from compbench.data.dataset import default_dataset
+    from compbench.data.dataset import default_dataset, is_dataset
     from compbench.data.importing import iter_transcripts, replayable
     from compbench.progress import Progress, dataset_total
+    from compbench.run.cache import cache_root
+    from compbench.run.estimate import Meter, estimate, record_speed, said
+    from compbench.run.stop import Interrupted
     from compbench.run.write import recorded, selected, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
+    if no_cache and rebuild_cache:
+        raise UsageError("--no-cache and --rebuild-cache exclude each other: give one")
     out = out or resume_dir
     assert out is not None
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
     chosen = selection(take(options, SELECTION_NAMES)).before_replay()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
-    done = 0
-    said: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
+    done: list[str] = []
+    spec = None
+    labels: tuple[str, ...] = ()
+    unmatched: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
     if resume_dir:
-        spec, path, done = recorded(Path(resume_dir))
+        spec, path, _ = recorded(Path(resume_dir))
+        done = committed_ids(Path(resume_dir))
         _check_resume(resume_dir, spec, path, given, {**ctx.params, "select": chosen.text()})
         api_key = replay["api_key"]
         if api_key and spec.summarizer.partition(":")[0] in ("litellm", "cache-only"):
@@ -97,36 +122,86 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         labels = configured(strategies, find())
         for line in setting_values(labels):  # a value the tool ignores ends here, before any work
             click.echo(f"warning: {line}", err=True)
-        with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-            spec = spec_of(labels, replay, path, chosen.text())
-        say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, said)
+
+    def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
+        click.echo(f"warning: {msg}", err=True)
+
+    look = None
+    if not quiet:  # one pass before the replays: what they will cost (and, for raw logs, the boilerplate scan)
+        from compbench.run.estimate import survey
+
+        keep_empty = spec.keep_empty if spec is not None else bool(replay["keep_empty"])
+        reading = Progress(sys.stderr, dataset_total(path), verb="read")
+        with broken_lines(IMPORT_HINT):  # the run's warnings are the run's: said once, as it reads again
+            look = survey(iter_transcripts(path, warn=lambda _: None),
+                          _matches(spec.select if spec is not None else chosen.text(), keep_empty),
+                          scan=spec is None and not is_dataset(path), skip=done, tick=reading.tick)
+        reading.close()
+    if spec is None:
+        with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first (unless done above)
+            scanned = look.scanner.templates().to_json() if look is not None and look.scanner is not None else None
+            spec = spec_of(labels, replay, path, chosen.text(), boilerplate=scanned)
+        say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, unmatched)
         if not no_settings:  # the tools present: the scan counted each source's transcripts
             from compbench.run.spec import with_settings
 
             spec = with_settings(spec)
-    # a filter's share of the dataset is known only once read: no total then
-    progress = Progress(sys.stderr, None if spec.select else dataset_total(path), done) if not quiet else None
+    cache = _results_cache(spec, path, no_cache, rebuild_cache, results_cache, quiet)
+    total = None if spec.select else dataset_total(path)
+    if look is not None:
+        total = len(done) + len(look.items)
+        root = cache.root if cache is not None else cache_root(results_cache)  # where this machine's speed is kept
+        cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path),
+                        load=os.getloadavg()[0])
+        if said(cost):
+            for line in advice(cost, no_settings=no_settings):
+                click.echo(line, err=True)
+    progress = Progress(sys.stderr, total, len(done)) if not quiet else None
+    meter = Meter()
 
-    def warn(msg: str) -> None:  # merges and files passed over on the way, as `datasets import` says them
-        click.echo(f"warning: {msg}", err=True)
+    def notify(msg: str) -> None:
+        if progress:
+            progress.note(msg)
+        else:
+            click.echo(msg, err=True)
 
     from compbench.decide.sweep import next_configurations
 
     def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
         return replayable(iter_transcripts(path), spec.keep_empty)
 
-    with broken_lines(IMPORT_HINT):
-        replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
-                                             progress.tick if progress else None), path, noted(said))
-        manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
-                             progress.tick if progress else None, force, resume=resume_dir is not None,
-                             executor=execution["executor"], concurrency=execution["concurrency"],
-                             ray_address=execution["ray_address"],
-                             widen=next_configurations if spec.settings else None, again=again)
+    try:
+        with broken_lines(IMPORT_HINT):
+            replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
+                                                 progress.tick if progress else None), path, noted(unmatched))
+            manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
+                                 progress.tick if progress else None, force, resume=resume_dir is not None,
+                                 executor=execution["executor"], concurrency=execution["concurrency"],
+                                 ray_address=execution["ray_address"],
+                                 widen=next_configurations if spec.settings else None, again=again, cache=cache,
+                                 meter=meter, notify=notify)
+    except Interrupted as e:
+        if progress:
+            progress.close()
+        click.echo(str(e), err=True)
+        sys.exit(e.exit_code)  # as the signal's own exit would be (click's Exit is a return code here)
+    except KeyboardInterrupt:
+        if progress:
+            progress.close()
+        n = len(committed_ids(Path(out)))
+        click.echo(f"stopped at once: {n:,} transcripts written; resume with: compbench run --resume {out}", err=True)
+        sys.exit(130)
+    finally:
+        if cache is not None:
+            record_speed(cache.root, meter)
+            cache.prune()
     if progress:
         progress.close()
-    for e in manifest.errors:
-        click.echo(f"warning: {e['transcript_id']}: {e['error']}", err=True)
+    if cache is not None and not quiet:
+        click.echo(f"results cache: {cache.hits:,} transcripts read from {cache.root}, {meter.replays:,} replayed",
+                   err=True)
+    for failed in manifest.errors:
+        click.echo(f"warning: {failed['transcript_id']}: {failed['error']}", err=True)
     if not quiet:
         from compbench.decide.summary import summary_table
 
@@ -172,7 +247,7 @@ def setting_values(labels: Sequence[str]) -> list[str]:
 
 # options that do not change a run's results: they may differ on --resume
 FREE = {"workers", "executor", "ray_address", "concurrency", "quiet", "force", "resume_dir", "out", "api_key",
-        "no_settings"}
+        "no_settings", "no_cache", "rebuild_cache", "results_cache"}
 
 
 def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[str, Any]) -> None:
@@ -218,3 +293,74 @@ def _check_resume(run: str, spec: Any, path: str, given: set[str], params: dict[
     if differ:
         raise UsageError(f"cannot resume {run}: {'; '.join(differ)} (leave them out: --resume takes the run's own "
                          "options)")
+
+
+def committed_ids(out: Path) -> list[str]:
+    """The transcripts an interrupted run has written (its committed batches)."""
+    from compbench.store.rundir import committed_batches, partial_of
+
+    return [tid for b in committed_batches(partial_of(out)) for tid in b["ids"]]
+
+
+def _matches(select: str, keep_empty: bool) -> Any:
+    """Whether a transcript is one the run replays: not an empty session (unless kept), picked by its
+    ``--source`` / ``--where``."""
+    from compbench.data.dataset import is_empty
+    from compbench.data.select import parse
+    from compbench.run.write import fields
+
+    chosen = parse(select) if select else None
+    return lambda t: (keep_empty or not is_empty(t)) and (chosen is None or chosen.matches(fields(t)))
+
+
+def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named: str | None, quiet: bool) -> Any:
+    """The results cache the run reads and writes (:mod:`compbench.run.cache`), or None: ``--no-cache``, or a
+    summarizer whose answers are not the content's (a model's). A directory inside the logs, where reading them
+    would find it, is refused."""
+    from compbench.run.cache import ResultsCache, cache_root
+    from compbench.summarizers import info
+
+    if no_cache:
+        return None
+    if not info(spec.summarizer).deterministic:
+        if not quiet:
+            click.echo(f"results cache: not used (the summarizer {spec.summarizer} does not always answer alike)",
+                       err=True)
+        return None
+    root = cache_root(named)
+    logs = Path(dataset).resolve()
+    where = root.resolve()
+    if logs.is_dir() and where.is_relative_to(logs) and not any(
+            part.startswith(".") for part in where.relative_to(logs).parts):
+        raise UsageError(f"the results cache {root} lies inside the logs {dataset}: name a directory outside them "
+                         "(--results-cache DIR or COMPBENCH_CACHE_DIR)")
+    return ResultsCache(root, read=not rebuild)
+
+
+def advice(e: Any, *, no_settings: bool = False) -> list[str]:
+    """The estimate (:class:`compbench.run.estimate.Estimate`) in words, and how to make the run shorter: the
+    tools that cost most, a filter, the settings sweep, fewer strategies, every core."""
+    from compbench.progress import duration
+
+    def took(seconds: float) -> str:
+        return duration(seconds) if seconds >= 1 else "under a second"
+
+    with_workers = f" with {e.workers} workers" if e.workers > 1 else ""
+    busy = f" (the machine is busy: {e.busy:.1f} times its CPU time)" if e.busy > 1.2 else ""
+    head = (f"estimate: about {took(e.wall_seconds)}{with_workers} to replay {e.replays:,} transcripts under "
+            f"{e.configurations} configurations{busy}")
+    if e.cached:
+        head += f"; {took(e.cached_seconds)} for the {e.cached:,} the results cache already holds"
+    ways = []
+    if len(e.by_source) > 1:
+        costly = sorted(e.by_source.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        shares = ", ".join(f"{src} {n} ({s / e.replay_seconds:.0%})" for src, (n, s) in costly[:4])
+        ways.append(f"--source TOOL replays one tool's logs (transcripts, share of the time: {shares})")
+    ways.append('--where "steps<=200" (or model~NAME, project~NAME) replays fewer transcripts')
+    if e.settings and not no_settings:
+        ways.append(f"--no-settings leaves out the {e.settings} configurations of the tools' settings sweep")
+    ways.append("--strategy NAME (repeatable) replays only the strategies named")
+    cpus = os.cpu_count() or 1
+    if e.workers < cpus:
+        ways.append(f"--workers {cpus} uses every core")
+    return [head, "to make it shorter: " + "; ".join(ways)]

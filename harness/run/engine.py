@@ -9,6 +9,7 @@ order. :mod:`compbench.store.rundir` writes the rows to the run directory.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -31,6 +32,7 @@ from compbench.measure.workset import WorkingSet
 from compbench.replay.loop import recorded_entries, replay, replay_together
 from compbench.replay.members import Member
 from compbench.replay.viewstate import ReplayConfig
+from compbench.run.cache import Reads, TemplateReads
 from compbench.run.evidence import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
@@ -48,6 +50,15 @@ from compbench.summarizers.extractive import ExtractiveSummarizer
 SHARE_REPLAYS = True  # off: every configuration replayed by itself (the reference that sharing is tested against)
 
 
+class Replayed(dict[str, Table]):
+    """A transcript's rows per table, with what the results cache and the estimate need to know of their making:
+    what the replay read of the dataset's templates (:class:`compbench.run.cache.TemplateReads`) and its CPU
+    seconds (this thread's)."""
+
+    def __init__(self, rows: dict[str, Table], reads: Reads, seconds: float) -> None:
+        super().__init__(rows)
+        self.reads = reads
+        self.seconds = seconds
 
 
 class Replayer:
@@ -72,19 +83,23 @@ class Replayer:
         self._pricing: dict[tuple[str, str], tuple[CacheModel, Prices]] = {}
         self.gold = load_gold(Path(spec.gold)) if spec.gold else {}
         self.share = backend.deterministic  # see _trajectories
-        self.templates = Templates.from_json(spec.boilerplate)
+        # what a replay reads of the dataset's templates is recorded: the results cache keys on it (compbench.run.cache)
+        self.templates = TemplateReads.of(Templates.from_json(spec.boilerplate))
         # recall's optimistic end: what an extractive copy of each summarized span would carry
         self.copy = None if self.summarizer.name == "extractive" else ExtractiveSummarizer(self.context).copy_text
         # the trigger checks' summaries: what a summary says does not move a trigger (compbench.run.trigger)
         self.quiet = ExtractiveSummarizer()
         self._own: dict[str, Configured] = {}
 
-    def run(self, t: Transcript) -> dict[str, Table]:
+    def run(self, t: Transcript) -> Replayed:
         """The rows of ``t`` under every configuration, per table."""
+        self.templates.taken()  # a replay that failed half-way leaves no reads behind
+        start = time.thread_time()
         try:
-            return self._run(t)
+            rows = self._run(t)
         finally:
             self.context.end()  # nothing derived from a transcript outlives it
+        return Replayed(rows, self.templates.taken(), time.thread_time() - start)
 
     def pricing(self, price_model: str, ttl: str) -> tuple[CacheModel, Prices]:
         """The cache and the prices of one price model (a price file is taken as given; the table's cache

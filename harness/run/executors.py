@@ -69,7 +69,11 @@ EXECUTORS: Registry[Executor] = Registry("executor", "compbench.executors", {
 
 def ordered(submit: Callable[[T], Any], result: Callable[[Any], R], items: Iterable[T], window: int
             ) -> Iterator[tuple[T, R]]:
-    """Submit ahead up to ``window`` items, yield (item, result) strictly in input order."""
+    """Submit ahead up to ``window`` items, yield (item, result) strictly in input order. Asked to stop
+    (:mod:`compbench.run.stop`), the items already started are finished and yielded, those not started cancelled
+    (a future without ``cancel``, Ray's, is waited for)."""
+    from compbench.run.stop import requested
+
     pending: deque[tuple[T, Any]] = deque()
     for item in items:
         pending.append((item, submit(item)))
@@ -77,8 +81,18 @@ def ordered(submit: Callable[[T], Any], result: Callable[[Any], R], items: Itera
             head, fut = pending.popleft()
             yield head, result(fut)
     while pending:
+        if requested() and any([_cancel(fut) for _, fut in pending]):  # every one tried (no short cut)
+            while pending and not pending[0][1].cancelled():  # the started ones before the first cancelled
+                head, fut = pending.popleft()
+                yield head, result(fut)
+            return
         head, fut = pending.popleft()
         yield head, result(fut)
+
+
+def _cancel(fut: Any) -> bool:
+    cancel = getattr(fut, "cancel", None)
+    return bool(cancel()) if callable(cancel) else False
 
 
 def processes(fn: Callable[[str], R], payloads: Iterable[T], encode: Callable[[T], str], workers: int,
@@ -163,7 +177,9 @@ _worker: Replayer | None = None  # a worker process's replayer, built once by it
 
 def _init_worker(spec: RunSpec) -> None:
     from compbench.run.engine import Replayer
+    from compbench.run.stop import ignore_in_worker
 
+    ignore_in_worker()  # the main process finishes the transcripts in hand and stops the pool
     global _worker
     _worker = Replayer(spec)
 

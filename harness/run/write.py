@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import platform
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compbench import __version__
 from compbench.data.transcript import Transcript, to_json
 from compbench.errors import CompbenchError, UsageError
-from compbench.run.engine import Outcome, Replayer
+from compbench.run.engine import Outcome, Replayed, Replayer
 from compbench.run.spec import RunSpec
+from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
 from compbench.store import rundir
 from compbench.store.columns import Table
 from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
@@ -25,6 +28,10 @@ from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted
 from compbench.store.tables import TABLES
 from compbench.strategies import resolve
 from compbench.summarizers import describe_summarizer
+
+if TYPE_CHECKING:
+    from compbench.run.cache import ResultsCache
+    from compbench.run.estimate import Meter
 
 
 def recorded(out: Path) -> tuple[RunSpec, str, int]:
@@ -47,26 +54,20 @@ def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[T
 def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "the dataset",
              said: Callable[[str], None] | None = None) -> Iterable[Transcript]:
     """The transcripts ``spec.select`` picks (``--source``, ``--where``: :mod:`compbench.data.select`), by what each
-    records (:func:`compbench.run.engine.units`); every one without a filter. ``said`` is told, once the stream
-    ends, each alternative of the filter that matched no transcript."""
+    records (:func:`fields`); every one without a filter. ``said`` is told, once the stream ends, each
+    alternative of the filter that matched no transcript."""
     if not spec.select:
         return transcripts
     from compbench.data.select import parse
+
+    return parse(spec.select).filter(transcripts, fields, dataset, said)
+
+
+def fields(t: Transcript) -> dict[str, Any]:
+    """What a filter of the transcripts a run replays reads of one (:func:`compbench.run.engine.units`)."""
     from compbench.run.engine import units
 
-    return parse(spec.select).filter(transcripts, lambda t: {"transcript_id": t.id, "source": t.source, **units(t),
-                                                             "steps": t.steps}, dataset, said)
-
-
-def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Transcript, Any]]]:
-    batch: list[tuple[Transcript, Any]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == rundir.BATCH:  # read at the call: tests set it
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return {"transcript_id": t.id, "source": t.source, **units(t), "steps": t.steps}
 
 
 def summarizer_limit(summarizer: str) -> str:
@@ -74,18 +75,68 @@ def summarizer_limit(summarizer: str) -> str:
     return f"Summaries by {describe_summarizer(summarizer)}."
 def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
                progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
-               ray_address: str | None = None) -> Iterator[tuple[Transcript, Outcome]]:
-    """Replay every transcript under every strategy; yields rows (or an error string) in dataset order,
-    through the executor named (:data:`compbench.run.executors.EXECUTORS`: local processes, threads, Ray, a
-    plug-in's)."""
+               ray_address: str | None = None, cache: ResultsCache | None = None, meter: Meter | None = None
+               ) -> Iterator[tuple[str, str, Outcome]]:
+    """Replay every transcript under every strategy; yields (transcript id, the hash of its content, its rows or
+    an error string) in dataset order, through the executor named (:data:`compbench.run.executors.EXECUTORS`:
+    local processes, threads, Ray, a plug-in's). With a ``cache`` (:mod:`compbench.run.cache`), the transcripts
+    it holds are read from it and only the others replayed (and then stored); ``meter`` adds up what the replays
+    cost (:mod:`compbench.run.estimate`)."""
+    from compbench.data.boilerplate import Templates
+    from compbench.run.cache import config_key, transcript_hash
+    from compbench.run.estimate import units
     from compbench.run.executors import EXECUTORS, Job
 
     run = EXECUTORS.get(executor)
+    config = config_key(spec) if cache is not None else ""
+    templates = Templates.from_json(spec.boilerplate)
+    # in dataset order, the transcripts read and not yet yielded: id, hash, cache key, size, the entry of a hit.
+    # A hit keeps no transcript and no rows here (an executor reads ahead past any number of them)
+    pending: deque[tuple[str, str, str, float, Path | None]] = deque()
+
+    def read() -> Iterator[Transcript | None]:  # each transcript into pending; a miss, or None for a hit
+        for t in transcripts:
+            payload = to_json(t)
+            digest = transcript_hash(payload)
+            key = cache.key(digest, config) if cache is not None else ""
+            entry = cache.find(key, templates) if cache is not None else None
+            pending.append((t.id, digest, key, units(spec, t.source, len(payload)), entry))
+            yield t if entry is None else None
+
+    def hits() -> Iterator[tuple[str, str, Outcome]]:  # those ahead of the next replay
+        while pending and pending[0][4] is not None:
+            tid, digest, _, _, entry = pending.popleft()
+            assert entry is not None and cache is not None
+            rows = cache.load(entry)
+            if progress:
+                progress(tid)
+            yield tid, digest, rows if rows is not None else (
+                f"error: its cached rows could not be read ({entry}); run again to replay it")
+
+    stream = read()
+    first = None
+    for first in stream:  # the cache's transcripts up to the first to replay: no executor started for them
+        if first is not None:
+            break
+        yield from hits()
+    if first is None:
+        return
     Replayer(spec)  # validates the spec here, before any worker starts
-    for t, out in run(Job(spec, transcripts, workers, concurrency, ray_address)):
+    misses = (t for t in itertools.chain([first], stream) if t is not None)
+    for t, out in run(Job(spec, misses, workers, concurrency, ray_address)):
+        yield from hits()
+        tid, digest, key, size, _ = pending.popleft()
+        if tid != t.id:
+            raise RuntimeError(f"executor {executor!r} returned transcript {t.id!r} where {tid!r} was next")
+        if isinstance(out, Replayed):
+            if meter is not None:
+                meter.add(size, out.seconds)
+            if cache is not None:
+                cache.put(key, out, out.reads)
         if progress:
-            progress(t.id)
-        yield t, out
+            progress(tid)
+        yield tid, digest, out
+    yield from hits()  # after the last replay (or a stop: never past a transcript not replayed)
 
 
 def versions() -> dict[str, str]:
@@ -109,9 +160,13 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
               ray_address: str | None = None, widen: Widen | None = None,
-              again: Callable[[], Iterable[Transcript]] | None = None, rounds: int = 3) -> Manifest:
+              again: Callable[[], Iterable[Transcript]] | None = None, rounds: int = 3,
+              cache: ResultsCache | None = None, meter: Meter | None = None,
+              notify: Callable[[str], None] | None = None) -> Manifest:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest. A crash or kill
-    leaves ``OUT.partial`` for ``--resume``.
+    leaves ``OUT.partial`` for ``--resume``; SIGINT or SIGTERM (:mod:`compbench.run.stop`) finish the transcripts
+    in hand, commit every one replayed and raise :class:`~compbench.run.stop.Interrupted` (``notify`` is told at
+    once). ``cache``, ``meter``: :func:`replay_all`.
 
     ``widen``: asked, once every transcript is replayed, which settings configurations to add (a best value at
     the edge of those tried); they are replayed on their tool's logs (read again through ``again``) and
@@ -119,25 +174,47 @@ def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Tran
     identity = {"spec": spec.manifest(), "dataset": dataset, "batch": rundir.BATCH,
                 "format_version": RUN_FORMAT_VERSION}
     store = RunDir(Path(out), identity, force=force, resume=resume)
+    with on_signals(notify) as stop:
+        try:
+            todo = until_stopped(_skip_done(selected(spec, transcripts, dataset), store.done), stop)
+            _commit(store, replay_all(spec, todo, workers, progress, executor, concurrency, ray_address, cache, meter))
+            if not stop and not store.committed:
+                raise UsageError(f"no transcripts in {dataset}")
+            added: list[str] = []
+            if widen is not None and again is not None and not stop:
+                added = _widen(store, spec, dataset, widen, again, workers, executor, concurrency, ray_address,
+                               rounds, cache, stop)
+            if stop.signum is not None:
+                raise Interrupted(stop.signum, len(store.done), str(out))
+            final = dataclasses.replace(spec, strategies=spec.strategies + tuple(added),
+                                        settings=spec.settings + tuple(added)) if added else spec
+            return store.finalize(lambda committed: _manifest(final, dataset, committed))
+        except Interrupted:
+            raise
+        except CompbenchError:
+            store.abandon()
+            raise
+
+
+def _commit(store: RunDir, items: Iterable[tuple[str, str, Outcome]], widened: Sequence[str] = ()) -> None:
+    """``items`` (id, hash, rows or error) into the run directory, batch by batch; asked twice to stop
+    (``KeyboardInterrupt``), the transcripts finished are still written."""
+    batch: list[tuple[str, str, Outcome]] = []
     try:
-        replays = replay_all(spec, _skip_done(selected(spec, transcripts, dataset), store.done), workers, progress,
-                             executor, concurrency, ray_address)
-        for batch in _batches(replays):
-            store.commit(*_record(batch))
-        if not store.committed:
-            raise UsageError(f"no transcripts in {dataset}")
-        added: list[str] = []
-        if widen is not None and again is not None:
-            added = _widen(store, spec, dataset, widen, again, workers, executor, concurrency, ray_address, rounds)
-        final = dataclasses.replace(spec, strategies=spec.strategies + tuple(added),
-                                    settings=spec.settings + tuple(added)) if added else spec
-        return store.finalize(lambda committed: _manifest(final, dataset, committed))
-    except CompbenchError:
-        store.abandon()
+        for item in items:
+            batch.append(item)
+            if len(batch) == rundir.BATCH:  # read at the call: tests set it
+                store.commit(*_record(batch, widened))
+                batch = []
+    except KeyboardInterrupt:
+        if batch:
+            store.commit(*_record(batch, widened))
         raise
+    if batch:
+        store.commit(*_record(batch, widened))
 
 
-def _record(batch: list[tuple[Transcript, Any]], widened: Sequence[str] = ()
+def _record(batch: list[tuple[str, str, Outcome]], widened: Sequence[str] = ()
             ) -> tuple[dict[str, Any], dict[str, Table]]:
     """A batch's commit record and rows. A widening batch lists its transcripts apart (``widened_ids``), with the
     configurations it adds: they are not the run's transcripts twice, and a resume knows what is done."""
@@ -145,15 +222,15 @@ def _record(batch: list[tuple[Transcript, Any]], widened: Sequence[str] = ()
     if widened:
         record.update(widened=list(widened), widened_ids=[])
     rows = {k: Table() for k in TABLES}
-    for t, result in batch:
+    for tid, digest, result in batch:
         if widened:
-            record["widened_ids"].append(t.id)
+            record["widened_ids"].append(tid)
         else:
-            record["ids"].append(t.id)
-            record["hashes"].append(hashlib.sha256(to_json(t).encode()).hexdigest())
+            record["ids"].append(tid)
+            record["hashes"].append(digest)
         if isinstance(result, str):
             if not widened:  # a failing transcript fails the same way again: recorded once
-                record["errors"].append({"transcript_id": t.id, "error": result})
+                record["errors"].append({"transcript_id": tid, "error": result})
             continue
         for k in TABLES:
             rows[k].merge(result[k])
@@ -161,8 +238,10 @@ def _record(batch: list[tuple[Transcript, Any]], widened: Sequence[str] = ()
 
 
 def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Callable[[], Iterable[Transcript]],
-           workers: int, executor: str, concurrency: int, ray_address: str | None, rounds: int) -> list[str]:
-    """The widening rounds (see :func:`write_run`); a resumed run finishes a round it had begun."""
+           workers: int, executor: str, concurrency: int, ray_address: str | None, rounds: int,
+           cache: ResultsCache | None, stop: Stop) -> list[str]:
+    """The widening rounds (see :func:`write_run`); a resumed run finishes a round it had begun, a stopped one
+    commits what it replayed of its round."""
     added: list[str] = []
     done: dict[tuple[str, ...], set[str]] = {}
     for b in store.committed:
@@ -180,9 +259,11 @@ def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Call
         tools = _formats(labels)
         ext = dataclasses.replace(spec, strategies=key, settings=key)
         skip = done.get(key, set())
-        todo = (t for t in selected(spec, again(), dataset) if t.source in tools and t.id not in skip)
-        for batch in _batches(replay_all(ext, todo, workers, None, executor, concurrency, ray_address)):
-            store.commit(*_record(batch, key))
+        todo = until_stopped((t for t in selected(spec, again(), dataset) if t.source in tools and t.id not in skip),
+                             stop)
+        _commit(store, replay_all(ext, todo, workers, None, executor, concurrency, ray_address, cache), key)
+        if stop:
+            break
         done[key] = {"*"}  # finished
         added += [x for x in labels if x not in added]
     return added

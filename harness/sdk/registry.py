@@ -131,6 +131,9 @@ class StrategyInfo:
     resolver: Callable[[str, str, str], Configured] | None = None
     tool: Tool | None = None  # the real tool it reproduces (compbench.sdk.tools): its logs, presets, settings
     example: bool = False  # an example for authors: listed and runnable by name, never in a run of every strategy
+    # bumped when its behaviour changes: the results cache (compbench.run.cache) keys a replay on it, and a test
+    # fails when the strategy's decisions on the bundled samples change under the same version
+    version: str = "1"
 
     def defaults(self) -> Any:
         return self.params()
@@ -155,7 +158,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
              presets: Mapping[str, Mapping[str, Any]] | None = None,
              configurable_only: bool = False, needs_model: str = "", composition: str = "",
              resolver: Callable[[str, str, str], Configured] | None = None, tool: Tool | None = None,
-             example: bool = False) -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
+             example: bool = False, version: str = "1") -> Callable[[Callable[[P], Strategy]], Callable[[P], Strategy]]:
     """Register a strategy factory under ``name`` (an error if the name is taken). ``needs_model`` says why
     a strategy cannot run offline: it is listed and shown, refused when configured, and left out of the
     runs of every strategy; ``configurable_only`` likewise keeps it out of those runs (a pipeline needs
@@ -163,7 +166,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
     strategy a default run sets beside its tool's logs); ``resolver`` configures a spec that is not a list
     of the params' fields (a composition's stages); ``tool`` declares the real tool it reproduces
     (:class:`compbench.sdk.tools.Tool`: its logs, the preset each log runs at, the settings its users
-    write)."""
+    write); ``version`` is bumped whenever its behaviour changes (cached results are keyed on it)."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
 
@@ -176,7 +179,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             _check_fields(name, params, {s.param: None}, f"parameter of setting {s.name}:")
         STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
                                                configurable_only, needs_model, composition, resolver, tool,
-                                               example),
+                                               example, str(version)),
                            factory.__module__)
         return factory
 

@@ -86,6 +86,16 @@ class RunDir:
             _atomic_text(self.partial / "spec.json", json.dumps(identity, sort_keys=True))
         self.committed = committed_batches(self.partial)
         self.done = [tid for b in self.committed for tid in b["ids"]]
+        self._drop_uncommitted()
+
+    def _drop_uncommitted(self) -> None:
+        """Parts a batch wrote before it was stopped short of its record: the batch that takes its number may
+        have no rows in some table, and a part left there would add the lost batch's rows to the run."""
+        n = len(self.committed)
+        for sub in ("batches", *(f"parts/{t}" for t in TABLES)):
+            for p in (self.partial / sub).glob("*"):
+                if p.name.startswith(".") or int(p.name.split(".")[0]) >= n:
+                    p.unlink()
 
     def abandon(self) -> None:
         """A new run that stopped on a user mistake: nothing to resume, so nothing is left behind."""
@@ -106,6 +116,7 @@ class RunDir:
                 tmp.replace(dest)
         _atomic_text(self.partial / "batches" / f"{n:06d}.json", json.dumps(record))  # the commit point
         self.committed.append(dict(record))
+        self.done.extend(record["ids"])
 
     def table(self, name: str) -> Any:
         """The rows of table ``name`` committed so far, as a pandas DataFrame (what a run decides on mid-way: the

@@ -43,7 +43,7 @@ def test_a_window_claude_code_clamps_is_a_warning(value: int, warned: bool) -> N
     if warned:
         assert said[0].startswith(f"{WINDOW}={value}: CLAUDE_CODE_AUTO_COMPACT_WINDOW (claude-code's "
                                   "auto_compact_window) takes [100,000, 1,000,000], 0 leaves it unset; Claude Code "
-                                  "2.1.221 and later clamp it into that range")
+                                  "2.1.92 and later raise or cap it into that range")
 
 
 def test_a_strategy_without_a_tool_or_a_setting_without_a_range_is_not_checked() -> None:
