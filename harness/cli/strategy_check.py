@@ -12,9 +12,9 @@ An author's strategy is ready when it keeps the rules every built-in keeps, each
   if it never does, the line says how far the samples' contexts reached (a note, not a failure: a strategy
   whose trigger lies beyond the samples is not wrong);
 * **wake** — the tables a run writes are the same with and without its ``wake``
-  (:func:`compbench.sdk.testing.wake_differences`);
+  (:func:`compbench.testing.wake_differences`);
 * **actions only** — it never changes the view it is shown nor a message, and answers every hook with
-  what the hook returns (:func:`compbench.sdk.testing.untouched`);
+  what the hook returns (:func:`compbench.testing.untouched`);
 * **tool** — its Tool declaration, if any, names log formats compbench reads and settings of its real
   parameters, whose swept values are valid configurations.
 
@@ -42,10 +42,9 @@ from compbench.sdk.registry import STRATEGIES, Configured, StrategyInfo, resolve
 from compbench.sdk.session import ModelLimits
 from compbench.sdk.tools import sweep_specs, version_tuple
 
-# What a strategy module may import: tools/layers.py's STRATEGY_IMPORTS (a test keeps the two the same); the test
-# kit sits in the SDK's folder but above the engine.
+# What a strategy module may import: tools/layers.py's STRATEGY_IMPORTS (a test keeps the two the same). The test
+# kit, compbench.testing, is not among them: it replays, so it stands above the engine.
 STRATEGY_IMPORTS = ("compbench.sdk", "compbench.errors", "compbench.strategies")
-NOT_FOR_STRATEGIES = ("compbench.sdk.testing",)
 SMALL_WINDOW = 32_000  # the second condition: most thresholds are reached on the samples at this window
 SHOWN = 4  # detail lines per check
 
@@ -152,10 +151,7 @@ def _is_a_module(name: str) -> bool:
 
 
 def _allowed(target: str) -> bool:
-    def under(p: str) -> bool:
-        return target == p or target.startswith(p + ".")
-
-    return any(under(p) for p in STRATEGY_IMPORTS) and not any(under(p) for p in NOT_FOR_STRATEGIES)
+    return any(target == p or target.startswith(p + ".") for p in STRATEGY_IMPORTS)
 
 
 def check_imports(info: StrategyInfo) -> Finding:
@@ -284,7 +280,7 @@ def check_acts(rows: dict[str, list[tuple[str, dict[str, Any]]]], n: int) -> Fin
 
 def check_wake(woken: dict[str, list[tuple[str, Any]]], asked: dict[str, list[tuple[str, Any]]],
                has_wake: bool) -> Finding:
-    from compbench.sdk.testing import table_differences
+    from compbench.testing import table_differences
 
     if not has_wake:
         return Finding("wake", "note", "no wake: asked before and after every step (a replay costs a question per "
@@ -299,7 +295,7 @@ def check_wake(woken: dict[str, list[tuple[str, Any]]], asked: dict[str, list[tu
 
 
 def check_actions(c: Configured, data: Sequence[Any], conditions: Conditions) -> Finding:
-    from compbench.sdk.testing import untouched
+    from compbench.testing import untouched
 
     problems = [p for _, limits in conditions for p in untouched(c, data, limits=limits)]
     if problems:
@@ -310,7 +306,7 @@ def check_actions(c: Configured, data: Sequence[Any], conditions: Conditions) ->
 
 def check(spec: str, window: int = SMALL_WINDOW) -> tuple[Configured, list[Finding]]:
     """Every check of the strategy SPEC names, on the bundled samples (at their own windows and at ``window``)."""
-    from compbench.sdk.testing import samples
+    from compbench.testing import samples
 
     c = load(spec)
     info = c.info
@@ -336,7 +332,7 @@ def check(spec: str, window: int = SMALL_WINDOW) -> tuple[Configured, list[Findi
 
 def replayed(c: Configured, data: Sequence[Any], conditions: Conditions) -> list[Finding]:
     """The checks on the tables a run writes: acts, wake."""
-    from compbench.sdk.testing import tables
+    from compbench.testing import tables
 
     has_wake = any("wake" in capabilities(s) for s in stages_of(c.create()))
     woken = {name: tables(c, data, limits=limits) for name, limits in conditions}

@@ -124,7 +124,7 @@ def test_a_strategy_that_edits_what_it_is_shown_fails(tmp_path: Path) -> None:
 
 def _claude() -> list[Transcript]:
     """The three Claude Code samples (the hand-made strategies act on two of them at their own windows)."""
-    from compbench.sdk.testing import samples
+    from compbench.testing import samples
 
     return [t for t in samples() if t.source == "claude-code"]
 
@@ -144,7 +144,7 @@ def test_a_tool_of_no_real_format_or_an_invalid_sweep_fails(tmp_path: Path) -> N
 
 
 def test_a_strategy_that_never_acts_says_how_far_the_samples_reach() -> None:
-    from compbench.sdk.testing import tables
+    from compbench.testing import tables
 
     data = _claude()
     rows = {"at their own windows": [(tid, r["results"].records()[0]) for tid, r in tables("none", data)]}
@@ -201,7 +201,7 @@ def test_the_strategy_import_rule_is_the_layer_checks() -> None:
     sys.modules[spec.name] = layers
     spec.loader.exec_module(layers)
     assert strategy_check.STRATEGY_IMPORTS == layers.STRATEGY_IMPORTS
-    assert any(p == "compbench.sdk.testing" for _, prefixes in layers.LAYERS[-1:] for p in prefixes)
+    assert any(p == "compbench.testing" for _, prefixes in layers.LAYERS[-1:] for p in prefixes)
 
 
 def test_a_plug_in_package_is_checked_by_its_module_path() -> None:

@@ -1,4 +1,4 @@
-"""compbench.sdk.testing, the strategy author's kit: a view from messages, a replay's trace, the with-and-without-wake
+"""compbench.testing, the strategy author's kit: a view from messages, a replay's trace, the with-and-without-wake
 check (which must find a wake one question late, and a strategy that keeps state from questions it was not asked)
 and the actions-only watch (which must find a hook that changes the view, edits a message or answers with
 something else)."""
@@ -31,7 +31,9 @@ from compbench.sdk import (
     strategy,
 )
 from compbench.sdk.registry import STRATEGIES
-from compbench.sdk.testing import (
+from compbench.store.columns import Table
+from compbench.strategies.example_keep_last import KeepLast, KeepLastParams
+from compbench.testing import (
     Watched,
     acted,
     assert_wake_exact,
@@ -47,8 +49,6 @@ from compbench.sdk.testing import (
     view,
     wake_differences,
 )
-from compbench.store.columns import Table
-from compbench.strategies.example_keep_last import KeepLast, KeepLastParams
 from helpers import ROOT
 
 CHARS = counter("chars4")
