@@ -18,9 +18,25 @@ KINDS = ("artifact", "recall", "decision", "continuation")
 # the kinds as a reader calls them (the "recall" kind holds specifics: errors, commands, tests, URLs)
 KIND_TITLES = {"artifact": "files and artifacts", "recall": "specifics (errors, commands, tests, URLs)",
                "decision": "decisions and constraints", "continuation": "pending work"}
+BASELINE = "recorded"  # compbench.strategies.recorded: each tool as it ran, the baseline a user compares with
 # the leaderboard's figures, in its column order (all of METRICS are in the glossary and the strategy data)
 LEADERBOARD = tuple(dict.fromkeys((HEADLINE, RECALL, "retention", "cost_savings", "cost", "compactions")))
 
+
+
+def scored_kinds(strategies: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The fact kinds some strategy had a need of: a kind no transcript needed would be a panel of "no data"
+    beside every strategy (the report names such kinds instead of drawing them)."""
+    return [k for k in KINDS if any(not math.isnan(s["kinds"].get(k, math.nan)) for s in strategies)]
+
+
+def tool_rows(results: Any, labels: Sequence[str]) -> list[str]:
+    """The labels of each tool's own strategy (at the presets of its logs) for the tools whose logs the run holds:
+    with the frontier and the baseline, the names the savings-vs-recall chart draws when it cannot draw all."""
+    from compbench.sdk.registry import own_strategy
+
+    own = {own_strategy(str(src)) for src in dict.fromkeys(results["source"])} if "source" in results else set()
+    return [s for s in labels if s in own]
 
 
 def estimate_json(e: Estimate, m: Metric) -> dict[str, Any]:

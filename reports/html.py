@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compbench.decide.compare import fmt, load_results, orderings
+from compbench.decide.compare import load_results, orderings
 from compbench.decide.flags import cache_check, flag_details
 from compbench.decide.metrics import BY_NAME, METRICS, available
 from compbench.decide.verdict import OVERHEAD_CAVEAT
@@ -72,13 +72,13 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     spec = manifest.get("spec", {})
     everything = load_results(run)
-    selected = ""
+    selected: dict[str, str] = {}
     if select:  # --source / --where: the transcripts it picks, every strategy's row of each (compbench.data.select)
         from compbench.data.select import select_results
 
         n = everything["transcript_id"].nunique()
         everything = select_results(everything, select, str(run))
-        selected = f"{everything['transcript_id'].nunique():,} of {n:,} transcripts, those where {select.text()}"
+        selected = {"count": f"{everything['transcript_id'].nunique():,} of {n:,} transcripts", "where": select.text()}
     # a row that did not run on every transcript (a settings sweep's) is decided on in its tool's verdict, not pooled
     from compbench.decide.headline import everywhere
 
@@ -148,8 +148,10 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "series": packed({str(i): steps["series"][t] for i, t in enumerate(tids) if t in steps["series"]}),
     }
     window = _windows(results)
+    kinds = data.scored_kinds(strategies)  # a kind no strategy had a need of is a panel of "no data": left out, said
     summary = {
-        "strategies": strategies, "kinds": list(data.KINDS), "kind_titles": data.KIND_TITLES, "window": window,
+        "strategies": strategies, "kinds": kinds, "kind_titles": data.KIND_TITLES, "window": window,
+        "baseline": data.BASELINE if data.BASELINE in labels else None, "tools": data.tool_rows(results, labels),
         "headline": HEADLINE, "recall": RECALL,
         "leaderboard": list(data.LEADERBOARD),
         "metrics": {m.name: {"title": m.title, "percent": m.percent, "higher": m.higher_is_better} for m in METRICS},
@@ -167,6 +169,7 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "manifest": manifest, "manifest_json": json.dumps(shown, indent=2, ensure_ascii=False),
         "verdict": v, "strategies": strategies, "leaderboard_metrics": [BY_NAME[m] for m in data.LEADERBOARD],
         "retention": _retention(strategies, agg, results), "disagree": disagree[1], "apart": disagree[2],
+        "ranked_by_both": sum(1 for c in disagree[0].values() if c["ranks"] != "–"),
         "orderings": orderings(agg), "summarizer": summarizer,
         "summary_json": inline_json(summary), "blobs": blobs, "counts": summary["counts"],
         "fidelity": fidelity.compact(_fidelity(run)), "errors": manifest.get("errors", []),
@@ -175,6 +178,8 @@ def build_context(run: Path, redact_secrets: Callable[[str], str] = lambda s: s,
         "echarts": vendor.script(), "echarts_version": vendor.VERSION, "app_css": _asset("report.css"),
         "app_js": _asset("report.js"), "n_configs": len(labels), "n_unpooled": len(unpooled), "selected": selected,
         "flagged": flagged, "overhead_caveat": OVERHEAD_CAVEAT,
+        "kinds_unscored": [data.KIND_TITLES[k] for k in data.KINDS if k not in kinds],
+        "baseline": data.BASELINE if data.BASELINE in labels else None,
     }
 
 
@@ -294,11 +299,19 @@ def _retention(strategies: list[dict[str, Any]], agg: dict[str, Any], results: A
             "strategy": s["label"], "color": s["color"], "tier": s["tier"],
             "acted": f"{s['acted']:,}/{s['transcripts']:,}",
             "needs": needs, "verbatim": pct(s["verbatim"]), "carried": pct(s["carried"]), "missed": pct(s["missed"]),
-            "recall": fmt(est["needed_recall"], BY_NAME["needed_recall"]),
+            "recall": _cell(est["needed_recall"], BY_NAME["needed_recall"]),
             "range": f"{est['recall_verbatim'].value:.1%} – {est['recall_copy'].value:.1%}" if needs else "–",
-            "retention": fmt(est["retention"], BY_NAME["retention"]),
+            "retention": _cell(est["retention"], BY_NAME["retention"]),
             "sort": est["needed_recall"].value, **losses[s["label"]]})
     return out
+
+
+def _cell(e: Any, m: Any) -> dict[str, Any]:
+    """A figure as a table cell shows it: the value, then its interval and "n, few" each on a line of its own that
+    never wraps (one string, "61.4% [61.4%, 61.4%] (n=1, few)", wrapped over four lines)."""
+    if math.isnan(e.value):
+        return {"text": "–", "ci": "", "few": False, "n": e.units}
+    return data.estimate_json(e, m)
 
 
 def render(context: dict[str, Any]) -> str:

@@ -21,13 +21,19 @@ Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``Ch
   the history is over the budget, a thread summarizes a snapshot of it (``summarize_worker``), and aider then
   appends its note of the edit ("I committed the changes…", "Ok.") to the history. ``summarize_end``, at
   the next request, uses the summary only if the history is still the snapshot (since v0.72.0). Read alone,
-  the code suggests the check always fails (the note is appended after the thread starts); the real logs say
-  otherwise: in an aider 0.82.2 ``--llm-history-file`` log a request drops from 38 messages to 12 and begins
-  with the summary, which the next three requests carry again, and another real log holds 7 distinct
-  summaries over 13 requests (issue 32's held-out logs). How the two threads interleave is the interpreter's;
-  the logs show the summary used, so it replaces the history (the default, and ``preset=0.71``, aider
-  before the check). ``preset=snapshot-race`` is the reading where every summary is dropped (the weak model
-  paid, the history growing on, as users report in Aider-AI/aider#3493).
+  the code suggests the check fails whenever a note follows (the thread copies the history as it starts, the
+  note is appended after). The logs once read as showing such summaries used do not show it: the aider 0.82.2
+  ``--llm-history-file`` log whose request drops from 38 messages to 12 switched chat mode there (its system
+  prompt changes and no "Ok." follows the summary: ``summarize_all``, applied in the foreground), and the
+  held-out log's 7 summaries were read before the request log's chunks, separators and kept tails were told
+  apart (issue 40). So the default (the summary replaces the history; ``preset=0.71``, aider before the check)
+  is aider up to 0.71 and, for later versions, an assumption no log here confirms; ``preset=snapshot-race`` is
+  the reading where every summary is dropped (the weak model paid, the history growing on, as users report in
+  Aider-AI/aider#3493).
+* **What the log must show.** The strategy summarizes after a reply that edited files, counting the history
+  as aider does (the JSON of each message of ``done``, which is every message of the conversation at that
+  point: ``cur`` has just been moved into it). A log that shows aider's summaries but marks no reply as an
+  edit leaves it nothing to act on: :func:`cannot_act` says so in the run's ``preset_source``.
 * **No /compact.** aider has no command that compacts on demand. The one other summary it makes is
   ``summarize_all`` of the whole history when the chat mode changes (``Coder.create`` with
   ``summarize_from_coder``): a log shows it as a summary with no kept tail and no "Ok." after it; ``manual``
@@ -75,6 +81,7 @@ from compbench.sdk import (
     Tool,
     ToolCall,
     ToolResult,
+    Transcript,
     Usage,
     Wake,
 )
@@ -334,10 +341,22 @@ class Aider:
 
 # What aider's users set (--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS or max-chat-history-tokens in
 # .aider.conf.yml; aider/models.py at 5dc9490): 0 means the default formula.
+def cannot_act(t: Transcript) -> tuple[str | None, str] | None:
+    """Where the log shows aider's summaries but marks no reply as editing files, the strategy has nothing to act on
+    (it summarizes after such a reply, as aider does): said in ``preset_source`` instead of a silent "never
+    compacted". The preset is the one a run takes anyway (the parameters' defaults)."""
+    auto = sum(1 for rc in t.compactions if rc.trigger == "auto")
+    if not auto or any(edits_files(m) for m in t.messages):
+        return None
+    return None, (f"the log shows {auto} automatic summar{'ies' if auto != 1 else 'y'} but marks no reply as editing "
+                  "files (aider's 'I committed the changes…' note): aider summarizes only after such a reply, so "
+                  "the strategy cannot act on this log; the parameters' defaults")
+
+
 MANUAL_NAME = "summarize_all on a chat-mode switch; aider has no compaction command"  # fidelity: what a manual summary is
 AUTO_NAME = "aider's chat-history summary (ChatSummary, after an edit, by the weak model)"  # fidelity's rows
 TOOL = Tool(
-    "aider", ("aider",), own_count=True, manual_name=MANUAL_NAME, auto_name=AUTO_NAME,
+    "aider", ("aider",), own_count=True, manual_name=MANUAL_NAME, auto_name=AUTO_NAME, log_preset=cannot_act,
     settings=(Setting("max_chat_history_tokens", "max-chat-history-tokens", ".aider.conf.yml (or "
                       "--max-chat-history-tokens, AIDER_MAX_CHAT_HISTORY_TOKENS)",
                       "min(max(max_input / 16, 1024), 8192)", "max-chat-history-tokens: {value}",

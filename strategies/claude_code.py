@@ -126,6 +126,7 @@ from dataclasses import dataclass
 from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
+    Accepts,
     Action,
     Compact,
     Insert,
@@ -478,11 +479,15 @@ TOOL = Tool(
                 "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}",
                 sweep=(60.0, 80.0), note="a percentage of the window less the output reserve; it can only lower the "
                 "threshold (above about 92 on a 200k window it changes nothing), a value outside (0, 100] is ignored",
-                accepted=(1.0, 100.0), unset_at=UNSET_PCT, caveat=override_caveat),
+                unset_at=UNSET_PCT, caveat=override_caveat,
+                accepts=Accepts(0, 100, open_lo=True, unset=0, outside="Claude Code ignores any other value")),
         Setting("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "your shell's environment before `claude` "
-                "starts (or \"autoCompactWindow\" in ~/.claude/settings.json)", "the model's window, or Anthropic's default for a 1M model",
+                "starts (or \"autoCompactWindow\" in ~/.claude/settings.json)",
+                "the model's window, or Anthropic's default for a 1M model",
                 "export CLAUDE_CODE_AUTO_COMPACT_WINDOW={value}",
-                note="never above the model's window; 2.1.221 and later clamp it to 100,000-1,000,000"),
+                note="never above the model's window; 2.1.221 and later clamp it to 100,000-1,000,000",
+                accepts=Accepts(100_000, 1_000_000, unset=0, refuse=False,
+                                outside="Claude Code 2.1.221 and later clamp it into that range")),
     ))
 
 

@@ -9,6 +9,12 @@ it): ``session/turn.rs`` at 000c857e (``run_turn``, ``auto_compact_token_status`
 ``estimate_item_token_count``), ``compact_remote_v2.rs`` at 009bd870 and ``ModelInfo::
 auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
+Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (the same count: the last
+``total_tokens`` + earlier turns' encrypted reasoning + the items after the last model-generated item, which in
+code mode are the ``exec`` outputs), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
+messages up to 64,000 tokens, preset ``0.147``), ``code-mode/src/description.rs`` at 01e102ef; the window is the
+one Codex records (:func:`compbench.measure.models.effective_limits`: 272,000 for gpt-5.6-sol too).
+
 Trigger: Codex compares ``get_total_token_usage`` (the last call's ``total_tokens`` = input incl. cached
 + output) with ``auto_compact_token_limit`` (``>=``) after a sampling request *and its tool calls* ran,
 then compacts before sampling again. So the trigger is decided in ``after_step`` from the step's usage
@@ -63,6 +69,7 @@ from typing import Literal
 from compbench.sdk import (
     NEVER,
     NEXT_QUESTION,
+    Accepts,
     Action,
     Compact,
     Entry,
@@ -82,9 +89,12 @@ from compbench.sdk import (
     Wake,
 )
 from compbench.sdk.registry import param, strategy
+from compbench.strategies.codex_truncate import APPROX_BYTES_PER_TOKEN, approx_token_count, truncate_text
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000  # compact.rs
-APPROX_BYTES_PER_TOKEN = 4  # truncate.rs
+RETAINED_MESSAGE_TOKEN_BUDGET = 64_000  # compact_remote_v2.rs at 009bd870 (remote compaction v2, 0.147+)
+REMOTE_V2_SINCE = (0, 147)  # the first version compacting remotely through the Responses endpoint (v2)
+NEWEST_READ = (0, 153)  # the newest version whose package (catalogue) and compaction source were read
 EFFECTIVE_CONTEXT_WINDOW_PERCENT = 95  # seed 002 (model_family.rs effective_context_window_percent)
 AUTO_COMPACT_PERCENT = 90  # openai_model_info.rs default_auto_compact_limit: window * 9 / 10
 ReasoningRule = Literal["off", "sum", "per-item"]
@@ -139,64 +149,6 @@ class CodexParams:
         "user message ('last-user', today).")
     compact_prompt: str = param(COMPACT_PROMPT, "The summarization prompt sent with the history.")
     summary_prefix: str = param(SUMMARY_PREFIX, "The text that introduces the summary in the rebuilt history.")
-
-
-def approx_token_count(text: str) -> int:
-    """Codex ``approx_token_count``: UTF-8 bytes / 4, rounded up."""
-    return math.ceil(len(text.encode()) / APPROX_BYTES_PER_TOKEN)
-
-
-def _boundary_down(b: bytes, n: int) -> int:
-    """Largest char boundary <= n (Rust ``truncate_on_boundary``)."""
-    n = min(n, len(b))
-    while 0 < n < len(b) and (b[n] & 0xC0) == 0x80:
-        n -= 1
-    return n
-
-
-def _is_boundary(b: bytes, n: int) -> bool:
-    return n == 0 or n == len(b) or (0 < n < len(b) and (b[n] & 0xC0) != 0x80)
-
-
-def truncate_text(text: str, max_tokens: int) -> str:
-    """``truncate_text(s, TruncationPolicy::Tokens(n))``: keep head and tail, a marker in the middle.
-
-    Why byte-exact: the truncated message is what the model sees after compaction, and its length
-    is part of the rebuilt context Codex sends.
-    """
-    b = text.encode()
-    if not b:
-        return ""
-    small = (max_tokens // 4) * APPROX_BYTES_PER_TOKEN
-    if max_tokens > 0 and small > 0 and len(b) <= small:
-        return text
-    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
-    if max_bytes == 0:
-        return f"[…{math.ceil(len(b) / 4)} tokens truncated…]"
-    if len(b) <= max_bytes:
-        return text
-    marker = f"[…{math.ceil((len(b) - max_bytes) / 4)} tokens truncated…]".encode()
-    if len(marker) >= max_bytes:
-        return marker[:_boundary_down(marker, max_bytes)].decode()
-    keep = max_bytes - len(marker)
-    left, right = keep // 2, keep - keep // 2
-    # pick_prefix_end: the last newline inside the head budget, else the budget on a char boundary
-    head_nl = b.rfind(b"\n", 0, left) if _is_boundary(b, left) and left <= len(b) else -1
-    prefix_end = head_nl + 1 if head_nl >= 0 else _boundary_down(b, left)
-    # pick_suffix_start: just after the first newline inside the tail budget, else its char boundary
-    start_tail = max(0, len(b) - right)
-    tail_nl = b.find(b"\n", start_tail) if _is_boundary(b, start_tail) else -1
-    if tail_nl >= 0:
-        suffix_start = tail_nl + 1
-    else:
-        suffix_start = start_tail
-        while suffix_start < len(b) and not _is_boundary(b, suffix_start):
-            suffix_start += 1
-    suffix_start = max(suffix_start, prefix_end)
-    out = b[:prefix_end] + marker + b"\n" + b[suffix_start:]
-    if len(out) > max_bytes:
-        out = out[:_boundary_down(out, max_bytes)]
-    return out.decode()
 
 
 def _serialized_tokens(item: dict[str, object]) -> int:
@@ -392,34 +344,49 @@ class Codex:
                        on_failure="unchanged", meta={"limit": self.limit(s)})
 
 
-def version_preset(version: str) -> str:
-    """The preset of a Codex version: ``0.77`` up to 0.77 (the rollout it was built on), ``current`` after
-    (built on 0.140 and 0.142.4 rollouts; on held-out public ones 0.136 and 0.140–0.142.5 compact within one
-    call of it, 0.118's mostly 0–2 calls early but twice 19 and 27; 0.78–0.117 unverified)."""
+def version_preset(version: str) -> str | None:
+    """The preset of a Codex version: ``0.77`` up to 0.77 (the rollout it was built on), ``current`` for 0.78-0.146
+    (built on 0.140 and 0.142.4 rollouts; on held-out public ones 0.136 and 0.140-0.142.5 compact within one call
+    of it, 0.118's mostly 0-2 calls early but twice 19 and 27; on the 0.144 code-mode rollouts of
+    ../shared/incoming four of five within two calls; 0.78-0.117 unverified), ``0.147`` from remote compaction v2
+    to the newest version read (0.153: the source at the commits above, the bundled catalogue of 0.153.4). A newer
+    version gets the newest preset, and the row says no preset models it."""
     try:
         parts = tuple(int(x) for x in version.split(".")[:2])
     except ValueError:
+        return None
+    if parts <= (0, 77):
+        return "0.77"
+    if parts < REMOTE_V2_SINCE:
         return "current"
-    return "0.77" if parts <= (0, 77) else "current"
+    return "0.147" if parts <= NEWEST_READ else None
 
 
 # What Codex's users set (~/.codex/config.toml; openai/codex codex-rs/protocol/src/openai_models.rs, PR #11516):
 # since 0.100 the limit is min(the value, 90% of the window); 0 compacts every turn, nothing turns it off.
 TOOL = Tool(
-    "Codex", ("codex",), newest="current", version_preset=version_preset,
-    preset_versions={"current": "0.78+ (built on 0.140 and 0.142 rollouts)", "0.77": "up to 0.77"},
+    "Codex", ("codex",), newest="0.147", version_preset=version_preset,
+    preset_versions={"0.147": "0.147-0.153 (remote compaction v2: retained messages up to 64k tokens)",
+                     "current": "0.78-0.146 (built on 0.140 and 0.142 rollouts; 0.144 code mode checked)",
+                     "0.77": "up to 0.77"},
     settings=(Setting("auto_compact_token_limit", "model_auto_compact_token_limit", "~/.codex/config.toml (a "
                       "top-level key, or under a [profiles.NAME] you use)",
                       "unset: 90% of the window (244,800 of 272,000)", "model_auto_compact_token_limit = {value}",
                       sweep=(150_000, 200_000), note="clamped to 90% of the window since 0.100; 0 compacts every "
-                      "turn", accepted=(1.0, 244_800.0), unset_at=244_800.0),))
+                      "turn", unset_at=244_800.0,
+                      accepts=Accepts(0, 244_800, refuse=False, outside="Codex clamps the limit to 90% of the window "
+                                      "since 0.100; 0 compacts every turn")),))
+CURRENT = {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
+           "limit_cap_percent": AUTO_COMPACT_PERCENT, "initial_context_at": "last-user",
+           "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}
 
 
 @strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
-          presets={"current": {"per_model_limits": False, "count_pending_items": True, "reasoning_items": "per-item",
-                               "limit_cap_percent": AUTO_COMPACT_PERCENT, "initial_context_at": "last-user",
-                               "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX},
+          presets={"current": CURRENT,
+                   # remote compaction v2 (0.147+): the retained user and developer messages up to 64,000 tokens
+                   # (compact_remote_v2.rs RETAINED_MESSAGE_TOKEN_BUDGET), then the one compaction item
+                   "0.147": {**CURRENT, "user_message_max_tokens": RETAINED_MESSAGE_TOKEN_BUDGET},
                    # Codex 0.77 (Dec 2025): last total + earlier reasoning, summed; no pending items. Its
                    # templates are not pinned here (a ChatGPT login compacts remotely, the prompt unseen):
                    # today's are used.

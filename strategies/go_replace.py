@@ -10,8 +10,11 @@ was: …"]. Tokens are recounted afterwards (the loop recounts the view).
 ``preset=current`` is Crush (charmbracelet/crush ``internal/agent/agent.go`` and
 ``templates/summary.md`` at commit 37f36e93). A StopWhen condition after each step fires when
 ``contextWindow − (PromptTokens + CompletionTokens) <= threshold``: 20,000 for windows over 200,000,
-``int(window × 0.2)`` otherwise, never for an unknown (0) window. A Crush step includes its tool
-results, so here it applies in ``after_step`` when the step made no tool calls (the run ends) and in
+``int(window × 0.2)`` otherwise (since v0.13.0: 2aedcb7fa replaced a ``percentage > 80`` check), never for an
+unknown (0) window (from v0.55.1, 741c18a21: before it a 0 window compacted after every step). The window is
+catwalk's for the recorded provider and model on the session's day; a model catwalk does not list has the user's
+configured window, not in the log (``compbench.measure.models`` says so and marks it unknown). A Crush step
+includes its tool results, so here it applies in ``after_step`` when the step made no tool calls (the run ends) and in
 the next ``before_step``, after the results, otherwise. PromptTokens is InputTokens + CacheReadTokens,
 the whole prompt for OpenAI-style usage; for Anthropic-style usage Crush leaves cache writes out, while
 the whole prompt (``u.input``) is used here. The summarizer gets ``summary.md`` as its system prompt,

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 from compbench.sdk import (
     NEXT_QUESTION,
+    Accepts,
     Action,
     Compact,
     CompactionEvent,
@@ -417,7 +418,9 @@ TOOL = Tool(
     "Goose", ("goose",), newest="2026-03-16", version_preset=version_preset, preset_versions=PRESET_VERSIONS,
     settings=(Setting("threshold", "GOOSE_AUTO_COMPACT_THRESHOLD", "environment (or config.yaml)", "0.8",
                       "export GOOSE_AUTO_COMPACT_THRESHOLD={value}", sweep=(0.6,),
-                      note="a value at or below 0, or at or above 1, turns auto-compaction off"),
+                      note="a value at or below 0, or at or above 1, turns auto-compaction off",
+                      accepts=Accepts(0, 1, open_lo=True, open_hi=True, refuse=False,
+                                      outside="Goose turns auto-compaction off at or below 0 and at or above 1")),
               Setting("tool_pairs", "GOOSE_TOOL_PAIR_SUMMARIZATION", "environment (or config.yaml)", "true",
                       "export GOOSE_TOOL_PAIR_SUMMARIZATION={value}", sweep=(False,),
                       note="off: no background summaries of old tool calls"),

@@ -43,6 +43,7 @@ from typing import Literal
 from compbench.errors import UsageError
 from compbench.sdk import (
     NEXT_QUESTION,
+    Accepts,
     Action,
     Compact,
     Message,
@@ -302,7 +303,8 @@ TOOL = Tool(
     settings=(Setting("max_size", "max_size", "[condenser] in config.toml (V0) or agent_settings.json's condenser "
                       "(V1)", "100 (V0 CLI), 120 (app), 80 (V1 CLI)", "[condenser]\nmax_size = {value}",
                       sweep=(60, 200), note="events kept before a condensation; the app refuses under 20",
-                      accepted=(20, 10_000), line_for=lambda source, version: _condenser_line("max_size", source)),
+                      accepts=Accepts(20, refuse=False, outside="the OpenHands app refuses a value under 20"),
+                      line_for=lambda source, version: _condenser_line("max_size", source)),
               Setting("keep_first", "keep_first", "[condenser] in config.toml or agent_settings.json", "1 (V0), 4 (V1)",
                       "[condenser]\nkeep_first = {value}",
                       line_for=lambda source, version: _condenser_line("keep_first", source))))

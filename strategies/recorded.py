@@ -101,6 +101,7 @@ class Planned:
     attached: tuple[str, ...] = ()  # what the log recorded the tool attaching after it (Claude Code 2.1.217)
     restore: str = ""  # a tool whose re-attachments the log leaves out, modelled: "claude-code@VERSION"
     lacks: str = ""  # what the log lacks of the context the tool sent after it (LACKS_*)
+    marked_inferred: bool = False  # a compaction the log records but its importer inferred (no marker in the log)
 
 
 def _steps(t: Transcript) -> list[int]:
@@ -172,7 +173,8 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
                            tuple((str(r), str(x)) for r, x in replacement), _next_input(t, rc.index), False,
                            bool(rc.meta.get("encrypted")), blob,
                            tuple(str(x) for x in attached) if isinstance(attached, list | tuple) else (),
-                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else "", lacks))
+                           f"claude-code@{version}" if rc.tool == "claude-code" and attached is None else "", lacks,
+                           bool(rc.meta.get("inferred"))))
     if not out and infer:
         for i in inferred_falls(t):
             # the call after the fall: the compaction happened before it, after the messages recorded since
@@ -230,6 +232,7 @@ class Recorded:
         text = p.summary or p.stand_in
         if p.inferred:
             text = self._sized(s, p, head, tail)
+        if p.inferred or p.marked_inferred:  # counted in the results' recorded_inferred
             meta["inferred"] = True
         if p.summary:
             request = SummaryRequest("", (*s.rendered(), Message("recorded-prompt", "user", (Text(PROMPT_STANDIN),))),

@@ -71,7 +71,7 @@ def compare(runs: tuple[str, ...], fmt: str, sort_by: str | None, metrics: tuple
         raise UsageError("--by breaks one run down; compare two runs without it")
     chosen = selection({"sources": sources, "where": where})
     whole = load_results(runs[0])
-    a = select_results(whole, chosen, runs[0])
+    a = select_results(whole, chosen, runs[0], said=lambda line: click.echo(f"note: {line}", err=True))
     if chosen and fmt == "table":
         n, of = a["transcript_id"].nunique(), whole["transcript_id"].nunique()
         click.echo(f"transcripts: {n:,} of {of:,} in {runs[0]}, those where {chosen.text()}\n")

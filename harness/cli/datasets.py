@@ -102,17 +102,32 @@ def extras(lines: int, records: int, merged: int, aider: int = 0, unsupported: i
                               if unsupported else "")
 
 
-# (key, heading, clip): text clipped to that many characters (a path keeps its end), 0 a figure
+# (key, heading, clip): text clipped to that many characters (a path keeps its end; --wide clips nothing), -1 never
+# clipped (an id is what --where id=... and a report's drill-down take: a clipped one finds nothing), 0 a figure
 TABLE: tuple[tuple[str, str, int], ...] = (
-    ("id", "transcript", 40), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
+    ("id", "transcript", -1), ("source", "format", 14), ("n_messages", "msgs", 0), ("n_user", "user", 0),
     ("n_assistant", "asst", 0), ("n_tool", "tool", 0), ("n_tool_calls", "calls", 0), ("tokens", "tokens", 0),
-    ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("n_compactions", "cmp", 0),
+    ("recorded_last_input", "last rec", 0), ("recorded_max_input", "max rec", 0), ("cmp", "cmp", 0),
     ("where", "project or file", 36),
 )
 LEGEND = ("msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
           "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the "
           "log records no per-call usage)",
-          "cmp: compactions the log records; project or file: the project the log or its folder names, else the file")
+          "cmp: compactions the log records, or where it records none those inferred at the falls of its recorded "
+          "prompt (both replayed as it ran); (n inferred): those with no marker in the log",
+          "project or file: the project the log or its folder names, else the file")
+
+
+def compactions_of(t: Any) -> tuple[int, int]:
+    """The compactions as the transcript ran (what the ``recorded`` row replays) and how many of them are inferred:
+    those the log records, the ones it marks as inferred among them (a Gemini CLI compression read off a drop in
+    recorded input); where it records none, those inferred at the falls of its recorded prompt."""
+    from compbench.strategies.recorded import inferred_falls
+
+    if t.compactions:
+        return len(t.compactions), sum(1 for rc in t.compactions if rc.meta.get("inferred"))
+    falls = len(inferred_falls(t))
+    return falls, falls
 
 
 def where(t: Any) -> str:
@@ -134,17 +149,19 @@ def where(t: Any) -> str:
 
 
 def _clip(text: str, width: int, tail: bool) -> str:
-    if len(text) <= width:
+    if width < 0 or len(text) <= width:
         return text
-    return "…" + text[-(width - 1):] if tail else text[:width]
+    return "…" + text[-(width - 1):] if tail else text[:width - 1] + "…"
 
 
-def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True) -> list[str]:
-    """Columns as wide as their widest cell (figures never run together, whatever their size): text
-    clipped, figures with thousands separators; then what the columns mean, and the total."""
+def format_table(rows: list[dict[str, Any]], tokenizer: str, legend: bool = True, wide: bool = False) -> list[str]:
+    """Columns as wide as their widest cell (figures never run together, whatever their size): ids whole, other
+    text clipped with a mark (nothing with ``wide``), figures with thousands separators; then what the columns
+    mean, and the total."""
     from compbench.textable import table
 
-    cells = [[_clip(str(r.get(k, "")), w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE] for r in rows]
+    cells = [[_clip(str(r.get(k, "")), -1 if wide else w, k == "where") if w else f"{r[k]:,}" for k, _, w in TABLE]
+             for r in rows]
     out = table([h for _, h, _ in TABLE], cells, [not w for _, _, w in TABLE])
     total = sum(r["tokens"] for r in rows)
     return [*out, *(LEGEND if legend else ()),
@@ -213,7 +230,8 @@ def format_overheads(rows: Any) -> list[str]:
                    "errors on the first call and on every call; sessions whose fit stays poor are named).")
 @click.option("--tokenizer", default="o200k_base", show_default=True, help="Tokenizer of the tokens column.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every cell whole: the project or file too (ids are never clipped).")
+def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fmt: str, wide: bool) -> None:
     """Per transcript: format, messages by role, tool calls, our tokens, recorded usage, compactions.
 
     DATASET (one or more) is a dataset directory or raw transcript files' file/folder; default: the bundled
@@ -241,8 +259,10 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
         from compbench.data.dataset import project_of
 
         for t in iter_transcripts(path, warn=warn):
+            n, inferred = compactions_of(t)
             rows.append({**summary_row(t), "tokens": sum(counter.index(t).message_tokens), "where": where(t),
-                         "project": project_of(t), "file": str(t.meta.get("path") or "")})
+                         "project": project_of(t), "file": str(t.meta.get("path") or ""), "n_inferred": inferred,
+                         "cmp": f"{n:,}" + (f" ({inferred:,} inferred)" if inferred else "")})
             yield t
 
     refuse_runs(dataset, "datasets inspect")
@@ -262,7 +282,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
                          "readable)")
     if fmt == "json":
         doc: dict[str, Any] = {"tokenizer": tokenizer,
-                               "transcripts": [{k: v for k, v in r.items() if k not in ("path", "where")}
+                               "transcripts": [{k: v for k, v in r.items() if k not in ("path", "where", "cmp")}
                                                for r in rows]}
         if with_calibration:
             from dataclasses import asdict
@@ -272,7 +292,7 @@ def inspect(dataset: tuple[str, ...], with_calibration: bool, tokenizer: str, fm
             doc["overhead"] = [asdict(c) for c in cal.overheads]
         click.echo(json.dumps(doc, indent=2))
         return
-    for line in format_table(rows, tokenizer):
+    for line in format_table(rows, tokenizer, wide=wide):
         click.echo(line)
     if with_calibration:
         click.echo("")

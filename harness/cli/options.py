@@ -159,6 +159,24 @@ def selection(values: Mapping[str, Any]) -> Any:
     return parse(values.get("where"), tuple(values.get("sources") or ()))
 
 
+def say_unmatched(chosen: Any, values: Mapping[str, Any], said: set[str]) -> None:
+    """Each alternative of ``--source`` / ``--where`` that matched no transcript (``values``: field -> what the
+    transcripts held), once, on stderr: before a replay, from the dataset's scan (the sources it counted); every
+    other field's once the replay has read the dataset (:func:`noted`, through the filter)."""
+    for line in chosen.unmatched(values) if chosen else ():
+        noted(said)(line)
+
+
+def noted(said: set[str]) -> Callable[[str], None]:
+    """A line said once on stderr as a note (an alternative of a filter that matched nothing)."""
+    def note(line: str) -> None:
+        if line not in said:
+            said.add(line)
+            click.echo(f"note: {line}", err=True)
+
+    return note
+
+
 def take(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """Remove and return the values of one option set from a command's keyword arguments."""
     return {n: values.pop(n) for n in names}

@@ -56,5 +56,10 @@ def report(run: str, out: str, redact: bool, objectives: tuple[str, ...], source
     for o in objectives:
         parse_objective(o)  # a typo ends here, before any work
     chosen = selection({"sources": sources, "where": where})
+    if chosen:  # before the work: a filter that selects nothing ends here; alternatives that matched nothing said
+        from compbench.data.select import select_results
+        from compbench.decide.compare import load_results
+
+        select_results(load_results(run), chosen, run, said=lambda line: click.echo(f"note: {line}", err=True))
     path = write_report(run, out, mask if redact else None, objectives=objectives or None, select=chosen)
     click.echo(f"report written to {path}")

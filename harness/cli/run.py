@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,11 @@ from compbench.cli.options import (
     broken_lines,
     configured,
     execution_options,
+    noted,
     read_prices,
     refuse_runs,
     replay_options,
+    say_unmatched,
     selection,
     selection_options,
     spec_of,
@@ -68,7 +71,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.data.dataset import default_dataset
     from compbench.data.importing import iter_transcripts, replayable
     from compbench.progress import Progress, dataset_total
-    from compbench.run.write import recorded, write_run
+    from compbench.run.write import recorded, selected, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
@@ -79,6 +82,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
     done = 0
+    said: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
     if resume_dir:
         spec, path, done = recorded(Path(resume_dir))
         _check_resume(resume_dir, spec, path, given, {**ctx.params, "select": chosen.text()})
@@ -90,8 +94,12 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     else:
         path = dataset or str(default_dataset())
         refuse_runs([path], "run")
+        labels = configured(strategies, find())
+        for line in setting_values(labels):  # a value the tool ignores ends here, before any work
+            click.echo(f"warning: {line}", err=True)
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
-            spec = spec_of(configured(strategies, find()), replay, path, chosen.text())
+            spec = spec_of(labels, replay, path, chosen.text())
+        say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, said)
         if not no_settings:  # the tools present: the scan counted each source's transcripts
             from compbench.run.spec import with_settings
 
@@ -108,8 +116,8 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         return replayable(iter_transcripts(path), spec.keep_empty)
 
     with broken_lines(IMPORT_HINT):
-        replayed = replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
-                              progress.tick if progress else None)
+        replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
+                                             progress.tick if progress else None), path, noted(said))
         manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                              progress.tick if progress else None, force, resume=resume_dir is not None,
                              executor=execution["executor"], concurrency=execution["concurrency"],
@@ -124,6 +132,42 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
 
         click.echo(summary_table(Path(out)))
         click.echo(f"run written to {out}")
+
+
+def setting_values(labels: Sequence[str]) -> list[str]:
+    """Each value a configuration gives one of its tool's settings, against what the tool takes
+    (:class:`compbench.sdk.tools.Accepts`, declared on the strategy's ``Setting``), before any replay: a value
+    the tool ignores is refused in one line (the configuration would replay as if unset: a typo, and a row
+    that claims to measure a setting it does not), one it clamps or that turns the feature off is returned as
+    a warning (the replay does as the tool does). Bounds every configuration keeps whatever its tool
+    (``param(lo=, hi=)``: a negative window) are refused where the spec is resolved."""
+    from compbench.strategies import resolve
+
+    warnings: list[str] = []
+    for label in labels:
+        c = resolve(label)
+        tool = c.info.tool
+        if tool is None:
+            continue
+        for item in filter(None, c.label.partition(":")[2].split(",")):
+            key, _, raw = item.partition("=")
+            setting = tool.setting(key.strip())
+            accepts = setting.accepts if setting is not None else None
+            if setting is None or accepts is None:
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                continue
+            if accepts.holds(value):
+                continue
+            unset = f", {accepts.unset:g} leaves it unset" if accepts.unset is not None else ""
+            head = (f"{c.label}: {setting.name} ({c.name}'s {key.strip()}) takes {accepts.text()}{unset}; "
+                    f"{accepts.outside}")
+            if accepts.refuse:
+                raise UsageError(f"{head}, so {raw} would replay as if it were unset")
+            warnings.append(f"{head}: the replay does as the tool does with {raw}")
+    return warnings
 
 
 # options that do not change a run's results: they may differ on --resume

@@ -16,8 +16,10 @@ from compbench.cli.options import (
     SELECTION_NAMES,
     broken_lines,
     execution_options,
+    noted,
     refuse_runs,
     replay_options,
+    say_unmatched,
     selection,
     selection_options,
     spec_of,
@@ -85,7 +87,7 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     from compbench.decide.metrics import metric
     from compbench.decide.tune import grid_specs, parse_objective, random_specs
     from compbench.progress import Progress, dataset_total
-    from compbench.run.write import write_run
+    from compbench.run.write import selected, write_run
 
     replay, execution = take(options, REPLAY_NAMES), take(options, EXECUTION_NAMES)
     chosen = selection(take(options, SELECTION_NAMES)).before_replay()
@@ -98,6 +100,10 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     if n_random:
         specs += random_specs(strategy_name, n_random, ranges, seed, fixed)
     specs = list(dict.fromkeys([default, *specs]))
+    from compbench.cli.run import setting_values
+
+    for line in setting_values(specs):  # a value the tool ignores is refused here, before any replay
+        click.echo(f"warning: {line}", err=True)
     obj = parse_objective(objective or PRIMARY)
     for name in (obj.metric, *(c[0] for c in obj.constraints)):
         metric(name)
@@ -105,6 +111,8 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
     refuse_runs([path], "tune")
     with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first
         spec = spec_of(tuple(specs), replay, path, chosen.text())
+    said: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
+    say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, said)
     click.echo(f"tuning {strategy_name}: {len(specs)} configurations (the default {default} among them) over "
                f"{path}" + (f", the transcripts where {chosen.text()}" if chosen else ""), err=True)
     progress = Progress(sys.stderr, None if chosen else dataset_total(path))
@@ -112,7 +120,8 @@ def tune(dataset: str | None, strategy_name: str, fixed: str, grids: tuple[str, 
         def warn(msg: str) -> None:
             click.echo(f"warning: {msg}", err=True)
 
-        replayed = replayable(iter_transcripts(path), spec.keep_empty, warn, progress.tick)
+        replayed = selected(spec, replayable(iter_transcripts(path), spec.keep_empty, warn, progress.tick), path,
+                            noted(said))
         write_run(Path(out), spec, path, replayed, execution["workers"], progress.tick, force=force,
                   executor=execution["executor"], concurrency=execution["concurrency"],
                   ray_address=execution["ray_address"])

@@ -101,4 +101,23 @@ def report(results: Any, obj: Any, defaulted: bool, default: str, resamples: int
         out.append(f"  the default configuration, {default}, is the best: nothing to change")
         return out
     out.append(f"  --strategy '{best}'\n\n{toml_snippet(best)}")
+    return out + in_the_tool(best, default)
+
+
+def in_the_tool(best: str, default: str) -> list[str]:
+    """Beside compbench's block, the same change in the tool itself where the tuned parameters are its settings:
+    each one's line as its users write it (:func:`compbench.decide.tune.tool_lines`), where it goes, and the tuned
+    parameters the tool has no setting for."""
+    from compbench.decide.tune import tool_lines
+
+    name, lines, others = tool_lines(best, default)
+    if not lines:
+        return []
+    out = ["", f"in {name} itself (the same change, as its users set it):"]
+    for setting, where, line in lines:
+        out.append(f"# {setting}: {where}")
+        out += line.splitlines()
+    if others:
+        out += wrap(f"# not a setting of {name}: {', '.join(others)} (compbench's block above sets "
+                    f"{'it' if len(others) == 1 else 'them'}; the tool keeps its own value)")
     return out

@@ -179,13 +179,6 @@ def _continued(sources: list[_Source]) -> set[str]:
     return named
 
 
-def _head(path: Path) -> str:
-    from compbench.data.formats.detect import HEAD_BYTES
-
-    with path.open("rb") as f:
-        return f.read(HEAD_BYTES).decode("utf-8", errors="replace")
-
-
 def _aider_groups(sources: list[_Source]) -> dict[Path, tuple[_Source, ...]]:
     """Each file of a folder holding both of aider's logs -> the group (the chat history first, then the request
     logs), read together: one transcript per aider run."""
@@ -193,7 +186,7 @@ def _aider_groups(sources: list[_Source]) -> dict[Path, tuple[_Source, ...]]:
 
     files = {s.path: s for s in sources if s.kind == "file"}
     out: dict[Path, tuple[_Source, ...]] = {}
-    for chat, logs in pairs(list(files), _head).items():
+    for chat, logs in pairs(list(files)).items():
         group = (files[chat], *(files[p] for p in logs))
         for member in group:
             out[member.path] = group

@@ -15,7 +15,9 @@ or ``a,b``) is ``source=NAME|...``, where a name also matches written with space
 (``"claude code"``). Fields: before a replay (``run``, ``tune``) what the log records —
 :data:`TRANSCRIPT_FIELDS`; on a finished run (``compare``, ``report``) also every results column with one value
 per transcript (``window``, ``reference_input_tokens``, ``price_model``, ...). A filter that reads badly, names
-no field or selects nothing is one line and exit 2.
+no field or selects nothing is one line and exit 2; one whose alternatives partly match (``source=codex|pi``
+where no pi log exists) selects what matched and names the rest (:meth:`Selection.unmatched`): "pi matched no
+transcript".
 """
 
 from __future__ import annotations
@@ -92,6 +94,16 @@ class Clause:
         value = f'"{self.value}"' if re.search(r"\s", self.value) or not self.value else self.value
         return f"{self.field}{self.op}{value}"
 
+    def alternatives(self) -> list[str]:
+        """The values an ``=`` / ``!=`` clause lists (``a|b``: two); none for the others."""
+        return self.value.split("|") if self.op in ("=", "!=") else []
+
+    def missed(self, values: Iterable[object]) -> list[str]:
+        """The alternatives that match none of ``values`` (what the field held)."""
+        held = list(values)
+        return [alt for alt in self.alternatives()
+                if not any(self._equal("" if v is None else str(v), v, alt) for v in held)]
+
 
 def _as_float(v: object) -> float | None:
     if isinstance(v, bool):
@@ -139,6 +151,21 @@ class Selection:
                 raise UsageError(f"--where: no field {f!r} {where}" + (f"; did you mean {hint[0]!r}?" if hint else "")
                                  + f" (fields: {', '.join(names)})")
 
+    def unmatched(self, values: Mapping[str, Iterable[object]]) -> list[str]:
+        """One line per clause whose alternatives partly match nothing ``values`` (field -> the values the
+        transcripts held) records: ``source=codex|pi: pi matched no transcript``. A clause that matches nothing at
+        all selects nothing, which is an error of its own (:func:`nothing`); a field not in ``values`` is not
+        checked."""
+        out = []
+        for c in self.clauses:
+            if c.field not in values or len(c.alternatives()) < 2:
+                continue
+            missed = c.missed(values[c.field])
+            if missed and len(missed) < len(c.alternatives()):
+                verb = "matched no transcript" + (" (it excludes none)" if c.op == "!=" else "")
+                out.append(f"{c.text()}: {', '.join(missed)} {verb}")
+        return out
+
     def before_replay(self) -> Selection:
         """Checked against what a transcript records before any replay (``run``, ``tune``): itself."""
         self.check(TRANSCRIPT_FIELDS, "before a replay (run and tune read what a log records: compare and report "
@@ -146,16 +173,21 @@ class Selection:
         return self
 
     def filter(self, items: Iterable[T], fields_of: Callable[[T], Mapping[str, object]],
-               what: str = "the dataset") -> Iterator[T]:
-        """The items that match, streamed; when none does, one line naming what the selected fields held."""
+               what: str = "the dataset", said: Callable[[str], None] | None = None) -> Iterator[T]:
+        """The items that match, streamed; when none does, one line naming what the selected fields held; at the
+        end, ``said`` is told each alternative that matched nothing (:meth:`unmatched`)."""
         if not self:
             yield from items
             return
         self.before_replay()
         seen: dict[str, dict[str, None]] = {f: {} for f in self.fields}
+        listed = {c.field for c in self.clauses if len(c.alternatives()) > 1}
+        held: dict[str, dict[Any, None]] = {f: {} for f in listed}  # distinct values: a few tools, models, projects
         matched = 0
         for item in items:
             values = fields_of(item)
+            for f in listed:
+                held[f][values.get(f)] = None
             if self.matches(values):
                 matched += 1
                 yield item
@@ -165,6 +197,9 @@ class Selection:
                         seen[f][str(values.get(f))] = None
         if not matched:
             raise UsageError(nothing(self, what, {f: list(v) for f, v in seen.items()}))
+        if said is not None:
+            for line in self.unmatched(held):
+                said(line)
 
 
 def nothing(selection: Selection, what: str, seen: Mapping[str, Sequence[str]]) -> str:
@@ -202,9 +237,10 @@ def per_transcript_columns(results: Any) -> list[str]:
     return ["transcript_id", *(c for c in first.columns if (first[c] <= 1).all())]
 
 
-def select_results(results: Any, selection: Selection, what: str) -> Any:
+def select_results(results: Any, selection: Selection, what: str, said: Callable[[str], None] | None = None) -> Any:
     """The rows of the transcripts ``selection`` picks from a run's ``results`` (every strategy's row of each);
-    a field that differs between one transcript's strategies, or a filter that selects nothing, is an error."""
+    a field that differs between one transcript's strategies, or a filter that selects nothing, is an error;
+    ``said`` is told each alternative that matched nothing (:meth:`Selection.unmatched`)."""
     if not selection:
         return results
     allowed = per_transcript_columns(results)
@@ -219,4 +255,7 @@ def select_results(results: Any, selection: Selection, what: str) -> Any:
     if not keep:
         seen = {f: [str(v) for v in dict.fromkeys(first[f])][:12] for f in selection.fields}
         raise UsageError(nothing(selection, what, seen))
+    if said is not None:
+        for line in selection.unmatched({f: list(first[f]) for f in selection.fields if f in first.columns}):
+            said(line)
     return results[results["transcript_id"].astype(str).isin(set(keep))].reset_index(drop=True)

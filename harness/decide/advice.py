@@ -122,12 +122,30 @@ def reproduction(rows: Any, self_check: tuple[int, float, float] | None) -> Cond
             return Condition("reproduces", False,
                              f"the strategy does not reproduce your tool's compactions on these logs ({said})")
         text = f"reproduces your tool's compactions ({said})"
+    guessed = _guessed(t)
+    if guessed * 2 > len(t):
+        return Condition("reproduces", False, f"the window of {guessed:,} of {len(t):,} transcripts is not in the "
+                         "tool's own model table and none of their compactions shows it (see results: window_source): "
+                         "their figures rest on a guess")
+    if guessed:
+        text += (f"; {guessed:,} transcript{'s' * (guessed != 1)} at a window no table gives and no compaction shows "
+                 "(their figures rest on a guess)")
     if self_check is not None and self_check[1] > SELF_CHECK_MARGIN:
         return Condition("reproduces", False, f"the replay of as it ran is {self_check[1]:.1%} off the log's next "
                          f"prompt after its compactions (median; the margin is {SELF_CHECK_MARGIN:.0%})")
     if self_check is not None:
         text += f"; as it ran within {self_check[1]:.1%} of the log's next prompt (median)"
     return Condition("reproduces", True, text)
+
+
+def _guessed(t: Any) -> int:
+    """Transcripts whose window the tool's table does not give and whose own compactions did not calibrate it."""
+    if "window_known" not in t.columns:
+        return 0
+    unknown = ~t["window_known"].astype(bool)
+    if "window_calibrated" in t.columns:
+        unknown &= ~t["window_calibrated"].astype(bool)
+    return int(unknown.sum())
 
 
 def reach(rows: Any, label: str) -> Condition:
@@ -172,7 +190,7 @@ def interior(setting: Setting, best: Any, tried: Sequence[Any]) -> Condition:
     lo, hi = min(nums), max(nums)
     if lo < b < hi:
         return Condition("interior", True, f"between values tried ({_values(setting, nums)})")
-    limit = setting.accepted
+    limit = setting.limits()
     if limit is not None and (b <= limit[0] or b >= limit[1]):
         return Condition("interior", True, f"at the tool's limit ({_value(setting, b)})")
     side = "lowest" if b <= lo else "highest"

@@ -36,7 +36,7 @@ def beyond(setting: Any, best: float, values: list[float], steps: int = 2) -> li
         return []
     low = best <= lo
     step = _step(values, best, low)
-    limit = setting.accepted
+    limit = setting.limits()
     out: list[float] = []
     for k in range(1, steps + 1):
         nxt = best - k * step if low else best + k * step

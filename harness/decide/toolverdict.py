@@ -261,7 +261,8 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     own = own_strategy(g.key)
     have_recorded = bool((rows["strategy"] == RECORDED).any())
     manual, manual_t = manual_set_aside(rows)
-    inferred = int(per_transcript(rows)["recorded_inferred"].sum()) if "recorded_inferred" in rows else 0
+    inferred = (int(rows.loc[rows["strategy"] == RECORDED, "recorded_inferred"].sum())
+                if "recorded_inferred" in rows.columns else 0)  # on the recorded row only
     tool = get(own).tool if own is not None else None
     candidates: list[Candidate] = []
     reproduced = reproduction(rows, self_check) if own is not None else None

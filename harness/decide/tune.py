@@ -104,6 +104,37 @@ def choose(agg: Mapping[str, Mapping[str, Estimate]], obj: Objective,
     return next((s for s in ranked(agg, standing or {}, obj) if meets(agg[s], obj)), None)
 
 
+def changed(spec: str, default: str) -> dict[str, str]:
+    """The parameters ``spec`` sets beside ``default`` (what a tune changed), as written in its label."""
+    def items(label: str) -> dict[str, str]:
+        return dict(x.partition("=")[::2] for x in label.partition(":")[2].split(",") if "=" in x)
+
+    base = items(default)
+    return {k: v for k, v in items(spec).items() if base.get(k) != v and k != "preset"}
+
+
+def tool_lines(spec: str, default: str) -> tuple[str, list[tuple[str, str, str]], list[str]]:
+    """What a user of the strategy's tool writes to get ``spec`` from ``default``: the tool's name, each changed
+    parameter that is one of its settings as (its name, where it goes, the exact line:
+    :meth:`compbench.sdk.tools.Setting.paste`), and the changed parameters the tool has no setting for (only
+    compbench's configuration reaches them). No tool: ``("", [], [])``."""
+    from compbench.strategies import resolve
+
+    c = resolve(spec)
+    tool = c.info.tool
+    if tool is None:
+        return "", [], []
+    lines: list[tuple[str, str, str]] = []
+    others: list[str] = []
+    for key, raw in changed(spec, default).items():
+        setting = tool.setting(key)
+        if setting is None:
+            others.append(key)
+            continue
+        lines.append((setting.name, setting.where, setting.paste(getattr(c.params, key, raw))))
+    return tool.name, lines, others
+
+
 def toml_snippet(spec: str) -> str:
     """The ``[tool.compbench.strategy.NAME]`` block that makes ``--strategy NAME`` mean ``spec``
     (:func:`compbench.config.strategy_block`: the configuration loader reads it back)."""

@@ -10,14 +10,25 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compbench.data.transcript import Transcript
 from compbench.errors import UsageError
+from compbench.measure import windows_tables as tables
 from compbench.measure.cache import CacheModel
+from compbench.measure.windows_tables import (
+    CRUSH_LOCAL,
+    GEMINI_CLI_DEFAULT,
+    GEMINI_CLI_LIMITS,
+    LITELLM_TOOLS,
+    OPENCODE_COPILOT,
+    PI_CUSTOM,
+    ROO_DEFAULT_MAX_TOKENS,
+    ROO_RUNTIME,
+    session_date,
+)
 from compbench.sdk.session import ModelLimits
 
 
@@ -94,14 +105,19 @@ def prices_with_cache(p: Prices, cache: CacheModel) -> Prices:
 CLAUDE_CODE_WINDOW = 200_000  # Claude Code's window for every model unless the 1M window is on (its default)
 CLAUDE_1M_WINDOW = 1_000_000  # the 1M-context window: a "[1m]" model suffix (claude-opus-4-6[1m], sonnet[1m])
 ONE_M_SUFFIX = "[1m]"
-CODEX_EFFECTIVE_PERCENT = 95  # Codex records model_context_window = context_window * 95 / 100 (model_family.rs)
-CODEX_GPT5_WINDOW = 272_000  # Codex's catalog (codex-rs/core/models.json): context_window of the GPT-5 family
-# The models Codex's catalog lists at 272,000 with the default 95% effective window (the 0.140 / 0.142 rollouts of
-# gpt-5.5 record 258,400 and compact at 0.9 x 272,000 = 244,800, matched to the step). A model outside it (Codex
-# 0.145-0.146's gpt-5.6-sol records 258,400 and compacted at 224-236k, 0.9 x 258,400 = 232,560: issue 32's
-# held-out rollouts) has its recorded window taken as its window: the log says what the tool used.
-CODEX_95_MODELS = re.compile(r"^(gpt-5(\.[1-5])?(-codex(-max|-mini)?|-mini|-nano|-chat-latest)?|codex-mini-latest)"
-                             r"(-\d{4}-\d{2}-\d{2})?$")
+# openai/codex protocol/src/openai_models.rs at 8db07003: ModelInfo's effective_context_window_percent defaults to 95
+# (model_context_window = context_window * 95 / 100) and auto_compact_token_limit to context_window * 9 / 10; the
+# server's /models entries take precedence over the bundled ones (ModelPreset::merge).
+CODEX_EFFECTIVE_PERCENT = 95
+CODEX_GPT5_WINDOW = 272_000  # Codex's catalogue: context_window of the GPT-5 family
+# Codex's bundled catalogue (models.json in each npm package's binary, read for 0.142.5, 0.144.1, 0.144.2, 0.145.0,
+# 0.147.0, 0.153.4) lists every gpt-5.x model at 272,000 and an unknown model falls back to the same, except the
+# 0.144 bundles: gpt-5.6-sol/terra/luna at 372,000. The catalogue in force is the server's (/models, cached) when
+# Codex could fetch it: 0.144.2 sessions on gpt-5.6-sol recorded 258,400 (272,000), and a 0.144.0-alpha.4 session
+# 353,400 (372,000), then 258,400 once resumed. So a recorded window always wins; this table serves a log without.
+CODEX_BUNDLED: tuple[tuple[tuple[int, int], tuple[int, int], str, int], ...] = (
+    ((0, 144), (0, 145), "gpt-5.6-", 372_000),  # (from version, before version, model prefix, context_window)
+)
 # Unknown models, by family: (name prefix, window, max output, what the figure is). Never a table entry the
 # tool does not use; each figure is the family's standard window at its provider.
 FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
@@ -114,69 +130,20 @@ FAMILY_DEFAULTS: tuple[tuple[str, int, int, str], ...] = (
     ("gemini", 1_048_576, 65_536, "Gemini's 1,048,576"),
 )
 GENERIC_WINDOW = (128_000, 8_192)  # neither the model nor its family is known
-# Gemini CLI compares against its own tokenLimit(model) (packages/core/src/core/tokenLimits.ts @ 5411f11 and
-# v0.17.0): 1,048,576 unless listed here; litellm's table is not what it uses.
-GEMINI_CLI_LIMITS = (("gemini-1.5-pro", 2_097_152), ("gemini-2.0-flash-preview-image-generation", 32_000),
-                     ("gemma-4-", 256_000))
-GEMINI_CLI_DEFAULT = 1_048_576
-# Roo Code takes a model's window from its own table (packages/types/src/providers/openai.ts at RooCodeInc/Roo-Code
-# cb83656718, 3.52.1), not litellm's: the OpenAI models whose figure differs (litellm lists the GPT-5 family at
-# 272,000 input) as (model, contextWindow, maxTokens). Roo then condenses at 0.9 x window - maxTokens.
-ROO_OPENAI_MODELS: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex", "gpt-5-chat-latest", "gpt-5.1",
-                     "gpt-5.1-codex", "gpt-5.1-codex-mini", "gpt-5.1-codex-max", "gpt-5.2", "gpt-5.2-codex",
-                     "gpt-5.3-codex", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5-2025-08-07", "gpt-5-mini-2025-08-07",
-                     "gpt-5-nano-2025-08-07"), (400_000, 128_000)),
-    "gpt-5.4": (1_050_000, 128_000), "gpt-5.2-chat-latest": (128_000, 16_384), "gpt-5.3-chat-latest": (128_000, 16_384),
-}
-ROO_TABLE = "Roo Code's own model table (packages/types/src/providers/openai.ts @ cb83656718)"
-# OpenCode reads a model's limits from models.dev (api.json, fetched at run time) per provider: GitHub Copilot serves
-# Claude models with smaller limits than Anthropic, and gave them a separate input limit from 2026-03-19 (models.dev
-# providers/github-copilot/models/*.toml, history read at anomalyco/models.dev f3fc69229). Per model, from each
-# date: (context, input (0: none), output). OpenCode then compacts at input - min(20,000, output) when an input
-# limit is set (session/overflow.ts), else at context - min(output, 32,000).
-# Crush reads a model's window from catwalk (charmbracelet/catwalk, fetched from catwalk.charm.sh at run time),
-# whose GitHub Copilot entries give Claude models windows litellm's github_copilot table does not (128,000): the
-# context_window of internal/providers/configs/copilot.json from each date it changed (history read at catwalk
-# 64dad50, v0.52.6). Crush compacts at a fraction of that window, so a Copilot session's window is catwalk's.
-CRUSH_COPILOT: dict[str, tuple[tuple[str, int], ...]] = {
-    "claude-haiku-4.5": (("2025-12-17", 144_000), ("2026-01-30", 200_000)),
-    "claude-sonnet-4.5": (("2025-12-17", 144_000), ("2026-01-30", 200_000)),
-    "claude-opus-4.5": (("2026-01-05", 144_000), ("2026-01-15", 160_000), ("2026-01-30", 200_000)),
-    "claude-sonnet-4": (("2025-12-17", 216_000),),
-    "claude-opus-4.6": (("2026-02-10", 200_000),),
-    "claude-sonnet-4.6": (("2026-02-19", 200_000), ("2026-06-06", 264_000)),
-    "claude-opus-4.7": (("2026-04-16", 200_000), ("2026-06-06", 264_000)),
-    "claude-opus-4.8": (("2026-05-28", 200_000), ("2026-06-06", 264_000)),
-    "gemini-3.1-pro-preview": (("2026-02-19", 128_000), ("2026-06-06", 264_000)),
-    "gemini-3.5-flash": (("2026-05-19", 200_000), ("2026-06-06", 264_000)),
-    "gpt-5-mini": (("2025-12-17", 264_000),), "gpt-5.1": (("2026-01-05", 264_000),),
-    "gpt-5.2": (("2026-01-05", 264_000),),
-}
-CRUSH_TABLE = "catwalk's copilot.json (charmbracelet/catwalk, history at 64dad50)"
-OPENCODE_COPILOT: dict[str, tuple[tuple[str, int, int, int], ...]] = {
-    "claude-sonnet-4.5": (("2025-09-30", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
-                          ("2026-03-19", 144_000, 128_000, 32_000), ("2026-05-29", 200_000, 168_000, 32_000)),
-    "claude-sonnet-4.6": (("2026-02-17", 128_000, 0, 32_000), ("2026-03-19", 200_000, 128_000, 32_000),
-                          ("2026-05-29", 200_000, 168_000, 32_000)),
-    "claude-opus-4.5": (("2025-11-24", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
-                        ("2026-03-19", 160_000, 128_000, 32_000), ("2026-05-29", 200_000, 168_000, 32_000)),
-    "claude-opus-4.6": (("2026-02-05", 128_000, 0, 64_000), ("2026-03-19", 144_000, 128_000, 64_000),
-                        ("2026-05-29", 200_000, 168_000, 32_000)),
-    "claude-opus-4.7": (("2026-04-17", 144_000, 128_000, 64_000), ("2026-05-29", 200_000, 168_000, 32_000)),
-    "claude-haiku-4.5": (("2025-11-15", 128_000, 0, 16_000), ("2026-02-11", 128_000, 0, 32_000),
-                         ("2026-03-19", 144_000, 128_000, 32_000), ("2026-05-29", 200_000, 136_000, 64_000)),
-    "claude-sonnet-4": (("2025-11-15", 128_000, 0, 16_000), ("2026-03-19", 216_000, 128_000, 16_000)),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class EffectiveLimits:
     """The limits a tool really ran a transcript with, and a sentence saying where they come from (the
-    recorded model, the tool's default for it, evidence in the transcript, or a family fallback)."""
+    recorded model, the tool's default for it, evidence in the transcript, or a family fallback).
+
+    ``known`` is False where the tool's own rule yields no window from what the log holds (a model outside its
+    table, a local model whose window is the user's configuration, a general table standing in for one the tool
+    does not use, a family or generic fallback): the figure is a guess, and a run calibrates the trigger from the
+    log's own compactions instead of trusting it."""
 
     limits: ModelLimits
     source: str
+    known: bool = True
 
 
 def _family(model: str) -> tuple[ModelLimits, str] | None:
@@ -232,46 +199,125 @@ def _claude_code(t: Transcript, peak: int) -> EffectiveLimits:
     return EffectiveLimits(ModelLimits(CLAUDE_CODE_WINDOW, out), f"{what}, Claude Code default 200k{note}")
 
 
+def _codex_recorded(t: Transcript) -> tuple[int, str] | None:
+    """The ``model_context_window`` Codex recorded where it compacted by itself (one window there), else the last
+    it recorded: the server may change the catalogue mid-session."""
+    at = {w for c in t.compactions if c.trigger != "manual" and isinstance(w := c.meta.get("model_context_window"),
+                                                                             int) and not isinstance(w, bool) and w > 0}
+    if len(at) == 1:
+        (w,) = at
+        seen = t.meta.get("model_context_windows")
+        return w, " in force at its compactions" if isinstance(seen, list) and len(seen) > 1 else ""
+    seen = t.meta.get("model_context_windows")
+    last = seen[-1] if isinstance(seen, list) and seen else t.meta.get("model_context_window")
+    if isinstance(last, int) and not isinstance(last, bool) and last > 0:
+        return last, " last recorded" if at or (isinstance(seen, list) and len(seen) > 1) else ""
+    return None
+
+
 def _codex(t: Transcript, peak: int) -> EffectiveLimits:
-    """Codex records the window it uses (``model_context_window``) in every token count: for a model its
-    catalog lists at 272,000 it is 95% of the model's window, read back from it; for any other model the
-    recorded window is the window. Without it, Codex's catalog value for the family."""
+    """Codex records the window it uses (``model_context_window``, 95% of the catalogue's ``context_window`` for
+    every model, the default percent) in every token count; its catalogue is the server's, so the log wins.
+    Without a recorded window, the bundled catalogue of the log's version (:data:`CODEX_BUNDLED`)."""
     model = str(t.meta.get("model") or "")
     table = _table(model)
     out = table.max_output if table else (_family(model) or _fallback(model))[0].max_output
-    recorded = t.meta.get("model_context_window")
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
-        if not CODEX_95_MODELS.match(model.lower().split("/")[-1]):
-            return EffectiveLimits(ModelLimits(recorded, out), f"recorded model_context_window {recorded:,} "
-                                   f"({model or 'no model recorded'}: not a model Codex's catalog lists at 95% of "
-                                   f"{CODEX_GPT5_WINDOW:,}): the window")
-        window = -(-recorded * 100 // CODEX_EFFECTIVE_PERCENT)
-        return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {recorded:,} = "
+    recorded = _codex_recorded(t)
+    if recorded is not None:
+        value, where = recorded
+        window = -(-value * 100 // CODEX_EFFECTIVE_PERCENT)
+        return EffectiveLimits(ModelLimits(window, out), f"recorded model_context_window {value:,}{where} = "
                                f"{CODEX_EFFECTIVE_PERCENT}% of {window:,}")
-    if model.lower().startswith(("gpt-5", "codex")):
-        return EffectiveLimits(ModelLimits(CODEX_GPT5_WINDOW, out), f"recorded model {model}, Codex's "
-                               f"catalog {_k(CODEX_GPT5_WINDOW)}")
+    name = model.lower().split("/")[-1]
+    if name.startswith(("gpt-5", "codex")):
+        try:
+            version = tuple(int(x) for x in str(t.meta.get("tool_version") or "").split(".")[:2])
+        except ValueError:
+            version = ()
+        window = next((w for lo, hi, prefix, w in CODEX_BUNDLED if lo <= version < hi and name.startswith(prefix)),
+                      CODEX_GPT5_WINDOW)
+        return EffectiveLimits(ModelLimits(window, out), f"recorded model {model}, Codex's catalog {_k(window)}")
     return _generic(t, peak, model)
 
 
 def _generic(t: Transcript, peak: int, model: str | None = None) -> EffectiveLimits:
+    """A tool whose own table is not read here: the window its log records, else litellm's table (the tool's own
+    only for the tools that read it, :data:`LITELLM_TOOLS`), else the family; unknown where it is a stand-in."""
     model = str(t.meta.get("model") or "") if model is None else model
     table = _table(model)
     recorded = t.meta.get("context_window")  # a tool that records the window it ran with (Goose's context_limit)
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
         out = table.max_output if table else _fallback(model)[0].max_output
         return EffectiveLimits(ModelLimits(recorded, out), f"recorded context window {recorded:,} ({t.source})")
+    reads = LITELLM_TOOLS.get(t.source)
     if table is not None:
-        limits, source = table, f"recorded model {model}, litellm's table ({t.source}'s own registry not read)"
+        limits, known = table, reads is not None
+        why = reads or f"{t.source}'s own registry not read"
+        source = f"recorded model {model}, litellm's table ({why})"
     else:
-        limits, source = _fallback(model)
+        (limits, source), known = _fallback(model), False
     recorded = t.meta.get("max_input_tokens")  # the tool's own configuration says what it sent at most (OpenHands)
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
-        limits = ModelLimits(max(limits.context_window, recorded), limits.max_output, recorded)
+        limits, known = ModelLimits(max(limits.context_window, recorded), limits.max_output, recorded), True
         source = f"recorded max_input_tokens {recorded:,} (the tool's LLM configuration); " + source
-    if peak > limits.input_limit:
-        source += f"; recorded input {_k(peak)} exceeds it"
-    return EffectiveLimits(limits, source)
+    return _checked(EffectiveLimits(limits, source, known), peak)
+
+
+def _checked(e: EffectiveLimits, peak: int) -> EffectiveLimits:
+    """A recorded input larger than the window says the tool ran a larger one: the figure is not the tool's."""
+    if peak <= e.limits.input_limit:
+        return e
+    return EffectiveLimits(e.limits, f"{e.source}; recorded input {_k(peak)} exceeds it", known=False)
+
+
+def _guess(model: str, why: str, peak: int, limits: ModelLimits | None = None, what: str = "") -> EffectiveLimits:
+    """The tool's rule yields no window from the log (``why``): the family's (or ``limits``), marked unknown."""
+    if limits is None:
+        limits, what = _fallback(model)
+    return _checked(EffectiveLimits(limits, f"{why}; {what}", known=False), peak)
+
+
+def _listed(found: tables.Listed, tool: str, model: str, peak: int, recorded_provider: bool = True,
+            out: int | None = None) -> EffectiveLimits:
+    """The window of ``tool``'s own table, saying which table, from which day, and litellm's figure where it
+    differs (the tool's wins)."""
+    table = _table(model)
+    if out is None:
+        out = found.max_output or (table or _fallback(model)[0]).max_output
+    note = f", not litellm's {_k(table.context_window)}" if table and table.context_window != found.window else ""
+    since = f" from {found.since}" if tool in tables.HISTORY else ""
+    where = f" on {found.provider}" if recorded_provider else f" (no provider recorded: {found.provider}'s row)"
+    others = [] if recorded_provider else tables.elsewhere(tool, found.model, found.provider, found.window)
+    extra = "".join(f"; {x}" for x in (found.note, f"other providers list {', '.join(others)}" if others else "")
+                    if x)
+    return _checked(EffectiveLimits(ModelLimits(found.window, out), f"recorded model {model}{where}, "
+                                    f"{tables.TOOL_TABLES[tool]} ({tables.read_at(tool)}){since}: "
+                                    f"{_k(found.window)}{note}{extra}"), peak)
+
+
+def _provider(t: Transcript, model: str) -> str:
+    """The provider the log records for ``model``: the transcript's, else the first message's that used it."""
+    if isinstance(t.meta.get("provider"), str) and t.meta["provider"]:
+        return str(t.meta["provider"])
+    return next((str(m.meta["provider"]) for m in t.messages if m.meta.get("model") == model
+                 and isinstance(m.meta.get("provider"), str)), "")
+
+
+def _pi(t: Transcript, peak: int) -> EffectiveLimits:
+    """pi compacts at ``model.contextWindow`` (agent-session.ts ``_checkCompaction``): its registry's figure for the
+    provider and model the log records, at the session's date. A model the registry does not list is one the user's
+    ``~/.pi/agent/models.json`` defines (contextWindow, 128,000 when it gives none): not in the log."""
+    model = str(t.meta.get("model") or "")
+    provider = _provider(t, model)
+    found = tables.listed("pi", model, provider, session_date(t))
+    if found is not None:
+        return _listed(found, "pi", model, peak, bool(provider))
+    why = (f"model {model or '(none recorded)'}{f' on {provider}' if provider else ''} is not in "
+           f"{tables.TOOL_TABLES['pi']} ({tables.read_at('pi')}): pi's window for it is its ~/.pi/agent/models.json "
+           f"contextWindow, not in the log")
+    if _family(model) is not None:
+        return _guess(model, why, peak)
+    return _guess(model, why, peak, ModelLimits(*PI_CUSTOM), f"pi's default for such a model, {PI_CUSTOM[0]:,}")
 
 
 def _gemini_cli(t: Transcript) -> EffectiveLimits:
@@ -287,36 +333,21 @@ def _gemini_cli(t: Transcript) -> EffectiveLimits:
 
 
 def _roo_code(t: Transcript, peak: int) -> EffectiveLimits:
-    """Roo Code's own table where it lists the model; else as any tool."""
+    """Roo Code (and its fork Kilo Code, each from its own ``packages/types/src/providers``) runs a model at its
+    table's contextWindow and reserves from its maxTokens (8,192 where the table gives none). The log records the
+    model, not the provider: the first provider listing it (:data:`compbench.measure.windows_tables.PROVIDER_ORDER`)
+    is taken and the others' different figures said. A model no table lists is a router's or a local server's,
+    whose window the tool reads at run time."""
+    tool = "kilo-code" if t.source == "kilo-code" else "roo-code"
     model = str(t.meta.get("model") or "")
-    found = ROO_OPENAI_MODELS.get(model.lower().split("/")[-1])
-    if found is None:
-        return _generic(t, peak)
-    table = _table(model)
-    note = f", not litellm's {_k(table.context_window)}" if table and table.context_window != found[0] else ""
-    return EffectiveLimits(ModelLimits(found[0], found[1]),
-                           f"recorded model {model}, {ROO_TABLE}: {_k(found[0])}{note}")
-
-
-def _session_date(t: Transcript) -> str:
-    """The session's first recorded date (YYYY-MM-DD), "" when it records none: its start (``started_at``), else
-    its first message's time (epoch seconds or milliseconds, or an ISO ``timestamp``)."""
-    import datetime
-    import re
-
-    iso = re.compile(r"\d{4}-\d{2}-\d{2}")
-    start = t.meta.get("started_at")
-    if isinstance(start, str) and iso.match(start):
-        return start[:10]
-    for m in t.messages:
-        stamp = m.meta.get("time")
-        if isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > 0:
-            seconds = stamp / 1000 if stamp > 1e11 else stamp
-            return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d")
-        text = m.meta.get("timestamp")
-        if isinstance(text, str) and iso.match(text):
-            return text[:10]
-    return ""
+    found = tables.listed(tool, model)
+    if found is not None:
+        return _listed(found, tool, model, peak, recorded_provider=False,
+                       out=found.max_output or ROO_DEFAULT_MAX_TOKENS)
+    name = "Kilo Code" if tool == "kilo-code" else "Roo Code"
+    why = (f"model {model or '(none recorded)'} is not in {tables.TOOL_TABLES[tool]} ({tables.read_at(tool)}): "
+           f"{ROO_RUNTIME.format(tool=name)}")
+    return _guess(model, why, peak)
 
 
 def _opencode(t: Transcript, peak: int) -> EffectiveLimits:
@@ -327,7 +358,7 @@ def _opencode(t: Transcript, peak: int) -> EffectiveLimits:
     rows = OPENCODE_COPILOT.get(model) if provider == "github-copilot" else None
     if not rows:
         return _generic(t, peak)
-    day = _session_date(t)
+    day = session_date(t)
     date, context, input_, output = next((r for r in reversed(rows) if day and r[0] <= day), rows[-1] if not day
                                          else rows[0])
     limit = f"input {input_:,}, " if input_ else ""
@@ -337,18 +368,22 @@ def _opencode(t: Transcript, peak: int) -> EffectiveLimits:
 
 
 def _crush(t: Transcript, peak: int) -> EffectiveLimits:
-    """Crush on GitHub Copilot runs catwalk's window for the model on the session's date (:data:`CRUSH_COPILOT`),
-    not litellm's Copilot figure; any other provider as the table says."""
-    model = str(t.meta.get("model") or "").lower().split("/")[-1]
-    rows = CRUSH_COPILOT.get(model) if str(t.meta.get("provider") or "") == "copilot" else None
-    if not rows:
-        return _generic(t, peak)
-    day = _session_date(t)
-    date, window = next((r for r in reversed(rows) if day and r[0] <= day), rows[-1] if not day else rows[0])
-    table = _table(model)
-    out = table.max_output if table else _fallback(model)[0].max_output
-    return EffectiveLimits(ModelLimits(window, out), f"recorded model {model} on copilot, {CRUSH_TABLE} from {date}: "
-                           f"{_k(window)}{'' if day else ' (no date recorded, the latest)'}")
+    """Crush compacts at a share of ``CatwalkCfg.ContextWindow``: catwalk's window for the provider and model the
+    log records, at the session's date (Crush fetches catwalk at run time). A model catwalk does not list (a
+    local or OpenAI-compatible provider's) has the window of the user's configuration: not in the log
+    (:data:`~compbench.measure.windows_tables.CRUSH_LOCAL`)."""
+    model = str(t.meta.get("model") or "")
+    provider = str(t.meta.get("provider") or "")
+    found = tables.listed("catwalk", model, provider, session_date(t))
+    if found is not None:
+        return _listed(found, "catwalk", model, peak, bool(provider))
+    if provider in tables.providers("catwalk"):
+        why = f"model {model or '(none recorded)'} is not in catwalk's {provider} list ({tables.read_at('catwalk')})"
+    elif provider:
+        why = f"provider {provider!r} is not one of catwalk's (a local or OpenAI-compatible server of the user's)"
+    else:
+        why = f"model {model or '(none recorded)'} is in no catwalk list and no provider is recorded"
+    return _guess(model, f"{why}: {CRUSH_LOCAL}", peak)
 
 
 def effective_limits(t: Transcript) -> EffectiveLimits:
@@ -362,8 +397,10 @@ def effective_limits(t: Transcript) -> EffectiveLimits:
         return _codex(t, peak)
     if t.source == "gemini-cli":
         return _gemini_cli(t)
-    if t.source == "roo-code":
+    if t.source in ("roo-code", "kilo-code"):
         return _roo_code(t, peak)
+    if t.source == "pi":
+        return _pi(t, peak)
     if t.source == "opencode":
         return _opencode(t, peak)
     if t.source == "crush":

@@ -12,6 +12,8 @@ transcript's content once (per transcript, shared by every strategy's replay):
   ``man``). Any other command (tests, builds, linters, ``git status``/``diff``, scripts) is a *state probe*:
   an agent re-runs it to see what changed, not to get back what it had, so it delivers no content item.
   File paths are keyed by their last two components, as facts are: one file named several ways is one item.
+  A call that runs other calls (Codex code mode's ``exec`` script, whose importer lists them in the message's
+  ``meta["inner_calls"]``) is read as the calls it made, so a read inside a script is a read.
 * a **use** is an assistant message that needs a key's content: it edits or writes the file (an edit needs
   the text it replaces; Claude Code even refuses one on a file not read since its compaction), or it names
   the file other than by reading it (a test run on it, a path in its reasoning), or, for a search or an
@@ -132,16 +134,17 @@ class WorkingSet:
             if m.role == "assistant":
                 for p in m.parts:
                     if isinstance(p, ToolCall):
-                        calls[p.id] = touches(p)
+                        calls[p.id] = [x for c in made(m, p) for x in touches(c)]
                 found = _uses(m, known, calls)
                 if found:
                     uses[i] = found
             for j, p in enumerate(m.parts):
                 if isinstance(p, ToolCall):
                     if m.role != "assistant":  # an assistant's calls were read above, for its uses
-                        calls[p.id] = touches(p)
+                        calls[p.id] = [x for c in made(m, p) for x in touches(c)]
                     found_touches = calls[p.id]
-                    written = _written(p) if any(x.verb == "write" for x in found_touches) else ""
+                    written = next((w for c in made(m, p) if (w := _written(c))), "") if any(
+                        x.verb == "write" for x in found_touches) else ""
                     if written:  # a file the agent wrote: its body is in the call, and is content to lose
                         key = next(x.key for x in found_touches if x.verb == "write")
                         if has_content(written):
@@ -248,12 +251,28 @@ def _written(call: ToolCall) -> str:
     return next((v for k in WRITTEN_KEYS if isinstance(v := args.get(k), str)), "")
 
 
+# Message meta an importer sets where a recorded call runs other calls (Codex code mode: an ``exec`` script calling
+# ``tools.exec_command``, ``tools.apply_patch``; compbench.data.formats.codex_exec): call id -> [[name, args], ...].
+INNER_CALLS = "inner_calls"
+
+
+def made(m: Message, call: ToolCall) -> tuple[ToolCall, ...]:
+    """The calls ``call`` made, each as the plain call it stands for (so a read inside a script is a read), or
+    ``call`` itself when it runs no other."""
+    inner = m.meta.get(INNER_CALLS)
+    listed = inner.get(call.id) if isinstance(inner, Mapping) else None
+    calls = tuple(ToolCall(call.id, str(x[0]), str(x[1])) for x in listed if isinstance(x, list | tuple)
+                  and len(x) == 2) if isinstance(listed, list) else ()
+    return calls or (call,)
+
+
 def _texts(m: Message) -> Iterator[tuple[str, ToolCall | None]]:
     for p in m.parts:
         if isinstance(p, Text):
             yield p.text, None
         elif isinstance(p, ToolCall):
-            yield call_text(p), p
+            for c in made(m, p):
+                yield call_text(c), c
 
 
 class _Known:

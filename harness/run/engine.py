@@ -149,7 +149,7 @@ class Replayer:
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
                       "settings": "sweep" if k in self.scoped else ""}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
-                                    **got.result})
+                                    **got.result, "recorded_inferred": _recorded_inferred(trace)})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
                                         ("prunes", got.prunes)):
                 rows[table].extend(columns, n, key)
@@ -313,10 +313,10 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     from compbench.measure.overhead import UNIT, Overhead, fit
 
     if spec.limits is not None:
-        limits, window_source = spec.limits, "--context-window / --model (every transcript)"
+        limits, window_source, known = spec.limits, "--context-window / --model (every transcript)", True
     else:
         eff = effective_limits(t)
-        limits, window_source = eff.limits, eff.source
+        limits, window_source, known = eff.limits, eff.source, eff.known
     family = counter.correction.label if counter.correction else "none"
     if spec.system_tokens is not None:
         hidden, session = Overhead(spec.system_tokens, UNIT, "--system-tokens (every transcript)"), counter
@@ -328,7 +328,7 @@ def replay_conditions(spec: RunSpec, t: Transcript, counter: TokenCounter, prici
     # strategies are shown the usage the API recorded while their view is still the recorded context: the real
     # tool decided on those figures (our count of the same context differs by the tokenizer's error)
     return ReplayConfig(limits, hidden.fixed, recorded_usage=True, cache=cache), {
-        "window": limits.context_window, "window_source": window_source,
+        "window": limits.context_window, "window_source": window_source, "window_known": known,
         "system_tokens": hidden.fixed, "system_tokens_source": hidden.source, "overhead_rate": hidden.rate / UNIT,
         "overhead_first_error": hidden.first_error, "overhead_error": hidden.median_error,
         "overhead_p90": hidden.p90_error, "overhead_flag": hidden.flag,
@@ -364,6 +364,12 @@ def _step_columns(t: Trace) -> tuple[Columns, int]:
     """The steps table's columns of a trace (its step records, field by field)."""
     fields = dict(zip(StepRecord._fields, zip(*t.steps, strict=True), strict=True)) if t.steps else {}
     return {name: list(fields.get(name, ())) for name in STEP_COLUMNS}, len(t.steps)
+
+
+def _recorded_inferred(trace: Trace) -> int:
+    """The compactions the ``recorded`` row replayed that the log does not mark (inferred: at a fall of the recorded
+    prompt, or by the importer): 0 on every other row, whose compactions are its own."""
+    return sum(1 for e in trace.compactions if e.ok and e.meta and "recorded" in e.meta and e.meta.get("inferred"))
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:

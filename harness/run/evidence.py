@@ -15,9 +15,17 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
 * **Codex 0.14x** rollouts record ``reasoning`` items without their ``encrypted_content`` (0.77's carry
   it), or with a placeholder a checkpoint tool wrote over it (``REDACTED``: the importer drops it, see
   ``formats.codex``), yet Codex counts the encrypted reasoning of earlier turns against its limit. Each call that
-  reported reasoning tokens gets a stand-in blob whose Codex estimate is ``REASONING_PER_TOKEN`` times
-  them: the ratio of Codex's estimate to the reported reasoning tokens over every call of the two 0.77
-  rollouts in ../shared/transcripts/codex (an inference: same family of models, other versions).
+  reported reasoning tokens, or whose reasoning item the log shows redacted, gets a stand-in blob of the length a
+  real one has: :data:`BLOB_CHARS` plus :data:`BLOB_CHARS_PER_TOKEN` per reported reasoning token. A blob carries a
+  fixed envelope whatever the reasoning (the 81 blobs of zero-token calls in the two 0.77 rollouts of
+  ../shared/transcripts/codex are 868-1,208 characters, median 996; the others add 6.37 characters a token,
+  pooled over 140 calls), and Codex's estimate subtracts only 650 bytes of it: each item counts ~16 tokens
+  before its reasoning, which a ratio to the reasoning tokens (1.30, the former stand-in) cannot carry for the
+  0.144 sessions' many short items (38-75 tokens each). The envelope, 950, is set from the logs' own
+  compactions (design: a session's rule is read off its compactions), inside the 0.77 span: with it the count
+  reaches 90% of the window within two calls of 9 of the 10 automatic compactions of the 0.142 and 0.144
+  rollouts (996 and 1,000: 8; the former ratio: 8), the tenth 10 calls late; held out session by session, 7
+  to 9 of 10 as ties are broken (an inference: the models behind the blobs differ, gpt-5.2-codex to gpt-5.6-sol).
 
 * **Crush and Goose** keep no per-call usage (only the session's latest and running totals), yet their
   triggers compare the last call's usage with the window. What the log does record is *where* the tool
@@ -35,7 +43,8 @@ from dataclasses import replace
 
 from compbench.data.transcript import Message, Reasoning, RecordedCompaction, ToolCall, ToolResult, Transcript, Usage
 
-REASONING_PER_TOKEN = 1.30  # 64,797 estimated / 49,792 reported reasoning tokens, 221 calls (0.77 rollouts)
+BLOB_CHARS = 950  # a reasoning blob's envelope: what a call with no reasoning tokens carries (0.77: 868-1,208)
+BLOB_CHARS_PER_TOKEN = 6.37  # blob characters per reported reasoning token (0.77 rollouts, 140 calls, pooled)
 
 
 DATED_BUILDS = frozenset({"goose", "crush"})  # tools whose logs record no version, only when the session started
@@ -114,18 +123,9 @@ def at_recorded_points(t: Transcript, window: int) -> Transcript:
     return replace(t, messages=messages)
 
 
-def stand_in_blob(tokens: int) -> str:
-    """An encrypted-reasoning stand-in whose Codex estimate (decoded bytes - 650, / 4) is ``tokens``."""
-    from compbench.strategies.codex import reasoning_item_tokens
-
-    if tokens <= 0:
-        return ""
-    length = -(-(4 * tokens + 650) * 4 // 3)
-    while reasoning_item_tokens("A" * length) > tokens:
-        length -= 1
-    while reasoning_item_tokens("A" * length) < tokens:
-        length += 1
-    return "A" * length
+def blob_chars(reasoning_tokens: int) -> int:
+    """The length of a real encrypted-reasoning blob for a call that reported ``reasoning_tokens``."""
+    return round(BLOB_CHARS + BLOB_CHARS_PER_TOKEN * reasoning_tokens)
 
 
 def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
@@ -135,14 +135,16 @@ def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
     filled = 0
     for m in t.messages:
         u: Usage | None = m.usage
-        if m.role == "assistant" and u is not None and u.reasoning > 0:
-            blob = stand_in_blob(round(REASONING_PER_TOKEN * u.reasoning))
-            m = replace(m, parts=(Reasoning(blob, encrypted=True), *m.parts))
+        items = sum(1 for p in m.parts if isinstance(p, Reasoning) and p.encrypted)  # redacted: there, emptied
+        if m.role == "assistant" and u is not None and (u.reasoning > 0 or items):
+            # one blob an item (two calls a log merged share one usage: the second item is its envelope)
+            blobs = [blob_chars(u.reasoning)] + [blob_chars(0)] * (items - 1)
+            m = replace(m, parts=(*(Reasoning("A" * n, encrypted=True) for n in blobs), *m.parts))
             filled += 1
         messages.append(m)
     if not filled:
         return t, {}
     how = "redacted" if t.meta.get("reasoning_redacted") else "not recorded"
-    note = (f"the rollout records no encrypted reasoning ({how}): {filled} calls' estimated at {REASONING_PER_TOKEN} x "
-            "their reported reasoning tokens (ratio of the 0.77 rollouts)")
+    note = (f"the rollout records no encrypted reasoning ({how}): {filled} calls' blobs stood in at {BLOB_CHARS} + "
+            f"{BLOB_CHARS_PER_TOKEN} characters a reported reasoning token")
     return replace(t, messages=tuple(messages)), dict.fromkeys(range(len(t.compactions)), note)

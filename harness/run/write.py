@@ -44,16 +44,18 @@ def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[T
     yield from it
 
 
-def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "the dataset") -> Iterable[Transcript]:
+def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "the dataset",
+             said: Callable[[str], None] | None = None) -> Iterable[Transcript]:
     """The transcripts ``spec.select`` picks (``--source``, ``--where``: :mod:`compbench.data.select`), by what each
-    records (:func:`compbench.run.engine.units`); every one without a filter."""
+    records (:func:`compbench.run.engine.units`); every one without a filter. ``said`` is told, once the stream
+    ends, each alternative of the filter that matched no transcript."""
     if not spec.select:
         return transcripts
     from compbench.data.select import parse
     from compbench.run.engine import units
 
     return parse(spec.select).filter(transcripts, lambda t: {"transcript_id": t.id, "source": t.source, **units(t),
-                                                             "steps": t.steps}, dataset)
+                                                             "steps": t.steps}, dataset, said)
 
 
 def _batches(items: Iterable[tuple[Transcript, Any]]) -> Iterator[list[tuple[Transcript, Any]]]:

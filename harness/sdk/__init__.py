@@ -158,13 +158,14 @@ from compbench.sdk.session import (
     SummaryRequest,
     Wake,
 )
-from compbench.sdk.tools import Setting, Tool, version_tuple
+from compbench.sdk.tools import Accepts, Setting, Tool, version_tuple
 
 __all__ = [
     "CAPABILITIES",
     "NEVER",
     "NEXT_QUESTION",
     "PREVIOUS_ANSWER",
+    "Accepts",
     "Action",
     "Capability",
     "Compact",

@@ -48,6 +48,41 @@ FROM_LOG = "read off the log"
 
 
 @dataclass(frozen=True)
+class Accepts:
+    """The values a tool takes for a setting, in the parameter's units, and what it does with another
+    (``outside``, in words, with its source). ``refuse``: the tool ignores such a value, so a configuration
+    that sets it replays as if unset — almost surely a typo, refused before a run; else (the tool clamps it,
+    or it turns the feature off) the replay does as the tool does and the user is warned. ``unset``: the
+    parameter's value for "not set", always taken."""
+
+    lo: float | None = None
+    hi: float | None = None
+    open_lo: bool = False
+    open_hi: bool = False
+    outside: str = ""
+    refuse: bool = True
+    unset: float | None = None
+
+    def holds(self, value: float) -> bool:
+        if self.unset is not None and value == self.unset:
+            return True
+        if self.lo is not None and (value <= self.lo if self.open_lo else value < self.lo):
+            return False
+        return not (self.hi is not None and (value >= self.hi if self.open_hi else value > self.hi))
+
+    def text(self) -> str:
+        """The range as a reader writes it: ``(0, 100]``, ``[100,000, 1,000,000]``, ``>= 20``."""
+        def num(x: float) -> str:
+            return f"{x:,.0f}" if float(x).is_integer() and abs(x) >= 1000 else f"{x:g}"
+
+        if self.lo is not None and self.hi is not None:
+            return f"{'(' if self.open_lo else '['}{num(self.lo)}, {num(self.hi)}{')' if self.open_hi else ']'}"
+        if self.lo is not None:
+            return f"{'>' if self.open_lo else '>='} {num(self.lo)}"
+        return f"{'<' if self.open_hi else '<='} {num(self.hi)}" if self.hi is not None else "any value"
+
+
+@dataclass(frozen=True)
 class Setting:
     """One parameter of the strategy as the tool's user writes it.
 
@@ -55,10 +90,11 @@ class Setting:
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={value}``, a TOML line, a JSON fragment); ``written`` turns the
     parameter's value into what they write when the two differ (a fraction the tool takes as a percentage);
     ``sweep`` holds the parameter values a default run tries for the tool's logs (empty: not swept);
-    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source.
+    ``note`` says how the tool treats a value (what it clamps, ignores or refuses), with its source;
+    ``accepts`` the same as a range a run checks a configuration against before it starts (:class:`Accepts`).
 
     What advice needs beyond the line (compbench.decide.advice): ``where`` names the file and key path (or the
-    shell) exactly; ``accepted`` the range of parameter values the tool takes (a best value at its end is at
+    shell) exactly; ``limits()`` the closed range of values ``accepts`` admits (a best value at its end is at
     the tool's limit, not at the edge of what was tried); ``honoured(version)`` why a recorded version does not
     read the setting ("" where it does); ``caveat(version, window)`` a known limit of the setting for logs of
     that version and window ("" where none); ``line_for(source, version)`` the line and place a log's tool and
@@ -75,12 +111,22 @@ class Setting:
     sweep: tuple[Any, ...] = ()
     note: str = ""
     written: Callable[[Any], str] | None = None
-    accepted: tuple[float, float] | None = None
+    accepts: Accepts | None = None
     honoured: Callable[[str], str] | None = None
     caveat: Callable[[str, int], str] | None = None
     # (source, version) -> (line, where); None: ``line`` and ``where``
     line_for: Callable[[str, str], tuple[str, str] | None] | None = None
     unset_at: float | None = None  # where the parameter's "unset" value (0, None) sits among the values, in its units
+
+    def limits(self) -> tuple[float, float] | None:
+        """The closed range of values to try that ``accepts`` admits (an open end moved in by 1% of the span):
+        where a settings sweep stops widening, and a best value there is at the tool's limit. None without both
+        ends."""
+        a = self.accepts
+        if a is None or a.lo is None or a.hi is None:
+            return None
+        inset = (a.hi - a.lo) * 0.01
+        return a.lo + (inset if a.open_lo else 0.0), a.hi - (inset if a.open_hi else 0.0)
 
     def shown(self, value: Any) -> str:
         """``value`` as the user writes it."""

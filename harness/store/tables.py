@@ -27,7 +27,8 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "results": _columns("""
         transcript_id:str strategy:str name:str preset:str preset_source:str settings:str source:str session:str
         project:str model:str tool_version:str window:int
-        window_source:str window_calibrated:bool auto_compactions:int manual_compactions:int unchecked_compactions:int
+        window_source:str window_known:bool window_calibrated:bool auto_compactions:int manual_compactions:int
+        unchecked_compactions:int
         trigger_checked:int trigger_within:int trigger_early:int trigger_late:int trigger_within_table:int
         system_tokens:int system_tokens_source:str overhead_rate:float overhead_first_error:float
         overhead_error:float overhead_p90:float overhead_flag:str token_correction:str price_model:str
@@ -50,7 +51,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         guard_dropped_constraint:int guard_fabricated:int needs_artifact:int needed_recall_artifact:float
         needs_recall:int needed_recall_recall:float needs_decision:int needed_recall_decision:float
         needs_continuation:int needed_recall_continuation:float needs_soon:int needs_later:int
-        needs_present_soon:int needs_present_later:int needs_reacquired_real:int
+        needs_present_soon:int needs_present_later:int needs_reacquired_real:int recorded_inferred:int
     """),
     "steps": _columns("""
         transcript_id:str strategy:str step:int message_id:str input:int output:int cache_read:int

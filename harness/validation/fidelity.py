@@ -186,6 +186,22 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
     return "; ".join(causes)
 
 
+def _trigger(rc: RecordedCompaction, below: str) -> str:
+    """The trigger column: the recorded one, "(inferred)" where the log holds no marker of the compaction or of
+    its trigger (a /compact told by its size)."""
+    if below:
+        return "manual (inferred)"
+    return f"{rc.trigger} (inferred)" if rc.meta.get("inferred") else rc.trigger
+
+
+def _inferred(rc: RecordedCompaction) -> str:
+    """Said first in the cause of a compaction the log does not mark (its figures rest on an inference)."""
+    why = rc.meta.get("inferred")
+    if not why:
+        return ""
+    return "inferred: the log holds no marker of this compaction" + (f" ({why})" if isinstance(why, str) else "")
+
+
 def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
     """The transcript's unrecorded prompt as a run adds it (:mod:`compbench.measure.overhead`): the fixed
     part of its first recorded call, and the counter at the session's growth rate; 0 and ``counter``
@@ -310,7 +326,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 kept_real=f"{k.real}/{k.facts}" if k else "–",
                 kept_calibrated=f"{k.calibrated}/{k.facts}" if k else "–",
                 kept_extractive=f"{k.extractive}/{k.facts}" if k else "–",
-                tool=t.source, transcript=t.id, n=n + 1, trigger="manual (inferred)" if below else rc.trigger,
+                tool=t.source, transcript=t.id, n=n + 1, trigger=_trigger(rc, below),
                 preset=preset if name == own else f"{name}:{preset}", real_step=real_step,
                 our_step=position(ev) if ev and auto and not forced else None,
                 d_steps=position(ev) - real_step if ev and auto and not forced else None,
@@ -331,7 +347,8 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
                 reacq_natural_rate=reacq[n].natural_rate, reacq_natural=reacq[n].reacq_natural,
                 reacq_excess=reacq[n].reacq_excess,
                 reacq_orientation=reacq[n].reacq_orientation, reacq_detail=reacq[n],
-                cause="; ".join(x for x in (below, _cause(t, rc, preset), filled.get(n, "") if auto else "",
+                cause="; ".join(x for x in (below, _inferred(rc), _cause(t, rc, preset),
+                                            filled.get(n, "") if auto else "",
                                             "" if ev or not auto or trace is None else "strategy never compacted",
                                             KEPT_UNKNOWN if rc.meta.get("kept_unknown") and trace is not None else "",
                                             *notes) if x),

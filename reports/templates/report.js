@@ -103,12 +103,20 @@
     if (!node || typeof echarts === "undefined") return;
     var c = chart(node), fit = true;  /* fitted by default: from 0 every point sits in the top band */
     drawn.frontier = c;
-    var front = S.frontier.map(function (l) { return ST.filter(function (s) { return s.label === l; })[0]; });
+    var BASE = S.baseline;  /* each tool as it ran: the baseline, drawn apart, never on the frontier */
+    var front = S.frontier.filter(function (l) { return l !== BASE; }).map(function (l) {
+      return ST.filter(function (s) { return s.label === l; })[0]; });
     function pt(s) { return [s.m[H].v, s.m[R].v]; }
     function has(s) { return s.m[H].v !== null && s.m[R].v !== null; }
+    /* whose names are drawn: every point's when few, else the frontier's, each tool's own strategy's and the
+       baseline's (the others on hover; the button names them all) */
+    var every = ST.filter(has).length <= NAME_ALL, key = {};
+    S.frontier.concat(S.tools || [], BASE ? [BASE] : []).forEach(function (l) { key[l] = true; });
+    function named(s) { return every || key[s.label]; }
+    drawn.named = function () { return ST.filter(function (s) { return has(s) && named(s); }).length; };
     var placed = {};  /* label -> where placeLabels put its name ({hidden} when no free spot was found) */
     function points(tier) {
-      return ST.filter(function (s) { return s.tier === tier && has(s); }).map(function (s) {
+      return ST.filter(function (s) { return s.tier === tier && has(s) && s.label !== BASE; }).map(function (s) {
         var at = placed[s.label], label = !at ? {show: false} : at.hidden ? {show: false} :
           {show: true, position: at.position, align: "left", verticalAlign: "top"};
         return {value: pt(s), name: s.label, label: label,
@@ -132,11 +140,13 @@
       return {
         animation: false,
         grid: {left: 64, right: 40, top: 20, bottom: 72},
-        legend: {bottom: 0, data: ["sound", "degenerate (compacts on most calls)", "calls over the window", "frontier"]},
+        legend: {bottom: 0, data: ["sound", "degenerate (compacts on most calls)", "calls over the window", "frontier"].concat(
+          baseline().length ? [BASELINE] : [])},
         tooltip: {trigger: "item", formatter: function (p) {
           var s = ST.filter(function (x) { return x.label === p.name; })[0];
           if (!s) return "";
-          return tip([s.label + (s.tier ? " — " + s.tier_name : ""), S.metrics[H].title + " " + s.m[H].text + " " + s.m[H].ci,
+          return tip([s.label + (s.label === BASE ? " — the baseline: each tool as it ran, its own compactions replayed" :
+            s.tier ? " — " + s.tier_name : ""), S.metrics[H].title + " " + s.m[H].text + " " + s.m[H].ci,
             S.metrics[R].title + " " + s.m[R].text + " " + s.m[R].ci, "calls over the window " + num(s.refused)].concat(
             s.flags.map(function (f) { return "! " + f.text; })));
         }},
@@ -157,11 +167,21 @@
           {type: "scatter", name: "calls over the window", data: points(2), symbolSize: 11, symbol: "emptyCircle",
             itemStyle: {color: "#cf222e"},
             label: Object.assign({}, lbl, {color: "#82071e"}), z: 3},
+          {type: "scatter", name: BASELINE, symbol: "diamond", data: baseline(), symbolSize: 15, z: 5,
+            itemStyle: {color: "#fff", borderColor: "#1b1f24", borderWidth: 2.5},
+            label: Object.assign({}, lbl, {fontWeight: "bold"})},
           /* from a point to its name where the name had to move away from it */
           {type: "line", name: "label lines", data: leaders(), symbol: "none", lineStyle: {color: "#8c959f", width: 0.8},
             silent: true, z: 2, connectNulls: false}
         ]
       };
+    }
+    function baseline() {  /* the one point of each tool as it ran, its name said as the baseline */
+      return ST.filter(function (s) { return s.label === BASE && has(s); }).map(function (s) {
+        var at = placed[s.label], label = !at || at.hidden ? {show: false} :
+          {show: true, position: at.position, align: "left", verticalAlign: "top", formatter: BASE_NAME};
+        return {value: pt(s), name: s.label, label: label};
+      });
     }
     function leaders() {
       var out = [];
@@ -172,13 +192,22 @@
       return out;
     }
     function relayout() {  /* the names placed where the points now are (after a zoom, a resize, the axes button) */
-      placed = placeLabels(c, ST.filter(has), pt);
+      placed = placeLabels(c, ST.filter(has), pt, named);
       c.setOption(option(), true);
     }
     c.setOption(option());
     relayout();
     drawn.relayout = relayout;
     c.on("datazoom", relayout);
+    var all = document.getElementById("frontier-names");
+    if (all) {
+      all.hidden = ST.filter(has).length <= NAME_ALL;
+      all.addEventListener("click", function () {
+        every = !every; all.classList.toggle("on", every);
+        all.textContent = every ? "name the key points only" : "name every point";
+        relayout();
+      });
+    }
     var b = document.getElementById("frontier-fit");
     if (b) b.addEventListener("click", function () {
       fit = !fit; b.classList.toggle("on", !fit);
@@ -193,15 +222,18 @@
      point by a thin line; else nowhere (its tooltip names it). Sound strategies first, the frontier's before
      them, so the names a reader needs most get the closest spots. Pixel space, measured with the labels' font. */
   var LABEL_FONT = 11, LABEL_HEIGHT = 14, DOT = 7, GAP = 3;
+  var NAME_ALL = 12;  /* up to this many points every one is named; past it the names pile up */
+  var BASELINE = "as it ran (recorded): the baseline", BASE_NAME = "as it ran (baseline)";
   var measure = document.createElement("canvas").getContext("2d");
-  function placeLabels(c, strategies, pt) {
+  function placeLabels(c, strategies, pt, named) {
     measure.font = LABEL_FONT + "px sans-serif";
     var grid = c.getModel().getComponent("grid").coordinateSystem.getRect();
     var front = {};
     S.frontier.forEach(function (l) { front[l] = true; });
     var items = strategies.map(function (s) {
       var p = c.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, pt(s));
-      return {s: s, x: p[0], y: p[1], w: Math.ceil(measure.measureText(s.label).width) + 2,
+      var text = s.label === S.baseline ? BASE_NAME : s.label;
+      return {s: s, x: p[0], y: p[1], w: Math.ceil(measure.measureText(text).width) + 2,
         inside: p[0] >= grid.x - 1 && p[0] <= grid.x + grid.width + 1 && p[1] >= grid.y - 1 && p[1] <= grid.y + grid.height + 1};
     });
     var dots = items.filter(function (i) { return i.inside; }).map(function (i) {
@@ -215,10 +247,11 @@
       return false;
     }
     var order = items.slice().sort(function (a, b) {
-      return (front[b.s.label] ? 1 : 0) - (front[a.s.label] ? 1 : 0) || a.s.tier - b.s.tier || a.s.rank - b.s.rank;
+      return (b.s.label === S.baseline) - (a.s.label === S.baseline) || (front[b.s.label] ? 1 : 0) - (front[a.s.label] ? 1 : 0)
+        || a.s.tier - b.s.tier || a.s.rank - b.s.rank;
     });
     order.forEach(function (i) {
-      if (!i.inside) { out[i.s.label] = {hidden: true}; return; }
+      if (!i.inside || !named(i.s)) { out[i.s.label] = {hidden: true}; return; }
       var h = LABEL_HEIGHT, w = i.w, mid = i.y - h / 2;
       var near = [[i.x + DOT + GAP, mid], [i.x - DOT - GAP - w, mid], [i.x - w / 2, i.y - DOT - GAP - h], [i.x - w / 2, i.y + DOT + GAP],
         [i.x + DOT, i.y - DOT - h], [i.x + DOT, i.y + DOT], [i.x - DOT - w, i.y - DOT - h], [i.x - DOT - w, i.y + DOT]];
@@ -252,6 +285,7 @@
   function drawnLabels(c) {
     var names = {}, rects = [];
     ST.forEach(function (s) { names[s.label] = true; });
+    names[BASE_NAME] = true;
     c.getZr().storage.getDisplayList(true).forEach(function (el) {
       var text = el.style && el.style.text;
       if ((el.type !== "tspan" && el.type !== "text") || !names[text] || el.ignore || el.invisible) return;
@@ -262,7 +296,8 @@
     var pairs = [];
     for (var a = 0; a < rects.length; a++) for (var b = a + 1; b < rects.length; b++)
       if (overlap(rects[a], rects[b])) pairs.push([rects[a].text, rects[b].text]);
-    return {drawn: rects.length, overlaps: pairs.length, pairs: pairs.slice(0, 5)};
+    return {drawn: rects.length, overlaps: pairs.length, pairs: pairs.slice(0, 5),
+      texts: rects.map(function (r) { return r.text; }).sort()};
   }
 
   /* an axis range around [lo, hi] on round ticks (a step of 1, 2, 5 or 10 pp, at most ~8 ticks), padded,
@@ -277,6 +312,8 @@
   function kindsChart() {
     var node = document.getElementById("chart-kinds");
     if (!node || typeof echarts === "undefined") return;
+    if (!S.kinds.length) { node.style.display = "none"; return; }  /* no need of any kind was scored: said above */
+    drawn.kinds = S.kinds.length;
     var c = chart(node), K = S.kinds.length, names = ST.map(function (s) { return s.label; }).reverse();
     var left = 230, gap = 36;  /* room between panels: one panel's 100% never runs into the next one's 0% */
     var titles = S.kind_titles || {};
@@ -603,6 +640,16 @@
     return Math.round(low * 100) / 100;
   }
 
+  /* "n=1, few" marks drawn on more than one line (a narrow column wrapped them): none should be */
+  function fewWrapped() {
+    var n = 0;
+    document.querySelectorAll(".few").forEach(function (e) {
+      var r = e.getBoundingClientRect(), line = parseFloat(getComputedStyle(e).fontSize) * 1.8;
+      if (r.height > line) n += 1;
+    });
+    return n;
+  }
+
   function layoutCheck() {
     /* measured by the browser test at 1400 px: a cut-off column, an unreadable selected control show here */
     var lb = document.getElementById("lb"), heads = lb ? lb.querySelectorAll("thead th") : [];
@@ -611,6 +658,7 @@
     document.documentElement.setAttribute("data-layout", JSON.stringify({
       contrast: minContrast(), nodata: drawn.nodata, labels: drawn.frontier ? drawnLabels(drawn.frontier) : null,
       points: ST.filter(function (s) { return s.m[H].v !== null && s.m[R].v !== null; }).length,
+      named: drawn.named ? drawn.named() : 0, kinds: drawn.kinds || null, fewWrapped: fewWrapped(),
       frontier: fo ? {x: [fo.xAxis[0].min, fo.xAxis[0].max], y: [fo.yAxis[0].min, fo.yAxis[0].max]} : null,
       viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
       table: lb ? lb.scrollWidth : 0, box: lb ? lb.parentElement.clientWidth : 0,

@@ -148,7 +148,7 @@ def test_gate_thresholds_are_fractions_or_percentages_and_a_fail_reads_as_one(ru
     fail = next(x for x in out.splitlines() if x.startswith("FAIL"))
     assert "is below the minimum 99.5%" in fail and ">=" not in fail
     code, out = invoke("gate", run, "--strategy", "test-keep-last:keep=2", "--min", "needed_recall=1%",
-                       "--resamples", "300")
+                       "--resamples", "300", "--allow-few")  # a small run: the few rule is tests/decide's
     assert code == 0 and "≥ the minimum 1%" in out
 
 
@@ -412,5 +412,5 @@ def test_the_demo_ends_with_how_to_reach_compbench_and_what_to_run_next(monkeypa
     assert ".venv/bin/compbench datasets import ~/.claude/projects" in text and "--on-error skip-lines" in text
     assert ".venv/bin/compbench compare out/mine --by source" in text
     readme = (demo.ROOT / "README.md").read_text(encoding="utf-8")
-    top = readme[:readme.index("## Commands")]
+    top = "\n".join(readme.splitlines()[:40])  # the README's first screen (tests/test_readme.py)
     assert "source .venv/bin/activate" in top and ".venv/bin/compbench run mine --out out/mine" in top

@@ -89,7 +89,9 @@ TABLE = [  # columns as wide as their widest cell, two spaces apart; then what t
     "msgs: messages (user, asst, tool by role); calls: tool calls; tokens: compbench's count of the messages",
     "last rec, max rec: the prompt tokens the tool's API recorded on the last call and on the largest (0: the log "
     "records no per-call usage)",
-    "cmp: compactions the log records; project or file: the project the log or its folder names, else the file",
+    "cmp: compactions the log records, or where it records none those inferred at the falls of its recorded prompt "
+    "(both replayed as it ran); (n inferred): those with no marker in the log",
+    "project or file: the project the log or its folder names, else the file",
     "2 transcripts, 28 tokens (chars4)",
 ]
 
@@ -245,3 +247,26 @@ def test_a_path_that_does_not_exist_is_said_as_such_when_skipped(src: Path, tmp_
     assert code == 0 and err == f"warning: skipped {tmp_path / 'nope'}: no such file or directory\n"
     code, _, err = run(capsys, monkeypatch, "import", tmp_path / "nope", "--out", tmp_path / "ds2")
     assert (code, err) == (2, f"error: {tmp_path / 'nope'}: no such file or directory\n")
+
+
+def test_inspect_shows_whole_ids_and_wide_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An id is what `--where id=...` takes: clipped at 40 characters (issue 40) it found nothing. Ids are whole;
+    a long project or file is clipped with a mark, and --wide shows it whole too."""
+    long_id = "0d0d0d0d-0000-4000-8000-000000000004/agent-a1b2c3d4e5f6a7b8c9d0"  # 63 characters
+    deep = "/srv/" + "/".join(f"folder{k:02d}" for k in range(8)) + "/project"
+    monkeypatch.chdir(tmp_path)
+    for n, t in ((40, "forty-characters-exactly-0123456789abcde"), (41, "forty-one-characters-0123456789abcdefghij"),
+                 (63, long_id)):
+        assert len(t) == n
+        (tmp_path / f"{n}.jsonl").write_text(to_jsonl(Transcript(t, "compbench", session(t).messages,
+                                                                 {"project": deep})))
+    code, stdout, _ = run(capsys, monkeypatch, "inspect", *(f"{n}.jsonl" for n in (40, 41, 63)), "--tokenizer",
+                          "chars4")
+    assert code == 0
+    firsts = [line.split()[0] for line in stdout.splitlines()[1:4]]
+    assert firsts == ["forty-characters-exactly-0123456789abcde", "forty-one-characters-0123456789abcdefghij", long_id]
+    where = stdout.splitlines()[1].split()[-1]
+    assert where.startswith("…") and deep.endswith(where[1:]) and len(where) == 36
+    wide = run(capsys, monkeypatch, "inspect", "63.jsonl", "--tokenizer", "chars4", "--wide")[1]
+    assert wide.splitlines()[1].split()[0] == long_id and wide.splitlines()[1].split()[-1] == deep

@@ -127,3 +127,22 @@ def test_tune_sweeps_one_tools_logs(data: Path, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert ids(tmp_path / "t") == {"s1", "s3", "s5"}
     assert "the transcripts where source=claude-code" in r.stderr
+
+
+def test_the_source_that_matched_nothing_is_named_by_run_compare_and_report(data: Path, tmp_path: Path) -> None:
+    """``--where 'source=codex|pi'`` where no pi log exists: the codex logs are replayed and the pi alternative is
+    said to match nothing, before the run (from the dataset's scan), once."""
+    run = tmp_path / "r"
+    r = CliRunner().invoke(cli, ["run", str(data), "--strategy", "none", *REPLAY, "--where", "source=codex|pi",
+                                 "--out", str(run), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines().count("note: source=codex|pi: pi matched no transcript") == 1, r.stderr
+    assert ids(run) == {"s0", "s2", "s4"}
+    r = CliRunner().invoke(cli, ["run", str(data), "--strategy", "none", *REPLAY, "--where",
+                                 "model=gpt-5|o3 and source=codex", "--out", str(tmp_path / "m"), "--quiet"])
+    assert r.exit_code == 0 and "note: model=gpt-5|o3: o3 matched no transcript" in r.stderr, r.output
+    for command in (["compare", str(run), "--resamples", "300"],
+                    ["report", str(run), "--out", str(tmp_path / "r.html")]):
+        r = CliRunner().invoke(cli, [*command, "--source", "codex", "--source", "goose"])
+        assert r.exit_code == 0, r.output
+        assert "note: source=codex|goose: goose matched no transcript" in r.stderr

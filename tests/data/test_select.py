@@ -81,3 +81,38 @@ def test_a_stream_filtered_to_nothing_names_what_it_held() -> None:
     with pytest.raises(UsageError, match=r"no transcript of the dataset matches 'source=goose' \(it holds source: "
                                          r"pi, codex\)"):
         list(parse(None, ("goose",)).filter(items, lambda x: x))
+
+
+@pytest.mark.parametrize(("where", "held", "said"), [
+    ("source=codex|pi", ["codex", "claude-code"], ["source=codex|pi: pi matched no transcript"]),
+    ("source=codex|pi", ["codex", "pi"], []),
+    ("source=codex|pi|goose", ["pi"], ["source=codex|pi|goose: codex, goose matched no transcript"]),
+    ("source=gemini|goose", ["pi"], []),  # nothing matches at all: the filter's own error, not a note
+    ("source!=codex|pi", ["codex"], ["source!=codex|pi: pi matched no transcript (it excludes none)"]),
+    ("model=claude-*|gpt-*", ["gpt-5"], ["model=claude-*|gpt-*: claude-* matched no transcript"]),
+    ("steps=10|20", [10, 30], ["steps=10|20: 20 matched no transcript"]),
+    ('source="claude code|codex"', ["claude-code"], ['source="claude code|codex": codex matched no transcript']),
+    ("source=codex", ["pi"], []),  # one value: nothing to name beside the filter's own error
+    ("model~gpt", ["claude"], []),  # contains lists no alternatives
+])
+def test_the_alternatives_that_matched_nothing_are_named(where: str, held: list[object], said: list[str]) -> None:
+    sel = parse(where)
+    field = sel.fields[0]
+    assert sel.unmatched({field: held}) == said
+    assert sel.unmatched({}) == []  # a field whose values are not known is not checked
+
+
+def test_a_stream_and_a_run_name_the_alternatives_that_matched_nothing() -> None:
+    items = [{"source": "codex", "steps": 3}, {"source": "claude-code", "steps": 9}]
+    notes: list[str] = []
+    sel = parse("source=codex|pi and steps>=1")
+    assert list(sel.filter(items, lambda x: x, said=notes.append)) == [items[0]]
+    assert notes == ["source=codex|pi: pi matched no transcript"]
+    # a transcript the other clause leaves out still counts as one an alternative matched: pi is there, said of none
+    notes.clear()
+    list(parse("source=codex|claude-code and steps<5").filter(items, lambda x: x, said=notes.append))
+    assert notes == []
+    results = pd.DataFrame({"transcript_id": ["a", "a", "b", "b"], "strategy": ["none", "x"] * 2,
+                            "source": ["codex", "codex", "claude-code", "claude-code"]})
+    got = select_results(results, parse(None, ("codex,pi",)), "run", said=notes.append)
+    assert set(got["transcript_id"]) == {"a"} and notes == ["source=codex|pi: pi matched no transcript"]

@@ -11,7 +11,7 @@ import pytest
 from compbench.decide import advice
 from compbench.decide.stats import Estimate
 from compbench.decide.toolverdict import Change
-from compbench.sdk.tools import Setting
+from compbench.sdk.tools import Accepts, Setting
 
 
 def transcripts(checked: int, within: int, auto: int | None = None, calibrated: int = 0, manual: int = 0) -> Any:
@@ -90,7 +90,8 @@ def test_better_needs_as_it_ran() -> None:
         "as it ran is not in this run (add --strategy recorded)"
 
 
-PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0), accepted=(10.0, 100.0))
+PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0),
+              accepts=Accepts(10.0, 100.0))
 
 
 @pytest.mark.parametrize(("best", "tried", "met", "said"), [
@@ -113,3 +114,17 @@ def test_a_setting_most_logs_versions_ignore_is_not_advised() -> None:
     assert ok.met and limits == ("not read by 1.9: read from 2.0",)
     bad, _ = advice.honoured(since, ["1.8", "1.9", "2.1"])
     assert not bad.met and "most of these logs' versions do not read it" in bad.text
+
+
+@pytest.mark.parametrize(("unknown", "calibrated", "met"), [(3, 0, True), (5, 0, True), (6, 0, False), (6, 6, True)])
+def test_windows_no_table_gives_and_no_compaction_shows_fail_it_once_they_are_most(unknown: int, calibrated: int,
+                                                                                  met: bool) -> None:
+    rows = transcripts(10, 10).assign(window_known=[k >= unknown for k in range(10)],
+                                      window_calibrated=[k < calibrated for k in range(10)])
+    c = advice.reproduction(rows, None)
+    assert c.met == met
+    guessed = unknown - calibrated
+    if met and guessed:
+        assert f"{guessed} transcripts at a window no table gives" in c.text
+    if not met:
+        assert f"the window of {guessed} of 10 transcripts is not in the tool's own model table" in c.text

@@ -12,10 +12,11 @@ import pytest
 from compbench.decide.sweep import beyond, next_configurations
 from compbench.run.spec import RunSpec, settings_sweep
 from compbench.run.write import write_run
-from compbench.sdk.tools import Setting
+from compbench.sdk.tools import Accepts, Setting
 from helpers import growing_session
 
-PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0), accepted=(10.0, 100.0))
+PCT = Setting("pct", "MY_PCT", "env", "unset", "export MY_PCT={value}", sweep=(60.0, 80.0),
+              accepts=Accepts(10.0, 100.0))
 
 
 @pytest.mark.parametrize(("best", "values", "expected"), [

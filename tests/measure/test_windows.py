@@ -3,11 +3,12 @@ the transcript, a family fallback that says so — never a table entry the tool 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from compbench.data.transcript import Message, Text, Transcript, Usage
+from compbench.data.transcript import Message, RecordedCompaction, Text, Transcript, Usage
 from compbench.measure.models import effective_limits
 from compbench.sdk.session import ModelLimits
 
@@ -53,7 +54,8 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
 
 
 @pytest.mark.parametrize(("model", "peak", "window", "source"), [
-    ("claude-opus-4-5", 1_000, 200_000, "recorded model claude-opus-4-5, litellm's table (pi's own registry not read)"),
+    ("claude-opus-4-5", 1_000, 200_000,
+     "recorded model claude-opus-4-5, litellm's table (goose's own registry not read)"),
     ("claude-mystery-9", 1_000, 200_000, "unknown model 'claude-mystery-9', claude family default: Anthropic's "
                                          "standard 200k"),
     ("acme-coder", 1_000, 128_000, "unknown model 'acme-coder' and family: 128,000 assumed"),
@@ -61,41 +63,89 @@ def test_codex_reads_its_recorded_effective_window(meta: dict[str, Any], window:
                                      "exceeds it"),
 ])
 def test_other_tools_table_then_family(model: str, peak: int, window: int, source: str) -> None:
-    e = effective_limits(session("pi", model, peak))
-    assert (e.limits.context_window, e.source) == (window, source)
+    """A tool whose own table is not read (Goose without its recorded context_limit): litellm stands in, and
+    neither it nor a family fallback is the tool's figure (``known`` False)."""
+    e = effective_limits(session("goose", model, peak))
+    assert (e.limits.context_window, e.source, e.known) == (window, source, False)
 
 
-def codex_rollout(model: str, totals: tuple[int, ...]) -> Transcript:
-    """A Codex 0.145-shaped session: every token count records model_context_window 258,400."""
+@pytest.mark.parametrize(("source", "meta", "known", "says"), [
+    ("aider", {}, True, "litellm's table (the table aider reads)"),  # aider reads litellm's table itself
+    ("openhands", {}, True, "litellm's table (the table OpenHands reads)"),
+    ("goose", {"context_window": 64_000}, True, "recorded context window 64,000 (goose)"),
+    ("openhands", {"model": "acme-coder", "max_input_tokens": 30_000}, True, "recorded max_input_tokens 30,000"),
+    ("cline", {}, False, "litellm's table (cline's own registry not read)"),
+])
+def test_litellm_is_the_tools_table_only_where_the_tool_reads_it(source: str, meta: dict[str, Any], known: bool,
+                                                                  says: str) -> None:
+    e = effective_limits(session(source, **{"model": "gpt-4o", **meta}))
+    assert e.known is known and says in e.source
+
+
+def test_a_tool_whose_rule_gives_every_model_a_window_knows_it() -> None:
+    """Claude Code's 200k default and Gemini CLI's tokenLimit default are the tools' own rules, not guesses."""
+    assert effective_limits(session("claude-code", "acme-coder")).known
+    assert effective_limits(session("gemini-cli", "gemini-9-ultra")).known
+    codex = effective_limits(session("codex", "acme-coder"))  # no catalog figure, no recorded window
+    assert not codex.known and "128,000 assumed" in codex.source
+
+
+def codex_rollout(model: str, totals: tuple[int, ...], windows: tuple[int, ...] = (258_400,),
+                  version: str = "0.144.2") -> Transcript:
+    """A Codex 0.144-shaped session: its token counts record model_context_window (``windows``, in order)."""
     msgs = [Message("u1", "user", (Text("go"),))]
     for k, total in enumerate(totals):
         msgs += [Message(f"a{k}", "assistant", (Text("step"),), Usage(input=total - 100, output=100)),
                  Message(f"u{k + 2}", "user", (Text("next"),))]
-    return Transcript("r", "codex", tuple(msgs), {"model": model, "model_context_window": 258_400,
-                                                   "tool_version": "0.145.0"})
+    meta: dict[str, Any] = {"model": model, "model_context_window": windows[0], "model_context_windows": list(windows),
+                            "tool_version": version}
+    return Transcript("r", "codex", tuple(msgs), meta)
 
 
-@pytest.mark.parametrize(("model", "window"), [("gpt-5.6-sol", 258_400), ("gpt-5.5", 272_000),
-                                               ("gpt-5.1-codex-max", 272_000), ("gpt-5-2025-08-07", 272_000)])
-def test_a_window_codex_records_is_the_window_for_a_model_outside_its_95_percent_catalog(model: str,
-                                                                                         window: int) -> None:
-    assert effective_limits(codex_rollout(model, (1_000,))).limits.context_window == window
+@pytest.mark.parametrize("model", ["gpt-5.6-sol", "gpt-5.6-luna", "gpt-5.5", "gpt-5.1-codex-max", "gpt-5-2025-08-07",
+                                   "someones-model"])
+def test_codex_records_95_percent_of_its_window_for_every_model(model: str) -> None:
+    """258,400 is 95% of 272,000 whatever the model: Codex's default effective_context_window_percent."""
+    e = effective_limits(codex_rollout(model, (1_000,)))
+    assert (e.limits.context_window, e.source) == (272_000, "recorded model_context_window 258,400 = 95% of 272,000")
 
 
-@pytest.mark.parametrize(("total", "compacts"), [(232_559, False), (232_560, True), (232_561, True)])
-def test_codex_0_145_compacts_at_90_percent_of_the_recorded_window(chars4: Any, total: int, compacts: bool) -> None:
-    """0.9 x 258,400 = 232,560 (Codex 0.145-0.146 on gpt-5.6-sol compacted at 224-236k); with 272,000 taken from
-    the catalog (or litellm) the limit would be 244,800 and nothing here compacts."""
+def test_codex_takes_the_window_in_force_where_it_compacted() -> None:
+    """A 0.144.0-alpha session recorded 353,400 (372,000), then 258,400 once resumed, and compacted under the
+    second: the server's catalogue changed under it. Without a compaction, the last recorded window."""
+    t = codex_rollout("gpt-5.6-sol", (1_000,), windows=(353_400, 258_400))
+    assert effective_limits(t).source == "recorded model_context_window 258,400 last recorded = 95% of 272,000"
+    rc = RecordedCompaction(2, "codex", "auto", meta={"model_context_window": 258_400})
+    e = effective_limits(replace(t, compactions=(rc,)))
+    assert (e.limits.context_window, e.source) == (
+        272_000, "recorded model_context_window 258,400 in force at its compactions = 95% of 272,000")
+    manual = RecordedCompaction(2, "codex", "manual", meta={"model_context_window": 353_400})
+    assert effective_limits(replace(t, compactions=(manual,))).limits.context_window == 272_000  # not its rule
+
+
+@pytest.mark.parametrize(("model", "version", "window"), [
+    ("gpt-5.6-sol", "0.143.0", 272_000), ("gpt-5.6-sol", "0.144.0", 372_000), ("gpt-5.6-terra", "0.144.2", 372_000),
+    ("gpt-5.6-sol", "0.145.0", 272_000), ("gpt-5.5", "0.144.2", 272_000), ("gpt-5.6-sol", "", 272_000)])
+def test_codex_without_a_recorded_window_takes_its_versions_bundled_catalogue(model: str, version: str,
+                                                                                window: int) -> None:
+    e = effective_limits(session("codex", model, tool_version=version))
+    assert (e.limits.context_window, e.source) == (window, f"recorded model {model}, Codex's catalog {window // 1000}k")
+
+
+@pytest.mark.parametrize(("total", "compacts"), [(244_799, False), (244_800, True), (244_801, True)])
+def test_codex_compacts_at_90_percent_of_the_catalogue_window(chars4: Any, total: int, compacts: bool) -> None:
+    """0.9 x 272,000 = 244,800 for every model, gpt-5.6-sol included (the former rule took 258,400 as its window
+    and compacted at 232,560: 12,240 tokens early)."""
     from compbench.replay.loop import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer
 
-    for model, expected in (("gpt-5.6-sol", compacts), ("gpt-5.5", False)):
+    for model in ("gpt-5.6-sol", "gpt-5.5"):
         t = codex_rollout(model, (200_000, total, 100_000))
         trace = replay(t, resolve("codex:preset=current").create(), MockSummarizer(),
                        ReplayConfig(effective_limits(t).limits, 0, recorded_usage=True), chars4)
-        assert any(c.ok for c in trace.compactions) is expected, model
+        assert any(c.ok for c in trace.compactions) is compacts, model
 
 
 @pytest.mark.parametrize(("model", "window", "max_output"), [
@@ -105,10 +155,11 @@ def test_roo_code_takes_the_window_from_its_own_table(model: str, window: int, m
     """litellm lists the GPT-5 family at 272,000: Roo Code's table says 400,000, and Roo then condenses at
     0.9 x 400,000 - 128,000 = 232,000, not 116,800."""
     e = effective_limits(session("roo-code", model))
-    assert (e.limits.context_window, e.limits.max_output) == (window, max_output)
-    assert "Roo Code's own model table" in e.source
-    if model == "gpt-5":  # another tool without a table of its own keeps litellm's figure
-        assert effective_limits(session("pi", model)).limits.context_window == 272_000
+    assert (e.limits.context_window, e.limits.max_output, e.known) == (window, max_output, True)
+    assert "Roo Code's own model table (RooCodeInc/Roo-Code at cb83656718" in e.source
+    if model == "gpt-5":  # another tool without a table of its own keeps litellm's figure, marked unknown
+        other = effective_limits(session("goose", model))
+        assert other.limits.context_window == 272_000 and not other.known
 
 
 def opencode_session(date_ms: int | None, totals: tuple[int, ...], provider: str = "github-copilot") -> Transcript:
@@ -174,7 +225,12 @@ def test_crush_on_copilot_runs_catwalks_window_of_the_day(provider: str, model: 
     assert ("no date recorded" in e.source) == (started is None)
 
 
-def test_crush_on_another_provider_reads_the_general_table() -> None:
-    e = effective_limits(crush_session("anthropic", "claude-haiku-4-5", "2026-04-02T06:35:40Z"))
-    assert e.limits.context_window == 200_000 and "catwalk" not in e.source
-    assert "catwalk" not in effective_limits(crush_session("openai", "claude-haiku-4.5", None)).source
+def test_crush_on_another_provider_reads_catwalks_list_of_that_provider() -> None:
+    """catwalk's deepseek list gives deepseek-chat 128,000 (litellm: 131,072); a model catwalk's openai list does
+    not hold is one the user's crush.json adds: its window is not in the log."""
+    e = effective_limits(crush_session("deepseek", "deepseek-chat", "2026-04-02T06:35:40Z"))
+    assert (e.limits.context_window, e.known) == (128_000, True)
+    assert e.source.startswith("recorded model deepseek-chat on deepseek, catwalk (charmbracelet/catwalk history to")
+    assert e.source.endswith("from 2025-08-25: 128k, not litellm's 131k")
+    other = effective_limits(crush_session("openai", "claude-haiku-4.5", None))
+    assert not other.known and other.source.startswith("model claude-haiku-4.5 is not in catwalk's openai list")

@@ -116,6 +116,19 @@ def test_crush_threshold_rule() -> None:
     assert remaining_threshold(1_271, p) == 254  # int(254.2)
 
 
+@pytest.mark.parametrize(("window", "threshold"), [(199_999, 39_999), (200_000, 40_000), (200_001, 20_000)])
+def test_crush_keeps_20_percent_free_up_to_200k_and_a_flat_20k_above(chars4: TokenCounter, window: int,
+                                                                       threshold: int) -> None:
+    """Crush v0.13.0 on (2aedcb7fa, 2025-10-27; still agent.go at 37f36e93): remaining = window - (prompt +
+    completion) <= int(window x 0.2) while window <= 200,000, else <= 20,000; at, below and above 200k."""
+    assert remaining_threshold(window, GoReplaceParams()) == threshold
+    v = view_of([system("sys"), user("u1", "go"), assistant("a1", "done")], chars4, ModelLimits(window, 4_096))
+    at = window - threshold  # the first total that leaves the threshold free
+    assert resolve("go-replace:preset=current").create().after_step(v, Usage(input=at - 101, output=100)) == ()
+    (c,) = resolve("go-replace:preset=current").create().after_step(v, Usage(input=at - 100, output=100))
+    assert isinstance(c, Compact) and c.reason == "remaining tokens <= threshold"
+
+
 def test_crush_trigger_below_equal_above(chars4: TokenCounter) -> None:
     msgs = [system("sys"), user("u1", "go"), assistant("a1", "done")]
     for window, at in ((300_000, 280_000), (200_000, 160_000)):

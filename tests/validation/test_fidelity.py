@@ -21,8 +21,9 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current", "0.77", "2.0", "2.1.21", "2.1.92", "2.1.138", "2.1.217"}
-    assert {r.tool for r in rows if r.preset == "0.77"} == {"codex"}  # codex's own version preset
+    assert {r.preset for r in rows} == {"seed", "current", "0.77", "0.147", "2.0", "2.1.21", "2.1.92", "2.1.138",
+                                        "2.1.217"}
+    assert {r.tool for r in rows if r.preset in ("0.77", "0.147")} == {"codex"}  # codex's own version presets
     assert {r.tool for r in rows if r.preset in ("2.0", "2.1.21", "2.1.92", "2.1.138", "2.1.217")} == {"claude-code"}
 
 

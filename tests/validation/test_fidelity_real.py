@@ -102,33 +102,42 @@ def test_the_logs_gaps_are_filled_from_the_tools_own_count_and_said(rows: list[R
 def test_codex_matches_rest_on_the_reasoning_stand_in(real_compactions_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Without an estimate of the earlier turns' encrypted reasoning (not recorded in 0.14x rollouts) the
-    limit is reached in time on two compactions of five (1, 3 and 7 calls late on the others); the 0.77 ratio
-    (1.30) matches all five. The margin is
-    narrow: the third compaction of 019ed99c is matched for ratios of about 1.2 to 1.35 only."""
+    limit is reached in time on two compactions of five (1, 3 and 7 calls late on the others); the stand-in
+    blobs (950 characters an item + 6.37 a reasoning token) match all five; an envelope of 1,100 (inside the
+    0.77 blobs' span) is 3 calls early on the third compaction of 019ed99c."""
     ts = list(read_all([real_compactions_dir / "codex"]))
-    monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 0.0)
+    monkeypatch.setattr(evidence, "BLOB_CHARS", 0)
+    monkeypatch.setattr(evidence, "BLOB_CHARS_PER_TOKEN", 0.0)
     none = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
     assert none == [0, 1, 0, 3, 7]
-    monkeypatch.setattr(evidence, "REASONING_PER_TOKEN", 1.5)
+    monkeypatch.undo()
+    assert [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"] == [0, 0, 0, 0, 0]
+    monkeypatch.setattr(evidence, "BLOB_CHARS", 1_100)
     more = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
-    assert more == [0, 0, 0, 0, -4]
+    assert more == [0, 0, 0, 0, -3]
 
 
 def test_the_stand_in_is_calibrated_on_the_0_77_rollouts(transcripts_dir: Path) -> None:
-    """REASONING_PER_TOKEN is Codex's estimate of the recorded encrypted reasoning over the reported
-    reasoning tokens, pooled over every call of the 0.77 rollouts; a stand-in blob reproduces an estimate."""
+    """The stand-in blob's per-token length is the 0.77 rollouts' real blobs', pooled over the calls that
+    reasoned; its envelope lies inside the span of their zero-token blobs (set from the 0.14x compactions);
+    Codex's estimate of a stand-in is what it makes of a real blob of that length."""
+    from statistics import median
+
     from compbench.strategies.codex import reasoning_item_tokens
 
-    estimated = reported = 0
+    empty: list[int] = []
+    reasoned: list[tuple[int, int]] = []
     for t in read_all([transcripts_dir / "codex"]):
         for m in t.messages:
-            blobs = [p.text for p in m.parts if isinstance(p, Reasoning) and p.encrypted]
-            if m.role == "assistant" and blobs and m.usage is not None:
-                estimated += sum(reasoning_item_tokens(b) for b in blobs)
-                reported += m.usage.reasoning
-    assert (estimated, reported) == (64_797, 49_792)
-    assert round(estimated / reported, 2) == evidence.REASONING_PER_TOKEN
-    assert [reasoning_item_tokens(evidence.stand_in_blob(n)) for n in (0, 1, 7, 1_300)] == [0, 1, 7, 1_300]
+            blobs = [len(p.text) for p in m.parts if isinstance(p, Reasoning) and p.encrypted]
+            if m.role == "assistant" and len(blobs) == 1 and m.usage is not None:
+                (empty.append(blobs[0]) if m.usage.reasoning == 0 else reasoned.append((m.usage.reasoning, blobs[0])))
+    assert (len(empty), min(empty), median(empty), max(empty)) == (81, 868, 996, 1_208)
+    per_token = (sum(b for _, b in reasoned) - len(reasoned) * median(empty)) / sum(n for n, _ in reasoned)
+    assert (len(reasoned), round(per_token, 2)) == (140, evidence.BLOB_CHARS_PER_TOKEN)
+    assert min(empty) <= evidence.BLOB_CHARS <= max(empty)
+    # an envelope alone counts 16 tokens (950 * 3 / 4 - 650 bytes); 100 reasoning tokens add 119
+    assert [reasoning_item_tokens("A" * evidence.blob_chars(n)) for n in (0, 100)] == [16, 135]
 
 
 def test_segment_index_skips_the_tools_own_records(real_compactions_dir: Path) -> None:

@@ -17,8 +17,8 @@ history's run is merged into it (reported as a merge, as a resumed Claude Code s
 * a run with none (a request log started later, or no request made) stays the chat history's; a conversation
   no run owns stays the request log's.
 
-Pairs are found by :func:`pairs`: in a folder where a file's name says aider (``.aider.chat.history.md``, its
-default), one chat history and the request logs beside it, each known by its content.
+Pairs are found by :func:`pairs`: one chat history and the request logs beside it (the same folder), each known by
+its content, never by its name (both take any name; ``.aider.chat.history.md`` is the chat history's default).
 """
 
 from __future__ import annotations
@@ -56,11 +56,14 @@ def _inputs(t: Transcript) -> set[str]:
 
 
 def combine(chat: Sequence[Transcript], llm: Sequence[Transcript]) -> tuple[list[Transcript], list[Merge]]:
-    """The transcripts of both logs, one per aider run (see the module docstring), in time order, and the merges."""
+    """The transcripts of both logs, one per aider run (see the module docstring), in time order, and the merges.
+    Architect mode's editor conversations (``meta["parent_session"]``) are no part of a run's conversation: they
+    stay transcripts of their own, under the transcript their architect's conversation became."""
     starts = [_time(t.meta.get("started_at")) for t in chat]
     inside: dict[int, list[Transcript]] = {}
     free: list[Transcript] = []
-    for c in llm:
+    editors = [c for c in llm if c.meta.get("parent_session")]
+    for c in (c for c in llm if not c.meta.get("parent_session")):
         k = _run_of(_time(c.meta.get("started_at")), starts)
         if k is None:
             free.append(c)
@@ -74,14 +77,18 @@ def combine(chat: Sequence[Transcript], llm: Sequence[Transcript]) -> tuple[list
             free += convs
     out: list[Transcript] = []
     merges: list[Merge] = []
+    became: dict[str, str] = {}  # a request-log conversation's id -> the transcript's it joined
     for k, run in enumerate(chat):
         if k not in owned:
             out.append(run)
             continue
         joined = _join(owned[k], run)
+        became.update((c.id, joined.id) for c in owned[k])
         out.append(joined)
         merges.append(Merge(run.id, joined.id, len(run.messages)))
     out += free
+    out += [replace(e, meta={**e.meta, "parent_session": became.get(str(e.meta["parent_session"]),
+                                                                   e.meta["parent_session"])}) for e in editors]
     out.sort(key=lambda t: (_time(t.meta.get("started_at")) or datetime.min, t.id))
     return out, merges
 
@@ -125,20 +132,30 @@ def _join(convs: list[Transcript], run: Transcript) -> Transcript:
     return Transcript(first.id, first.source, tuple(messages), meta, tuple(compactions), tuple(warnings))
 
 
-def pairs(files: Sequence[Path], head: Callable[[Path], str]) -> dict[Path, list[Path]]:
-    """Each chat history that has request logs beside it (same folder), with them; found by content (``head``: a
-    file's first bytes as text, what the sniffers read)."""
+def pairs(files: Sequence[Path], head: Callable[[Path], str] | None = None) -> dict[Path, list[Path]]:
+    """Each chat history that has request logs beside it (same folder), with them; both known by their first line
+    whatever their names (aider's ``--chat-history-file`` and ``--llm-history-file`` take any): ``head`` gives a
+    file's first bytes as text (its first :data:`FIRST_BYTES` by default). A folder with two chat histories pairs
+    none (which run is whose is not to be guessed)."""
     from compbench.data.formats import aider_chat, aider_llm
 
+    read = head or _first_bytes
     chats: dict[Path, list[Path]] = {}
     logs: dict[Path, list[Path]] = {}
-    folders = {f.parent for f in files if "aider" in f.name.lower()}  # only where aider wrote something is read
     for f in files:
-        if f.parent not in folders or not f.is_file():
+        if not f.is_file():
             continue
-        text = head(f)
+        text = read(f)
         if aider_chat.sniff(text, None):
             chats.setdefault(f.parent, []).append(f)
         elif aider_llm.sniff(text, None):
             logs.setdefault(f.parent, []).append(f)
     return {found[0]: logs[d] for d, found in chats.items() if len(found) == 1 and d in logs}
+
+
+FIRST_BYTES = 512  # what tells both logs apart: their first line
+
+
+def _first_bytes(path: Path) -> str:
+    with path.open("rb") as f:
+        return f.read(FIRST_BYTES).decode("utf-8", errors="replace")

@@ -22,9 +22,11 @@ separator starts with a turn header. The turns become API messages and are read 
 
 No token usage, no timestamps. Which tool (:func:`tool_of`, said in ``meta["tool_evidence"]``): a Cline mode line
 (``ACT MODE`` / ``PLAN MODE``) says Cline, a ``<slug>`` mode the Roo Code family; within it Kilo Code (and its
-forks) by the file name (``kilo_code_task_``), a tool only Kilo Code has (``new_rule``, ``report_bug``,
-``condense``, ``delete_file``, ``fast_edit_file``) or its ``.kilocode/`` project folder or name in the text. A
-fork's export, named by the fork (``code_assistant_task_…``), keeps that name in ``meta["fork"]``.
+forks) by the file name (``kilo_code_task_``, or a fork's that names Kilo: ``coderider_kilo_task_``), a tool only
+Kilo Code has (``new_rule``, ``report_bug``, ``condense``, ``delete_file``, ``fast_edit_file``) or its
+``.kilocode/`` project folder or name in the text. A fork's export, named by the fork (``code_assistant_task_…``),
+keeps that name in ``meta["fork"]``. A Kilo Code log is labelled Kilo Code (``source="kilo-code"``) wherever the
+tool is named, and replayed by ``roo-code`` at its ``kilo`` preset (the strategy's ``Tool.formats``).
 """
 
 from __future__ import annotations
@@ -158,6 +160,9 @@ def tool_of(text: str, path: Path, called: dict[str, int] | None = None) -> tupl
         return "cline", "Cline's mode line in the environment details"
     if "kilo_code_task_" in path.name:
         return "kilo-code", "the export's file name (kilo_code_task_); its content is Roo Code's"
+    fork = _fork(path)
+    if fork and xml_tools.kilo_named(fork):
+        return "kilo-code", f"the export's file name ({fork}_task_): a Kilo Code fork's, its content Roo Code's"
     kilo_tools = sorted((set(called or {}) | xml_tools.result_names([text])) & xml_tools.KILO_ONLY
                         - xml_tools.ROO_TOOLS)
     roo_named = bool(re.search(r"# Current Mode\n<slug>", text))

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compbench.data.formats.xml_tools import KILO_ONLY, ROO_TOOLS, kilo_named
 from compbench.data.transcript import Usage
 
 TOOLS = ("cline", "roo-code", "kilo-code")
@@ -142,29 +143,53 @@ def parse(doc: Sequence[dict[str, Any]]) -> Ui:
     return ui
 
 
+_STORAGE = re.compile(r"globalStorage[/\\]([^/\\]+)", re.I)  # an editor's extension storage: its extension's id
+_KILOCODE_DIR = re.compile(r"(?:^|[\s/'\"(])\.kilocode/", re.M)
+
+
+def _kilo_fork(api: Sequence[Any], text: str) -> tuple[str, str] | None:
+    """Kilo Code's marks in a Roo Code-family task: a tool only Kilo Code has, called; its ``.kilocode/`` project
+    folder in the first prompts. None without them."""
+    called = {b.get("name") for m in api if isinstance(m, dict) and isinstance(m.get("content"), list)
+              for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    own = sorted(str(n) for n in called & (KILO_ONLY - ROO_TOOLS))
+    if own:
+        return "kilo-code", f"Kilo Code's own tool{'s' * (len(own) != 1)} ({', '.join(own)}) in a Roo Code-family " \
+                            "task: a Kilo Code fork"
+    if _KILOCODE_DIR.search(text):
+        return "kilo-code", "Kilo Code's .kilocode/ project folder in a Roo Code-family task: a Kilo Code fork"
+    return None
+
+
 def tool_of(ui: Ui | None, api: Sequence[Any], home: str) -> tuple[str, str]:
-    """Which tool wrote the task, and on what evidence: the VS Code extension folder the task sits in, else what
-    only one of them writes (Kilo Code's ``metadata.kiloCode``; Roo Code's says and API keys; Cline's)."""
+    """Which tool wrote the task, and on what evidence: the VS Code extension folder the task sits in (a Kilo Code
+    fork's, whose id names Kilo), else what only one of them writes (Kilo Code's ``metadata.kiloCode``; Roo
+    Code's says and API keys, within which Kilo Code's own tools or ``.kilocode/`` folder say a Kilo Code fork;
+    Cline's)."""
     for ext, tool in (("saoudrizwan.claude-dev", "cline"), ("rooveterinaryinc.roo-cline", "roo-code"),
                       ("kilocode.kilo-code", "kilo-code")):
         if ext in home.lower():
             return tool, f"in {ext}'s storage"
+    storage = _STORAGE.search(home)
+    if storage and kilo_named(storage.group(1)):
+        return "kilo-code", f"in {storage.group(1)}'s storage: a Kilo Code fork's"
     msgs = ui.messages if ui is not None else []
     if any(isinstance(m.get("metadata"), dict) and "kiloCode" in m["metadata"] for m in msgs):
         return "kilo-code", "Kilo Code's metadata.kiloCode on ui messages"
+    text = "\n".join(b.get("text", "") for m in api[:8] if isinstance(m, dict) and m.get("role") == "user"
+                     for b in (m["content"] if isinstance(m.get("content"), list) else [{"text": m.get("content")}])
+                     if isinstance(b, dict) and isinstance(b.get("text"), str))
     roo_keys = ("isSummary", "condenseParent", "truncationParent", "isTruncationMarker")
     if any(isinstance(m.get("say"), str) and m["say"] in ROO_SAYS for m in msgs) or any(
             isinstance(m, dict) and any(k in m for k in roo_keys) for m in api) or any(
             m.get("say") == "api_req_started" and "apiProtocol" in _info(m.get("text")) for m in msgs):
-        return "roo-code", "Roo Code's records (its say types, API keys or apiProtocol)"
+        return _kilo_fork(api, text) or ("roo-code", "Roo Code's records (its say types, API keys or apiProtocol)")
     if any((isinstance(m.get("say"), str) and m["say"] in CLINE_SAYS) or CLINE_KEYS & m.keys() for m in msgs) or any(
             isinstance(m, dict) and "modelInfo" in m for m in api):
         return "cline", "Cline's records (its say types or message keys)"
-    text = "\n".join(b.get("text", "") for m in api[:8] if isinstance(m, dict) and m.get("role") == "user"
-                     for b in (m["content"] if isinstance(m.get("content"), list) else [{"text": m.get("content")}])
-                     if isinstance(b, dict) and isinstance(b.get("text"), str))
     if re.search(r"# Current Mode\n<slug>", text):
-        return "roo-code", "Roo Code's mode section (<slug>) in the environment details (Kilo Code writes the same)"
+        return _kilo_fork(api, text) or (
+            "roo-code", "Roo Code's mode section (<slug>) in the environment details (Kilo Code writes the same)")
     if re.search(r"# Current Mode\n(?:ACT|PLAN) MODE", text):
         return "cline", "Cline's mode line in the environment details"
     return "cline", "no tool-specific record: Cline assumed"

@@ -1,5 +1,5 @@
 """``compbench.data.formats.codex`` — Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``;
-followed: CLI 0.72–0.77 and 0.140–0.142.5).
+followed: CLI 0.72–0.77, 0.140–0.142.5 and 0.144 code mode; 0.147's remote v2 from its source).
 
 Records ``{timestamp, type, payload}`` (``RolloutItem`` in codex-rs/protocol): ``session_meta`` (id, cwd,
 cli_version, instructions), ``turn_context`` (model, policies), ``response_item`` (the model-visible
@@ -8,7 +8,8 @@ history: ``message`` with role user/assistant/developer, ``reasoning`` with ``en
 ``local_shell_call``, ``web_search_call``, ``ghost_snapshot``), ``event_msg`` (``token_count`` and UI
 echoes: ``user_message`` / ``agent_message`` duplicate response items and are not imported) and
 ``compacted`` (``message`` = the summary, empty when the compaction ran remotely and the summary is
-encrypted; ``replacement_history`` = the new history, which names the user messages Codex kept).
+encrypted; ``replacement_history`` = the new history, which names the user messages Codex kept:
+:mod:`.codex_compacted`), and from 0.144 ``world_state``.
 
 Mapping decisions, checked on the real 0.72 and 0.77 files:
 
@@ -35,28 +36,50 @@ Mapping decisions, checked on the real 0.72 and 0.77 files:
   part with no text, so the model call it belongs to is kept (``meta["reasoning_redacted"]``, warned).
   A real blob is a Fernet token (``gAAAAA…``, at least 100 base64 characters: 73 bytes of version,
   timestamp, IV, one cipher block and HMAC).
+* Code mode (0.144, ``tool_mode: code_mode_only`` models): a ``custom_tool_call`` named ``exec`` is imported as
+  written (its JavaScript is what the model wrote and is counted), its output from the ``custom_tool_call_output``
+  parts; the tool calls the script makes are listed in the call's message ``meta["inner_calls"]``
+  (:mod:`.codex_exec`), which the working set reads as the plain calls they stand for.
+* ``world_state`` (0.144; ``WorldStateSnapshot``, codex-rs/core/src/context/world_state/mod.rs at 0b755b19,
+  written by session/world_state.rs at 137985bf): the "compact comparison state" of each model-visible
+  section, written at the session's start and after each compaction, that Codex diffs the next context update
+  against. What the model is sent of it is rendered as the messages the rollout records (AGENTS.md as a user
+  message, the developer instructions; after a compaction, inside the replacement history), and Codex's own
+  estimate of the new history leaves it out (the zero-input ``token_count`` after a compaction: base
+  instructions + the history's items): no message is made of it; ``meta["world_states"]`` counts them.
+* ``event_msg`` ``context_compacted`` follows its ``compacted`` record after whatever was written with it (one
+  record in 0.77, three in 0.142, four in 0.144: ``world_state``, ``turn_context``, the estimate): each is paired
+  with the oldest compaction still without one (``meta["event_line"]``); one with none before it is warned.
+  The zero-input count right after a compaction is Codex's estimate of the new history (``estimate_after``).
+* ``thread_settings_applied`` (0.144) gives the model, provider and reasoning effort where ``turn_context`` lacks
+  them. The ``model_context_window`` of ``task_started`` and ``token_count`` can change mid-session (the catalogue
+  is the server's): every value is listed (``model_context_windows``) and each compaction keeps the one in force.
+* Remote compaction v2 (0.147+): a ``compaction_trigger`` response item marks the request (its compaction is
+  ``meta["remote"] = "v2"``); a ``compaction`` item after it with no ``compacted`` record is made a compaction.
 * Message ids are ``m<N>``: rollout items carry no ids.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from compbench.data.formats import codex_exec
+from compbench.data.formats.codex_builder import INNER_CALLS, TOOL, Builder, image, is_blob
+from compbench.data.formats.codex_compacted import (
+    compacted,
+    compaction_item,
+    context_compacted,
+    estimate_after,
+    text_of,
+)
 from compbench.data.formats.jsonio import as_text, iter_jsonl
 from compbench.data.transcript import (
-    Media,
-    Message,
     Part,
     Reasoning,
-    RecordedCompaction,
     Text,
     ToolCall,
     ToolResult,
@@ -65,18 +88,17 @@ from compbench.data.transcript import (
 )
 from compbench.errors import TranscriptError
 
-NAME = "codex"
-KNOWN_RECORDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+NAME = TOOL
+KNOWN_RECORDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state"})
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 # Initial context Codex injects as user messages (codex-rs/core: environment_context.rs, project_doc.rs).
 PREFIX_MARKS = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>")
-MANUAL_COMMAND = "/compact"  # the TUI slash command that runs a compaction by hand
 TURN_STARTED = frozenset({"task_started", "turn_started"})  # event_msg types that open a turn
 TURN_ENDED = frozenset({"task_complete", "turn_complete", "turn_aborted"})  # ... and that close it
-BLOB_MIN_CHARS = 100  # the shortest Fernet token in base64 (73 bytes)
-BLOB_RE = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
-COMPACT_TASK = "a turn of its own: no user input and no model call before or after it (Codex's /compact task)"
+# response items that are no history the model is sent: a remote v2 compaction's request marker (the compaction
+# follows), the item a compaction's output is (inside a compacted record's history), a UI marker of one
+COMPACTION_ITEMS = frozenset({"compaction_trigger", "compaction", "context_compaction"})
 
 
 def sniff(head: str, first: dict[str, Any] | None) -> bool:
@@ -84,110 +106,12 @@ def sniff(head: str, first: dict[str, Any] | None) -> bool:
     return first is not None and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
-    return ""
-
-
-def _image(item: dict[str, Any]) -> Media:
-    """An ``input_image`` item: a ``data:`` URL decoded to bytes, any other URL kept by name."""
-    raw = item.get("image_url")
-    url = raw if isinstance(raw, str) else ""
-    if url.startswith("data:") and ";base64," in url:
-        head, _, data = url.partition(";base64,")
-        try:
-            return Media("image", head[5:], base64.b64decode(data, validate=True))
-        except (binascii.Error, ValueError):
-            return Media("image", head[5:])
-    return Media("image", name=url)
-
-
-class _Builder:
-    """Assembles messages; holds the model call being built until an input item or its usage closes it."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.messages: list[Message] = []
-        self.open: list[Part] | None = None  # parts of the model call being assembled
-        self.open_line = 0
-        self.calls: dict[str, str] = {}
-        self.warnings: list[str] = []
-        self.unknown_items: Counter[str] = Counter()
-        self.last_total = 0  # input + output of the last recorded call
-        self.last_input = ""  # text of the last user input, for the /compact check
-        self.replay: list[tuple[str, str]] = []  # replacement history a rollout may re-emit after compaction
-        self.replayed = 0
-        self.compactions: list[RecordedCompaction] = []
-        self.turn_start: int | None = None  # messages imported when the current turn began (None: no turn events)
-        self.compact_only: int | None = None  # a compaction alone in its turn so far, awaiting the turn's end
-        self.redacted = 0  # reasoning items whose encrypted_content is a placeholder
-
-    def turn_started(self) -> None:
-        self.turn_ended()  # a turn that never recorded its end ended here
-        self.turn_start = len(self.messages)
-
-    def turn_ended(self) -> None:
-        """The turn's model call is over; a compaction that stayed alone in its turn was Codex's /compact task."""
-        self.close()
-        if self.compact_only is not None:
-            c = self.compactions[self.compact_only]
-            self.compactions[self.compact_only] = replace(c, trigger="manual", meta={
-                **c.meta, "trigger_evidence": COMPACT_TASK})
-        self.compact_only = None
-        self.turn_start = None
-
-    def went_on(self) -> None:
-        """The turn of a compaction alone in it so far went on (a prompt, a model call): a pre-turn auto one."""
-        if self.compact_only is not None:
-            c = self.compactions[self.compact_only]
-            self.compactions[self.compact_only] = replace(c, meta={
-                **c.meta, "trigger_evidence": "at the start of a turn that went on with the user's prompt "
-                                              "(Codex's pre-turn auto compaction)"})
-        self.compact_only = None
-
-    def close(self, usage: Usage | None = None) -> None:
-        if self.open is not None:
-            self.messages.append(Message(f"m{len(self.messages)}", "assistant", tuple(self.open), usage,
-                                         {"line": self.open_line}))
-        self.open = None
-
-    def output(self, line: int, part: Part) -> None:
-        self.replay = []
-        self.went_on()
-        if self.open is None:
-            self.open, self.open_line = [], line
-        self.open.append(part)
-
-    def add(self, role: str, parts: tuple[Part, ...], meta: dict[str, Any]) -> None:
-        self.close()
-        self.messages.append(Message(f"m{len(self.messages)}", "tool" if role == "tool" else "user" if role == "user"
-                                     else "system", parts, None, meta))
-
-    def usage(self, u: Usage) -> None:
-        """A new call's usage: the open call's, or the last call's if an input item closed it first."""
-        self.last_total = u.total
-        if self.open is not None:
-            self.close(u)
-            return
-        for i in range(len(self.messages) - 1, -1, -1):
-            m = self.messages[i]
-            if m.role == "assistant":
-                if m.usage is None:
-                    self.messages[i] = Message(m.id, m.role, m.parts, u, m.meta)
-                return
-            if m.role == "user":
-                return  # a new turn began: this count belongs to no imported call
-
-
-def _message(b: _Builder, line: int, p: dict[str, Any]) -> None:
+def _message(b: Builder, line: int, p: dict[str, Any]) -> None:
     role = p.get("role")
     content = p.get("content")
     if not isinstance(content, (list, str)):
         raise TranscriptError(b.path, line, "a message 'content' list")
-    text = _text(content)
+    text = text_of(content)
     if role == "assistant":
         b.output(line, Text(text))
         return
@@ -198,7 +122,7 @@ def _message(b: _Builder, line: int, p: dict[str, Any]) -> None:
         b.replayed += 1
         return
     b.replay = []
-    media = [_image(c) for c in content if isinstance(c, dict) and c.get("type") == "input_image"]
+    media = [image(c) for c in content if isinstance(c, dict) and c.get("type") == "input_image"]
     meta: dict[str, Any] = {"line": line}
     if text.lstrip().startswith(PREFIX_MARKS):
         meta["session_prefix"] = True  # Codex's initial context, not a user request
@@ -208,7 +132,7 @@ def _message(b: _Builder, line: int, p: dict[str, Any]) -> None:
     b.add("user" if role == "user" else "system", (Text(text), *media), meta)
 
 
-def _response_item(b: _Builder, line: int, p: dict[str, Any]) -> None:
+def _response_item(b: Builder, line: int, p: dict[str, Any]) -> None:
     t = p.get("type")
     if not isinstance(t, str):
         t = f"<{type(t).__name__}>"
@@ -222,7 +146,7 @@ def _response_item(b: _Builder, line: int, p: dict[str, Any]) -> None:
             b.output(line, Reasoning(text))
         blob = p.get("encrypted_content")
         if isinstance(blob, str) and blob:
-            if len(blob) >= BLOB_MIN_CHARS and BLOB_RE.fullmatch(blob):
+            if is_blob(blob):
                 b.output(line, Reasoning(blob, encrypted=True))
             else:  # a placeholder where the blob was: the call still made it, its size is unknown
                 b.output(line, Reasoning("", encrypted=True))
@@ -238,17 +162,23 @@ def _response_item(b: _Builder, line: int, p: dict[str, Any]) -> None:
             raise TranscriptError(b.path, line, "a function_call with string 'arguments'")
         b.calls[cid] = str(name)
         b.output(line, ToolCall(cid, str(name), args if isinstance(args, str) else json.dumps(args)))
+        if t == "custom_tool_call" and name == codex_exec.NAME and isinstance(args, str):
+            made = codex_exec.inner_calls(args)  # code mode: the calls the script makes, for the working set
+            if made:
+                b.inner[cid] = [[c.name, c.args] for c in made]
     elif t == "web_search_call":
         b.output(line, ToolCall(str(p.get("id") or f"ws{line}"), "web_search", json.dumps(p.get("action"))))
     elif t in OUTPUT_ITEMS:
         _tool_output(b, line, p)
     elif t == "ghost_snapshot":
         return  # a git snapshot for /undo: never sent to the model
+    elif t in COMPACTION_ITEMS:
+        compaction_item(b, line, p, t)
     else:
         b.unknown_items[str(t)] += 1
 
 
-def _tool_output(b: _Builder, line: int, p: dict[str, Any]) -> None:
+def _tool_output(b: Builder, line: int, p: dict[str, Any]) -> None:
     cid = p.get("call_id")
     if not isinstance(cid, str):
         raise TranscriptError(b.path, line, f"a {p.get('type')} with a string 'call_id'")
@@ -259,7 +189,7 @@ def _tool_output(b: _Builder, line: int, p: dict[str, Any]) -> None:
         out = out.get("content", out)
     media: list[Part] = []
     if isinstance(out, list):  # content items: text and images
-        media = [_image(x) for x in out if isinstance(x, dict) and x.get("type") == "input_image"]
+        media = [image(x) for x in out if isinstance(x, dict) and x.get("type") == "input_image"]
         out = [x for x in out if not (isinstance(x, dict) and x.get("type") == "input_image")]
     orphan = cid not in b.calls
     if orphan:
@@ -268,12 +198,10 @@ def _tool_output(b: _Builder, line: int, p: dict[str, Any]) -> None:
     b.add("tool", (result, *media), {"line": line})
 
 
-def _token_count(b: _Builder, line: int, p: dict[str, Any], prev_total: list[str], meta: dict[str, Any]) -> None:
+def _token_count(b: Builder, line: int, p: dict[str, Any], prev_total: list[str]) -> None:
     info = p.get("info")
     if not isinstance(info, dict):
         return  # written before the first response: no usage yet
-    if isinstance(info.get("model_context_window"), int):
-        meta.setdefault("model_context_window", info["model_context_window"])
     total = json.dumps(info.get("total_token_usage"), sort_keys=True)
     repeated = total == prev_total[0]
     prev_total[0] = total
@@ -288,53 +216,50 @@ def _token_count(b: _Builder, line: int, p: dict[str, Any], prev_total: list[str
         b.usage(Usage(input=vals[0], output=vals[2], cache_read=vals[1], reasoning=vals[3]))
 
 
-def _compacted(b: _Builder, line: int, p: dict[str, Any]) -> None:
-    mid_turn = b.open is not None or (bool(b.messages) and b.messages[-1].role == "tool")
-    b.close()
-    raw = p.get("replacement_history")
-    history = [x for x in raw if isinstance(x, dict)] if isinstance(raw, list) else []
-    kept_texts = {_text(x.get("content")) for x in history if x.get("type") == "message" and x.get("role") == "user"}
-    kept = tuple(m.id for m in b.messages if m.role == "user" and not m.meta.get("compaction")
-                 and m.text in kept_texts)
-    raw_summary = p.get("message")
-    summary = raw_summary if isinstance(raw_summary, str) else ""
-    encrypted = not summary and any(x.get("type") == "compaction" for x in history)
-    trigger: Literal["auto", "manual"]
-    if mid_turn:
-        trigger, evidence = "auto", "inside a turn (after a tool output or a model call)"
-    elif b.last_input.strip().startswith(MANUAL_COMMAND):
-        trigger, evidence = "manual", f"the user's last input was {MANUAL_COMMAND}"
-    else:
-        trigger, evidence = "auto", "between turns, no /compact input recorded (Codex's default path assumed)"
-    b.replay = [(str(x.get("role")), _text(x.get("content"))) for x in history
-                if x.get("type") == "message" and x.get("role") in ("user", "developer", "system")]
-    if trigger == "auto" and not mid_turn and b.turn_start == len(b.messages):
-        b.compact_only = len(b.compactions)  # nothing else in its turn yet: decided when the turn goes on or ends
-        evidence = "at the start of a turn the log ends in (no user input or model call after it)"
-    meta: dict[str, Any] = {"line": line, "encrypted": encrypted, "replacement_items": len(history),
-                            "trigger_evidence": evidence}
-    # the new history's messages that are no kept message (the developer instructions and the initial context
-    # Codex puts back): the recorded row inserts them, as the tool sent them
-    imported = {m.text for m in b.messages if m.role == "user" and not m.meta.get("compaction")}
-    added = [[str(x.get("role")), _text(x.get("content"))] for x in history if x.get("type") == "message"
-             and (x.get("role") in ("developer", "system")
-                  or (x.get("role") == "user" and _text(x.get("content")) not in imported))]
-    if added:
-        meta["replacement"] = added
-    blobs = [x.get("encrypted_content") for x in history if x.get("type") == "compaction"]
-    if encrypted and blobs and all(isinstance(x, str) for x in blobs):
-        meta["encrypted_chars"] = sum(len(x) for x in blobs if isinstance(x, str))  # sized as Codex sizes it
-    b.compactions.append(RecordedCompaction(index=len(b.messages), tool=NAME, trigger=trigger,
-                                            tokens_before=b.last_total or None, summary=summary, kept_ids=kept,
-                                            meta=meta))
+def _window(b: Builder, value: Any, meta: dict[str, Any]) -> None:
+    """A recorded ``model_context_window`` (``task_started``, ``token_count``): the one in force from here. The
+    catalogue behind it is fetched from the server, so one session can record two (353,400, then 258,400)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        b.window = value
+        meta.setdefault("model_context_window", value)
+        seen = meta.setdefault("model_context_windows", [])
+        if value not in seen:
+            seen.append(value)
+
+
+def _event(b: Builder, line: int, p: dict[str, Any], prev_total: list[str], meta: dict[str, Any]) -> None:
+    kind = p.get("type")
+    kind = kind if isinstance(kind, str) else ""  # not a string: an event we do not know
+    if kind == "token_count":
+        info = p.get("info")
+        if isinstance(info, dict):
+            _window(b, info.get("model_context_window"), meta)
+        estimate_after(b, p)
+        _token_count(b, line, p, prev_total)
+    elif kind == "user_message" and isinstance(p.get("message"), str):
+        b.last_input = p["message"]  # /compact appears here only: it is a command, not history
+    elif kind in TURN_STARTED:
+        _window(b, p.get("model_context_window"), meta)
+        b.turn_started()
+    elif kind in TURN_ENDED:
+        b.turn_ended()
+    elif kind == "context_compacted":
+        context_compacted(b, line)
+    elif kind == "thread_settings_applied":  # 0.144+: the thread's settings, written at each turn and compaction
+        settings = p.get("thread_settings")
+        if isinstance(settings, dict):
+            for k, mk in (("model", "model"), ("model_provider_id", "provider"), ("reasoning_effort", "effort")):
+                if isinstance(settings.get(k), str):
+                    meta.setdefault(mk, settings[k])
 
 
 def read(path: Path) -> Iterator[Transcript]:
-    b = _Builder(path)
+    b = Builder(path)
     meta: dict[str, Any] = {"path": str(path)}
     unknown: Counter[str] = Counter()
     prev_total = [""]
     sid = None
+    world_states = 0
     for line, r in iter_jsonl(path):
         t, p = r.get("type"), r.get("payload")
         if not isinstance(t, str):
@@ -358,18 +283,11 @@ def read(path: Path) -> Iterator[Transcript]:
         elif t == "response_item":
             _response_item(b, line, p)
         elif t == "event_msg":
-            kind = p.get("type")
-            kind = kind if isinstance(kind, str) else ""  # not a string: an event we do not know
-            if kind == "token_count":
-                _token_count(b, line, p, prev_total, meta)
-            elif kind == "user_message" and isinstance(p.get("message"), str):
-                b.last_input = p["message"]  # /compact appears here only: it is a command, not history
-            elif kind in TURN_STARTED:
-                b.turn_started()
-            elif kind in TURN_ENDED:
-                b.turn_ended()
+            _event(b, line, p, prev_total, meta)
+        elif t == "world_state":
+            world_states += 1  # the baseline Codex diffs the next context update against: no model input
         else:
-            _compacted(b, line, p)
+            compacted(b, line, p)
     b.close()
     if not b.messages:
         raise TranscriptError(path, None, "at least one response_item message")
@@ -381,6 +299,14 @@ def read(path: Path) -> Iterator[Transcript]:
         meta["reasoning_redacted"] = b.redacted
         b.warnings.append(f"{b.redacted} reasoning items' encrypted_content is a placeholder, not an encrypted blob "
                           "(redacted): imported without the blob")
+    if b.stray_events:
+        b.warnings.append(f"{b.stray_events} context_compacted events follow no compacted record (no compaction "
+                          "made of them)")
+    if world_states:
+        meta["world_states"] = world_states
+    inner = sum(len(v) for m in b.messages for v in (m.meta.get(INNER_CALLS) or {}).values())
+    if inner:
+        meta["exec_inner_calls"] = inner
     meta["session_id"] = sid
     if b.replayed:
         meta["replayed_items_skipped"] = b.replayed

@@ -12,7 +12,7 @@ tools' folders compbench does not read are listed, never silently dropped.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,10 +24,10 @@ from compbench.errors import TranscriptError
 # stores are picked up (OpenCode's ``opencode.db``, also ``opencode-<channel>.db``; Crush's ``crush.db``; Goose's
 # ``sessions/sessions.db``), not their -wal/-shm. Of text files: aider's histories by name; a Markdown file when a
 # format that writes Markdown claims its head (``WALK_SUFFIXES``: Goose's and Gemini CLI's exports, aider's
-# history, Roo Code's task export).
+# history, Roo Code's task export); any file beside an aider chat history whose first line is a request of aider's
+# ``--llm-history-file`` log, which takes any name (:func:`_request_log`).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 TOOL_FILES = frozenset({"crush.db", ".aider.chat.history.md", ".aider.llm.history", "aider.llm.history"})
-AIDER_CHAT = ".aider.chat.history.md"
 TOOL_HIDDEN = frozenset({".crush", ".aider.chat.history.md", ".aider.llm.history"})  # walked though hidden
 
 
@@ -134,22 +134,47 @@ def _tool_folders(files: list[Path]) -> dict[Path, Rule]:
     return out
 
 
-def _offered(f: Path, suffixes: dict[str, tuple[str, ...]], note: Callable[[str], None] | None = None) -> bool:
+def _offered(f: Path, suffixes: dict[str, tuple[str, ...]], note: Callable[[str], None] | None = None,
+             chats: Container[Path] = frozenset()) -> bool:
     """Is a file no tool folder claims a transcript candidate? By its ending, or (an ending a format names in
-    ``WALK_SUFFIXES``, e.g. a markdown export) by its head, which that format must claim."""
+    ``WALK_SUFFIXES``, e.g. a markdown export) by its head, which that format must claim; in a folder holding an
+    aider chat history (``chats``), by its first line (:func:`_request_log`)."""
     if _walked(f, note):
         return True
-    if "llm" in f.name.lower() and (f.parent / AIDER_CHAT).is_file():  # --llm-history-file takes any name
-        return bool(module("aider-llm").sniff(_head(f), None))
+    if f.parent in chats and _request_log(f):
+        return True
     claimants = [n for n, x in suffixes.items() if f.name.endswith(x)]
     return bool(claimants) and any(module(n).sniff(_head(f), None) for n in claimants)
 
 
-def _head(f: Path) -> str:
+def _head(f: Path, size: int = 0) -> str:
     from compbench.data.formats.detect import HEAD_BYTES
 
     with f.open("rb") as fh:
-        return fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        return fh.read(size or HEAD_BYTES).decode("utf-8", errors="replace")
+
+
+FIRST_LINE = 512  # bytes: what tells an aider log by its first line (its chat history's header, a request's)
+
+
+def _request_log(f: Path) -> bool:
+    """aider's ``--llm-history-file`` log, whatever its name: its first line is ``TO LLM <time>``."""
+    return bool(module("aider-llm").sniff(_head(f, FIRST_LINE), None))
+
+
+def _chat_folders(files: Iterable[Path], skipped: Container[Path]) -> set[Path]:
+    """The folders holding an aider chat history, known by its first line (``--chat-history-file`` takes any name
+    too): among the files a walk reads by name or as Markdown (``skipped``: hidden or a tool folder's)."""
+    chat = module("aider-chat")
+    suffixes = tuple(getattr(chat, "WALK_SUFFIXES", ()))
+    return {f.parent for f in files if f not in skipped and (f.name in TOOL_FILES or f.name.endswith(suffixes))
+            and chat.sniff(_head(f, FIRST_LINE), None)}
+
+
+def _hidden_aider(f: Path, chats: Container[Path]) -> bool:
+    """A hidden file beside a chat history that a walk opens to see if it is aider's request log: only one whose
+    name is aider's (``.aider*``); the user's other dotfiles (``.env`` among them) are never opened."""
+    return f.parent in chats and f.name.lower().startswith(".aider")
 
 
 @dataclass
@@ -249,6 +274,8 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
         under_home = {f for f in w.files if any(h in f.parents for h in w.homes)}
         hidden = {f for f in w.files if f not in under_home and _hidden(f.relative_to(p).parts)}
         folders = _tool_folders([f for f in w.files if f not in hidden])
+        in_tools = {f for f in w.files if any(d in folders for d in (f.parent, *f.parent.parents))}
+        chats = _chat_folders(w.files, hidden | in_tools)
         for h, tool_home in w.homes.items():
             folders.setdefault(h, (tool_home.read, tool_home.note()))
         passed: dict[Path, int] = {}
@@ -257,7 +284,8 @@ def iter_files(paths: Iterable[str | Path], note: Callable[[str], None] | None =
         for f in w.files:
             home = next((d for d in (f.parent, *f.parent.parents) if d in folders), None)
             known = by_name(f) if home is None else None
-            offered = known is None and home is None and f not in hidden and _offered(f, suffixes, note)
+            offered = known is None and home is None and (
+                _offered(f, suffixes, note, chats) if f not in hidden else _hidden_aider(f, chats) and _request_log(f))
             if known is None and home is None and f not in hidden and not offered and f.suffix in (".md", ".db"):
                 known = by_content(f, _head(f))
             if known is not None:

@@ -52,6 +52,14 @@ CLINE_TOOLS = frozenset({
     "condense", "summarize_task", "new_rule", "report_bug", "web_fetch"})
 KILO_ONLY = frozenset({"fast_edit_file", "new_rule", "report_bug", "condense", "delete_file"})
 TOOL_NAMES = ROO_TOOLS | CLINE_TOOLS | KILO_ONLY
+# A Kilo Code fork names itself after Kilo (CodeRider-Kilo's exports: ``coderider_kilo_task_<date>.md``): a name
+# part "kilo" or "kilocode" in its export's file name or its extension's id
+_KILO_NAME = re.compile(r"(?:^|[_\-.])kilo(?:[_\-]?code)?(?:[_\-.]|$)", re.I)
+
+
+def kilo_named(name: str) -> bool:
+    """Does a fork's name (its export's prefix, its VS Code extension id) name Kilo Code?"""
+    return _KILO_NAME.search(name) is not None
 
 _NAME = r"[a-z][a-z0-9_]*"
 _RESULT = re.compile(rf"^\[(?P<name>{_NAME})(?:\]| (?:for|to|in) [\s\S]*?\]) Result:[ \t]*$", re.M)

@@ -78,11 +78,15 @@ def test_the_llm_history_is_the_conversation_with_its_summaries(tmp_path: Path) 
     assert by_text["I spoke to you previously about a number of things."].meta["compaction"] == "summary"
 
 
+EXPLAINED = "It prints. " * 20  # a reply longer than the summary that replaces it
+ASK = "Act as an expert code analyst.\nAnswer questions about the supplied code."  # the ask coder's main_system
+
+
 def test_a_summary_with_nothing_kept_and_no_ok_is_a_chat_mode_switch(tmp_path: Path) -> None:
     f = tmp_path / "llm.log"
-    f.write_text(request(("user", "explain app.py"), reply="It prints.")
+    f.write_text(request(("user", "explain app.py"), reply=EXPLAINED)
                  + request(("user", "I spoke to you previously about a number of things.\nI asked about app.py."),
-                           ("user", "now change it"), reply="Changed.", time="10:03:00"))
+                           ("user", "now change it"), reply="Changed.", time="10:03:00", system=ASK))
     (t,) = read(f)
     (c,) = t.compactions
     assert c.trigger == "manual" and c.kept_ids == () and "chat mode switch" in c.meta["via"]
@@ -168,9 +172,9 @@ def test_a_chat_mode_switch_is_compared_with_aiders_summarize_all_not_a_compact(
     from compbench.validation.fidelity import fidelity
 
     f = tmp_path / "llm.log"
-    f.write_text(request(("user", "explain app.py"), reply="It prints.")
+    f.write_text(request(("user", "explain app.py"), reply=EXPLAINED)
                  + request(("user", "I spoke to you previously about a number of things.\nI asked about app.py."),
-                           ("user", "now change it"), reply="Changed.", time="10:03:00"))
+                           ("user", "now change it"), reply="Changed.", time="10:03:00", system=ASK))
     (t,) = read(f)
     (row, *_) = [r for r in fidelity([t]) if r.preset == "seed"]
     assert row.trigger == "manual" and row.rebuilt_tokens and "manual summary failed" not in row.cause
@@ -218,22 +222,22 @@ More.
 """  # noqa: W291 - aider ends its lines with a Markdown line break
 
 SUMMARY = "I spoke to you previously about a number of things.\nI asked for an app and its docs."
+DOCS = "Docs: " + "README.md and a section on each endpoint. " * 4  # longer than the summary that replaces it
 
 
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, chat: str = ".aider.chat.history.md", log: str = "aider.llm.history") -> Path:
     """Both of aider's logs of the same runs, as a project folder holds them (the request log under a name of the
     user's choosing); one request-log conversation in run 2's time is another project's (no input in common)."""
     tmp_path.mkdir(exist_ok=True)
-    (tmp_path / ".aider.chat.history.md").write_text(RUNS)
-    (tmp_path / "aider.llm.history").write_text(
+    (tmp_path / chat).write_text(RUNS)
+    (tmp_path / log).write_text(
         request(("user", "make a flask app"), reply="app.py")
         + request(("user", "make a flask app"), ("assistant", "app.py"), ("user", "add a test"), reply="Done.",
                   time="10:01:00")
         + request(("user", "start over"), reply="Fresh.", time="10:02:00")
         + request(("user", "unrelated"), reply="?", time="11:00:10")
-        + request(("user", "and docs"), reply="Docs.", time="12:00:05")
-        + request(("user", SUMMARY), ("assistant", "Ok."), ("user", "and docs"), ("assistant", "Docs."),
-                  ("user", "more docs"), reply="More.", time="12:05:00"))
+        + request(("user", "and docs"), reply=DOCS, time="12:00:05")
+        + request(("user", SUMMARY), ("assistant", "Ok."), ("user", "more docs"), reply="More.", time="12:05:00"))
     return tmp_path
 
 
@@ -285,3 +289,36 @@ def test_a_request_log_sharing_no_input_with_the_runs_is_not_merged(tmp_path: Pa
     (tmp_path / "llm-notes.txt").write_text("not a log\n")
     ts = [e.transcript for e in collect([tmp_path]) if isinstance(e, Imported)]
     assert len(ts) == 4 and sum(t.id.startswith("aider-llm-") for t in ts) == 1
+
+
+@pytest.mark.parametrize(("chat", "log"), [
+    (".aider.chat.history.md", "home-me-app__aider.llm.history"), ("session.md", "requests"),
+    ("chat.md", "2025-05-01.txt"), (".aider.chat.history.md", ".aider.requests.bak")])
+def test_both_logs_pair_whatever_their_names(tmp_path: Path, chat: str, log: str) -> None:
+    """aider's --chat-history-file and --llm-history-file take any name: a folder walk offers every file beside a
+    chat history whose first line is a request, and pairs the two by content. A hidden file is opened only if its
+    name is aider's (.aider*): a .env holding a request's first line is never read."""
+    from compbench.data.importing import Imported, Merged, collect
+
+    folder = project(tmp_path / "p", chat, log)
+    (folder / ".env").write_text("TO LLM 2025-05-01T10:00:05\n-------\nUSER secret\n")
+    (folder / "notes.txt").write_text("TO LLM is how aider's log begins\n")
+    names = [f.name for f in iter_files([folder])]
+    assert sorted(names) == sorted([chat, log])
+    events = list(collect([folder]))
+    ts = [e.transcript for e in events if isinstance(e, Imported)]
+    assert len(ts) == 4 and sum(isinstance(e, Merged) for e in events) == 2
+    assert not any("secret" in m.text for t in ts for m in t.messages)
+    (c,) = ts[-1].compactions
+    assert c.summary == SUMMARY
+
+
+def test_two_chat_histories_in_a_folder_pair_with_no_request_log(tmp_path: Path) -> None:
+    """Which run is whose is not guessed: with two chat histories beside it, the request log is read alone."""
+    from compbench.data.formats.aider_runs import pairs
+
+    folder = project(tmp_path / "p", "a.md", "requests")
+    (folder / "b.md").write_text(RUNS)
+    assert pairs(sorted(folder.iterdir())) == {}
+    (folder / "b.md").unlink()
+    assert pairs(sorted(folder.iterdir())) == {folder / "a.md": [folder / "requests"]}

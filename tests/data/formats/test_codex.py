@@ -91,8 +91,11 @@ def test_remote_compaction(transcripts_dir: Path) -> None:
     (c,) = t.compactions
     # the last call before it: input 210,336 + output 316; the compaction ran after a tool output, mid-turn
     assert (c.index, c.trigger, c.tokens_before, c.summary) == (343, "auto", 210_652, "")
-    # the encrypted summary's blob is in the rollout: its length, which Codex sizes it by
-    assert c.meta == {"line": 1153, "encrypted": True, "replacement_items": 31, "encrypted_chars": 6520,
+    # the encrypted summary's blob is in the rollout: its length, which Codex sizes it by; the context_compacted
+    # event right after it; Codex's estimate of the new history in the zero-input token count two records later
+    assert c.meta == {"line": 1153, "encrypted": True, "summary_item": "encrypted", "replacement_items": 31,
+                      "encrypted_chars": 6520, "model_context_window": 258_400, "event_line": 1154,
+                      "estimate_after": 8_581,
                       "trigger_evidence": "inside a turn (after a tool output or a model call)"}
     users = [m.id for m in t.messages if m.role == "user"]
     assert c.kept_ids == tuple(users) and len(users) == 16  # every user message is in replacement_history
@@ -341,7 +344,7 @@ def test_a_placeholder_is_not_an_encrypted_blob(tmp_path: Path, blob: str, redac
 def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path) -> None:
     """Fidelity fills a redacted blob as it fills a missing one (from the call's reported reasoning tokens);
     a rollout with real blobs keeps them."""
-    from compbench.run.evidence import REASONING_PER_TOKEN, complete
+    from compbench.run.evidence import blob_chars, complete
 
     def rollout(blob: str) -> Path:
         count = _count(10, 4, 231)
@@ -356,7 +359,7 @@ def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path
     assert isinstance(stand_in, Reasoning) and stand_in.encrypted and marker == Reasoning("", encrypted=True)
     from compbench.strategies.codex import reasoning_item_tokens
 
-    assert reasoning_item_tokens(stand_in.text) == round(REASONING_PER_TOKEN * 100)
-    assert notes[0].startswith("the rollout records no encrypted reasoning (redacted): 1 calls'")
+    assert len(stand_in.text) == blob_chars(100) and reasoning_item_tokens(stand_in.text) == 135
+    assert notes[0].startswith("the rollout records no encrypted reasoning (redacted): 1 calls' blobs stood in")
     (t,) = read_codex(rollout(BLOB))
     assert complete(t) == (t, {})
