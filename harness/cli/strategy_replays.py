@@ -31,9 +31,10 @@ from compbench.sdk.session import ModelLimits
 SHOWN = 4  # detail lines per check
 MOST = 0.5  # "compacts on most calls": more than this share of the calls from its first compaction on
 # calls over the window that a view could fit, as a share of a condition's calls, past which it warns. At the small
-# window the samples hold turns recorded at 200k windows that cross 32k between two calls: the faithful built-ins
-# send 0 to 4 of the samples' 1,238 calls over it there (0.3%; none at the samples' own windows); a trigger past the
-# window sends hundreds.
+# window the samples hold turns recorded at 200k windows that cross 32k between two calls: the summarizing tools'
+# own strategies (OpenCode, Codex, Claude Code, pi, Crush's go-replace) send 0 to 4 of the samples' 1,238 calls over
+# it where a view would fit (0.3%; none at the samples' own windows); a trigger past the window sends hundreds
+# (anthropic-compaction 646, round-chained 634).
 OVER = 0.01
 FEWEST_CALLS = 10  # fewer calls from the first compactions on are too few to call it most
 
