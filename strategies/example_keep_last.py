@@ -1,7 +1,8 @@
 """``compbench.strategies.example_keep_last`` — ``example-keep-last``: an example for strategy authors, not a real tool.
 
-The smallest complete strategy, to copy (docs/writing-a-strategy.md walks through it): over a token trigger,
-everything but the last few messages becomes one summary. It shows each part a plug-in has — a frozen params
+The smallest complete strategy, to copy (docs/writing-a-strategy.md walks through it): from a token trigger (or
+sooner, where the model's window would leave the reply no room), everything but the last few messages becomes one
+summary. It shows each part a plug-in has — a frozen params
 dataclass whose fields are documented and bounded with :func:`~compbench.sdk.param`, ``before_step`` and
 ``after_step`` answering with actions (a :class:`~compbench.sdk.Compact` of :class:`~compbench.sdk.Keep` and
 :class:`~compbench.sdk.Insert` slots and a :class:`~compbench.sdk.SummaryRequest`), a ``wake`` (it can say
@@ -49,7 +50,8 @@ class KeepLastParams:
     """The defaults are "my tool" 1.2's (the ``1.2`` preset)."""
 
     keep: int = param(6, "Messages kept verbatim after a compaction, newest first.", lo=1)
-    trigger: int = param(30_000, "Context tokens (the next call's input) at which it compacts.", lo=1)
+    trigger: int = param(30_000, "Context tokens (the next call's input) at which it compacts (sooner where the "
+                                 "window leaves the reply no room).", lo=1)
     summary_tokens: int = param(500, "Output budget of the summary request.", lo=1)
 
 
@@ -61,9 +63,14 @@ class KeepLast:
     def __init__(self, p: KeepLastParams) -> None:
         self.p = p
 
+    def threshold(self, s: SessionView) -> int:
+        """The context it compacts at: its trigger, or sooner where the window would leave the reply no room (the
+        largest prompt the API accepts, less the reply's budget): a call over the window is refused."""
+        return min(self.p.trigger, s.limits.input_limit - s.limits.max_output)
+
     def before_step(self, s: SessionView) -> Sequence[Action]:
-        """Before a model call (a pre-turn trigger): over the trigger, the head becomes one summary."""
-        if s.context_tokens < self.p.trigger:
+        """Before a model call (a pre-turn trigger): from the threshold on, the head becomes one summary."""
+        if s.context_tokens < self.threshold(s):
             return ()
         entries = s.entries
         head = 1 if entries and entries[0].role == "system" else 0  # the system prompt stays first
@@ -75,9 +82,9 @@ class KeepLast:
         instruction = Message(f"{NAME}-prompt", "user", (Text(PROMPT),))
         request = SummaryRequest("You summarize coding sessions.", (*s.rendered(head, cut), instruction),
                                  s.rendered(head, cut), self.p.summary_tokens)
-        new_view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]),
-                    Insert("user", SUMMARY_PREFIX, with_summary=True, origin="summary"),
-                    *(Keep(e.id) for e in entries[cut:]))
+        new_view: tuple[Slot, ...] = (*(Keep(e.id) for e in entries[:head]),  # a slot per entry of the new view
+                                      Insert("user", SUMMARY_PREFIX, with_summary=True, origin="summary"),
+                                      *(Keep(e.id) for e in entries[cut:]))
         return (Compact("over trigger", new_view, request),)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
@@ -85,12 +92,12 @@ class KeepLast:
         return ()
 
     def wake(self, s: SessionView) -> Wake:
-        """Having answered nothing, when it could next act. Under the trigger: when the context reaches it.
+        """Having answered nothing, when it could next act. Under the threshold: when the context reaches it.
         Over it (too few messages to cut): the context only grows until an action changes the view, so the
         condition left is the number of messages. Both are necessary conditions for ``before_step`` to act:
         waking early costs a question, waking late would change the replay (checked with and without it)."""
-        if s.context_tokens < self.p.trigger:
-            return Wake(tokens=self.p.trigger)
+        if s.context_tokens < self.threshold(s):
+            return Wake(tokens=self.threshold(s))
         return Wake(entries=len(s.entries) + 1)
 
 
@@ -112,7 +119,7 @@ TOOL = Tool(
 
 @strategy(NAME, params=KeepLastParams, source="an example for strategy authors (not a real tool)",
           summary="example: over a trigger, all but the last messages become one summary",
-          presets={"1.2": {}, "2.0": {"keep": 4, "trigger": 40_000}}, tool=TOOL, example=True)
+          presets={"1.2": {}, "2.0": {"keep": 4, "trigger": 40_000}}, tool=TOOL, example=True, version="2")
 def keep_last(p: KeepLastParams) -> KeepLast:
     """The example every strategy author starts from: copy strategies/example_keep_last.py and
     docs/writing-a-strategy.md."""

@@ -82,3 +82,27 @@ def test_a_strategy_that_reaches_past_the_sdk_fails(layers: ModuleType, tmp_path
     root = package(tmp_path, {**SMALL, "strategies/mine.py": "from compbench.data.transcript import Message\n"})
     (problem,) = layers.check(LAYOUT, root)
     assert "compbench.strategies.mine imports compbench.data.transcript; a strategy imports the SDK only" in problem
+
+
+def test_a_module_listed_above_its_own_package_fails(layers: ModuleType, tmp_path: Path) -> None:
+    """A package cannot reach above its layer through one of its modules listed higher (the author's test kit
+    once sat in compbench.sdk, listed with the surface, so the SDK package imported the engine through it)."""
+    root = package(tmp_path, {**SMALL, "harness/sdk/testing.py": "from compbench.replay.loop import *\n"})
+    listed = (*layers.LAYERS[:-1], ("surface", (*layers.LAYERS[-1][1], "compbench.sdk.testing")))
+    (problem,) = layers.check(LAYOUT, root, listed)
+    assert problem == ("compbench.sdk.testing (surface) lies inside compbench.sdk (sdk): a package's modules share "
+                       "its layer; move the module out of compbench.sdk")
+    assert layers.nested(layers.LAYERS) == []  # the root package aside: every layer lies inside compbench
+
+
+def test_the_sdk_imports_nothing_above_the_data_model(layers: ModuleType) -> None:
+    """Every module of compbench.sdk is in the sdk layer, and none imports a layer above it: the test kit, which
+    replays, lives outside it (compbench.testing, the surface)."""
+    known = layers.modules()
+    sdk = [name for name in known if name == "compbench.sdk" or name.startswith("compbench.sdk.")]
+    assert len(sdk) >= 9 and "compbench.sdk.testing" not in known and "compbench.testing" in known
+    order = [name for name, _ in layers.LAYERS]
+    assert {order[layers.layer_of(n)] for n in sdk} == {"sdk"}
+    targets = {imp.target for n in sdk for imp in layers.imports(n, known[n], known)}
+    assert {order[layers.layer_of(t)] for t in targets} <= {"base", "data", "sdk"}
+    assert order[layers.layer_of("compbench.testing")] == "surface"

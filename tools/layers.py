@@ -17,10 +17,12 @@ that makes it and exits 1. The order is the one ``../shared/DESIGN.md`` and the 
     run         a benchmark: every transcript x every configuration, executors, the judged track
     decide      statistics, ranking, the verdict, gate, tune
     validation  against real logs
-    surface     cli, reports, bench, demo, the pytest plug-in, the strategy author's test kit
+    surface     cli, reports, bench, demo, the pytest plug-in, the strategy author's test kit (compbench.testing)
 
 A module's layer is its longest matching prefix. Within a layer, modules may import each other (never in a
-cycle).
+cycle). A package's modules share its layer: no layer lists a module inside another layer's package (the root
+``compbench`` aside), so a package cannot reach above its layer through one of its own modules listed higher
+(the author's test kit replays, so it lives in ``compbench.testing``, not in ``compbench.sdk``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("decide", ("compbench.decide",)),
     ("validation", ("compbench.validation",)),
     ("surface", ("compbench.cli", "compbench.reports", "compbench.bench", "compbench.bench_report",
-                 "compbench.demo", "compbench.pytest_plugin", "compbench.progress", "compbench.sdk.testing")),
+                 "compbench.demo", "compbench.pytest_plugin", "compbench.progress", "compbench.testing")),
 )
 # What a strategy may import: the SDK (the vocabulary, counting, the helpers strategies share), the base
 # modules and other strategy modules; never the data model's modules, measure or the engine directly.
@@ -191,11 +193,24 @@ def violations(found: Iterable[Import], layers: Sequence[tuple[str, Sequence[str
     return out
 
 
+def nested(layers: Sequence[tuple[str, Sequence[str]]] = LAYERS, root_package: str = "compbench") -> list[str]:
+    """One line per layer prefix inside another layer's package (the root package aside): such a module would
+    let its package import above the package's layer through it."""
+    out: list[str] = []
+    for a, (name_a, prefixes_a) in enumerate(layers):
+        for p in prefixes_a:
+            for b, (name_b, prefixes_b) in enumerate(layers):
+                out += [f"{p} ({name_a}) lies inside {q} ({name_b}): a package's modules share its layer; move the "
+                        f"module out of {q}" for q in prefixes_b
+                        if a != b and q != root_package and p.startswith(q + ".")]
+    return out
+
+
 def check(dirs: Mapping[str, str] = PACKAGE_DIRS, root: Path = ROOT,
           layers: Sequence[tuple[str, Sequence[str]]] = LAYERS) -> list[str]:
     known = modules(dirs, root)
     found = [imp for name, path in known.items() for imp in imports(name, path, known)]
-    return violations(found, layers, root=root)
+    return nested(layers) + violations(found, layers, root=root)
 
 
 def main() -> int:

@@ -112,12 +112,13 @@ def check(spec: str, window: int) -> None:
     """Check the strategy SPEC names on the bundled samples: its module imports compbench.sdk only, every
     parameter has param() (a doc, bounds), its presets resolve, it acts on a sample (or the line says how far
     the samples reach), its wake is exact (the same tables asked every question), it answers with actions only,
-    its Tool names real formats and parameters.
+    its Tool names real formats and parameters; it warns when it sends calls over the window that a view would
+    fit, or compacts at most calls.
 
     \b
     SPEC: a strategy's name (built-in or plug-in, with :key=value overrides), or FILE.py[:NAME] or
     package.module[:NAME] of a module to import first (its @strategy registers it).
-    Exit codes: 0 every check passed (notes are not failures), 1 a check failed, 2 a bad SPEC.
+    Exit codes: 0 no check failed (warnings and notes are not failures), 1 a check failed, 2 a bad SPEC.
 
     \b
     Examples:

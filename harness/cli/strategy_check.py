@@ -11,10 +11,15 @@ An author's strategy is ready when it keeps the rules every built-in keeps, each
 * **acts** — it changes the view on at least one sample (at each sample's own window, or at a small window);
   if it never does, the line says how far the samples' contexts reached (a note, not a failure: a strategy
   whose trigger lies beyond the samples is not wrong);
+* **window** — a warning when it sends calls over the window that a view would have fit (more than 1% of the
+  calls), with the figures;
+* **frequency** — a warning when it compacts at most calls from its first compaction on, with the figures;
 * **wake** — the tables a run writes are the same with and without its ``wake``
-  (:func:`compbench.sdk.testing.wake_differences`);
+  (:func:`compbench.testing.wake_differences`);
 * **actions only** — it never changes the view it is shown nor a message, and answers every hook with
-  what the hook returns (:func:`compbench.sdk.testing.untouched`);
+  what the hook returns (:func:`compbench.testing.untouched`);
+
+(the checks on its replays are in :mod:`compbench.cli.strategy_replays`)
 * **tool** — its Tool declaration, if any, names log formats compbench reads and settings of its real
   parameters, whose swept values are valid configurations.
 
@@ -32,41 +37,18 @@ import importlib.util
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
+from compbench.cli.strategy_replays import SHOWN, Conditions, Finding, check_actions, count, replayed
 from compbench.errors import CompbenchError, UsageError
-from compbench.sdk.protocols import asking_every_question, capabilities, stages_of
 from compbench.sdk.registry import STRATEGIES, Configured, StrategyInfo, resolve
 from compbench.sdk.session import ModelLimits
 from compbench.sdk.tools import sweep_specs, version_tuple
 
-# What a strategy module may import: tools/layers.py's STRATEGY_IMPORTS (a test keeps the two the same); the test
-# kit sits in the SDK's folder but above the engine.
+# What a strategy module may import: tools/layers.py's STRATEGY_IMPORTS (a test keeps the two the same). The test
+# kit, compbench.testing, is not among them: it replays, so it stands above the engine.
 STRATEGY_IMPORTS = ("compbench.sdk", "compbench.errors", "compbench.strategies")
-NOT_FOR_STRATEGIES = ("compbench.sdk.testing",)
 SMALL_WINDOW = 32_000  # the second condition: most thresholds are reached on the samples at this window
-SHOWN = 4  # detail lines per check
-
-Status = Literal["ok", "fail", "note"]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check's outcome: ``summary`` in a line, ``details`` below it (the first few)."""
-
-    check: str
-    status: Status
-    summary: str
-    details: tuple[str, ...] = ()
-
-    def lines(self) -> list[str]:
-        out = [f"  {self.status:<5} {self.check:<13} {self.summary}"]
-        out += [f"{'':<21}{d}" for d in self.details[:SHOWN]]
-        if len(self.details) > SHOWN:
-            out.append(f"{'':<21}... and {len(self.details) - SHOWN} more")
-        return out
 
 
 # --- the spec ------------------------------------------------------------------------------------------------
@@ -152,10 +134,7 @@ def _is_a_module(name: str) -> bool:
 
 
 def _allowed(target: str) -> bool:
-    def under(p: str) -> bool:
-        return target == p or target.startswith(p + ".")
-
-    return any(under(p) for p in STRATEGY_IMPORTS) and not any(under(p) for p in NOT_FOR_STRATEGIES)
+    return any(target == p or target.startswith(p + ".") for p in STRATEGY_IMPORTS)
 
 
 def check_imports(info: StrategyInfo) -> Finding:
@@ -183,11 +162,11 @@ def check_parameters(info: StrategyInfo) -> Finding:
     if not frozen:
         details.insert(0, f"{info.params.__name__} is not frozen: @dataclass(frozen=True) (a configuration is a value)")
     if details:
-        return Finding("parameters", "fail", f"{_count(len(details), 'problem')} in {info.params.__name__}",
+        return Finding("parameters", "fail", f"{count(len(details), 'problem')} in {info.params.__name__}",
                        tuple(details))
     if not fields:
         return Finding("parameters", "ok", "no parameters")
-    return Finding("parameters", "ok", f"{_count(len(fields), 'parameter')}, each with param(): a doc and its bounds")
+    return Finding("parameters", "ok", f"{count(len(fields), 'parameter')}, each with param(): a doc and its bounds")
 
 
 def _builds(what: str, spec: str) -> str | None:
@@ -227,8 +206,8 @@ def check_presets(info: StrategyInfo, versions: Sequence[str]) -> Finding:
                 if picked is not None and picked not in names:
                     problems.append(f"Tool.version_preset({v!r}) = {picked!r}, no preset of it")
     if problems:
-        return Finding("presets", "fail", f"{_count(len(problems), 'problem')} with its presets", tuple(problems))
-    by_version = f"; the {_count(len(versions), 'version')} its tool's samples record map to one" if versions else ""
+        return Finding("presets", "fail", f"{count(len(problems), 'problem')} with its presets", tuple(problems))
+    by_version = f"; the {count(len(versions), 'version')} its tool's samples record map to one" if versions else ""
     return Finding("presets", "ok", f"{', '.join(names)} resolve{'s' * (len(names) == 1)}{by_version}")
 
 
@@ -254,7 +233,7 @@ def check_tool(info: StrategyInfo) -> Finding:
     problems += [p for p in (_builds(f"sweep {spec}", spec)
                              for spec, _, _ in sweep_specs(info.name, tool)) if p]
     if problems:
-        return Finding("tool", "fail", f"{tool.name}: {_count(len(problems), 'problem')} in its declaration",
+        return Finding("tool", "fail", f"{tool.name}: {count(len(problems), 'problem')} in its declaration",
                        tuple(problems))
     settings = ", ".join(f"{s.param} ({s.name})" for s in tool.settings) or "none"
     return Finding("tool", "ok", f"{tool.name}: formats {', '.join(tool.formats)}; settings {settings}")
@@ -262,55 +241,9 @@ def check_tool(info: StrategyInfo) -> Finding:
 
 # --- the replays ---------------------------------------------------------------------------------------------
 
-Conditions = list[tuple[str, ModelLimits | None]]
-
-
-def check_acts(rows: dict[str, list[tuple[str, dict[str, Any]]]], n: int) -> Finding:
-    """From the run's results rows per condition: where it acted, or how far the samples' contexts went."""
-    said, acted_anywhere, peaks = [], False, []
-    for condition, results in rows.items():
-        acting = [r for _, r in results if r["compactions"] + r["prunes"] > 0]
-        acted_anywhere |= bool(acting)
-        made = sum(r["compactions"] for _, r in results), sum(r["prunes"] for _, r in results)
-        said.append(f"{len(acting)} of {n} {condition} ({_count(made[0], 'compaction')}, {_count(made[1], 'prune')})")
-        top = max(results, key=lambda x: x[1]["peak_context"])
-        peaks.append(f"{condition}: the contexts peak at {top[1]['peak_context']:,} tokens ({top[0]}, a "
-                     f"{top[1]['window']:,}-token window)")
-    if acted_anywhere:
-        return Finding("acts", "ok", "acted on " + "; ".join(said))
-    return Finding("acts", "note", f"never acted on the {n} samples: its triggers are never reached there",
-                   tuple(peaks))
-
-
-def check_wake(woken: dict[str, list[tuple[str, Any]]], asked: dict[str, list[tuple[str, Any]]],
-               has_wake: bool) -> Finding:
-    from compbench.sdk.testing import table_differences
-
-    if not has_wake:
-        return Finding("wake", "note", "no wake: asked before and after every step (a replay costs a question per "
-                                       "step; see compbench.sdk.Wakeful)")
-    diffs = [f"{condition}, {tid}: {d}" for condition in woken
-             for (tid, w), (_, a) in zip(woken[condition], asked[condition], strict=True)
-             for d in table_differences(a, w, ("asked every question", "with its wake"))]
-    if diffs:
-        return Finding("wake", "fail", "not exact: the tables differ asked every question (a wake came too late, or "
-                                       "the strategy keeps state from questions it was not asked)", tuple(diffs))
-    return Finding("wake", "ok", f"exact: the same tables asked every question ({', '.join(woken)})")
-
-
-def check_actions(c: Configured, data: Sequence[Any], conditions: Conditions) -> Finding:
-    from compbench.sdk.testing import untouched
-
-    problems = [p for _, limits in conditions for p in untouched(c, data, limits=limits)]
-    if problems:
-        return Finding("actions only", "fail", "it changed what it was shown instead of answering with actions",
-                       tuple(dict.fromkeys(problems)))
-    return Finding("actions only", "ok", "every hook answered with actions; the view and the messages untouched")
-
-
 def check(spec: str, window: int = SMALL_WINDOW) -> tuple[Configured, list[Finding]]:
     """Every check of the strategy SPEC names, on the bundled samples (at their own windows and at ``window``)."""
-    from compbench.sdk.testing import samples
+    from compbench.testing import samples
 
     c = load(spec)
     info = c.info
@@ -334,20 +267,6 @@ def check(spec: str, window: int = SMALL_WINDOW) -> tuple[Configured, list[Findi
     return c, [*findings, check_tool(info)]
 
 
-def replayed(c: Configured, data: Sequence[Any], conditions: Conditions) -> list[Finding]:
-    """The checks on the tables a run writes: acts, wake."""
-    from compbench.sdk.testing import tables
-
-    has_wake = any("wake" in capabilities(s) for s in stages_of(c.create()))
-    woken = {name: tables(c, data, limits=limits) for name, limits in conditions}
-    asked: dict[str, list[tuple[str, Any]]] = {}
-    if has_wake:
-        with asking_every_question():
-            asked = {name: tables(c, data, limits=limits) for name, limits in conditions}
-    results = {name: [(tid, r["results"].records()[0]) for tid, r in rows] for name, rows in woken.items()}
-    return [check_acts(results, len(data)), check_wake(woken, asked, has_wake)]
-
-
 def _where(e: BaseException, info: StrategyInfo) -> list[str]:
     """The lines of the strategy's own module the exception passed through, innermost last."""
     _, path = module_file(info)
@@ -362,14 +281,15 @@ def report(c: Configured, findings: Sequence[Finding]) -> list[str]:
     for f in findings:
         out += f.lines()
     failed = [f.check for f in findings if f.status == "fail"]
+    warned = [f.check for f in findings if f.status == "warn"]
     notes = sum(f.status == "note" for f in findings)
-    out.append(f"{len(failed)} of {len(findings)} checks failed: {', '.join(failed)}" if failed
-               else "every check passed" + (f" ({_count(notes, 'note')})" if notes else ""))
+    said = [f"{count(len(warned), 'warning')}: {', '.join(warned)}"] if warned else []
+    said += [count(notes, "note")] if notes and not failed else []
+    if failed:
+        out.append("; ".join([f"{len(failed)} of {len(findings)} checks failed: {', '.join(failed)}", *said]))
+    else:
+        out.append("every check passed" + (f" ({'; '.join(said)})" if said else ""))
     return out
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'s' * (n != 1)}"
 
 
 def _shown(path: Path) -> str:

@@ -55,7 +55,7 @@ PRUNED_TO = 0.8  # of the cap: a prune leaves room, so the next run does not pru
 ENGINE_PACKAGES = ("compbench.data", "compbench.sdk", "compbench.measure", "compbench.summarizers",
                    "compbench.replay", "compbench.store", "compbench.run")
 ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config")
-NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py", "sdk/testing.py",
+NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py",
               "run/estimate.py", "run/executors.py", "run/judge.py", "run/stop.py", "run/write.py",
               "store/manifest.py", "store/reader.py", "store/rundir.py")
 LIBRARIES = ("tiktoken", "litellm")  # their tables count tokens and price them

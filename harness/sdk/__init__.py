@@ -78,7 +78,7 @@ reads them, for the loop and for ``strategies show``; the protocols type them):
   for a threshold: without ``wake`` they are asked before and after every step of every transcript, with
   it a replay costs what the strategy does. It must be exact: skipping the questions in between changes
   nothing (the strategy would have answered nothing, and keeps no state it would have updated there).
-  :func:`asking_every_question` replays as if no strategy had one; :mod:`compbench.sdk.testing`'s
+  :func:`asking_every_question` replays as if no strategy had one; :mod:`compbench.testing`'s
   ``wake_differences`` compares the tables of the two::
 
       def wake(self, s: SessionView) -> Wake:             # after a question answered with nothing
@@ -100,7 +100,7 @@ line to paste, how the tool treats a value, the values a run's settings sweep tr
 fidelity`` reads (``manual_compaction``, ``recorded_preset``, ``fidelity_specs``, ``own_count``,
 ``designed``, ``manual_name``/``auto_name``).
 
-**Testing one**: :mod:`compbench.sdk.testing` (imported by tests, never by a strategy: it stands above the
+**Testing one**: :mod:`compbench.testing` (imported by tests, never by a strategy: it stands above the
 engine) builds views from messages, replays a strategy on a sample or hand-made transcript and returns its
 trace, and runs the wake and actions-only checks.
 """

@@ -67,7 +67,7 @@ class Wakeful(Protocol):
 
     Return ``Wake.never()`` when no view that only grows can make it act, ``Wake.next_question()`` when it
     cannot say; a wake is checked by replaying with and without it (:func:`asking_every_question`,
-    :func:`compbench.sdk.testing.wake_differences`, ``compbench strategies check``)."""
+    :func:`compbench.testing.wake_differences`, ``compbench strategies check``)."""
 
     def wake(self, s: SessionView) -> Wake: ...
 

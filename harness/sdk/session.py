@@ -224,7 +224,7 @@ class Wake:
     messages: any action applied to the view (the strategy's or, in a composition, another stage's) wakes
     every stage. Waking early only costs a question answered with nothing (and another ``wake``); waking
     late changes the replay, which the strategy's tests rule out by replaying with and without its wake
-    conditions (:func:`compbench.sdk.testing.wake_differences`, ``compbench strategies check``)."""
+    conditions (:func:`compbench.testing.wake_differences`, ``compbench strategies check``)."""
 
     tokens: int | None = None
     usage: int | None = None

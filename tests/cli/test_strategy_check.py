@@ -5,6 +5,7 @@ Tool names no real format fail with the check that says so (exit 1); a bad SPEC 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from compbench.cli import strategy_check
+from compbench.cli.strategy_replays import Finding, Replayed, check_acts
 from compbench.sdk import ModelLimits, Transcript
-from compbench.sdk.registry import get
+from compbench.sdk.registry import STRATEGIES, get
 from helpers import ROOT, main_cli, one_line_error
 
 # a correct strategy, its module's name and parts filled in by each test (a keep-last, as the SDK's example)
@@ -76,11 +78,25 @@ def check(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, s
 
 
 def test_the_example_passes_every_check(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every check passes on the example, and its output is the one docs/writing-a-strategy.md shows (after a change
+    of the figures, ``COMPBENCH_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/cli/test_strategy_check.py -k
+    example_passes`` rewrites the guide's block; say why in the commit)."""
+    monkeypatch.chdir(ROOT)  # the module's file is shown relative to the working directory
     code, status, out = check(capsys, monkeypatch, "example-keep-last")
     assert code == 0, out
-    assert status == {"imports": "ok", "parameters": "ok", "presets": "ok", "acts": "ok", "wake": "ok",
-                      "actions only": "ok", "tool": "ok"}
+    assert status == {"imports": "ok", "parameters": "ok", "presets": "ok", "acts": "ok", "window": "ok",
+                      "frequency": "ok", "wake": "ok", "actions only": "ok", "tool": "ok"}
     assert "seed, 1.2, 2.0 resolve" in out and out.rstrip().endswith("every check passed")
+    guide = ROOT / "docs" / "writing-a-strategy.md"
+    text = guide.read_text(encoding="utf-8")
+    mark = "<!-- output: compbench strategies check example-keep-last -->\n```\n"
+    start = text.index(mark) + len(mark)
+    end = text.index("```\n", start)
+    shown = "$ compbench strategies check example-keep-last\n" + out
+    if os.environ.get("COMPBENCH_REGEN_GOLDEN"):
+        text = text[:start] + shown + text[end:]
+        guide.write_text(text, encoding="utf-8")
+    assert text[start:end] == shown, "the guide's output is stale: regenerate it (see this test's docstring)"
 
 
 def test_a_strategy_that_imports_the_engine_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -90,7 +106,19 @@ def test_a_strategy_that_imports_the_engine_fails(tmp_path: Path, capsys: pytest
     assert code == 1 and status["imports"] == "fail", out
     assert "engine_user.py:6: imports compbench.replay.loop" in out
     assert all(v != "fail" for k, v in status.items() if k != "imports"), out
-    assert out.rstrip().endswith("1 of 7 checks failed: imports")
+    assert out.rstrip().endswith("1 of 9 checks failed: imports")
+
+
+def test_a_strategy_that_imports_the_test_kit_fails(tmp_path: Path) -> None:
+    """The kit replays (it stands above the engine, outside the SDK): a strategy module importing it reaches past the
+    SDK; the SDK's own modules do not."""
+    c = strategy_check.load(f"{module(tmp_path, 'kit_user', imports='from compbench.testing import replay')}:kit-user")
+    try:
+        found = strategy_check.check_imports(c.info)
+        assert found.status == "fail" and found.details == ("kit_user.py:6: imports compbench.testing",)
+    finally:
+        STRATEGIES.unregister("kit-user")
+    assert strategy_check.check_imports(get("example-keep-last")).status == "ok"
 
 
 def test_a_wake_that_is_not_exact_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -124,7 +152,7 @@ def test_a_strategy_that_edits_what_it_is_shown_fails(tmp_path: Path) -> None:
 
 def _claude() -> list[Transcript]:
     """The three Claude Code samples (the hand-made strategies act on two of them at their own windows)."""
-    from compbench.sdk.testing import samples
+    from compbench.testing import samples
 
     return [t for t in samples() if t.source == "claude-code"]
 
@@ -144,16 +172,16 @@ def test_a_tool_of_no_real_format_or_an_invalid_sweep_fails(tmp_path: Path) -> N
 
 
 def test_a_strategy_that_never_acts_says_how_far_the_samples_reach() -> None:
-    from compbench.sdk.testing import tables
+    from compbench.testing import tables
 
     data = _claude()
-    rows = {"at their own windows": [(tid, r["results"].records()[0]) for tid, r in tables("none", data)]}
-    found = strategy_check.check_acts(rows, len(data))
+    rows = {"at their own windows": [Replayed.of(tid, t) for tid, t in tables("none", data)]}
+    found = check_acts(rows, len(data))
     assert found.status == "note" and "never acted on the 3 samples" in found.summary
     assert found.details[0].startswith("at their own windows: the contexts peak at ")
     limits = ModelLimits(32_000, 4_096)
-    acting = {"x": [(tid, r["results"].records()[0]) for tid, r in tables("truncate", data, limits=limits)]}
-    assert strategy_check.check_acts(acting, len(data)).status == "ok"
+    acting = {"x": [Replayed.of(tid, t) for tid, t in tables("truncate", data, limits=limits)]}
+    assert check_acts(acting, len(data)).status == "ok"
 
 
 def test_presets_that_name_no_preset_fail() -> None:
@@ -201,7 +229,7 @@ def test_the_strategy_import_rule_is_the_layer_checks() -> None:
     sys.modules[spec.name] = layers
     spec.loader.exec_module(layers)
     assert strategy_check.STRATEGY_IMPORTS == layers.STRATEGY_IMPORTS
-    assert any(p == "compbench.sdk.testing" for _, prefixes in layers.LAYERS[-1:] for p in prefixes)
+    assert any(p == "compbench.testing" for _, prefixes in layers.LAYERS[-1:] for p in prefixes)
 
 
 def test_a_plug_in_package_is_checked_by_its_module_path() -> None:
@@ -215,3 +243,15 @@ def test_a_plug_in_package_is_checked_by_its_module_path() -> None:
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("keep-last: ") and "note  wake          no wake" in p.stdout
+
+
+@pytest.mark.parametrize(("statuses", "last"), [
+    (("ok", "ok", "note"), "every check passed (1 note)"),
+    (("ok", "warn", "note"), "every check passed (1 warning: b; 1 note)"),
+    (("fail", "warn", "note"), "1 of 3 checks failed: a; 1 warning: b"),
+    (("ok", "ok", "ok"), "every check passed")])
+def test_the_last_line_says_what_failed_and_what_warned(statuses: tuple[str, ...], last: str) -> None:
+    """A warning is not a failure: the command exits 0 on it, and the last line names it."""
+    findings = [Finding(name, status, "x") for name, status in zip("abc", statuses, strict=True)]  # type: ignore[arg-type]
+    lines = strategy_check.report(strategy_check.load("example-keep-last"), findings)
+    assert lines[-1] == last and lines[1].startswith(f"  {statuses[0]:<5} a")

@@ -20,7 +20,7 @@ from compbench.sdk import (
     capabilities,
     wake_of,
 )
-from compbench.sdk.testing import assistant, replay, transcript, user
+from compbench.testing import assistant, replay, transcript, user
 
 STEPS = 5
 SESSION = transcript(*[m for k in range(STEPS) for m in (user(f"u{k}"), assistant(f"a{k}"))])

@@ -1,4 +1,4 @@
-"""The example strategy (strategies/example_keep_last.py), tested as its author would: through compbench.sdk.testing
+"""The example strategy (strategies/example_keep_last.py), tested as its author would: through compbench.testing
 only. Its trigger at, below and above the boundary; what it keeps (the system prompt, never a tool result without
 its call); its wake at each side of the trigger, and exact on the samples; its presets by version; and that it is
 listed as an example, never in a run of every strategy nor a tool's own strategy."""
@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from compbench.sdk import Compact, Insert, Keep, Message, ModelLimits, Text, Usage, Wake, resolve
 from compbench.sdk.registry import get, own_strategy, runnable
-from compbench.sdk.testing import (
+from compbench.strategies.example_keep_last import KeepLast, KeepLastParams, version_preset
+from compbench.testing import (
     acted,
     assert_wake_exact,
     assistant,
@@ -22,7 +23,6 @@ from compbench.sdk.testing import (
     user,
     view,
 )
-from compbench.strategies.example_keep_last import KeepLast, KeepLastParams, version_preset
 
 CHARS = counter("chars4")  # a quarter of the characters: the counts below need no tokenizer file
 

@@ -32,9 +32,9 @@ def decisions() -> dict[str, dict[str, str]]:
     from compbench.run.evidence import complete
     from compbench.sdk.context import ReplayContext
     from compbench.sdk.session import ModelLimits
-    from compbench.sdk.testing import samples
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer
+    from compbench.testing import samples
 
     config = ReplayConfig(ModelLimits(32_000, 4_096), 0)
     logs = [complete(t)[0] for t in samples()]

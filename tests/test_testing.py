@@ -1,4 +1,4 @@
-"""compbench.sdk.testing, the strategy author's kit: a view from messages, a replay's trace, the with-and-without-wake
+"""compbench.testing, the strategy author's kit: a view from messages, a replay's trace, the with-and-without-wake
 check (which must find a wake one question late, and a strategy that keeps state from questions it was not asked)
 and the actions-only watch (which must find a hook that changes the view, edits a message or answers with
 something else)."""
@@ -6,13 +6,8 @@ something else)."""
 from __future__ import annotations
 
 import math
-import os
-import re
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -31,7 +26,9 @@ from compbench.sdk import (
     strategy,
 )
 from compbench.sdk.registry import STRATEGIES
-from compbench.sdk.testing import (
+from compbench.store.columns import Table
+from compbench.strategies.example_keep_last import KeepLast, KeepLastParams
+from compbench.testing import (
     Watched,
     acted,
     assert_wake_exact,
@@ -47,9 +44,6 @@ from compbench.sdk.testing import (
     view,
     wake_differences,
 )
-from compbench.store.columns import Table
-from compbench.strategies.example_keep_last import KeepLast, KeepLastParams
-from helpers import ROOT
 
 CHARS = counter("chars4")
 
@@ -246,21 +240,3 @@ def test_a_watched_strategy_keeps_its_capabilities_and_its_stages_are_watched() 
     stages = Watched(composed, problems, "").stages
     assert stages and all(isinstance(s, Watched) for s in stages)
     assert capabilities(Watched(composed, [], "")) == capabilities(composed)
-
-
-def test_the_guides_tests_pass_on_the_example_as_a_plug_in(tmp_path: Path) -> None:
-    """docs/writing-a-strategy.md's test file, run by pytest against the example copied into a package of its own
-    as ``keep-last`` (what an author starts from): the guide's code runs."""
-    guide = (ROOT / "docs" / "writing-a-strategy.md").read_text(encoding="utf-8")
-    (test,) = [b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "def test_the_trigger_boundary" in b]
-    (tmp_path / "mypkg").mkdir()
-    (tmp_path / "mypkg" / "__init__.py").write_text("")
-    example = (ROOT / "strategies" / "example_keep_last.py").read_text(encoding="utf-8")
-    plugin = example.replace('NAME = "example-keep-last"', 'NAME = "keep-last"').replace(", example=True)", ")")
-    assert plugin != example
-    (tmp_path / "mypkg" / "keep_last.py").write_text(plugin)
-    (tmp_path / "test_keep_last.py").write_text("import mypkg.keep_last  # registers keep-last\n" + test)
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_keep_last.py"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(tmp_path)})
-    assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout + p.stderr

@@ -1,4 +1,4 @@
-"""``compbench.sdk.testing`` — The strategy author's test kit: what a plug-in's own tests call.
+"""``compbench.testing`` — The strategy author's test kit: what a plug-in's own tests call.
 
 A strategy is tested at three depths, and this module gives each one line:
 
@@ -15,9 +15,9 @@ A strategy is tested at three depths, and this module gives each one line:
   changed the view or a message instead of answering with actions. ``compbench strategies check SPEC``
   runs these and the static checks on the bundled samples.
 
-It stands above the engine (``tools/layers.py``: the surface layer) and uses the engine's public entry
-points, so what it replays is what ``compbench run`` replays. A strategy's own module never imports it:
-its tests do.
+It replays, so it stands above the engine (``tools/layers.py``: the surface layer), outside
+``compbench.sdk``, which imports nothing above the data model: what it replays is what ``compbench run``
+replays, through the engine's own entry points. A strategy's own module never imports it: its tests do.
 """
 
 from __future__ import annotations
