@@ -87,8 +87,10 @@ def test_every_run_option_is_a_tune_option() -> None:
 
     run, tune = options("run"), options("tune")
     assert set(REPLAY_NAMES) | set(EXECUTION_NAMES) <= run & tune
-    # run's own: its strategies, resuming, quiet, and the settings sweep it adds (tune sweeps its own grid)
-    assert run - tune == {"strategies", "resume_dir", "quiet", "no_settings"}
+    # run's own: its strategies, resuming, quiet, the settings sweep it adds (tune sweeps its own grid) and the
+    # results cache (a run's rows are kept per transcript and configuration; tune's grid is replayed afresh)
+    assert run - tune == {"strategies", "resume_dir", "quiet", "no_settings", "no_cache", "rebuild_cache",
+                          "results_cache"}
 
 
 def test_a_tune_block_reads_back_as_the_configuration_it_prints(tmp_path: Path) -> None:

@@ -223,23 +223,11 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
     ``boilerplate``, the scan a caller made as it read the logs), an API key kept out of anything written."""
     from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
-    from compbench.measure.models import lookup
     from compbench.measure.token_correction import check_mode
     from compbench.run.spec import RunSpec
-    from compbench.summarizers import info
 
     r = dict(replay)
-    backend = info(r["summarizer"])  # an unknown summarizer fails here, before any work
-    limits = limits_option(r["model"], r["context_window"], r["max_output"])
-    price_model = r["price_model"] or r["model"] or None  # None: each transcript at its recorded model
-    if price_model:
-        lookup(price_model)
-    summarizer_model = r.get("summarizer_model") or None
-    if summarizer_model:
-        lookup(summarizer_model)
-    options: dict[str, object] = {}
-    if backend.name in ("litellm", "cache-only"):
-        options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}
+    limits, price_model, summarizer_model, options = checked_replay(r)
     gold = gold_file_for(dataset)
     return RunSpec(strategies=strategies, limits=limits, summarizer=r["summarizer"], tokenizer=r["tokenizer"],
                    message_overhead=r["message_overhead"], token_correction=check_mode(r["token_correction"]),
@@ -249,6 +237,31 @@ def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str
                    cache_ttl=r["cache_ttl"],
                    boilerplate=scan_dataset(dataset) if boilerplate is None else boilerplate, select=select,
                    keep_empty=bool(r.get("keep_empty")))
+
+
+def checked_replay(replay: Mapping[str, Any]) -> tuple[ModelLimits | None, str | None, str | None, dict[str, object]]:
+    """The replay options checked before any transcript is read (a typo ends the command at once, in one line):
+    the window, the price and summarizer models, and the summarizer's options (an API key among them)."""
+    from compbench.measure.models import lookup
+    from compbench.measure.token_correction import check_mode
+    from compbench.summarizers import info
+
+    r = dict(replay)
+    backend = info(r["summarizer"])  # an unknown summarizer fails here, before any work
+    limits = limits_option(r["model"], r["context_window"], r["max_output"])
+    check_mode(r["token_correction"])
+    if r["prices_file"]:
+        read_prices(r["prices_file"])
+    price_model = r["price_model"] or r["model"] or None  # None: each transcript at its recorded model
+    if price_model:
+        lookup(price_model)
+    summarizer_model = r.get("summarizer_model") or None
+    if summarizer_model:
+        lookup(summarizer_model)
+    options: dict[str, object] = {}
+    if backend.name in ("litellm", "cache-only"):
+        options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}
+    return limits, price_model, summarizer_model, options
 
 
 def configured(specs: tuple[str, ...], config: Config) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from compbench.cli.options import (
     REPLAY_NAMES,
     SELECTION_NAMES,
     broken_lines,
+    checked_replay,
     configured,
     execution_options,
     noted,
@@ -120,6 +121,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         path = dataset or str(default_dataset())
         refuse_runs([path], "run")
         labels = configured(strategies, find())
+        checked_replay(replay)  # a mistyped option ends here, before the logs are read
         for line in setting_values(labels):  # a value the tool ignores ends here, before any work
             click.echo(f"warning: {line}", err=True)
 
