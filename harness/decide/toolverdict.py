@@ -211,7 +211,7 @@ def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
     tried_labels = ([default_label] if default_label else []) + labels
     values: dict[str, Any] = {}
     for x in tried_labels:
-        v = getattr(resolve(x).params, setting.param)
+        v = resolve(x).value(setting.param)
         unset = v is None or (numeric(v) == 0 and setting.unset_at is not None)
         values[x] = setting.unset_at if unset and setting.unset_at is not None else v
     mine = comparable(rows)
@@ -227,7 +227,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     t = tried(rows, own, setting, standing)
     tried_labels, values, best = list(t.labels), t.values, t.best
     mine = comparable(rows)
-    shown_tried = tuple(_tried(setting, x, own, getattr(resolve(x).params, setting.param)) for x in values)
+    shown_tried = tuple(_tried(setting, x, own, resolve(x).value(setting.param)) for x in values)
     version = _version_of(rows)
     acted = mine[mine["strategy"].isin(tried_labels)]
     never = "first_action_step" in acted and not (acted["first_action_step"] >= 0).any()
@@ -241,7 +241,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
         cond = Condition("better", False, why)
         c = change(mine, own, RECORDED if have_recorded else None, resamples) if best else None
         return Candidate(setting, None, "", shown_tried, (), setting.where, "", (), c, "", (cond,))
-    value = getattr(resolve(best).params, setting.param)
+    value = resolve(best).value(setting.param)
     line, where = setting.paste_for(value, version, source)
     c = change(mine, best, RECORDED if have_recorded else None, resamples)
     said, versions_off = honoured(setting, [str(v) for v in per_transcript(mine).get("tool_version", [])])

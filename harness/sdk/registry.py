@@ -17,7 +17,7 @@ import dataclasses
 import difflib
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -226,6 +226,18 @@ class Configured:
     auto: bool = False
     overrides: Mapping[str, str] = field(default_factory=dict)
     preset: str = ""  # the preset the params are, as named ("": the params' defaults)
+
+    def value(self, param: str) -> Any:
+        """The value this configuration gives ``param``; ``STAGE.PARAM`` (or ``N.PARAM``) reads a composed
+        strategy's stage, as a spec sets it (Gemini CLI's compression threshold lives in its compression stage)."""
+        if hasattr(self.params, param):
+            return getattr(self.params, param)
+        prefix, dot, rest = param.partition(".")
+        stages: Sequence[str] = getattr(self.params, "stages", ())
+        for k, stage in enumerate(stages, 1):
+            if dot and prefix in (stage.partition(":")[0].strip(), str(k)):
+                return resolve(stage).value(rest)
+        raise UsageError(f"strategy {self.label!r} has no parameter {param!r}")
 
     def for_log(self, t: Transcript) -> tuple[Configured, str]:
         """This configuration as it replays ``t`` (the preset of the log's tool version when ``auto``) and

@@ -31,13 +31,13 @@ def test_beyond_the_edge_within_what_the_tool_accepts(best: float, values: list[
     assert beyond(PCT, best, values) == pytest.approx(expected)
 
 
-def results(scores: dict[str, float]) -> Any:
-    """Six Claude Code transcripts, each configuration with the effective savings ``scores`` gives it."""
+def results(scores: dict[str, float], source: str = "claude-code") -> Any:
+    """Six transcripts of ``source`` (Claude Code's), each configuration with the effective savings ``scores`` gives it."""
     rows = []
     for k in range(6):
         for label, score in scores.items():
             name = label.partition(":")[0]
-            rows.append({"transcript_id": f"t{k}", "session": f"t{k}", "source": "claude-code", "strategy": label,
+            rows.append({"transcript_id": f"t{k}", "session": f"t{k}", "source": source, "strategy": label,
                          "name": name, "settings": "sweep" if ":" in label else "", "first_action_step": 3,
                          "steps": 40, "compactions": 1, "failed_compactions": 0, "noop_compactions": 0,
                          "prunes": 0, "overflows": 0, "overflows_before_action": 0, "manual_compactions": 0,
@@ -87,3 +87,15 @@ def test_a_run_replays_what_widening_adds_on_its_tools_logs_and_lists_it(widened
     mine = rows[rows["strategy"] == added]
     assert sorted(mine["transcript_id"]) == ["s0", "s1", "s2"] and set(mine["settings"]) == {"sweep"}
     assert manifest.dataset.transcripts == 4  # the widening's replays are not transcripts twice
+
+
+def test_a_setting_inside_a_composed_strategy_is_read_from_its_stage() -> None:
+    """Gemini CLI's threshold is its compression stage's parameter (``STAGE.PARAM``): the sweep reads each value
+    tried from that stage (a run over Gemini CLI logs once failed here, after every replay)."""
+    key = "gemini-cli:gemini-cli-compression.threshold"
+    widened = next_configurations(results({"gemini-cli": 0.2, f"{key}=0.3": 0.4, f"{key}=0.4": 0.3},
+                                          source="gemini-cli"))
+    assert widened and all(x.startswith(f"{key}=") for x in widened)
+    assert all(float(x.partition("=")[2]) < 0.3 for x in widened)
+    assert next_configurations(results({"gemini-cli": 0.5, f"{key}=0.3": 0.4, f"{key}=0.4": 0.3},
+                                       source="gemini-cli")) == []
