@@ -232,13 +232,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     acted = mine[mine["strategy"].isin(tried_labels)]
     never = "first_action_step" in acted and not (acted["first_action_step"] >= 0).any()
     if never or best is None or best == own:
-        auto = int(per_transcript(mine)["auto_compactions"].sum()) if "auto_compactions" in mine else 0
-        why = ((f"the strategy never compacts on these logs at any value tried, though your tool compacted by itself "
-                f"{auto:,} time{'s' * (auto != 1)}: it does not reproduce the tool here" if auto else
-                "its threshold is not reached on these logs at any value tried (your tool never compacted by itself "
-                "in them either)") if never else "no value tried does better than the settings it runs with" if best
-               else "no value tried could be measured on these logs")
-        cond = Condition("better", False, why)
+        cond = Condition("better", False, _no_better(rows, mine, never, best))
         c = change(mine, own, RECORDED if have_recorded else None, resamples) if best else None
         return Candidate(setting, None, "", shown_tried, (), setting.where, "", (), c, "", (cond,))
     value = resolve(best).value(setting.param)
@@ -251,6 +245,32 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     return Candidate(setting, best, setting.shown(value), shown_tried, tuple(line.splitlines()), where,
                      check_line(best, near, tool_name(source)), caveats(setting, mine) + versions_off, c,
                      figures(mine, best, standing), conditions)
+
+
+def _no_better(rows: Any, mine: Any, never: bool, best: str | None) -> str:
+    """Why no value of a setting is advised when none beat the tool as it runs, in the log's own terms: a
+    threshold is never said unreached on logs where the tool compacted by itself, nor where every transcript was
+    set aside for a manual compaction."""
+    def auto(r: Any) -> int:
+        return int(per_transcript(r)["auto_compactions"].sum()) if "auto_compactions" in r else 0
+
+    aside = per_transcript(rows)["transcript_id"].nunique() - per_transcript(mine)["transcript_id"].nunique()
+    if mine.empty:
+        return (f"every transcript of these logs holds a manual compaction ({aside:,} set aside): none is left to "
+                "compare an automatic threshold on")
+    if never and auto(mine):
+        n = auto(mine)
+        return (f"the strategy never compacts on these logs at any value tried, though your tool compacted by itself "
+                f"{n:,} time{'s' * (n != 1)}: it does not reproduce the tool here")
+    if never and auto(rows):
+        kept = per_transcript(mine)["transcript_id"].nunique()
+        return (f"its threshold is not reached at any value tried on the {kept:,} transcript{'s' * (kept != 1)} "
+                f"compared; your tool compacted by itself only in the {aside:,} set aside for a manual compaction")
+    if never:
+        return "its threshold is not reached on these logs at any value tried (your tool never compacted by itself " \
+               "in them either)"
+    return "no value tried does better than the settings it runs with" if best else \
+        "no value tried could be measured on these logs"
 
 
 def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] | None = None,

@@ -189,6 +189,42 @@ def test_a_strategy_that_never_compacts_where_the_tool_did_is_not_said_to_miss_i
     assert "never compacts on these logs at any value tried, though your tool compacted by itself 3 times" in text
 
 
+def _verdict_of(tmp_path: Any, ts: list[Transcript]) -> str:
+    out = tmp_path / "run"
+    write_run(out, RunSpec(strategies=("none", "recorded", "claude-code"), limits=ModelLimits(1_000_000, 2_000),
+                           tokenizer="chars4"), "hand-made", ts)
+    (g,) = breakdown(pd.read_parquet(out / "results.parquet"), "source", METRICS, 200)
+    return "\n".join(lines(build(g)))
+
+
+def _manual(t: Transcript, also_auto: bool = False) -> Transcript:
+    from dataclasses import replace
+
+    rc = replace(t.compactions[0], trigger="manual")
+    more = (replace(t.compactions[0], index=100, trigger="auto", tokens_before=38_000),) if also_auto else ()
+    return replace(t, compactions=(rc, *more))
+
+
+def test_logs_whose_every_transcript_was_compacted_by_hand_leave_nothing_to_compare(tmp_path: Any) -> None:
+    """Every transcript holds a /compact: an automatic threshold has nothing to be compared on, and the verdict
+    says so rather than that the threshold is not reached."""
+    text = _verdict_of(tmp_path, [_manual(session(k, "claude-code", "2.1.49")) for k in range(3)])
+    assert "every transcript of these logs holds a manual compaction (3 set aside)" in text
+    assert "threshold is not reached" not in text
+
+
+def test_automatic_compactions_only_beside_a_manual_one_are_named_as_set_aside(tmp_path: Any) -> None:
+    """The tool compacted by itself only in a transcript also compacted by hand (set aside): the threshold is
+    unreached on the others, and the verdict says where the tool's own compaction went, never "never compacted"."""
+    from dataclasses import replace
+
+    quiet = [replace(session(k, "claude-code", "2.1.49"), compactions=()) for k in (1, 2)]
+    text = _verdict_of(tmp_path, [_manual(session(0, "claude-code", "2.1.49"), also_auto=True), *quiet])
+    assert ("its threshold is not reached at any value tried on the 2 transcripts compared; your tool compacted by "
+            "itself only in the 1 set aside for a manual compaction") in text
+    assert "never compacted by itself" not in text
+
+
 def test_the_recorded_rows_calls_over_the_window_are_the_replays_not_the_tools(tmp_path: Any) -> None:
     """A window below what the log shows answered (the tool compacted at 11,800 on a 9,000 replay window): the
     recorded row's overflows say the replay's window or count is off, not that the tool failed."""
