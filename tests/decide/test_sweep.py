@@ -32,7 +32,8 @@ def test_beyond_the_edge_within_what_the_tool_accepts(best: float, values: list[
 
 
 def results(scores: dict[str, float], source: str = "claude-code") -> Any:
-    """Six transcripts of ``source`` (Claude Code's), each configuration with the effective savings ``scores`` gives it."""
+    """Six transcripts of ``source`` (Claude Code's), each configuration with the effective savings ``scores``
+    gives it."""
     rows = []
     for k in range(6):
         for label, score in scores.items():
