@@ -26,11 +26,12 @@ def agent_type(t: Transcript) -> str:
     ``subagent_type``, OpenCode's agent, Codex's role), ``sub-agent`` where it names none; ``fork`` for a pi session
     forked from another (:data:`FORKS`)."""
     named = t.meta.get("agent_type")
+    parent = t.meta.get("parent_session")
+    child = bool(t.meta.get("sidechain") or t.meta.get("subagent") or (isinstance(parent, str) and parent))
+    if not child:  # a main conversation whatever its log calls its agent (mini-swe-agent names its agent class)
+        return MAIN
     if isinstance(named, str) and named:
         return named
     if t.meta.get("sidechain") or t.meta.get("subagent"):
         return SUBAGENT
-    parent = t.meta.get("parent_session")
-    if isinstance(parent, str) and parent:
-        return FORKS.get(t.source, SUBAGENT)
-    return MAIN
+    return FORKS.get(t.source, SUBAGENT)

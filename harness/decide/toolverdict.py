@@ -362,10 +362,10 @@ def _lines(v: ToolVerdict) -> list[str]:
             extra = f"; {v.inferred:,} of its compactions inferred (no marker in the log)"
         out.append(f"  as it ran ({RECORDED}: the tool's own recorded compactions): {v.as_ran_figures}{extra}")
         out += [f"    ! {x}" for x in v.notes]
-    if v.sessions:
-        out.append(f"  {v.sessions}")
     else:
         out.append(f"  as it ran: not in this run (add --strategy {RECORDED})")
+    if v.sessions:
+        out.append(f"  {v.sessions}")
     if v.manual:
         out.append(f"  {v.manual:,} manual compaction{'s' * (v.manual != 1)} (/compact) in {v.manual_transcripts:,} "
                    f"transcript{'s' * (v.manual_transcripts != 1)}: part of as it ran, set aside from the settings "

@@ -50,6 +50,7 @@ def test_compare_by_session_rolls_a_session_up_with_its_sub_agents(run: Path) ->
     oc = re.split(r"\s{2,}", next(x for x in lines if x.startswith("ses_parent")))
     assert oc[1:4] == ["OpenCode", "2", "1"]
     assert any(x.startswith("Sub-agents: 3 of 5 transcripts, in 2 of 2 sessions; as it ran they spent") for x in lines)
+    assert not any("as it ran: not in this run" in x for x in lines)  # recorded is in this run
     data = json.loads(invoke("compare", run, "--by", "session", "--format", "json", "--resamples", "200")[1])
     assert data["by"] == "session" and data["base"] == "recorded" and set(data["sessions"]) == {SID, "ses_parent"}
     claude = data["sessions"][SID]

@@ -22,6 +22,9 @@ def _t(tid: str, source: str = "claude-code", **meta: Any) -> Transcript:
     (_t("c", "crush", parent_session="p"), "p", "sub-agent"),
     (_t("f", "pi", parent_session="/home/u/.pi/agent/sessions/x.jsonl"), "/home/u/.pi/agent/sessions/x.jsonl", "fork"),
     (_t("s2", parent_session="", agent_type=""), "s2", "main"),
+    # a main conversation whose log names its agent (mini-swe-agent's agent class) is no sub-agent
+    (_t("m", "mini-swe-agent", agent_type="minisweagent.run.extra.swebench.ProgressTrackingAgent"), "m", "main"),
+    (_t("c", "codex", parent_session="p", agent_type="explorer"), "p", "explorer"),
 ])
 def test_a_transcripts_session_and_agent_type(t: Transcript, session: str, kind: str) -> None:
     assert (session_of(t), agent_type(t)) == (session, kind)

@@ -210,6 +210,7 @@ def test_logs_whose_every_transcript_was_compacted_by_hand_leave_nothing_to_comp
     says so rather than that the threshold is not reached."""
     text = _verdict_of(tmp_path, [_manual(session(k, "claude-code", "2.1.49")) for k in range(3)])
     assert "every transcript of these logs holds a manual compaction (3 set aside)" in text
+    assert "  as it ran (recorded" in text and "as it ran: not in this run" not in text  # one as-it-ran line
     assert "threshold is not reached" not in text
 
 
