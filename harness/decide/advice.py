@@ -113,6 +113,12 @@ def reproduction(rows: Any, self_check: tuple[int, float, float] | None) -> Cond
             return Condition("reproduces", False, f"your logs' {auto:,} automatic compaction{'s' * (auto != 1)} "
                              "cannot be placed (no per-call token usage recorded): the strategy's trigger is unchecked")
         text = "no automatic compaction in these logs to check the strategy against"
+        aside = per_transcript(rows)
+        aside = aside[aside["manual_compactions"] > 0] if "manual_compactions" in aside else aside.iloc[:0]
+        a_checked, a_within = int(aside["trigger_checked"].sum()), int(aside["trigger_within"].sum())
+        if a_checked:  # the tool's automatic compactions sit only beside manual ones: said, not counted
+            text = (f"no automatic compaction in the transcripts compared; in those set aside for a manual compaction, "
+                    f"{a_within:,} of {a_checked:,} within 2 calls")
     else:
         share = within / checked
         how = (f" after calibrating the window from the log on {calibrated:,} transcript{'s' * (calibrated != 1)}"

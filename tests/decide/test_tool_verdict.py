@@ -224,6 +224,8 @@ def test_automatic_compactions_only_beside_a_manual_one_are_named_as_set_aside(t
     assert ("its threshold is not reached at any value tried on the 2 transcripts compared; your tool compacted by "
             "itself only in the 1 set aside for a manual compaction") in text
     assert "never compacted by itself" not in text
+    assert "no automatic compaction in the transcripts compared; in those set aside for a manual compaction, " \
+           "0 of 1 within 2 calls" in text  # the only automatic compaction, checked beside the manual one
 
 
 def test_the_recorded_rows_calls_over_the_window_are_the_replays_not_the_tools(tmp_path: Any) -> None:
