@@ -5,7 +5,9 @@ A best value at the edge of a grid says only that the best lies there *or beyond
 bound. So a run widens the sweep (:func:`compbench.run.write.write_run`'s ``widen``): after its replays it asks
 :func:`next_configurations` which values to add, replays them on their tool's logs only, and asks again, until
 every best value is between values tried, at the tool's own limit (``Setting.accepted``), or a few rounds have
-passed. Each step continues the grid's own spacing beyond its edge, within what the tool accepts.
+passed. Each step continues the grid's own spacing beyond its edge, within what the tool accepts; where the next
+step would reach a bound the tool gives no meaning as a threshold (0, or the value that leaves it unset), the steps
+halve their way towards it.
 """
 
 from __future__ import annotations
@@ -37,14 +39,25 @@ def beyond(setting: Any, best: float, values: list[float], steps: int = 2) -> li
     low = best <= lo
     step = _step(values, best, low)
     limit = setting.limits()
+    unset = setting.accepts.unset if setting.accepts is not None else None
+    # the bound a step may not pass: the tool's limit (and 0 for a positive setting), usable unless it is the
+    # value that leaves the setting unset (Codex's 0): then the steps halve their way towards it instead
+    bound = (limit[0] if low else limit[1]) if limit is not None else (-math.inf if low else math.inf)
+    if low and best > 0:
+        bound = max(bound, 0.0)
+    usable = not (unset is not None and math.isclose(bound, unset)) and not (low and bound == 0 < best)
     out: list[float] = []
-    for k in range(1, steps + 1):
-        nxt = best - k * step if low else best + k * step
-        if limit is not None:
-            nxt = max(nxt, limit[0]) if low else min(nxt, limit[1])
-        if math.isclose(nxt, best) or (nxt <= 0 < best) or any(math.isclose(nxt, x) for x in out):
+    prev = best
+    for _ in range(steps):
+        nxt = prev - step if low else prev + step
+        past = nxt < bound or (math.isclose(nxt, bound) and not usable) if low else \
+            nxt > bound or (math.isclose(nxt, bound) and not usable)
+        if past:
+            nxt = bound if usable else (prev + bound) / 2
+        if math.isclose(nxt, prev) or any(math.isclose(nxt, x) for x in (*out, *values)):
             break
         out.append(nxt)
+        prev = nxt
     return out
 
 

@@ -31,6 +31,22 @@ def test_beyond_the_edge_within_what_the_tool_accepts(best: float, values: list[
     assert beyond(PCT, best, values) == pytest.approx(expected)
 
 
+LIMIT = Setting("limit", "my_limit", "config", "unset", "my_limit = {value}", sweep=(100_000, 150_000),
+                accepts=Accepts(0, 244_800, unset=0, refuse=False))
+
+
+@pytest.mark.parametrize(("best", "values", "expected"), [
+    # the next step lands on 0, which leaves the setting unset: the steps halve their way towards it
+    (50_000, [50_000, 100_000, 150_000, 244_800], [25_000, 12_500]),
+    (100_000, [100_000, 150_000, 244_800], [50_000, 25_000]),  # one full step, then halving
+    (12_500, [12_500, 25_000, 50_000], [6_250, 3_125]),
+    (244_800, [100_000, 150_000, 244_800], []),  # at the tool's upper limit
+])
+def test_a_bound_that_means_unset_is_approached_by_halving(best: float, values: list[float],
+                                                           expected: list[float]) -> None:
+    assert beyond(LIMIT, best, values) == pytest.approx(expected)
+
+
 def results(scores: dict[str, float], source: str = "claude-code") -> Any:
     """Six transcripts of ``source`` (Claude Code's), each configuration with the effective savings ``scores``
     gives it."""
