@@ -23,10 +23,12 @@ anomalyco/opencode is over the size a snapshot may have here, and from the pull 
   false).
 
 Kilo Code's OpenCode-based builds (Kilo-Org/kilocode ``packages/opencode/src/kilocode/session/overflow.ts`` at
-b32ab1748a0b, ``KiloSessionOverflow``) add ``compaction.threshold_percent``: the overflow limit becomes
+b32ab1748a0b, ``KiloSessionOverflow``; the same code in the ``@kilocode/cli-linux-x64`` 7.7.2 package, absent from
+7.0.33, the only earlier one published here) add ``compaction.threshold_percent``: the overflow limit becomes
 ``min(usable, floor((limit.input || limit.context) × percent / 100))``, checked after each step and, before a request
 that starts a turn (not a tool-loop continuation), on an estimate of the outgoing request: ``ceil(chars/4 of its JSON
-× 1.3)``. Unset, Kilo compacts as OpenCode does. Their logs have no importer here (Kilo Code's logs in compbench are
+× 1.3)``. Unset, Kilo compacts as OpenCode does. (7.7.9 takes the percentage of ``limit.context`` alone and projects the
+request from the last reported usage plus the inflated new messages; ``preset=kilo`` models 7.7.2.) Their logs have no importer here (Kilo Code's logs in compbench are
 the legacy extension's, a Roo Code fork, replayed by ``roo-code`` at its ``kilo`` preset), so ``preset=kilo`` and the
 parameter are for a user who sets it, and no version boundary is applied.
 """
