@@ -22,6 +22,17 @@ the history without the agent's system prompt, and "Provide a detailed summary o
 above."; the history then starts at the summary (an assistant message re-roled as user). When the
 step had tool calls the run is re-queued as the user message "The previous session was interrupted
 because it got too long, the initial user request was: `<prompt>`".
+
+``preset=0.12`` is Crush before v0.13.0 (v0.1.0 of 2025-07-29 to v0.12.3, read at v0.12.3: ``internal/tui/tui.go``,
+``internal/llm/agent/agent.go`` ``Summarize``, ``internal/llm/prompt/summarize.md``): only when a run is done (its
+response finished, no tool call pending) and ``PromptTokens + CompletionTokens >= window × 0.95`` does Crush open the
+compact dialog, which asks the user first (compbench assumes the answer yes: the log shows only the compactions that
+were confirmed); ``remaining <= int(window × 0.05)`` for every window is the same test. The summarizer gets
+``summarize.md`` as its system prompt and the history with "Provide a detailed but concise summary of our conversation
+above. Focus on …"; the summary, an assistant message re-roled as user when sent, starts the history (no re-queue:
+the run was over). Not modelled: the "Current working directory of the persistent shell" line appended to the summary
+(the directory is not in the log). The v0.13.0 betas of 2025-10-23 to 10-26 compacted past 80% (``percentage > 80``);
+a session's date cannot tell them from v0.12.x, so those dates get ``0.12``.
 """
 
 from __future__ import annotations
@@ -58,6 +69,22 @@ NO_RESPONSE = "Tool no response"  # seed 003 §6 fillMissingToolResponses
 UNDERSTOOD = "Understood."  # seed 003 §6 ensureAssistantAfterTools
 LAST_REQUEST = "\n\nLast request from user was: "  # seed 003 §3 step 4
 CRUSH_PROMPT = "Provide a detailed summary of our conversation above."  # Crush buildSummaryPrompt (no todos)
+CRUSH_012_THRESHOLD_RATIO = 0.05  # v0.12.3 tui.go: tokens >= contextWindow * 0.95, i.e. 5% or less remaining
+CRUSH_012_PROMPT = ("Provide a detailed but concise summary of our conversation above. Focus on information that would "
+                    "be helpful for continuing the conversation, including what we did, what we're doing, which files "
+                    "we're working on, and what we're going to do next.")  # v0.12.3 agent.go Summarize
+CRUSH_012_SYSTEM = """You are a helpful AI assistant tasked with summarizing conversations.
+
+When asked to summarize, provide a detailed but concise summary of the conversation.
+Focus on information that would be helpful for continuing the conversation, including:
+
+- What was done
+- What is currently being worked on
+- Which files are being modified
+- What needs to be done next
+
+Your summary should be comprehensive enough to provide context but concise enough to be quickly understood.
+"""  # v0.12.3 internal/llm/prompt/summarize.md (embedded verbatim)
 CRUSH_REQUEUE = ("The previous session was interrupted because it got too long, the initial user request "
                  "was: `{}`")  # Crush agent.go Run, after Summarize
 CRUSH_SYSTEM = """You are summarizing a conversation to preserve context for continuing work later.
@@ -171,6 +198,9 @@ class GoReplaceParams:
         LARGE_WINDOW_BUFFER, "Tokens left in a large window below which Crush compacts (20,000).")
     remaining_ratio: float = param(
         SMALL_WINDOW_RATIO, "Share of a small window left below which Crush compacts (0.2).", hi=1)
+    run_end_only: bool = param(
+        False, "Check only when a run is done, not after a step with tool calls (Crush before v0.13.0).")
+    legacy_prompt: bool = param(False, "Crush v0.12's summarize.md and request text instead of today's.")
 
 
 def clean_history(messages: Sequence[Message]) -> list[Message]:
@@ -245,6 +275,8 @@ class GoReplace:
             last = s.entries[-1].message if s.entries else None
             calls = last is not None and any(isinstance(p, ToolCall) for p in last.parts)
             prompt = next((_text(e) for e in reversed(s.entries) if e.role == "user" and e.origin != "summary"), "")
+            if calls and self.p.run_end_only:
+                return ()  # v0.12: the dialog opens only once the run's response is done
             self.pending = (calls, prompt)
             if not calls:  # the run is over: summarize now, before the next user message
                 return self._crush(s)
@@ -258,8 +290,9 @@ class GoReplace:
         self.pending = None
         system = [e for e in s.entries if e.role == "system"]
         history = tuple(e.rendered() for e in s.entries if e.role != "system")
-        request = SummaryRequest(CRUSH_SYSTEM, (*history, Message("crush-summary", "user", (Text(CRUSH_PROMPT),))),
-                                 history)
+        system_prompt, text = (CRUSH_012_SYSTEM, CRUSH_012_PROMPT) if self.p.legacy_prompt else (CRUSH_SYSTEM,
+                                                                                                CRUSH_PROMPT)
+        request = SummaryRequest(system_prompt, (*history, Message("crush-summary", "user", (Text(text),))), history)
         view: tuple[Slot, ...] = (*(Keep(e.id) for e in system),
                                   Insert("user", with_summary=True, origin="summary"))
         if calls:
@@ -270,26 +303,32 @@ class GoReplace:
 
 # Crush's only setting is on/off (options.disable_auto_summarize in crush.json): off is the `none` row.
 CRUSH_20K_RULE = "2025-10-27"  # crush v0.13.0 (2aedcb7fa): the 20,000 / 20% remaining-tokens rule of preset=current
-PRESET_VERSIONS = {"current": "Crush builds from 2025-10-27 (v0.13.0 on; read at 37f36e93)"}
+ANY_WINDOW = 10**9  # preset=0.12: no window is "large", the 5% share holds for every one
+PRESETS: dict[str, dict[str, object]] = {
+    "current": {"mode": "remaining"},
+    "0.12": {"mode": "remaining", "remaining_ratio": CRUSH_012_THRESHOLD_RATIO, "large_window": ANY_WINDOW,
+             "run_end_only": True, "legacy_prompt": True},
+}
+PRESET_VERSIONS = {"current": "Crush builds from 2025-10-27 (v0.13.0 on; read at 37f36e93)",
+                   "0.12": "Crush builds before 2025-10-27 (v0.1.0-v0.12.3; read at v0.12.3)"}
 TOOL = Tool("Crush", ("crush",), newest="current", version_preset=lambda v: version_preset(v) or None,
             preset_versions=PRESET_VERSIONS)
 
 
-@strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush",
+@strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush 37f36e93; 0.12: v0.12.3",
           summary="pre-turn threshold; history replaced by [system, summary + last user request]",
-          presets={"current": {"mode": "remaining"}}, tool=TOOL)
+          presets=PRESETS, tool=TOOL, version="2")
 def go_replace(p: GoReplaceParams) -> GoReplace:
     return GoReplace(p)
 
 
-
-
 def version_preset(version: str) -> str:
-    """The preset of a Crush build from the date its store records (``session of YYYY-MM-DD``: the build ran was
-    at most that recent): ``current`` from v0.13.0's date on; before it (``percentage > 80``) no preset models
-    Crush, and the seed's rule is another agent's: "" then."""
+    """The preset of a Crush build from the date its store records (``session of YYYY-MM-DD``: the build it ran is
+    at most that recent): ``current`` from v0.13.0's date on, ``0.12`` before it; "" (the newest) for a text with no
+    date."""
     import re
 
     m = re.search(r"\d{4}-\d{2}-\d{2}", version)
-    return "current" if m is not None and m.group(0) >= CRUSH_20K_RULE else ""
-
+    if m is None:
+        return ""
+    return "current" if m.group(0) >= CRUSH_20K_RULE else "0.12"

@@ -47,14 +47,18 @@ below; no single tree holding all of them was checked out:
   system prompt ``agent/prompt/compaction.txt`` (4ab22439). View: [marker, summary, tail…, continue].
 * ``prune`` defaults off (``if (!cfg.compaction?.prune) return``); the continue text gained "or stop and
   ask for clarification…" (compaction.ts fd78ec63).
+
+Which version gets which preset, the user's keys (``compaction.tail_turns``, ``preserve_recent_tokens``,
+``reserved``) and Kilo Code's ``threshold_percent`` are in :mod:`.opencode_versions`, read off the published
+packages: ``preset=1.3`` (no tail), ``preset=1.4`` (a tail of at most 2 turns within 8,000 tokens, 1.4.0-1.18.16),
+``preset=current`` (every turn within 15,000, 1.18.17 on), ``preset=kilo``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from compbench.sdk import (
     Action,
@@ -62,31 +66,20 @@ from compbench.sdk import (
     Entry,
     Insert,
     Keep,
-    Media,
     Message,
     ModelLimits,
     Prune,
-    Reasoning,
     SessionView,
-    Setting,
     SummaryRequest,
     Text,
-    Tool,
-    ToolCall,
-    ToolResult,
     Usage,
     Wake,
-    chars4_round,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.opencode_prompts import (
-    ANCHOR_NEW,
-    ANCHOR_UPDATE,
     CONTINUE_TEXT,
-    CONTINUE_TEXT_CURRENT,
     INSTRUCTION,
     MARKER_TEXT,
-    SUMMARY_TEMPLATE,
     SYSTEM_PROMPT,
     SYSTEM_PROMPT_CURRENT,
 )
@@ -98,20 +91,19 @@ from compbench.strategies.opencode_prune import (
     Outputs,
     walk,
 )
+from compbench.strategies.opencode_serialize import Extra, build_prompt, estimate, rendered, serialize
+from compbench.strategies.opencode_versions import PRESETS, TOOL, version_preset
 
-__all__ = ["PLACEHOLDER", "OpenCode", "OpenCodeParams"]
+__all__ = ["PLACEHOLDER", "OpenCode", "OpenCodeParams", "estimate", "serialize", "version_preset"]
 
 OUTPUT_TOKEN_MAX = 32_000  # seed 001: min(model.limit.output, 32000) || 32000
 
 # --- preset current ------------------------------------------------------------------------------------
-COMPACTION_BUFFER = 20_000  # current: session/overflow.ts 08f74b9b, reserve beside a dedicated input limit
 TAIL_RATIO = 0.25  # current: compaction.ts preserveRecentBudget, floor(usable * 0.25)
 MIN_PRESERVE_RECENT_TOKENS = 2_000  # current: compaction.ts
 MAX_PRESERVE_RECENT_TOKENS = 15_000  # current: compaction.ts preserveRecentBudget
-TOOL_OUTPUT_MAX_CHARS = 2_000  # current: compaction.ts serialize() clips each tool output
+KILO_ESTIMATE_FACTOR = 1.3  # Kilo Code overflow.ts b32ab174 FACTOR: its estimate of an outgoing request, inflated
 PROMPTS = ("seed", "anchored")
-
-Extra = Mapping[str, Mapping[int, str]]  # prune marks decided in the same before_step, not yet applied
 
 
 @dataclass(frozen=True)
@@ -133,7 +125,21 @@ class OpenCodeParams:
         False,
         "Count cache-write tokens in the overflow total (today); the seed counts input + cache "
         "reads + output.")
-    tail: bool = param(False, "Keep a verbatim tail of recent turns after the summary (today's compaction).")
+    tail: bool = param(False, "Keep a verbatim tail of recent turns after the summary (OpenCode 1.4 on).")
+    tail_turns: int | None = param(
+        None, "The newest user turns the tail may keep (compaction.tail_turns; 0 keeps none; none: every turn "
+              "within the budget, as 1.18.17 on; 1.4.0-1.18.16 default to 2).")
+    tail_tokens: int | None = param(
+        None, "The tail's budget in OpenCode's chars/4 estimate (compaction.preserve_recent_tokens; none: "
+              "clamp(usable / 4, 2,000, tail_max)).")
+    tail_max: int = param(MAX_PRESERVE_RECENT_TOKENS, "The default tail budget's ceiling (15,000 from 1.18.17; "
+                                                      "8,000 before).")
+    reserved: int | None = param(
+        None, "Tokens kept free below a model's input limit, used as given (compaction.reserved; none: "
+              "min(input_buffer, the output ceiling)).")
+    threshold_percent: float | None = param(
+        None, "Kilo Code's compaction.threshold_percent: compact at this share of the input limit (or window) "
+              "when below usable, after a step and before a turn's first request (none: OpenCode's rule).", hi=100)
     prompt: str = param(
         "seed",
         "The summary request: 'seed' (history + marker + the seed's prompt) or 'anchored' (today's "
@@ -165,18 +171,38 @@ class OpenCode:
         limits = s.limits
         if limits is self._usable_for:  # asked after every step of every grid configuration
             return self._usable
-        if limits.max_input:
-            usable = max(0, limits.max_input - min(self.p.input_buffer, self.ceiling(s)))
+        if not limits.context_window:
+            usable = 0  # overflow.ts: a model with limit.context 0 has no usable window and never overflows
+        elif limits.max_input:
+            reserved = self.p.reserved if self.p.reserved is not None else min(self.p.input_buffer, self.ceiling(s))
+            usable = max(0, limits.max_input - reserved)  # compaction.reserved used as given
         else:
             usable = max(0, limits.context_window - self.ceiling(s))
         self._usable_for, self._usable = limits, usable
         return usable
 
+    def limit(self, s: SessionView) -> int:
+        """What the count is compared with: usable, or below it Kilo Code's ``threshold_percent`` of the input limit
+        (or the window) (``KiloSessionOverflow.limit``)."""
+        usable = self.usable(s)
+        pct, limits = self.p.threshold_percent, s.limits
+        window = limits.max_input or limits.context_window
+        if pct is None or not limits.context_window or not window:
+            return usable
+        return min(usable, int(window * (pct / 100)))
+
     def is_overflow(self, s: SessionView, u: Usage) -> bool:
         if not self.p.auto or s.limits.context_window == 0:
             return False
         total = u.input + u.output if self.p.count_cache_write else u.input - u.cache_write + u.output
-        return total >= self.usable(s) if self.p.at_limit else total > self.usable(s)
+        return total >= self.limit(s) if self.p.at_limit else total > self.limit(s)
+
+    def preflight(self, s: SessionView) -> bool:
+        """Kilo Code's check before a turn's first request, with ``threshold_percent`` set: its estimate of the
+        request (chars/4 of the messages' JSON × 1.3; the tool schemas it adds are not in a log) at the limit."""
+        if self.p.threshold_percent is None or not self.p.auto or not s.limits.context_window:
+            return False
+        return math.ceil(estimate(s.entries) * KILO_ESTIMATE_FACTOR) >= self.limit(s)
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         if self.is_overflow(s, u):
@@ -191,8 +217,8 @@ class OpenCode:
             return Wake(step=0)
         usage = None
         if self.p.auto and s.limits.context_window:
-            usage = self.usable(s) if self.p.at_limit else self.usable(s) + 1
-        return Wake(usage=usage, user=self.p.prune)
+            usage = self.limit(s) if self.p.at_limit else self.limit(s) + 1
+        return Wake(usage=usage, user=self.p.prune or self.p.threshold_percent is not None)
 
     # --- the next iteration: prune at a new prompt, then run a queued compaction ----------------------
     def before_step(self, s: SessionView) -> Sequence[Action]:
@@ -205,6 +231,8 @@ class OpenCode:
                 actions.append(pruned)
                 for msg_id, part, text in pruned.targets:
                     extra.setdefault(msg_id, {})[part] = text
+        if not self.pending and stop is not None and self.preflight(s):
+            self.pending = True  # Kilo's PreflightError: the compaction runs before the request
         if self.pending:
             self.pending = False
             actions.append(self.compact(s, extra))
@@ -244,7 +272,7 @@ class OpenCode:
         tail = self.tail_start(s, history) if self.p.tail else len(history)
         head = history[:tail]
         if self.p.prompt == "seed":
-            shown = _rendered(head, extra)
+            shown = rendered(head, extra)
             marker = Message("opencode-marker", "user", (Text(MARKER_TEXT),))
             instruction = Message("opencode-instruction", "user", (Text(INSTRUCTION),))
             request = SummaryRequest(SYSTEM_PROMPT, (*shown, marker, instruction), shown, self.ceiling(s), previous)
@@ -252,7 +280,7 @@ class OpenCode:
             conversation = [e for e in head if e.origin not in ("marker", "summary")]
             text = build_prompt(previous, serialize(conversation, extra))
             prompt = Message("opencode-compaction", "user", (Text(text),))
-            request = SummaryRequest(SYSTEM_PROMPT_CURRENT, (prompt,), _rendered(conversation, extra),
+            request = SummaryRequest(SYSTEM_PROMPT_CURRENT, (prompt,), rendered(conversation, extra),
                                      self.ceiling(s), previous)
         view: list[Keep | Insert] = [
             *(Keep(e.id) for e in systems),
@@ -266,8 +294,11 @@ class OpenCode:
                        meta={"tail": len(history) - tail})
 
     def tail_budget(self, s: SessionView) -> int:
-        """Current ``preserveRecentBudget``: clamp(floor(usable × 0.25), 2,000, 15,000)."""
-        return min(MAX_PRESERVE_RECENT_TOKENS, max(MIN_PRESERVE_RECENT_TOKENS, int(self.usable(s) * TAIL_RATIO)))
+        """``preserveRecentBudget``: ``compaction.preserve_recent_tokens``, else clamp(floor(usable × 0.25), 2,000,
+        tail_max)."""
+        if self.p.tail_tokens is not None:
+            return self.p.tail_tokens
+        return min(self.p.tail_max, max(MIN_PRESERVE_RECENT_TOKENS, int(self.usable(s) * TAIL_RATIO)))
 
     def tail_start(self, s: SessionView, history: Sequence[Entry]) -> int:
         """Current ``select``: where the verbatim tail begins in ``history`` (``len`` = no tail).
@@ -276,12 +307,17 @@ class OpenCode:
         a user message and what follows it. A split never starts at a tool result: OpenCode keeps a call
         and its result in one message, so a message-level cut cannot orphan a result; ours must not.
         """
+        limit = self.p.tail_turns
+        if limit is not None and limit <= 0:
+            return len(history)  # compaction.tail_turns 0: no tail
         budget = self.tail_budget(s)
         pos = [i for i, e in enumerate(history) if e.origin not in ("marker", "summary")]
         msgs = [history[i] for i in pos]
         starts = [k for k, e in enumerate(msgs) if e.role == "user"]
+        turns = list(zip(starts, [*starts[1:], len(msgs)], strict=True))
+        recent = turns if limit is None else turns[-limit:]  # all.slice(-limit)
         total, keep = 0, -1
-        for start, end in reversed(list(zip(starts, [*starts[1:], len(msgs)], strict=True))):
+        for start, end in reversed(recent):
             size = estimate(msgs[start:end])
             if total + size <= budget:
                 total += size
@@ -299,122 +335,9 @@ class OpenCode:
         return pos[keep]
 
 
-# --- current: the summarizer's view of the head, and the tail's size estimate ----------------------------
-
-
-def _rendered(entries: Sequence[Entry], extra: Extra) -> tuple[Message, ...]:
-    """Messages as the model sees them, with prune marks decided in this same step applied."""
-    out = []
-    for e in entries:
-        if e.id in extra:
-            e = replace(e, pruned={**e.pruned, **extra[e.id]})
-        out.append(e.rendered())
-    return tuple(out)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= TOOL_OUTPUT_MAX_CHARS else text[:TOOL_OUTPUT_MAX_CHARS] + "\n[truncated]"
-
-
-def serialize(entries: Sequence[Entry], extra: Extra | None = None) -> str:
-    """Current ``serialize``: one block a message (a call and its results share one), joined by blank lines."""
-    blocks: list[str] = []
-    for m in _rendered(entries, extra or {}):
-        lines: list[str] = []
-        if m.role == "user":
-            text = "\n".join(p.text for p in m.parts if isinstance(p, Text) and p.text)
-            lines += [f"[User]: {text}"] if text else []
-            lines += [f"[Attached {p.mime or p.kind}: {p.name or 'file'}]" for p in m.parts if isinstance(p, Media)]
-        for p in m.parts if m.role != "user" else ():
-            if isinstance(p, Text) and p.text:
-                lines.append(f"[Assistant]: {p.text}")
-            elif isinstance(p, Reasoning) and p.text and not p.encrypted:
-                lines.append(f"[Assistant reasoning]: {p.text}")
-            elif isinstance(p, ToolCall):
-                lines.append(f"[Assistant tool call]: {p.name}({p.args})")
-            elif isinstance(p, ToolResult):
-                lines.append(f"[Tool error]: {p.output}" if p.is_error else f"[Tool result]: {_clip(p.output)}")
-        if not lines:
-            continue
-        if m.role == "tool" and blocks:
-            blocks[-1] += "\n" + "\n".join(lines)
-        else:
-            blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def build_prompt(previous: str | None, conversation: str) -> str:
-    """Core ``buildPrompt``: anchor (new, or update the previous summary), template, conversation."""
-    anchor = ANCHOR_UPDATE.format(summary=previous) if previous else ANCHOR_NEW
-    return "\n\n".join(x for x in (anchor, SUMMARY_TEMPLATE, conversation) if x)
-
-
-def estimate(entries: Sequence[Entry]) -> int:
-    """``Token.estimate(JSON.stringify(toModelMessages(turn)))``: chars/4 of compact JSON model messages.
-
-    The message shape approximates the AI SDK's (role + typed content parts); lengths count code points
-    where JavaScript counts UTF-16 units, so non-BMP text differs slightly.
-    """
-    msgs: list[dict[str, Any]] = []
-    for m in (e.rendered() for e in entries):
-        content: list[dict[str, Any]] = []
-        for p in m.parts:
-            if isinstance(p, Text):
-                content.append({"type": "text", "text": p.text})
-            elif isinstance(p, Reasoning) and not p.encrypted:
-                content.append({"type": "reasoning", "text": p.text})
-            elif isinstance(p, ToolCall):
-                content.append({"type": "tool-call", "toolCallId": p.id, "toolName": p.name, "input": p.args})
-            elif isinstance(p, ToolResult):
-                content.append({"type": "tool-result", "toolCallId": p.call_id, "toolName": p.name,
-                                "output": {"type": "text", "value": p.output}})
-            elif isinstance(p, Media):
-                content.append({"type": "file", "mediaType": p.mime or p.kind})
-        msgs.append({"role": m.role, "content": content})
-    return chars4_round(json.dumps(msgs, separators=(",", ":"), ensure_ascii=False))
-
-
-# What OpenCode's users set (opencode.json "compaction"; anomalyco/opencode session/overflow.ts and compaction.ts
-# at 08f74b9b): OPENCODE_DISABLE_AUTOCOMPACT / OPENCODE_DISABLE_PRUNE force the switches off.
-# The versions each preset models, as far as real logs show: OpenCode 1.2.5's /compact kept no tail, as the seed
-# (../shared/transcripts/opencode); 1.4.3's automatic compaction came past input - 20,000 on a model with an input
-# limit, as preset current's overflow.ts (issue 32's held-out log); 1.3.x is inferred to be current's
-PRESET_VERSIONS = {"seed": "1.2.x and earlier (1.2.5's log)", "current": "1.3 on (1.4.3's log; 1.3.x inferred)"}
-TOOL = Tool(
-    "OpenCode", ("opencode",), newest="current", version_preset=lambda v: version_preset(v),
-    preset_versions=PRESET_VERSIONS,
-    settings=(Setting("prune", "compaction.prune", "opencode.json", "on in the seeds' description, off in today's "
-                      "code", '{"compaction": {"prune": {value}}}', sweep=(True, False),
-                      note="protects the newest 40,000 estimated tokens of tool output; prunes only when it saves "
-                      "20,000"),
-              Setting("auto", "compaction.auto", "opencode.json", "true", '{"compaction": {"auto": {value}}}',
-                      note="false (or OPENCODE_DISABLE_AUTOCOMPACT=1) never compacts by itself"),
-              Setting("input_buffer", "compaction.reserved", "opencode.json", "min(20,000, the model's output "
-                      "limit)", '{"compaction": {"reserved": {value}}}',
-                      note="used only for a model that declares an input limit")))
-
-
-@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode 08f74b9b",
-          summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k)",
-          presets={"current": {
-              "input_buffer": COMPACTION_BUFFER,  # session/overflow.ts 08f74b9b
-              "at_limit": True,  # session/overflow.ts 08f74b9b: tokenCount >= usable
-              "count_cache_write": True,  # session/overflow.ts 08f74b9b: tokens.total || ... + cache.write
-              "tail": True,  # session/compaction.ts select(), preserveRecentBudget
-              "prompt": "anchored",  # core/src/session/compaction.ts 8b9b5784 buildPrompt + SUMMARY_TEMPLATE
-              "prune": False,  # session/compaction.ts: if (!cfg.compaction?.prune) return
-              "continue_text": CONTINUE_TEXT_CURRENT,  # session/compaction.ts fd78ec63
-          }}, tool=TOOL)
+@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode 08f74b9b, packages "
+          "1.14.34-1.18.34", version="2",
+          summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k); "
+                  "from 1.4 a verbatim tail of recent turns", presets=PRESETS, tool=TOOL)
 def opencode(p: OpenCodeParams) -> OpenCode:
     return OpenCode(p)
-
-
-def version_preset(version: str) -> str:
-    """The preset of a recorded OpenCode version (``major.minor.patch``): ``seed`` before 1.3, else ``current``."""
-    import re
-
-    m = re.match(r"\s*(\d+)\.(\d+)", version)
-    if m is None:
-        return "current"
-    return "seed" if (int(m.group(1)), int(m.group(2))) < (1, 3) else "current"
-

@@ -38,7 +38,8 @@ def test_a_claude_code_log_runs_at_its_versions_preset(version: str, preset: str
     ("kilo-code", "", "roo-code", "kilo"), ("roo-code", "3.50.0", "roo-code", ""),
     # OpenCode's seed is its parameters' defaults, no table entry: 1.2.x runs at them, 1.3 on at current
     ("opencode", "1.2.5", "opencode", ""), ("opencode", "1.2.99", "opencode", ""),
-    ("opencode", "1.3.0", "opencode", "current"), ("opencode", "1.4.3", "opencode", "current"),
+    ("opencode", "1.3.0", "opencode", "1.3"), ("opencode", "1.4.3", "opencode", "1.4"),
+    ("opencode", "1.18.17", "opencode", "current"),
 ])
 def test_each_tools_log_runs_at_its_own_preset(source: str, version: str, spec: str, preset: str) -> None:
     c, _ = resolve(spec).for_log(log(source, version))

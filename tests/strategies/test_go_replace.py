@@ -3,6 +3,8 @@ boundaries, history cleaning, the summarizer request, the new history, replays a
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from compbench.data.transcript import Message, ToolResult, Transcript, Usage
@@ -11,6 +13,8 @@ from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.go_replace import (
     COMPACTION_PROMPT,
+    CRUSH_012_PROMPT,
+    CRUSH_012_SYSTEM,
     CRUSH_PROMPT,
     CRUSH_SYSTEM,
     GoReplaceParams,
@@ -197,9 +201,48 @@ def test_resolve_parses_params() -> None:
 
 
 
-@pytest.mark.parametrize(("version", "preset"), [("session of 2025-10-26", ""), ("session of 2025-10-27", "current"),
-                                                 ("session of 2026-04-02", "current"), ("0.90.0", "")])
+@pytest.mark.parametrize(("version", "preset"), [
+    ("session of 2025-10-26", "0.12"), ("session of 2025-10-27", "current"), ("session of 2025-10-28", "current"),
+    ("session of 2025-07-29", "0.12"), ("session of 2026-04-02", "current"), ("0.90.0", "")])
 def test_crush_builds_are_chosen_from_the_sessions_date(version: str, preset: str) -> None:
     from compbench.strategies.go_replace import version_preset
 
     assert version_preset(version) == preset
+
+
+# --- 0.12: Crush before v0.13.0 -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("window", "at"), [(200_000, 190_000), (300_000, 285_000), (100_001, 95_001), (1_271, 1_208)])
+def test_crush_012_asks_at_95_percent_of_any_window(chars4: TokenCounter, window: int, at: int) -> None:
+    """v0.12.3 tui.go: tokens >= window x 0.95 (ceil), whatever the window (no 200k rule): at, below, above."""
+    assert at == math.ceil(window * 0.95)
+    v = view_of([system("sys"), user("u1", "go"), assistant("a1", "done")], chars4, ModelLimits(window, 4_096))
+    assert resolve("go-replace:preset=0.12").create().after_step(v, Usage(input=at - 101, output=100)) == ()
+    (c,) = resolve("go-replace:preset=0.12").create().after_step(v, Usage(input=at - 100, output=100))
+    assert isinstance(c, Compact) and c.meta == {"requeued": False}
+    (c,) = resolve("go-replace:preset=0.12").create().after_step(v, Usage(input=at + 1))
+    assert isinstance(c, Compact)
+    if window > 200_000:  # today's rule compacts 20,000 from the end, v0.12 not yet
+        assert resolve("go-replace:preset=current").create().after_step(v, Usage(input=window - 20_000)) != ()
+        assert resolve("go-replace:preset=0.12").create().after_step(v, Usage(input=window - 20_000)) == ()
+
+
+def test_crush_012_waits_for_the_run_to_end_and_asks_with_its_own_prompt(chars4: TokenCounter) -> None:
+    calls = [system("sys"), user("u1", "go"), assistant("a1", "run", [("c1", "bash", {})])]
+    v = view_of(calls, chars4, ModelLimits(200_000, 4_096))
+    old = resolve("go-replace:preset=0.12").create()
+    assert old.after_step(v, Usage(input=199_000)) == () and old.before_step(v) == ()  # a tool call pending: no dialog
+    new = resolve("go-replace:preset=current").create()
+    assert new.after_step(v, Usage(input=199_000)) == () and new.before_step(v) != ()  # today: after the results
+    sm = MockSummarizer("SUM")
+    tr = run(rounds(4), resolve("go-replace:preset=0.12").create(), chars4, window=800, summarizer=sm)
+    # 0.95 x 800 = 760: a2 (614) with its tool call, no; b2 ends run 2 at 814: summarized before u3, not re-queued;
+    # run 4 again at its end (b4), never at a tool call's step
+    assert [s.input + s.output for s in tr.steps][:4] == [212, 412, 614, 814]
+    assert [(e.step, e.phase, e.meta["requeued"]) for e in tr.compactions] == [(3, "after", False), (7, "after", False)]
+    assert tr.compactions[0].replaced_ids[-1] == "b2" and tr.compactions[1].replaced_ids[-1] == "b4"
+    assert tr.final_view == ("sys", "compbench:2:1:summary")
+    req = sm.requests[0]
+    assert req.system == CRUSH_012_SYSTEM and req.prompt[-1].text == CRUSH_012_PROMPT
+    assert CRUSH_012_SYSTEM.startswith("You are a helpful AI assistant tasked with summarizing conversations.")

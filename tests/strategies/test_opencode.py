@@ -291,8 +291,10 @@ def test_real_opencode_session_compacts_after_the_first_overflowing_step(transcr
                                 max_output=8_000).compactions] == [11, 17]
 
 
-@pytest.mark.parametrize(("version", "preset"), [("1.2.5", "seed"), ("1.2.99", "seed"), ("1.3.0", "current"),
-                                                 ("1.4.3", "current"), ("0.15.0", "seed"), ("dev", "current")])
+@pytest.mark.parametrize(("version", "preset"), [
+    ("1.2.5", "seed"), ("1.2.99", "seed"), ("1.3.0", "1.3"), ("1.3.17", "1.3"), ("1.4.0", "1.4"), ("1.4.3", "1.4"),
+    ("1.18.16", "1.4"), ("1.18.17", "current"), ("1.18.18", "current"), ("2.0.9", "current"), ("0.15.0", "seed"),
+    ("dev", "current")])
 def test_each_recorded_version_gets_its_preset(version: str, preset: str) -> None:
     from compbench.strategies.opencode import version_preset
 

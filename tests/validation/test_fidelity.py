@@ -24,7 +24,8 @@ def test_a_row_per_recorded_compaction_and_preset(rows: list) -> None:  # type: 
     seed = [r for r in rows if r.preset == "seed"]
     assert sorted((r.tool, r.n) for r in seed) == [("claude-code", 1), ("claude-code", 1), ("codex", 1),
                                                     ("opencode", 1), ("pi", 1), ("pi", 2)]
-    assert {r.preset for r in rows} == {"seed", "current", "0.77", "0.147", *CLAUDE_CODE}
+    assert {r.preset for r in rows} == {"seed", "current", "0.77", "0.147", "1.3", "1.4", *CLAUDE_CODE}
+    assert {r.tool for r in rows if r.preset in ("1.3", "1.4")} == {"opencode"}  # OpenCode's; its kilo preset is not
     assert {r.tool for r in rows if r.preset in ("0.77", "0.147")} == {"codex"}  # codex's own version presets
     assert {r.tool for r in rows if r.preset in CLAUDE_CODE} == {"claude-code"}
 
@@ -62,16 +63,17 @@ def test_codex_trigger_counts_earlier_encrypted_reasoning(rows: list) -> None:  
 
 def test_manual_compactions_are_run_where_the_user_asked(rows: list) -> None:  # type: ignore[type-arg]
     """A /compact has no trigger to compare, but what the strategy keeps and summarizes there is compared:
-    Claude Code and seed OpenCode keep nothing verbatim, as the tools did; today's OpenCode keeps a tail
+    Claude Code and seed (and 1.3) OpenCode keep nothing verbatim, as the tools did; 1.4 on OpenCode keeps a tail
     that OpenCode 1.2.5 (the recording) did not; the calibration columns do not depend on the strategy."""
     manual = {(r.tool, r.preset): r for r in rows if r.trigger.startswith("manual")}
     assert set(manual) == {("claude-code", "seed"), ("claude-code", "current"),
                            *(("claude-code", p) for p in CLAUDE_CODE), ("opencode", "seed"), ("opencode", "current"),
-                           ("pi", "seed"), ("pi", "current")}
+                           ("opencode", "1.3"), ("opencode", "1.4"), ("pi", "seed"), ("pi", "current")}
     assert all(r.kept_jaccard is not None and r.rebuilt_tokens and r.our_budget for r in manual.values())
     assert manual["claude-code", "seed"].kept_jaccard == manual["opencode", "seed"].kept_jaccard == 1.0
-    assert manual["opencode", "current"].kept_jaccard == 0.0
-    assert "recorded by opencode 1.2.5; the preset models opencode 1.3 on" in manual["opencode", "current"].cause
+    assert manual["opencode", "current"].kept_jaccard == manual["opencode", "1.4"].kept_jaccard == 0.0
+    assert manual["opencode", "1.3"].kept_jaccard == 1.0  # 1.3 kept no tail either
+    assert "recorded by opencode 1.2.5; the preset models opencode 1.18.17 on" in manual["opencode", "current"].cause
     assert "recorded by opencode 1.2.5, the version this preset models" in manual["opencode", "seed"].cause
     assert manual["pi", "seed"].kept_jaccard == 1.0
     assert len({(r.transcript, r.n, r.counted_before) for r in rows}) == len({(r.transcript, r.n) for r in rows})
