@@ -67,6 +67,11 @@ class CacheModel:
         """An entry last used at ``last_use`` still serves a call at ``now`` (unknown times: assumed alive)."""
         return self.ttl_s is None or now is None or last_use is None or now - last_use <= self.ttl_s
 
+    def written(self, prompt: int) -> int:
+        """The tokens a request marked for caching writes: all it sends past what it read, none under the
+        minimum (a provider caches no shorter prefix)."""
+        return prompt if prompt >= max(self.min_prefix, 1) else 0
+
     def readable(self, prefix: int) -> int:
         """The tokens a call reads from a cached ``prefix``: none under the minimum, else whole steps."""
         if prefix < self.min_prefix or prefix <= 0:

@@ -4,11 +4,14 @@ summary request that reads the session's cache (or does not)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
+
+import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.cache import CacheModel, cache_model_for, message_time
-from compbench.measure.metrics import cost, cost_without_cache, totals
+from compbench.measure.metrics import cost, cost_without_cache, summarizer_cost, totals
 from compbench.measure.models import Prices, prices_with_cache
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import replay
@@ -166,3 +169,17 @@ def test_run_takes_the_cache_lifetime(tmp_path: object) -> None:
                                    "--cache-ttl", "1h", "--out", str(d / "run"), "--quiet"])
     assert res.exit_code == 0, res.output
     assert json.loads((d / "run" / "manifest.json").read_text())["spec"]["cache_ttl"] == "1h"
+
+
+def test_a_request_marked_for_caching_writes_from_the_minimum_and_pays_the_write_price() -> None:
+    assert [ANTHROPIC.written(n) for n in (1_023, 1_024, 1_025)] == [0, 1_024, 1_025]
+    assert CacheModel("x").written(1) == 1 and CacheModel("x").written(0) == 0
+    p = Prices(input=3e-6, output=15e-6, cache_read=0.3e-6, cache_write=3.75e-6)
+    trace = replay(timed([0, 10, 10]), SummarizeAt(2, "own"), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
+    (c,) = trace.compactions
+    assert c.summarizer_written == 0  # unmarked: plain input
+    base = summarizer_cost(trace, p)
+    marked = replace(trace, compactions=(replace(c, summarizer_written=c.summarizer_input),))
+    assert summarizer_cost(marked, p) - base == pytest.approx(c.summarizer_input * (3.75e-6 - 3e-6))
+    assert summarizer_cost(marked, p, cached=False) == summarizer_cost(trace, p, cached=False)
