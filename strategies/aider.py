@@ -19,17 +19,21 @@ Source: Aider-AI/aider at 5dc9490bb35f, read in full: ``aider/history.py`` (``Ch
   (:func:`edits_files`, a heuristic on the tool's name).
 * **When.** ``move_back_cur_messages`` adds the exchange to the history and calls ``summarize_start``: if
   the history is over the budget, a thread summarizes a snapshot of it (``summarize_worker``), and aider then
-  appends its note of the edit ("I committed the changes…", "Ok.") to the history. ``summarize_end``, at
-  the next request, uses the summary only if the history is still the snapshot (since v0.72.0). Read alone,
-  the code suggests the check fails whenever a note follows (the thread copies the history as it starts, the
-  note is appended after). The logs once read as showing such summaries used do not show it: the aider 0.82.2
-  ``--llm-history-file`` log whose request drops from 38 messages to 12 switched chat mode there (its system
-  prompt changes and no "Ok." follows the summary: ``summarize_all``, applied in the foreground), and the
-  held-out log's 7 summaries were read before the request log's chunks, separators and kept tails were told
-  apart (issue 40). So the default (the summary replaces the history; ``preset=0.71``, aider before the check)
-  is aider up to 0.71 and, for later versions, an assumption no log here confirms; ``preset=snapshot-race`` is
-  the reading where every summary is dropped (the weak model paid, the history growing on, as users report in
-  Aider-AI/aider#3493).
+  appends its note of the edit ("I committed the changes…", or ``files_content_gpt_edits_no_repo`` without a
+  repository: a note always follows an edit) and "Ok." to the history. ``summarize_end``, at the next request,
+  uses the summary only if the history is still the snapshot (since v0.72.0).
+* **The race** (base_coder.py at 5dc9490, read again for issue 41): two threads race over ``done_messages``. The
+  worker's first statement takes its snapshot (``self.summarizing_messages = list(self.done_messages)``); the main
+  thread, back from ``Thread.start()``, appends the note in place (``self.done_messages += [...]``). If the worker
+  copies first, the snapshot lacks the note, ``summarizing_messages == done_messages`` fails and the summary is
+  dropped (its weak-model call paid); the summary is applied only when the main thread appends before the
+  worker copies, i.e. when the worker's snapshot loses the race to the main thread's note. On CPython the new
+  thread usually holds the GIL through its first statements after ``start()``, so the shipped code, read alone,
+  drops nearly every summary; held-out aider logs (issue 41) show summaries applied. Both readings are kept as
+  presets: ``0.71`` (the default: the summary applied, as aider up to 0.71 always did and as the logs show) and
+  ``snapshot-race`` (every summary dropped, the history growing on, as users report in Aider-AI/aider#3493). No
+  log in ``../shared`` settles it: the aider 0.82.2 ``--llm-history-file`` log whose request drops from 38
+  messages to 12 switched chat mode there (``summarize_all``, applied in the foreground, no "Ok." after it).
 * **What the log must show.** The strategy summarizes after a reply that edited files, counting the history
   as aider does (the JSON of each message of ``done``, which is every message of the conversation at that
   point: ``cur`` has just been moved into it). A log that shows aider's summaries but marks no reply as an

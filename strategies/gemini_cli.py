@@ -41,6 +41,16 @@ check, the new history counted as JSON characters / 4) and ``0.17`` (the release
 same, at 0.5). 0.7 was only in v0.17's previews (6d83d34, 2025-11-14, in v0.17.0-preview.0 to .2; c7b5dcd made
 it 0.5, cherry-picked as d3bf3af4a4 into preview.3 and the release); v0.12.0-v0.16.0 shipped 0.2 and v0.11.0
 and earlier 0.7, which no preset models. :func:`version_preset` maps a recorded version to its preset.
+
+Not modelled (issue 41, read at 5411f11 and v0.38.0/v0.45.0/v0.56.0): ``experimental.contextManagement`` in
+``settings.json`` (a boolean, default false since v0.38.0-preview.0, dfba0e91e2; also ``experimental.generalistProfile``)
+*replaces* this service: ``processTurn`` then skips ``tryCompressChat`` and renders the history through
+``ContextManager`` with the generalist profile (``context/config/profiles.ts``: budget ``retainedTokens`` 65,000,
+``maxTokens`` 150,000, ``coalescingThresholdTokens`` 5,000; tool outputs masked past 8,000 tokens, nodes distilled by
+a model past 15,000 and, once aged out, 3,000, truncated to 4,000 a node, state snapshots of at most 4,000 tokens,
+synchronous and in the background, estimated at 3 characters a token with a calibration). The threshold 0.5, the
+newest 30% kept and the 50,000-token budget for function responses are this service's, not that pipeline's. Its
+graph, model-made distillations and asynchronous snapshots are not reproduced here.
 """
 
 from __future__ import annotations

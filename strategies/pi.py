@@ -37,6 +37,23 @@ about to be made is larger than the model's input limit. Its threshold uses ``mo
 overflow the provider's limit. The summarizer request is the serialized ``<conversation>`` with the
 previous summary to UPDATE; read/modified files are appended; the details carried to the next compaction
 are in ``Compact.meta``.
+
+The prompt cache (``cache_write``, issue 41). ``generateSummary`` and ``generateTurnPrefixSummary`` call
+``completeSimple`` with their own system prompt (``SUMMARIZATION_SYSTEM_PROMPT``) and the conversation serialized
+as one text: nothing of the session's cached prefix is sent again, so the request reads nothing from the cache.
+Their options name no ``cacheRetention``, so pi-ai's default applies (``resolveCacheRetention``: "short", or
+"long" with ``PI_CACHE_RETENTION=long``), and its Anthropic provider marks the system prompt and the last user
+message with ``cache_control``: the whole request is *written* to the cache (5 minutes, 1.25x the input price;
+1 hour, 2x, on api.anthropic.com with "long") although no later call reads it. Read at pi-mono 83378aad
+(``packages/coding-agent/src/core/compaction/compaction.ts`` ``generateSummary``, ``generateTurnPrefixSummary``;
+``packages/ai/src/providers/anthropic.ts`` ``resolveCacheRetention``, ``getCacheControl``, ``buildParams``,
+``convertMessages``) and in the newest published packages, ``@mariozechner/pi-coding-agent`` 0.73.1
+(``dist/core/compaction/compaction.js``: the same calls, no ``cacheRetention``) with ``@mariozechner/pi-ai`` 0.73.1
+(``dist/providers/anthropic.js``: the same default). So ``preset=current`` writes its summary requests to the
+cache (charged at the cache-write price of the session's cache model; OpenAI and Gemini have no premium) and
+reads none. A pi that sent them with ``cacheRetention: "none"`` (issue 41 reports one; no source or package read
+shows it) is ``cache_write=false``. The seed keeps the plan's request: the whole context under the session's
+own system prompt, which reads the session's cached prefix and writes nothing.
 """
 
 from __future__ import annotations
@@ -112,6 +129,9 @@ class PiParams:
         "run's end and before a prompt ('agent_end', today).")
     overflow_retry: bool = param(False, "Compact and retry when a prompt exceeds the provider's limit (today).")
     custom_instructions: str = param("", "Text added to the summary prompt (/compact's argument).")
+    cache_write: bool = param(
+        False, "The summary requests are written to the provider's prompt cache (pi-ai's default cacheRetention "
+               "'short', today) and paid at the cache-write price; false: sent unmarked, as plain input.")
 
 
 def estimate_tokens(m: Message) -> int:
@@ -308,8 +328,8 @@ class Pi:
             turn = f"<conversation>\n{serialize(prefix)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
             followups = (Followup(SummaryRequest(
                 SUMMARIZATION_SYSTEM_PROMPT, (Message("pi-turn-prefix", "user", (Text(turn),)),), prefix,
-                math.floor(TURN_PREFIX_BUDGET * self.p.reserve_tokens), None, {"turn_prefix": True}),
-                SPLIT_TURN_JOINER),)
+                math.floor(TURN_PREFIX_BUDGET * self.p.reserve_tokens), None, {"turn_prefix": True},
+                cache_write=self.p.cache_write), SPLIT_TURN_JOINER),)
         source = history if split else s.rendered(start, cut)
         if not source:  # the split turn is all there is since the last compaction: the previous summary is dropped
             return None, followups, NO_PRIOR_HISTORY, insert, (read, modified)
@@ -321,7 +341,8 @@ class Pi:
             base += f"\n\nAdditional focus: {self.p.custom_instructions}"
         request = SummaryRequest(SUMMARIZATION_SYSTEM_PROMPT, (Message("pi-compaction", "user", (Text(text + base),)),),
                                  source, math.floor(SUMMARY_BUDGET * self.p.reserve_tokens), previous,
-                                 {"split_turn": split, "history_messages": len(history)})
+                                 {"split_turn": split, "history_messages": len(history)},
+                                 cache_write=self.p.cache_write)
         return request, followups, "", insert, (read, modified)
 
 
@@ -360,6 +381,6 @@ TOOL = Tool(
 @strategy("pi", params=PiParams, source="seed 002 (pi plan); current: pi-mono 83378aad compaction.ts, agent-session.ts",
           summary="reserveTokens 16384, keepRecentTokens 20000, cut at turn boundaries, chained summaries",
           presets={"current": {"cut_at_assistant": True, "current_format": True, "trigger": "agent_end",
-                               "overflow_retry": True}}, tool=TOOL)
+                               "overflow_retry": True, "cache_write": True}}, tool=TOOL, version="2")
 def pi(p: PiParams) -> Pi:
     return Pi(p)

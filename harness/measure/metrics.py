@@ -63,13 +63,16 @@ def summarizer_cost(trace: Trace, prices: Prices, by_role: Mapping[str, Prices] 
                     cached: bool = True) -> float:
     """Dollars of the summary requests, each at the model that makes it: its ``model`` role (aider's "weak",
     Goose's "fast", else the session's own) priced by ``by_role``, the session's ``prices`` where it names none.
-    The session's prompt cache serves a request only at the session's own model (``cached``: with the cache)."""
+    The session's prompt cache serves a request only at the session's own model (``cached``: with the cache);
+    what a request marked for caching writes is paid at the cache-write price (pi's, :mod:`.cache`)."""
     total = 0.0
     for c in trace.compactions:
         role = str(c.meta.get("model") or "")
         p = (by_role or {}).get(role, prices)
         shared = c.summarizer_cached if cached and p is prices else 0
-        total += shared * p.cache_read + (c.summarizer_input - shared) * p.input + c.summarizer_output * p.output
+        written = c.summarizer_written if cached else 0
+        total += (shared * p.cache_read + written * p.cache_write + (c.summarizer_input - shared - written) * p.input
+                  + c.summarizer_output * p.output)
     return total
 
 

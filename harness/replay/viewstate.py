@@ -318,15 +318,20 @@ def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, st
                                summary="", summary_tokens=0, summarizer_input=0, summarizer_output=0,
                                error=NOOP, attempts=0, summary_budget=_budget(a), meta=a.meta)
     result = SummaryResult(a.summary_text, 0, 0, attempts=0)
-    shared = 0
+    shared = written = 0
     if a.request is not None:
         asked = SummaryResult(a.request.answer) if a.request.answer is not None else summarizer.summarize(a.request)
         result = _with_usage(asked, a.request, s.counter)
         shared = min(s.shared_prefix(a.request), result.input_tokens or 0)
+        if a.request.cache_write:
+            written = s.config.cache.written((result.input_tokens or 0) - shared)
     for f in a.followups:
         if result.error is not None:
             break
+        sent = result.input_tokens or 0
         result = _followup(summarizer, f, result, s.counter)
+        if f.request.cache_write:
+            written += s.config.cache.written((result.input_tokens or 0) - sent)
     ok = result.error is None
     error = result.error
     if ok and check is not None and a.request is not None:
@@ -349,6 +354,7 @@ def apply_compact(s: ViewState, a: Compact, summarizer: Summarizer, seq: int, st
         summarizer_input=result.input_tokens or 0, summarizer_output=result.output_tokens or 0,
         error=error, attempts=result.attempts, latency_ms=result.latency_ms,
         summary_budget=_budget(a), meta=a.meta, summarizer_cached=shared, applied=applied,
+        summarizer_written=written,
     )
 
 

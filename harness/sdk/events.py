@@ -43,6 +43,7 @@ class CompactionEvent:
     meta: Mapping[str, Any] = field(default_factory=dict)
     summarizer_cached: int = 0  # of summarizer_input, read from the session's prompt cache
     applied: bool = False
+    summarizer_written: int = 0  # of summarizer_input, written to the prompt cache (requests marked cache_write)
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,6 +107,7 @@ BUILTIN: dict[str, str] = {
     "goose": "compbench.strategies.goose",
     "aider": "compbench.strategies.aider",
     "swe-agent": "compbench.strategies.swe_agent",
+    "copilot-cli": "compbench.strategies.copilot_cli",  # a documented heuristic: Copilot CLI is closed source
     # an example for strategy authors (docs/writing-a-strategy.md): listed, never in a run of every strategy
     "example-keep-last": "compbench.strategies.example_keep_last",
 }

@@ -92,7 +92,9 @@ class SummaryRequest:
     ``source`` is the span being summarized as the model saw it, which offline summarizers read;
     ``max_output_tokens`` is the budget (None: the model's own output limit). ``answer``: the summary is
     already known (a log recorded the tool's own): the loop charges the request and the answer as the tool
-    paid for them, and asks no summarizer.
+    paid for them, and asks no summarizer. ``cache_write``: the tool marks the request for the provider's
+    prompt cache (pi-ai's ``cache_control`` on it), so what it sends is written there at the cache-write price
+    although no later call reads it; False (the default): plain input, as a request sent without a cache mark.
     """
 
     system: str
@@ -102,6 +104,7 @@ class SummaryRequest:
     previous_summary: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     answer: str | None = None
+    cache_write: bool = False
 
 
 @dataclass(frozen=True, slots=True)

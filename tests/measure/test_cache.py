@@ -3,12 +3,16 @@ summary request that reads the session's cache (or does not)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
+
 from compbench.data.transcript import Message, Text, Transcript, Usage
-from compbench.measure.cache import CacheModel, cache_model_for, message_time
-from compbench.measure.metrics import cost, cost_without_cache, totals
+from compbench.measure.cache import GEMINI_HIT_RATE, CacheModel, cache_model_for, message_time
+from compbench.measure.metrics import cost, cost_without_cache, summarizer_cost, totals
 from compbench.measure.models import Prices, prices_with_cache
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.loop import replay
@@ -132,21 +136,29 @@ def test_the_recorded_cache_is_set_beside_the_simulated_one() -> None:
     c = recorded_cache(t, trace)
     assert c == {"cache_calls": 3, "recorded_cache_read": 9_500, "recorded_input": 15_003,
                  "simulated_cache_read": 2_500, "simulated_input": 15_003}
-    # the same calls recorded by a Gemini Pro model are checked against Gemini's cache, whatever the run's
-    # price model: no expiry, reads in whole steps of 4,096 (2,500 is under the minimum, 5,001 reads 4,096)
+    # the same calls recorded by gemini-3-pro-preview are checked against Gemini's cache, whatever the run's price
+    # model: no expiry, reads in whole steps of 2,048 times the fitted hit rate (2,500 -> 2,048, 5,001 -> 4,096)
     gemini = recorded_cache(replace(t, meta={"model": "gemini-3-pro-preview"}), trace)
-    assert gemini["simulated_cache_read"] == 0 + 0 + 4_096
+    assert gemini["simulated_cache_read"] == math.floor(2_048 * GEMINI_HIT_RATE) + math.floor(4_096 * GEMINI_HIT_RATE)
 
 
 def test_reads_come_in_the_providers_steps() -> None:
-    openai, gemini = cache_model_for("gpt-5"), cache_model_for("gemini-3-pro-preview")
+    openai = cache_model_for("gpt-5")
     assert [openai.readable(n) for n in (1_023, 1_024, 1_151, 1_152, 5_000)] == [0, 1_024, 1_024, 1_152, 4_992]
-    assert [gemini.readable(n) for n in (4_095, 4_096, 8_191, 8_192, 12_287)] == [0, 4_096, 4_096, 8_192, 8_192]
-    assert cache_model_for("gemini-2.5-flash").readable(3_000) == 2_048  # Flash: steps of its 1,024 minimum
     assert ANTHROPIC.readable(5_001) == 5_001 and ANTHROPIC.readable(1_023) == 0  # Anthropic: to the token
-    # in a replay: a growing Gemini Pro session reads whole steps, and writes the rest
+    # Gemini: whole 2,048-token steps from each model's minimum, at the expected hit rate (no hit rate: exact)
+    whole = replace(cache_model_for("gemini-3-pro-preview"), hit_rate=1.0)
+    assert [whole.readable(n) for n in (2_047, 2_048, 4_095, 4_096, 6_143)] == [0, 2_048, 2_048, 4_096, 4_096]
+    g3 = replace(cache_model_for("gemini-3.1-pro-preview"), hit_rate=1.0)  # the docs' 4,096 for Gemini 3+
+    assert [g3.readable(n) for n in (4_095, 4_096, 6_144)] == [0, 4_096, 6_144]
+    flash = replace(cache_model_for("gemini-2.5-flash"), hit_rate=1.0)  # the docs' 2,048 for 2.5 models
+    assert [flash.readable(n) for n in (2_047, 2_048, 3_000)] == [0, 2_048, 2_048]
+    gemini = cache_model_for("gemini-3-pro-preview")
+    assert gemini.hit_rate == GEMINI_HIT_RATE and 0.95 < GEMINI_HIT_RATE < 0.953
+    assert gemini.readable(4_096) == math.floor(4_096 * GEMINI_HIT_RATE) == 3_901
+    # in a replay: a growing session reads its expected share of whole steps, and writes the rest
     s = steps(timed([0, 1, 1, 1, 1]), gemini)
-    assert [r for _, r, _ in s] == [0, 0, 4_096, 4_096, 8_192]
+    assert [r for _, r, _ in s] == [0] + [math.floor(k * GEMINI_HIT_RATE) for k in (2_048, 4_096, 6_144, 8_192)]
     assert all(w == i - r for i, r, w in s[1:])
 
 
@@ -166,3 +178,17 @@ def test_run_takes_the_cache_lifetime(tmp_path: object) -> None:
                                    "--cache-ttl", "1h", "--out", str(d / "run"), "--quiet"])
     assert res.exit_code == 0, res.output
     assert json.loads((d / "run" / "manifest.json").read_text())["spec"]["cache_ttl"] == "1h"
+
+
+def test_a_request_marked_for_caching_writes_from_the_minimum_and_pays_the_write_price() -> None:
+    assert [ANTHROPIC.written(n) for n in (1_023, 1_024, 1_025)] == [0, 1_024, 1_025]
+    assert CacheModel("x").written(1) == 1 and CacheModel("x").written(0) == 0
+    p = Prices(input=3e-6, output=15e-6, cache_read=0.3e-6, cache_write=3.75e-6)
+    trace = replay(timed([0, 10, 10]), SummarizeAt(2, "own"), MockSummarizer(),  # type: ignore[arg-type]
+                   ReplayConfig(ModelLimits(1_000_000, 1_000), cache=ANTHROPIC), TokenCounter("chars4", 0))
+    (c,) = trace.compactions
+    assert c.summarizer_written == 0  # unmarked: plain input
+    base = summarizer_cost(trace, p)
+    marked = replace(trace, compactions=(replace(c, summarizer_written=c.summarizer_input),))
+    assert summarizer_cost(marked, p) - base == pytest.approx(c.summarizer_input * (3.75e-6 - 3e-6))
+    assert summarizer_cost(marked, p, cached=False) == summarizer_cost(trace, p, cached=False)

@@ -96,7 +96,7 @@ def test_own_strategy_is_read_from_the_declarations() -> None:
         "gemini-cli": "gemini-cli", "openhands": "openhands-llm-summarizing",
         "openhands-v0": "openhands-llm-summarizing", "openhands-eval": "openhands-llm-summarizing",
         "cline": "cline", "roo-code": "roo-code", "kilo-code": "roo-code", "crush": "go-replace", "aider": "aider",
-        "goose": "goose", "swe-agent": "swe-agent", "mini-swe-agent": "none", "copilot": None, "openai": None}
+        "goose": "goose", "swe-agent": "swe-agent", "mini-swe-agent": "none", "copilot": "copilot-cli", "openai": None}
     declared = [n for n in names() if get(n).tool is not None]
     assert all(get(n).tool.own for n in declared)  # type: ignore[union-attr]
 

@@ -239,3 +239,17 @@ def test_a_log_with_summaries_and_no_edit_says_the_strategy_cannot_act() -> None
     assert "cannot act" not in TOOL.preset_for(edited, ["0.71", "snapshot-race"])[1]
     manual = replace(t, compactions=(replace(summary, trigger="manual"),))  # a chat-mode switch: no edit needed
     assert "cannot act" not in TOOL.preset_for(manual, ["0.71", "snapshot-race"])[1]
+
+
+def test_the_default_applies_the_summary_as_the_logs_show_both_presets_kept(chars4: TokenCounter) -> None:
+    """The race (module doc): the shipped check keeps a summary only when the main thread's note lands before the
+    worker's snapshot; the logs show summaries applied, so the default applies them and snapshot-race drops them."""
+    default = run(transcript(*steps(10)), resolve("aider:max_chat_history_tokens=100").create(), chars4,
+                  summarizer=MockSummarizer("s"))
+    applied = run(transcript(*steps(10)), resolve("aider:preset=0.71,max_chat_history_tokens=100").create(), chars4,
+                  summarizer=MockSummarizer("s"))
+    dropped = run(transcript(*steps(10)), resolve("aider:preset=snapshot-race,max_chat_history_tokens=100").create(),
+                  chars4, summarizer=MockSummarizer("s"))
+    assert default.compactions and all(c.ok for c in default.compactions)
+    assert [s.input for s in default.steps] == [s.input for s in applied.steps]
+    assert default.steps[-1].input < dropped.steps[-1].input and not any(c.ok for c in dropped.compactions)

@@ -264,4 +264,4 @@ def test_resolve_parses_params() -> None:
     assert resolve("pi:preset=seed").params == PiParams(16_384, 20_000, True, False, False, "message_end", False, "")
     assert resolve("pi:preset=current,keep_recent_tokens=8000").params == PiParams(
         keep_recent_tokens=8_000, cut_at_assistant=True, current_format=True, trigger="agent_end",
-        overflow_retry=True)
+        overflow_retry=True, cache_write=True)

@@ -10,6 +10,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
+from compbench.sdk.events import CompactionEvent
 from compbench.sdk.session import Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve
 from compbench.strategies.pi import Pi, current_cut
@@ -241,3 +242,36 @@ def test_replay_update_prompt_summarizes_only_since_the_last_compaction(chars4: 
     assert sm.requests[1].previous_summary == "S1"
     summary = Message("x", "user", (Text(CURRENT_PREFIX + "S1\n</summary>"),))
     assert chars4.message(summary) == 28  # 112 chars
+
+
+# --- the prompt cache: pi writes its summary requests (pi-ai's default cacheRetention), reads none ------------
+
+
+def cached_replay(spec: str, minimum: int, chars4: TokenCounter) -> tuple[list[SummaryRequest],
+                                                                          list[CompactionEvent]]:
+    from compbench.measure.cache import CacheModel
+    from compbench.replay.loop import replay
+    from compbench.replay.viewstate import ReplayConfig
+
+    sm = MockSummarizer(lambda r: "P" if r.meta.get("turn_prefix") else "H")
+    p = resolve(spec).create()
+    tr = replay(split_turn_transcript(), p, sm, ReplayConfig(ModelLimits(RESERVE + 450, 4_096), 0,
+                                                             cache=CacheModel("anthropic", 1.25, None, minimum)),
+                chars4)
+    return sm.requests, tr.compactions
+
+
+def test_current_writes_each_summary_request_to_the_cache_from_the_minimum_on(chars4: TokenCounter) -> None:
+    spec = "pi:preset=current,keep_recent_tokens=150"
+    (history, prefix), (ev,) = cached_replay(spec, 0, chars4)
+    sizes = sorted(chars4.count_text(r.system) + chars4.count_text(r.prompt[0].text) for r in (history, prefix))
+    assert history.cache_write and prefix.cache_write
+    assert ev.summarizer_written == ev.summarizer_input == sum(sizes) and ev.summarizer_cached == 0
+    # each request is written only if it reaches the provider's minimum: at, just above the smaller one, above both
+    assert cached_replay(spec, sizes[0], chars4)[1][0].summarizer_written == sum(sizes)
+    assert cached_replay(spec, sizes[0] + 1, chars4)[1][0].summarizer_written == sizes[1]
+    assert cached_replay(spec, sizes[1] + 1, chars4)[1][0].summarizer_written == 0
+    # sent without a cache mark (cacheRetention "none"), or the seed's request: nothing written
+    assert cached_replay(spec + ",cache_write=false", 0, chars4)[1][0].summarizer_written == 0
+    seed = cached_replay("pi:preset=seed,keep_recent_tokens=150", 0, chars4)[1]
+    assert seed and all(c.summarizer_written == 0 for c in seed)
