@@ -23,13 +23,13 @@ from compbench.decide.metrics import metric
 from compbench.decide.objective import meets, parse_objective, ranked
 from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
+from compbench.sdk.kinds import RECORDED
 from compbench.sdk.registry import own_strategy
 
 BY = ("source", "model", "project", "agent-type", "session")
 # --by session is a roll-up, not a ranking per group: each session with its sub-agents (compbench.decide.sessions)
 RANKED_BY = ("source", "model", "project", "agent-type")
 COLUMN = {"agent-type": "agent_type"}  # a --by value -> its results column (the same name otherwise)
-RECORDED = "recorded"  # the row of each log's own compactions: the tool as it ran (compbench.strategies.recorded)
 
 
 def group_name(by: str, key: str) -> str:

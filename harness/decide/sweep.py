@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from compbench.sdk.kinds import SETTINGS
 from compbench.sdk.registry import get, own_strategy, resolve
 
 ROUNDS = 3  # widening rounds a run makes at most
@@ -65,7 +66,7 @@ def next_configurations(results: Any) -> list[str]:
     from compbench.sdk.tools import plain
 
     out: list[str] = []
-    if "source" not in results.columns or "settings" not in results.columns:
+    if "source" not in results.columns or SETTINGS not in results.columns:
         return out
     from compbench.decide.toolverdict import tried
 

@@ -21,6 +21,7 @@ from compbench.errors import CompbenchError, UsageError
 from compbench.run.engine import Outcome, Replayed, Replayer
 from compbench.run.spec import RunSpec
 from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
+from compbench.sdk.kinds import WIDENED, WIDENED_IDS
 from compbench.store import rundir
 from compbench.store.columns import Table
 from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
@@ -220,11 +221,11 @@ def _record(batch: list[tuple[str, str, Outcome]], widened: Sequence[str] = ()
     configurations it adds: they are not the run's transcripts twice, and a resume knows what is done."""
     record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
     if widened:
-        record.update(widened=list(widened), widened_ids=[])
+        record.update({WIDENED: list(widened), WIDENED_IDS: []})
     rows = {k: Table() for k in TABLES}
     for tid, digest, result in batch:
         if widened:
-            record["widened_ids"].append(tid)
+            record[WIDENED_IDS].append(tid)
         else:
             record["ids"].append(tid)
             record["hashes"].append(digest)
@@ -245,9 +246,9 @@ def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Call
     added: list[str] = []
     done: dict[tuple[str, ...], set[str]] = {}
     for b in store.committed:
-        if b.get("widened"):
-            key = tuple(b["widened"])
-            done.setdefault(key, set()).update(b.get("widened_ids", []))
+        if b.get(WIDENED):
+            key = tuple(b[WIDENED])
+            done.setdefault(key, set()).update(b.get(WIDENED_IDS, []))
             added += [x for x in key if x not in added]
     for _ in range(rounds):
         pending = [k for k in done if k and not _round_done(k, done[k], spec, dataset, again)]
