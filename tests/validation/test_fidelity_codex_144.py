@@ -9,7 +9,7 @@ read again after each compaction is observed (it was 0 on all five when scripts 
 from __future__ import annotations
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 
 from compbench.data.formats import read_all
 from compbench.data.transcript import Transcript
@@ -20,8 +20,7 @@ INCOMING = SHARED / "incoming" / "codex-0.144"
 
 @pytest.fixture(scope="module")
 def logs() -> list[Transcript]:
-    if not INCOMING.is_dir():
-        pytest.skip(f"the Codex 0.144 rollouts are not at {INCOMING}")
+    need_shared(INCOMING, "the Codex 0.144 rollouts")
     return list(read_all([INCOMING]))
 
 

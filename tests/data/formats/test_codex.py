@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need_shared
 
 from compbench.data.formats import read
 from compbench.data.formats.codex import read as read_codex
@@ -41,8 +42,7 @@ _cache: dict[str, Transcript] = {}
 
 def _path(transcripts_dir: Path, name: str) -> Path:
     path = transcripts_dir / "codex" / name
-    if not path.is_file():
-        pytest.skip(f"real rollout not found: {path}")
+    need_shared(path, "real rollout")
     return path
 
 
