@@ -197,8 +197,6 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
 def sweep_labels(df: Any) -> list[str]:
     """The settings sweep's configurations (results ``settings == "sweep"``): each replayed on its own tool's
     logs only (:func:`compbench.run.spec.with_settings`)."""
-    if SETTINGS not in df.columns:
-        return []
     return [str(s) for s in dict.fromkeys(df.loc[df[SETTINGS] == SWEEP, "strategy"])]
 
 

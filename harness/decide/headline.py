@@ -124,7 +124,6 @@ def everywhere(results: Any) -> tuple[Any, list[str]]:
     tool's logs only, ranked in that tool's verdict (``compare --by source``), never pooled with the rest."""
     n = results["transcript_id"].nunique()
     counts = results.groupby("strategy", sort=False)["transcript_id"].nunique()
-    swept = (set(results.loc[results[SETTINGS] == SWEEP, "strategy"]) if SETTINGS in results.columns
-             else set())
+    swept = set(results.loc[results[SETTINGS] == SWEEP, "strategy"])
     others = [str(s) for s, k in counts.items() if k < n or s in swept]
     return (results[~results["strategy"].isin(others)] if others else results), others

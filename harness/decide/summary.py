@@ -15,7 +15,6 @@ from compbench.decide.flags import (
     price_models,
     unpriced_models,
 )
-from compbench.sdk.kinds import RECORDED, SETTINGS
 from compbench.summarizers import describe_summarizer
 
 SHOWN_FLAGGED = 10  # transcripts named per flag in the run summary (the results name them all)
@@ -142,8 +141,6 @@ def _advice_lines(run: Any, results: Any) -> list[str]:
     from compbench.decide.metrics import metric
     from compbench.decide.toolverdict import verdicts
 
-    if RECORDED not in set(results["strategy"]) and SETTINGS not in results.columns:
-        return []
     groups = breakdown(results, "source", [metric(m) for m in ("effective_savings", "needed_recall", "cost",
                                                                  "reacquired_tokens")], 1_000)
     out = []

@@ -204,7 +204,7 @@ def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
     """What the run tried of ``setting`` on ``rows`` (one tool's logs; manual compactions set aside)."""
     from compbench.decide.advice import numeric
 
-    swept = rows[SETTINGS] == SWEEP if SETTINGS in rows.columns else rows["strategy"] != rows["strategy"]
+    swept = rows[SETTINGS] == SWEEP
     sweep = rows[(rows["name"] == own) & swept]
     labels = [x for x in dict.fromkeys(sweep["strategy"]) if set(resolve(x).overrides) == {setting.param}]
     default_label = own if (rows["strategy"] == own).any() else None
@@ -262,8 +262,7 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     own = own_strategy(g.key)
     have_recorded = bool((rows["strategy"] == RECORDED).any())
     manual, manual_t = manual_set_aside(rows)
-    inferred = (int(rows.loc[rows["strategy"] == RECORDED, "recorded_inferred"].sum())
-                if "recorded_inferred" in rows.columns else 0)  # on the recorded row only
+    inferred = int(rows.loc[rows["strategy"] == RECORDED, "recorded_inferred"].sum())  # on the recorded row only
     tool = get(own).tool if own is not None else None
     candidates: list[Candidate] = []
     reproduced = reproduction(rows, self_check) if own is not None else None

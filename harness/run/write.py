@@ -24,8 +24,8 @@ from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
 from compbench.sdk.kinds import WIDENED, WIDENED_IDS
 from compbench.store import rundir
 from compbench.store.columns import Table
-from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
-from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted
+from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord, upgrade_spec, version_of
+from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted, partial_of
 from compbench.store.tables import TABLES
 from compbench.strategies import resolve
 from compbench.summarizers import describe_summarizer
@@ -39,7 +39,8 @@ def recorded(out: Path) -> tuple[RunSpec, str, int]:
     """What an interrupted run was started with: its spec, its dataset, and how many transcripts it has
     committed (``run --resume`` takes its options from here; the run's own words if it cannot)."""
     identity, done = interrupted(out)
-    return RunSpec.from_manifest(identity["spec"]), str(identity["dataset"]), done
+    spec = upgrade_spec(identity["spec"], version_of(identity, str(partial_of(out) / "spec.json")))
+    return RunSpec.from_manifest(spec), str(identity["dataset"]), done
 
 
 def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
