@@ -1,7 +1,7 @@
 """``compbench.measure.metrics`` — Per-replay metrics: what a strategy spent and saved on one transcript, against the
 ``none`` reference.
 
-Pure functions over a :class:`~compbench.replay.loop.Trace`; the run writer turns them into table rows.
+Pure functions over a :class:`~compbench.replay.trajectories.Trace`; the run writer turns them into table rows.
 """
 
 from __future__ import annotations

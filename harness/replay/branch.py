@@ -15,8 +15,8 @@ after a compaction differs from the leader's, or it has another number of stages
 follows after acting — is replayed again from the start, from a fresh instance (:meth:`Member.fresh`).
 
 Questions are skipped for stages asleep until their wake condition (:mod:`compbench.replay.members`).
-:func:`compbench.replay.loop.replay_together` drives the trajectories; :func:`compbench.replay.loop.replay` is
-the single-strategy case.
+:func:`compbench.replay.trajectories.replay_together` drives the trajectories;
+:func:`compbench.replay.trajectories.replay` is the single-strategy case.
 """
 
 from __future__ import annotations

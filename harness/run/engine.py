@@ -29,8 +29,8 @@ from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import WorkingSet
-from compbench.replay.loop import recorded_entries, replay, replay_together
 from compbench.replay.members import Member
+from compbench.replay.trajectories import recorded_entries, replay, replay_together
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.cache import Reads, TemplateReads
 from compbench.run.evidence import complete

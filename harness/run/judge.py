@@ -211,7 +211,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.data.importing import iter_transcripts
     from compbench.measure.facts.sources import facts_for, load_gold
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.run.engine import conditioned
     from compbench.run.spec import RunSpec
     from compbench.sdk.context import ReplayContext

@@ -30,7 +30,7 @@ from typing import Any
 from compbench.data.recorded import segment
 from compbench.data.transcript import RecordedCompaction, Transcript
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.events import CompactionEvent
 from compbench.sdk.registry import Configured, get, own_strategy

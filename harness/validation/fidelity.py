@@ -31,7 +31,7 @@ from compbench.data.transcript import RecordedCompaction, Transcript
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.trigger import main_compaction, manual_reason, position, steps_before
 from compbench.sdk.registry import get, own_strategy
