@@ -123,7 +123,7 @@ def replay(strategy: StrategyLike, t: Transcript, *, limits: ModelLimits | None 
     ``extractive`` by default; ``mock`` for content-free ones). An instance is used as given (one replay)."""
     from compbench.replay.trajectories import replay as loop_replay
     from compbench.run.engine import conditioned
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.summarizers import get
 
     spec = _spec(limits)

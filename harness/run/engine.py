@@ -33,7 +33,7 @@ from compbench.replay.members import Member
 from compbench.replay.trajectories import recorded_entries, replay, replay_together
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.cache import Reads, TemplateReads
-from compbench.run.evidence import complete
+from compbench.run.missing_usage import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
 from compbench.sdk.kinds import INFERRED_META, NOT_SWEPT, RECORDED_META, REFERENCE, SETTINGS, SWEEP

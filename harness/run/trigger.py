@@ -120,7 +120,7 @@ class TriggerCheck:
 def points(t: Transcript, limits: ModelLimits) -> tuple[list[Point], TriggerCheck]:
     """The real automatic compactions a trigger can be compared with, each in its segment cut
     :data:`WITHIN` + 1 calls after it; and the counts of every kind (offsets empty)."""
-    from compbench.run.evidence import per_call_usage
+    from compbench.run.missing_usage import per_call_usage
 
     own = own_strategy(t.source)
     declared = get(own).tool if own is not None else None

@@ -29,7 +29,7 @@ def decisions() -> dict[str, dict[str, str]]:
     from compbench.measure.tokens import TokenCounter
     from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.sdk.context import ReplayContext
     from compbench.sdk.session import ModelLimits
     from compbench.strategies import resolve

@@ -344,7 +344,7 @@ def test_a_placeholder_is_not_an_encrypted_blob(tmp_path: Path, blob: str, redac
 def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path) -> None:
     """Fidelity fills a redacted blob as it fills a missing one (from the call's reported reasoning tokens);
     a rollout with real blobs keeps them."""
-    from compbench.run.evidence import blob_chars, complete
+    from compbench.run.missing_usage import blob_chars, complete
 
     def rollout(blob: str) -> Path:
         count = _count(10, 4, 231)
