@@ -144,7 +144,7 @@ def real_ratio(every: Sequence[str], shared: Path = SHARED) -> tuple[str, float]
 def naive_vs_ours(transcript: Any) -> tuple[float, float]:
     """Seconds for a replay that re-counts the whole context every step vs our incremental replay."""
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.sdk.session import ModelLimits
     from compbench.strategies import resolve

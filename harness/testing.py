@@ -121,9 +121,9 @@ def replay(strategy: StrategyLike, t: Transcript, *, limits: ModelLimits | None 
     """``strategy``'s trace on ``t``, replayed as a run replays it: at ``t``'s own window and hidden overhead
     (``limits`` None) or at ``limits`` with none; summaries by ``summarizer`` (the offline, deterministic
     ``extractive`` by default; ``mock`` for content-free ones). An instance is used as given (one replay)."""
-    from compbench.replay.loop import replay as loop_replay
+    from compbench.replay.trajectories import replay as loop_replay
     from compbench.run.engine import conditioned
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.summarizers import get
 
     spec = _spec(limits)

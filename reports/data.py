@@ -13,12 +13,13 @@ from compbench.decide.headline import HEADLINE, RECALL, Spread
 from compbench.decide.metrics import METRICS, Metric
 from compbench.decide.ranking import Standing
 from compbench.decide.stats import Estimate
+from compbench.sdk.kinds import RECORDED
 
 KINDS = ("artifact", "recall", "decision", "continuation")
 # the kinds as a reader calls them (the "recall" kind holds specifics: errors, commands, tests, URLs)
 KIND_TITLES = {"artifact": "files and artifacts", "recall": "specifics (errors, commands, tests, URLs)",
                "decision": "decisions and constraints", "continuation": "pending work"}
-BASELINE = "recorded"  # compbench.strategies.recorded: each tool as it ran, the baseline a user compares with
+BASELINE = RECORDED  # compbench.strategies.recorded: each tool as it ran, the baseline a user compares with
 # the leaderboard's figures, in its column order (all of METRICS are in the glossary and the strategy data)
 LEADERBOARD = tuple(dict.fromkeys((HEADLINE, RECALL, "retention", "cost_savings", "cost", "compactions")))
 

@@ -29,6 +29,7 @@ from compbench.decide.verdict import OVERHEAD_CAVEAT
 from compbench.reports import data, events, fidelity, glossary, series
 from compbench.reports.colors import colors
 from compbench.reports.pack import inline_json, packed
+from compbench.sdk.kinds import RECORDED
 from compbench.summarizers import describe_summarizer
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -220,7 +221,7 @@ def _per_agent(results: Any, resamples: int, objective: str, compactions: Any = 
     """Each tool's verdict (:class:`compbench.decide.toolverdict.ToolVerdict`: as it ran, each setting with the
     line to paste where the evidence holds it up or the condition that failed, the best other strategy), when
     the run mixes tools, or replays a tool's own record or strategy: what a user of the tool reads first."""
-    from compbench.decide.breakdown import RECORDED, breakdown
+    from compbench.decide.breakdown import breakdown
     from compbench.decide.headline import HEADLINE, RECALL
     from compbench.decide.objective import parse_objective
     from compbench.decide.toolverdict import verdicts

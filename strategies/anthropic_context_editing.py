@@ -72,7 +72,7 @@ class AnthropicContextEditingParams:
     trigger_type: Literal["input_tokens", "tool_uses"] = param(
         "input_tokens", "What the trigger counts: the original prompt's input tokens, or its tool uses.")
     trigger_value: int = param(TRIGGER_INPUT_TOKENS, "Clearing starts once the original prompt exceeds this many "
-                               "input tokens (or tool uses).")
+                               "input tokens (or tool uses).", lo=1)
     keep: int = param(KEEP_TOOL_USES, "Most recent tool uses kept uncleared (keep: {type: tool_uses}).")
     clear_at_least: int = param(0, "Input tokens a clear must reclaim or the edit is not applied (0: unset).")
     exclude_tools: tuple[str, ...] = param((), "Tool names whose uses and results are never cleared.")
@@ -91,9 +91,6 @@ class AnthropicContextEditingParams:
                              f"got {'|'.join(self.edits) or 'nothing'}")
         if CLEAR_THINKING in self.edits and self.edits[0] != CLEAR_THINKING:
             raise UsageError(f"anthropic-context-editing: {CLEAR_THINKING} must be listed first in edits (API rule)")
-        if self.keep < 0 or self.keep_thinking_turns < 0 or self.trigger_value < 1 or self.clear_at_least < 0:
-            raise UsageError("anthropic-context-editing: keep, keep_thinking_turns and clear_at_least must be >= 0, "
-                             "trigger_value >= 1")
 
 
 class AnthropicContextEditing:

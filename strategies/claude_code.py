@@ -139,7 +139,7 @@ from compbench.strategies.claude_code_window import (
 )
 
 # re-exported: the parameters and the texts (tests, plug-ins), the real post-compaction view's files
-# (validation.reacquisition), a log's preset (run.evidence, recorded)
+# (validation.reacquisition), a log's preset (run.missing_usage, recorded)
 __all__ = ["COMPACT_PROMPT", "NEWEST", "PRESETS", "RESUME_217", "SECTIONS", "STRUCTURED_PROMPT", "SUMMARY_PREFIX",
            "SUMMARY_PREFIX_21", "SUMMARY_SUFFIX", "SUMMARY_SUFFIX_21", "TRANSCRIPT_LINE", "ClaudeCode",
            "ClaudeCodeParams", "restored_files", "rough_tokens", "version_preset"]

@@ -113,8 +113,6 @@ class LangChainParams:
             raise UsageError(f"keep takes one kind:value, got {self.keep!r}")
         if self.summary_prompt and "{messages}" not in self.summary_prompt:
             raise UsageError("summary_prompt must contain {messages}")
-        if self.chars_per_token <= 0:
-            raise UsageError("chars_per_token must be > 0")
 
 
 class Settings(Protocol):

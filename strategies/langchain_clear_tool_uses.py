@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from compbench.errors import UsageError
 from compbench.sdk import Action, Entry, Message, Prune, SessionView, ToolCall, Usage, Wake
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.langchain import system_head
@@ -50,10 +49,6 @@ class LangChainClearToolUsesParams:
     clear_tool_inputs: bool = param(False, "Also set the cleared calls' arguments to {}.")
     exclude_tools: tuple[str, ...] = param((), "Tool names whose results are never cleared.")
     placeholder: str = param(PLACEHOLDER, "Text a cleared tool result is replaced with.")
-
-    def __post_init__(self) -> None:
-        if self.keep < 0 or self.clear_at_least < 0:
-            raise UsageError("langchain-clear-tool-uses: keep and clear_at_least must be >= 0")
 
 
 def _tokens(m: LCMessage) -> int:

@@ -51,8 +51,6 @@ class ObservationMasking:
     name = "observation-masking"
 
     def __init__(self, p: ObservationMaskingParams) -> None:
-        if p.keep_last_turns < 0:
-            raise ValueError("keep_last_turns must be >= 0")
         self.p = p
         self.scanned = 0  # view positions already assigned to a turn
         self.turns: deque[list[Target]] = deque()

@@ -56,6 +56,7 @@ from compbench.sdk import (
     strategy,
     touches,
 )
+from compbench.sdk.kinds import INFERRED_META, RECORDED, RECORDED_META
 from compbench.strategies.claude_code import NEWEST as CLAUDE_CODE_NEWEST
 from compbench.strategies.claude_code import PRESETS as CLAUDE_CODE_PRESETS
 from compbench.strategies.claude_code import version_preset
@@ -187,7 +188,7 @@ def plan(t: Transcript, infer: bool) -> tuple[Planned, ...]:
 
 
 class Recorded:
-    name = "recorded"
+    name = RECORDED
 
     def __init__(self, p: RecordedParams) -> None:
         self.p = p
@@ -225,7 +226,7 @@ class Recorded:
         tail: list[Slot] = [Keep(e.id) for e in s.entries if e.index >= p.index]
         inserts: list[Slot] = [Insert("system" if role in ("developer", "system") else "user", text,
                                       origin="synthetic") for role, text in p.replacement]
-        meta: dict[str, object] = {"recorded": p.trigger,
+        meta: dict[str, object] = {RECORDED_META: p.trigger,
                                    "recorded_next_input": p.recorded_next_input if p.recorded_next_input else -1}
         if p.lacks:
             meta["recorded_lacks"] = p.lacks
@@ -234,7 +235,7 @@ class Recorded:
         if p.inferred:
             text = self._sized(s, p, head, tail)
         if p.inferred or p.marked_inferred:  # counted in the results' recorded_inferred
-            meta["inferred"] = True
+            meta[INFERRED_META] = True
         if p.summary:
             request = SummaryRequest("", (*s.rendered(), Message("recorded-prompt", "user", (Text(PROMPT_STANDIN),))),
                                      tuple(s.rendered()), None, answer=p.summary)
@@ -290,7 +291,7 @@ class Recorded:
         return title + FILLER * n
 
 
-@strategy("recorded", params=RecordedParams, source="each log's own compactions (compbench.data.recorded)",
+@strategy(RECORDED, params=RecordedParams, source="each log's own compactions (compbench.data.recorded)",
           summary="the tool as it ran: its recorded compactions at the recorded steps, with the real summaries "
                   "and what it kept")
 def recorded(p: RecordedParams) -> Recorded:

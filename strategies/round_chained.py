@@ -269,10 +269,6 @@ def estimate_message(m: Message) -> int:
     return total
 
 
-def estimate_messages(messages: Sequence[Message]) -> int:
-    return sum(estimate_message(m) for m in messages)
-
-
 def calculate_threshold(p: RoundChainedParams, window: int) -> int:
     """Seed 004 ``calculateThreshold``: floor((limit - reserves) * percent)."""
     limit = p.model_context_limit if p.model_context_limit is not None else window

@@ -80,8 +80,6 @@ class SweAgent:
     name = "swe-agent"
 
     def __init__(self, p: SweAgentParams) -> None:
-        if p.n <= 0 or p.polling <= 0:
-            raise ValueError("swe-agent: n and polling must be positive integers")
         self.p = p
         self.scanned = 0
         self.seen_user = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,27 +19,50 @@ REAL_COMPACTIONS = SHARED / "real-compactions"
 REAL_LOGS = SHARED / "real-logs"
 
 
+def shared_present(path: Path, shared: Path = SHARED) -> bool:
+    """Whether ``path`` (real data under ../shared) is here; False lets its test skip. It may skip only where
+    ../shared is absent and ``CI`` is not set: under CI ../shared is there, and where ../shared is present a
+    missing file moved or was renamed; either way a quiet skip would hide a test that no longer runs, so it
+    fails, naming the path."""
+    if path.exists():
+        return True
+    if os.environ.get("CI"):
+        pytest.fail(f"{path} not found, and CI is set: the tests that need ../shared must run there")
+    if shared.is_dir():
+        pytest.fail(f"{path} not found, though {shared} is here: moved or renamed? (these tests must run)")
+    return False
+
+
+def need_shared(path: Path, what: str = "real data") -> Path:
+    """``path``, or a skip (see :func:`shared_present` for where it fails instead)."""
+    if not shared_present(path):
+        pytest.skip(f"{what} not found at {path}")
+    return path
+
+
+def shared_glob(folder: Path, pattern: str) -> list[Path]:
+    """The files of ``folder`` that ``pattern`` matches, sorted; none fails: a test looping over them would
+    check nothing and pass."""
+    found = sorted(need_shared(folder).glob(pattern))
+    assert found, f"no {pattern} in {folder}: a test over them would check nothing"
+    return found
+
+
 @pytest.fixture(scope="session")
 def transcripts_dir() -> Path:
-    if not TRANSCRIPTS.is_dir():
-        pytest.skip(f"real transcripts not found at {TRANSCRIPTS}")
-    return TRANSCRIPTS
+    return need_shared(TRANSCRIPTS, "real transcripts")
 
 
 @pytest.fixture(scope="session")
 def real_compactions_dir() -> Path:
     """Newer real sessions chosen for the tools' own compactions (Claude Code 2.1, Codex 0.14x)."""
-    if not REAL_COMPACTIONS.is_dir():
-        pytest.skip(f"real compactions not found at {REAL_COMPACTIONS}")
-    return REAL_COMPACTIONS
+    return need_shared(REAL_COMPACTIONS, "real compactions")
 
 
 @pytest.fixture(scope="session")
 def real_logs_dir() -> Path:
     """Real logs of the other tools (Gemini CLI, Roo Code, Crush), read in place."""
-    if not REAL_LOGS.is_dir():
-        pytest.skip(f"real logs not found at {REAL_LOGS}")
-    return REAL_LOGS
+    return need_shared(REAL_LOGS, "real logs")
 
 
 @pytest.fixture(scope="session")

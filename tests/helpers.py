@@ -13,7 +13,7 @@ import pytest
 
 from compbench.data.transcript import Message, Part, RecordedCompaction, Text, ToolCall, ToolResult, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk import Strategy
 from compbench.sdk.events import CompactionEvent

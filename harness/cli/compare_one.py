@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from compbench.cli.render import table as render
+from compbench.sdk.kinds import RECORDED
 
 
 def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str, ...], resamples: int,
@@ -78,7 +79,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                 click.echo(line)
             for line in view.wrap("order in each group: " + rule_text):
                 click.echo(line)
-            if group_by == "source" and "recorded" in set(a["strategy"]):
+            if group_by == "source" and RECORDED in set(a["strategy"]):
                 for line in view.wrap("as it ran replays each log's own summaries; every other row's summaries "
                                       f"are the run's: {describe_summarizer(_spec_summarizer(run))}"):
                     click.echo(line)
@@ -129,7 +130,7 @@ def one_run(run: str, a: Any, fmt: str, sort_by: str | None, metrics: tuple[str,
                 describe_summarizer(_spec_summarizer(run)), cache=cache_check(a), spreads=spread[HEADLINE])
     out: list[str] = []
     sources = sorted({str(x) for x in everything["source"].unique()}) if "source" in everything.columns else []
-    tools_first = len(sources) > 1 or "recorded" in agg
+    tools_first = len(sources) > 1 or RECORDED in agg
     if tools_first:  # what a user comes for: their own tool's verdict, each tool's logs on their own
         from compbench.decide.breakdown import breakdown
 

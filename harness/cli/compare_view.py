@@ -17,6 +17,7 @@ import click
 from compbench.decide.compare import fmt
 from compbench.decide.headline import HEADLINE, RECALL, Spread
 from compbench.decide.metrics import Metric, metric
+from compbench.sdk.kinds import REFERENCE
 
 WIDTH = 160  # the default view's widest line
 MIN_LABEL = 24  # a strategy label is wrapped (between its parameters) no narrower than this to fit WIDTH
@@ -331,8 +332,8 @@ def _num(v: float) -> float | None:
 def default_baseline(labels: list[str]) -> str | None:
     """What ``compare RUN`` measures differences from when no ``--baseline`` is given: ``none``; in a sweep of
     one strategy (a tune run) its default configuration; else nothing (no difference table)."""
-    if "none" in labels:
-        return "none"
+    if REFERENCE in labels:
+        return REFERENCE
     names = {s.split(":")[0] for s in labels}
     if len(names) == 1 and (only := names.pop()) in labels:
         return only

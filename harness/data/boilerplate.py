@@ -66,7 +66,7 @@ def _lines(t: Transcript) -> set[str]:
 
 class Scanner:
     """The scan one transcript at a time: ``datasets import`` feeds it as it writes, so a dataset carries its
-    templates and a run over it reads its transcripts once, not twice (:func:`scan_dataset`)."""
+    templates and a run over it reads its transcripts once, not twice (:func:`scan`)."""
 
     def __init__(self) -> None:
         self.per_source: dict[str, Counter[str]] = {}

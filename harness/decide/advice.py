@@ -34,13 +34,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.sdk.kinds import RECORDED
 from compbench.sdk.tools import Setting, Tool
 
 REPRODUCE_SHARE = 0.9  # of the log's automatic compactions the strategy must land within 2 calls of
 SELF_CHECK_MARGIN = 0.20  # the recorded row's next-prompt error (median) the replay may have: its figures rest on it
 MIN_REACH = 5  # transcripts the setting's threshold must be reached on
 CONDITIONS = ("reproduces", "reach", "better", "interior", "honoured")
-RECORDED = "recorded"
 
 
 @dataclass(frozen=True)

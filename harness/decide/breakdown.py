@@ -23,13 +23,13 @@ from compbench.decide.metrics import metric
 from compbench.decide.objective import meets, parse_objective, ranked
 from compbench.decide.ranking import Standing
 from compbench.errors import UsageError
+from compbench.sdk.kinds import RECORDED
 from compbench.sdk.registry import own_strategy
 
 BY = ("source", "model", "project", "agent-type", "session")
 # --by session is a roll-up, not a ranking per group: each session with its sub-agents (compbench.decide.sessions)
 RANKED_BY = ("source", "model", "project", "agent-type")
 COLUMN = {"agent-type": "agent_type"}  # a --by value -> its results column (the same name otherwise)
-RECORDED = "recorded"  # the row of each log's own compactions: the tool as it ran (compbench.strategies.recorded)
 
 
 def group_name(by: str, key: str) -> str:
@@ -193,10 +193,8 @@ def sentence(g: Group, objective: str = PRIMARY) -> str:
 def _checked(compactions: Any) -> Any:
     """The recorded row's compactions with a recorded next prompt to check against; an inferred one (no marker)
     is sized to that prompt, so it checks nothing and is left out."""
-    if "recorded_next_input" not in compactions.columns:
-        return compactions.iloc[0:0]
     c = compactions[(compactions["strategy"] == RECORDED) & (compactions["recorded_next_input"] > 0)]
-    return c[c["reason"] != "recorded inferred"] if "reason" in c.columns else c
+    return c[c["reason"] != "recorded inferred"]
 
 
 def recorded_lacks(compactions: Any) -> tuple[tuple[str, int], ...]:
@@ -206,13 +204,10 @@ def recorded_lacks(compactions: Any) -> tuple[tuple[str, int], ...]:
     from collections import Counter
 
     c = _checked(compactions)
-    counts = Counter(x for x in c["recorded_lacks"] if x) if "recorded_lacks" in c.columns else Counter[str]()
-    out = tuple(counts.most_common())
-    if "recorded_next_input" in compactions.columns and "reason" in compactions.columns:
-        inferred = int(((compactions["strategy"] == RECORDED) & (compactions["reason"] == "recorded inferred")
-                        & (compactions["recorded_next_input"] > 0)).sum())
-        out += (("inferred", inferred),) if inferred else ()
-    return out
+    out = tuple(Counter(x for x in c["recorded_lacks"] if x).most_common())
+    inferred = int(((compactions["strategy"] == RECORDED) & (compactions["reason"] == "recorded inferred")
+                    & (compactions["recorded_next_input"] > 0)).sum())
+    return out + ((("inferred", inferred),) if inferred else ())
 
 
 def recorded_check(compactions: Any, steps: Any) -> tuple[int, float, float] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.sdk.kinds import RECORDED, REFERENCE
 from compbench.sdk.tools import FROM_LOG
 
 DEGENERATE_SHARE = 0.5  # compacting on at least half of the calls: the strategy cannot keep anything
@@ -49,7 +50,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'s' * (n != 1)}"
 
 
-RECORDED_ROW = "recorded"  # compbench.strategies.recorded: each log's own compactions
 
 
 def _designed(name: str) -> dict[str, str]:
@@ -58,7 +58,7 @@ def _designed(name: str) -> dict[str, str]:
     from compbench.errors import UsageError
     from compbench.sdk.registry import get
 
-    if name == RECORDED_ROW:  # the tool as it ran: however often it compacted, the log says it did
+    if name == RECORDED:  # the tool as it ran: however often it compacted, the log says it did
         return {"degenerate": "the tools' own compactions, as their logs record them",
                 "noop": "the log holds nothing of what these compactions replaced (the tool deleted it from its "
                         "log): the row inserts their summaries, and every row's figures before them miss that "
@@ -79,7 +79,7 @@ def flag_details(results: Any) -> dict[str, list[Flag]]:
     for label, g in results.groupby("strategy", sort=False):
         flags: list[Flag] = []
         n = len(g)
-        is_reference = str(g["name"].iloc[0]) == "none"
+        is_reference = str(g["name"].iloc[0]) == REFERENCE
         acted_rows = g["first_action_step"] >= 0 if "first_action_step" in g else g["compactions"] < 0
         acted = int(acted_rows.sum())
         if not is_reference:

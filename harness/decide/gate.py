@@ -32,9 +32,9 @@ from typing import Any
 from compbench.decide.compare import counterpart, estimate, load_results, paired
 from compbench.decide.metrics import metric
 from compbench.errors import UsageError
+from compbench.sdk.kinds import RECORDED, REFERENCE, SETTINGS, SWEEP
 
 MIN_TRANSCRIPTS = 5  # as compare's "few" (compbench.decide.stats.MIN_UNITS): the default --min-transcripts
-RECORDED = "recorded"  # each tool as it ran (compbench.strategies.recorded): the baseline, not gated unless named
 
 
 @dataclass(frozen=True)
@@ -197,9 +197,7 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
 def sweep_labels(df: Any) -> list[str]:
     """The settings sweep's configurations (results ``settings == "sweep"``): each replayed on its own tool's
     logs only (:func:`compbench.run.spec.with_settings`)."""
-    if "settings" not in df.columns:
-        return []
-    return [str(s) for s in dict.fromkeys(df.loc[df["settings"] == "sweep", "strategy"])]
+    return [str(s) for s in dict.fromkeys(df.loc[df[SETTINGS] == SWEEP, "strategy"])]
 
 
 def gated(df: Any, strategies: tuple[str, ...] = ()) -> list[str]:
@@ -211,7 +209,7 @@ def gated(df: Any, strategies: tuple[str, ...] = ()) -> list[str]:
     sweep = set(sweep_labels(df))
     if strategies:
         return [s for s in labels if s in strategies or (s.split(":")[0] in strategies and s not in sweep)]
-    return [s for s in labels if s not in ("none", RECORDED) and s not in sweep]
+    return [s for s in labels if s not in (REFERENCE, RECORDED) and s not in sweep]
 
 
 def notes(df: Any, chosen: list[str], strategies: tuple[str, ...], fail_on_overflow: bool) -> list[str]:
@@ -238,7 +236,7 @@ def left_out(df: Any, chosen: list[str], strategies: tuple[str, ...]) -> str:
     sweep = [s for s in sweep_labels(df) if s not in chosen and (not strategies or s.split(":")[0] in strategies)]
     parts = []
     if not strategies:
-        if "none" in labels and "none" not in chosen:
+        if REFERENCE in labels and REFERENCE not in chosen:
             parts.append("none (the reference every saving is measured against)")
         if RECORDED in labels and RECORDED not in chosen:
             parts.append(f"{RECORDED} (each tool as it ran: the baseline you compare with, not a strategy)")

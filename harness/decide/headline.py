@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from compbench.sdk.kinds import SETTINGS, SWEEP
+
 # the savings figure everything leads with (a metric of compbench.decide.compare): net savings once the content
 # the strategy's view lost is re-acquired (issue 24; net_savings stays a column and a metric)
 HEADLINE = "effective_savings"
@@ -122,7 +124,6 @@ def everywhere(results: Any) -> tuple[Any, list[str]]:
     tool's logs only, ranked in that tool's verdict (``compare --by source``), never pooled with the rest."""
     n = results["transcript_id"].nunique()
     counts = results.groupby("strategy", sort=False)["transcript_id"].nunique()
-    swept = (set(results.loc[results["settings"] == "sweep", "strategy"]) if "settings" in results.columns
-             else set())
+    swept = set(results.loc[results[SETTINGS] == SWEEP, "strategy"])
     others = [str(s) for s, k in counts.items() if k < n or s in swept]
     return (results[~results["strategy"].isin(others)] if others else results), others

@@ -17,7 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-RECORDED = "recorded"  # as it ran: the logs' own compactions
+from compbench.sdk.kinds import RECORDED, REFERENCE
+
 MAIN = "main"  # compbench.data.tree.MAIN (decide reads the results, not the transcripts)
 NOT_SUBAGENTS = frozenset({MAIN, "fork"})  # agent types that are not a sub-agent's
 SUMS = ("input_tokens", "output_tokens", "summarizer_input_tokens", "summarizer_output_tokens", "cost_usd",
@@ -30,7 +31,7 @@ def base_strategy(results: Any) -> str:
     """What a session's figures are read under: as it ran where the run replays it, else ``none`` (never
     compacting), else the run's first configuration."""
     labels = [str(s) for s in dict.fromkeys(results["strategy"])]
-    return next((s for s in (RECORDED, "none") if s in labels), labels[0] if labels else "")
+    return next((s for s in (RECORDED, REFERENCE) if s in labels), labels[0] if labels else "")
 
 
 def roots(results: Any) -> dict[str, str]:

@@ -141,8 +141,6 @@ def _advice_lines(run: Any, results: Any) -> list[str]:
     from compbench.decide.metrics import metric
     from compbench.decide.toolverdict import verdicts
 
-    if "recorded" not in set(results["strategy"]) and "settings" not in results.columns:
-        return []
     groups = breakdown(results, "source", [metric(m) for m in ("effective_savings", "needed_recall", "cost",
                                                                  "reacquired_tokens")], 1_000)
     out = []

@@ -78,8 +78,6 @@ def next_configurations(results: Any) -> list[str]:
     from compbench.sdk.tools import plain
 
     out: list[str] = []
-    if "source" not in results.columns or "settings" not in results.columns:
-        return out
     from compbench.decide.toolverdict import tried
 
     for source, rows in results.groupby("source", sort=True):

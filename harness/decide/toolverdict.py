@@ -15,7 +15,6 @@ from typing import Any
 
 from compbench.data.formats.catalog import tool_name
 from compbench.decide.advice import (
-    RECORDED,
     Candidate,
     Condition,
     better,
@@ -35,6 +34,7 @@ from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import HEADLINE, RECALL, pooled
 from compbench.decide.metrics import metric
 from compbench.errors import UsageError
+from compbench.sdk.kinds import RECORDED, REFERENCE, SETTINGS, SWEEP
 from compbench.sdk.registry import get, own_strategy, resolve
 from compbench.sdk.tools import Setting
 
@@ -204,7 +204,7 @@ def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
     """What the run tried of ``setting`` on ``rows`` (one tool's logs; manual compactions set aside)."""
     from compbench.decide.advice import numeric
 
-    swept = rows["settings"] == "sweep" if "settings" in rows.columns else rows["strategy"] != rows["strategy"]
+    swept = rows[SETTINGS] == SWEEP
     sweep = rows[(rows["name"] == own) & swept]
     labels = [x for x in dict.fromkeys(sweep["strategy"]) if set(resolve(x).overrides) == {setting.param}]
     default_label = own if (rows["strategy"] == own).any() else None
@@ -282,8 +282,7 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     own = own_strategy(g.key)
     have_recorded = bool((rows["strategy"] == RECORDED).any())
     manual, manual_t = manual_set_aside(rows)
-    inferred = (int(rows.loc[rows["strategy"] == RECORDED, "recorded_inferred"].sum())
-                if "recorded_inferred" in rows.columns else 0)  # on the recorded row only
+    inferred = int(rows.loc[rows["strategy"] == RECORDED, "recorded_inferred"].sum())  # on the recorded row only
     tool = get(own).tool if own is not None else None
     candidates: list[Candidate] = []
     reproduced = reproduction(rows, self_check) if own is not None else None
@@ -295,7 +294,7 @@ def build(g: Any, compactions: Any = None, self_check: tuple[int, float, float] 
     # the best other strategy, for those who build agents: by effective savings among sound strategies that acted
     # (recall beside it, a heuristic)
     obj = parse_objective(f"max {HEADLINE}")
-    others = [s for s in g.order if s not in g.own and s not in (RECORDED, "none") and g.standing[s].sound
+    others = [s for s in g.order if s not in g.own and s not in (RECORDED, REFERENCE) and g.standing[s].sound
               and g.standing[s].acted]
     agg = g.batch.estimates
     scored = sorted(others, key=lambda s: -agg[s][HEADLINE].value if not math.isnan(agg[s][HEADLINE].value)

@@ -28,6 +28,7 @@ from compbench.decide.objective import (
 )
 from compbench.decide.ranking import Standing, frontier
 from compbench.decide.stats import Estimate
+from compbench.sdk.kinds import REFERENCE
 
 __all__ = ["DEFAULT_OBJECTIVES", "OVERHEAD_CAVEAT", "Choice", "Verdict", "choose", "lines", "verdict", "words"]
 
@@ -172,12 +173,12 @@ def verdict(results: Any, b: Batch, standing: Mapping[str, Standing], flags: Map
         pooled = (f"pooled figures are ratios of sums: {heavy.note()}, so each pooled {metric(HEADLINE).title} is "
                   "mostly theirs; the per-transcript median is beside it")
         caveats.append(pooled[0].upper() + pooled[1:] + ".")
-    n_flagged = len([s for s in flags if s != "none"])
+    n_flagged = len([s for s in flags if s != REFERENCE])
     if n_flagged:
         caveats.append(f"{n_flagged} of {len(agg)} configurations carry flags (never acted, threshold beyond the "
                        "window, degenerate compacting, identical configurations...): see the leaderboard.")
-    if "none" in flags:
-        caveats.append(f"The reference none: {flags['none'][0]}.")
+    if REFERENCE in flags:
+        caveats.append(f"The reference {REFERENCE}: {flags[REFERENCE][0]}.")
     from compbench.decide.flags import inferred_window_caveat, overhead_groups, price_models
 
     priced = (f"{price_model}'s prices" if price_model else

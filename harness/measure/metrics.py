@@ -1,7 +1,7 @@
 """``compbench.measure.metrics`` — Per-replay metrics: what a strategy spent and saved on one transcript, against the
 ``none`` reference.
 
-Pure functions over a :class:`~compbench.replay.loop.Trace`; the run writer turns them into table rows.
+Pure functions over a :class:`~compbench.replay.trajectories.Trace`; the run writer turns them into table rows.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from compbench.measure.models import Prices
 from compbench.measure.savings import net_saved, saved
 from compbench.sdk.events import NOOP
+from compbench.sdk.kinds import RECORDED_META
 from compbench.sdk.trace import Trace
 
 REACQUIRED_COLUMNS = ("reacquisitions", "reacquired_content_tokens", "reacquired_content_tokens_soon",
@@ -106,7 +107,7 @@ def result_row(trace: Trace, reference: Trace, prices: Prices,
         # a recorded compaction applied with nothing the log holds to replace counts here too (compbench.strategies
         # .recorded: the tool deleted what it replaced from its log)
         "noop_compactions": sum(1 for c in trace.compactions
-                                if c.error == NOOP or (c.ok and not c.replaced_ids and "recorded" in c.meta)),
+                                if c.error == NOOP or (c.ok and not c.replaced_ids and RECORDED_META in c.meta)),
         "prunes": sum(1 for p in trace.prunes if p.parts),
         "pruned_parts": sum(len(p.parts) for p in trace.prunes),
         "overflows": t.overflows,

@@ -19,6 +19,7 @@ from compbench.data.transcript import Transcript
 from compbench.measure.facts.derive import PATH_SHAPE
 from compbench.measure.facts.presence import EventOutcome, FactIndex, NeedHit, PresenceTracker
 from compbench.sdk.events import CompactionEvent
+from compbench.sdk.kinds import RECORDED_META
 from compbench.sdk.trace import Trace
 
 NAN = math.nan
@@ -236,6 +237,6 @@ def oracle_present(trace: Trace, hits: Sequence[NeedHit], facts: Mapping[str, Fa
 def _first_action(trace: Trace) -> int:
     """The step of the first compaction that replaced something or prune that hid something (-1: none); a
     recorded compaction acts even where the log no longer holds what it replaced (its summary joins the view)."""
-    steps = [c.step for c in trace.compactions if c.ok and (c.replaced_ids or "recorded" in c.meta)]
+    steps = [c.step for c in trace.compactions if c.ok and (c.replaced_ids or RECORDED_META in c.meta)]
     steps += [p.step for p in trace.prunes if p.parts]
     return min(steps, default=-1)

@@ -15,8 +15,8 @@ after a compaction differs from the leader's, or it has another number of stages
 follows after acting — is replayed again from the start, from a fresh instance (:meth:`Member.fresh`).
 
 Questions are skipped for stages asleep until their wake condition (:mod:`compbench.replay.members`).
-:func:`compbench.replay.loop.replay_together` drives the trajectories; :func:`compbench.replay.loop.replay` is
-the single-strategy case.
+:func:`compbench.replay.trajectories.replay_together` drives the trajectories;
+:func:`compbench.replay.trajectories.replay` is the single-strategy case.
 """
 
 from __future__ import annotations
@@ -362,21 +362,21 @@ def _after(strategy: Strategy, view: SessionView, usage: Usage) -> Sequence[Acti
 
 
 def _accept(strategy: Strategy, a: Compact, summary: str) -> str | None:
-    """The strategy's :class:`CompactionCheck` verdict (None: accepted, or no such check)."""
+    """The strategy's :class:`~compbench.sdk.protocols.CompactionCheck` verdict (None: accepted, or no such check)."""
     accept = optional(strategy, "accept")
     verdict: str | None = accept(a, summary) if accept is not None else None
     return verdict
 
 
 def _after_compaction(strategy: Strategy, view: SessionView, event: CompactionEvent) -> Sequence[Action]:
-    """The strategy's :class:`CompactionFollowup` (nothing, if it has none)."""
+    """The strategy's :class:`~compbench.sdk.protocols.CompactionFollowup` (nothing, if it has none)."""
     followup = optional(strategy, "after_compaction")
     more: Sequence[Action] = followup(view, event) if followup is not None else ()
     return more
 
 
 def _manual_actions(strategy: Strategy, view: SessionView) -> list[Action]:
-    """The strategy's /compact (:class:`ManualCompaction`), if it has one."""
+    """The strategy's /compact (:class:`~compbench.sdk.protocols.ManualCompaction`), if it has one."""
     manual = optional(strategy, "manual")
     asked: Compact | None = manual(view) if manual is not None else None
     return [asked] if asked is not None else []

@@ -2,7 +2,7 @@
 
 :class:`ViewState` holds the view (the entries the next call sends), its token sum and the prompt-cache
 bookkeeping; :func:`apply_compact` and :func:`apply_prune` apply a strategy's actions to it and return the
-events the trace records. :mod:`compbench.replay.loop` drives them step by step.
+events the trace records. :mod:`compbench.replay.trajectories` drives them step by step.
 """
 
 from __future__ import annotations

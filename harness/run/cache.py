@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from compbench.data.boilerplate import Templates
 from compbench.errors import UsageError
+from compbench.sdk.kinds import REFERENCE
 
 if TYPE_CHECKING:
     from compbench.run.spec import RunSpec
@@ -137,7 +138,7 @@ def strategy_versions(labels: tuple[str, ...]) -> dict[str, str]:
     if any(c.info.resolver is not None for c in configured):
         used = set(names())
     else:
-        used = {c.name for c in configured} | {"none"}
+        used = {c.name for c in configured} | {REFERENCE}
     return {n: get(n).version for n in sorted(used)}
 
 

@@ -29,13 +29,14 @@ from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import WorkingSet
-from compbench.replay.loop import recorded_entries, replay, replay_together
 from compbench.replay.members import Member
+from compbench.replay.trajectories import recorded_entries, replay, replay_together
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.cache import Reads, TemplateReads
-from compbench.run.evidence import complete
+from compbench.run.missing_usage import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
+from compbench.sdk.kinds import INFERRED_META, NOT_SWEPT, RECORDED_META, REFERENCE, SETTINGS, SWEEP
 from compbench.sdk.protocols import reads_before_edit
 from compbench.sdk.registry import own_strategy
 from compbench.sdk.session import Entry
@@ -73,7 +74,7 @@ class Replayer:
         self.scoped = {k: c.info.tool.formats for k, c in enumerate(self.configs)
                        if c.label in spec.settings and c.info.tool is not None}
         self._guards: dict[int, bool] = {}
-        self.reference = resolve("none")
+        self.reference = resolve(REFERENCE)
         self.context = ReplayContext()
         backend = summarizer_info(spec.summarizer)
         self.summarizer: Summarizer = backend.create(spec.summarizer.partition(":")[2], self.context,
@@ -112,7 +113,7 @@ class Replayer:
         return self._pricing[key]
 
     def _run(self, t: Transcript) -> dict[str, Table]:
-        # what the log leaves out of the figures its tool decided on, filled from the tool's own (run.evidence):
+        # what the log leaves out of the figures its tool decided on, filled from the tool's own (run.missing_usage):
         # strategies are shown the usage the tool saw; the accounting counts the messages as before
         t = complete(t)[0]
         # corrected for t's recorded model family (spec.token_correction), then at its own growth rate; a file
@@ -162,7 +163,7 @@ class Replayer:
             if calibrated and c.name == own_strategy(t.source):
                 why = f"{why}; {calibrated}" if why else calibrated
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
-                      "settings": "sweep" if k in self.scoped else ""}
+                      SETTINGS: SWEEP if k in self.scoped else NOT_SWEPT}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
                                     **got.result, "recorded_inferred": _recorded_inferred(trace)})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),
@@ -247,7 +248,7 @@ class Replayer:
                               self.context), observer
 
             ref = alone(self.reference)
-            return ref, [ref if c.name == "none" else alone(c) for c in configs]
+            return ref, [ref if c.name == REFERENCE else alone(c) for c in configs]
         followers = [Member(k, c.create(), c.create) for k, c in enumerate(configs)]
         out = replay_together(t, Member(-1, self.reference.create()), followers, self.summarizer, config, counter,
                               index, tracker, entries, self.context, reference=True, pure=self.share)
@@ -385,7 +386,8 @@ def _step_columns(t: Trace) -> tuple[Columns, int]:
 def _recorded_inferred(trace: Trace) -> int:
     """The compactions the ``recorded`` row replayed that the log does not mark (inferred: at a fall of the recorded
     prompt, or by the importer): 0 on every other row, whose compactions are its own."""
-    return sum(1 for e in trace.compactions if e.ok and e.meta and "recorded" in e.meta and e.meta.get("inferred"))
+    return sum(1 for e in trace.compactions
+               if e.ok and e.meta and RECORDED_META in e.meta and e.meta.get(INFERRED_META))
 
 
 def _compaction_row(e: Any) -> dict[str, Any]:

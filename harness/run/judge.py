@@ -27,6 +27,7 @@ from typing import Any
 from compbench.data.facts import KINDS, Fact
 from compbench.data.transcript import Message, Text
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
+from compbench.sdk.kinds import REFERENCE
 from compbench.sdk.session import Action, Compact, Entry, SummaryRequest
 from compbench.summarizers import Summarizer
 
@@ -210,7 +211,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
     from compbench.data.importing import iter_transcripts
     from compbench.measure.facts.sources import facts_for, load_gold
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.run.engine import conditioned
     from compbench.run.spec import RunSpec
     from compbench.sdk.context import ReplayContext
@@ -234,7 +235,7 @@ def judge_run(run: Path, agent: Summarizer, judge: Summarizer, max_events: int =
         context.begin(t, index)
         for label in spec.strategies:
             c = resolve(label)
-            if c.name == "none":
+            if c.name == REFERENCE:
                 continue
             cap = Capture(index)
             trace = replay(t, c.create(), summarizer, config, counter, None, cap, context=context)

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from compbench.measure.pricing import DEFAULT_PRICE_MODEL
 from compbench.measure.token_correction import in_use
 from compbench.sdk.session import ModelLimits
 
@@ -63,15 +62,12 @@ class RunSpec:
 
     @classmethod
     def from_manifest(cls, d: Mapping[str, Any]) -> RunSpec:
-        """The spec a manifest recorded (what :meth:`manifest` wrote; secrets were never in it)."""
+        """The spec a manifest recorded (what :meth:`manifest` wrote; secrets were never in it), at this run format
+        (:func:`compbench.store.manifest.upgrade_spec` gave an older one the options added since)."""
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in d.items() if k in fields}
         values["strategies"] = tuple(values["strategies"])
-        values["settings"] = tuple(values.get("settings") or ())
-        values.setdefault("token_correction", "none")  # a run from before corrections counted without one
-        values.setdefault("cache_ttl", "none")  # a run from before the cache expired kept every prefix
-        values.setdefault("price_model", DEFAULT_PRICE_MODEL)  # one from before recorded models priced at this
-        values.setdefault("keep_empty", True)  # one from before empty sessions were left out replayed them
+        values["settings"] = tuple(values["settings"])
         values["limits"] = ModelLimits(**values["limits"]) if values.get("limits") else None
         return cls(**values)
 

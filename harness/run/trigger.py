@@ -30,7 +30,7 @@ from typing import Any
 from compbench.data.recorded import segment
 from compbench.data.transcript import RecordedCompaction, Transcript
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.events import CompactionEvent
 from compbench.sdk.registry import Configured, get, own_strategy
@@ -120,7 +120,7 @@ class TriggerCheck:
 def points(t: Transcript, limits: ModelLimits) -> tuple[list[Point], TriggerCheck]:
     """The real automatic compactions a trigger can be compared with, each in its segment cut
     :data:`WITHIN` + 1 calls after it; and the counts of every kind (offsets empty)."""
-    from compbench.run.evidence import per_call_usage
+    from compbench.run.missing_usage import per_call_usage
 
     own = own_strategy(t.source)
     declared = get(own).tool if own is not None else None

@@ -21,10 +21,11 @@ from compbench.errors import CompbenchError, UsageError
 from compbench.run.engine import Outcome, Replayed, Replayer
 from compbench.run.spec import RunSpec
 from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
+from compbench.sdk.kinds import WIDENED, WIDENED_IDS
 from compbench.store import rundir
 from compbench.store.columns import Table
-from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord
-from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted
+from compbench.store.manifest import DatasetRef, Manifest, StrategyRecord, upgrade_spec, version_of
+from compbench.store.rundir import RUN_FORMAT_VERSION, RunDir, interrupted, partial_of
 from compbench.store.tables import TABLES
 from compbench.strategies import resolve
 from compbench.summarizers import describe_summarizer
@@ -38,7 +39,8 @@ def recorded(out: Path) -> tuple[RunSpec, str, int]:
     """What an interrupted run was started with: its spec, its dataset, and how many transcripts it has
     committed (``run --resume`` takes its options from here; the run's own words if it cannot)."""
     identity, done = interrupted(out)
-    return RunSpec.from_manifest(identity["spec"]), str(identity["dataset"]), done
+    spec = upgrade_spec(identity["spec"], version_of(identity, str(partial_of(out) / "spec.json")))
+    return RunSpec.from_manifest(spec), str(identity["dataset"]), done
 
 
 def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
@@ -220,11 +222,11 @@ def _record(batch: list[tuple[str, str, Outcome]], widened: Sequence[str] = ()
     configurations it adds: they are not the run's transcripts twice, and a resume knows what is done."""
     record: dict[str, Any] = {"ids": [], "hashes": [], "errors": []}
     if widened:
-        record.update(widened=list(widened), widened_ids=[])
+        record.update({WIDENED: list(widened), WIDENED_IDS: []})
     rows = {k: Table() for k in TABLES}
     for tid, digest, result in batch:
         if widened:
-            record["widened_ids"].append(tid)
+            record[WIDENED_IDS].append(tid)
         else:
             record["ids"].append(tid)
             record["hashes"].append(digest)
@@ -245,9 +247,9 @@ def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Call
     added: list[str] = []
     done: dict[tuple[str, ...], set[str]] = {}
     for b in store.committed:
-        if b.get("widened"):
-            key = tuple(b["widened"])
-            done.setdefault(key, set()).update(b.get("widened_ids", []))
+        if b.get(WIDENED):
+            key = tuple(b[WIDENED])
+            done.setdefault(key, set()).update(b.get(WIDENED_IDS, []))
             added += [x for x in key if x not in added]
     for _ in range(rounds):
         pending = [k for k in done if k and not _round_done(k, done[k], spec, dataset, again)]

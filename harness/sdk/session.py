@@ -161,7 +161,7 @@ class Compact:
     emptied history after a failed summary). ``prune`` marks parts of kept entries with placeholders as
     part of the compaction (Gemini CLI truncates old tool outputs in the history it keeps): they apply
     only when the new view does. A strategy with an ``accept`` method
-    (:class:`compbench.replay.loop.CompactionCheck`) may still reject the compaction once its summary is known.
+    (:class:`compbench.sdk.protocols.CompactionCheck`) may still reject the compaction once its summary is known.
     ``summary_tag``: when the answer holds ``<tag>...</tag>`` (or an unclosed ``<tag>`` running to its end), only
     that content is the summary (Cline keeps the ``context`` parameter of its ``summarize_task`` call); an answer
     without it is the summary as it is.

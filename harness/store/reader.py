@@ -4,7 +4,8 @@ report read through it.
 :meth:`Run.open` checks that a path is a finished run (and says what it is instead, in one line: a dataset,
 an interrupted run, nothing), reads the manifest at any version this compbench knows (upgrading it;
 refusing a newer one), and gives each table with its declared schema (:mod:`compbench.store.tables`), so a table
-that is empty, or absent from an old run, still has every column.
+that is empty, or absent from an old run, still has every column, and an older run's table the columns added
+since (:func:`compbench.store.manifest.upgrade_table`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from compbench.errors import UsageError
-from compbench.store.manifest import MANIFEST, Manifest
+from compbench.store.manifest import FORMAT_VERSION, MANIFEST, Manifest, upgrade_table
 from compbench.store.tables import TABLES, empty
 
 
@@ -68,8 +69,11 @@ class Run:
         if p.exists():
             with pq.ParquetFile(p) as f:
                 rows = f.metadata.num_rows
-            if rows:
+            if rows and self.manifest.written_as == FORMAT_VERSION:
                 return pd.read_parquet(p, columns=list(columns) if columns is not None else None)
+            if rows:  # an older run's: the columns added since, as its version's upgrade says
+                frame = upgrade_table(name, pd.read_parquet(p), self.manifest.written_as)
+                return frame[list(columns)] if columns is not None else frame
         table = empty(name)  # no rows (a version 1 run wrote an empty table with one column): the declared ones
         frame = table.to_pandas()
         return frame[list(columns)] if columns is not None else frame

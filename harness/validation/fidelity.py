@@ -15,7 +15,7 @@ call, its messages counted at the session's growth rate: :mod:`compbench.measure
 compaction is replayed from the tool's state after the (k−1)-th: the recorded summary as a user message,
 the messages the tool kept, then what followed — so an early difference does not shift every later
 comparison. What a log leaves out of the tool's own count is filled from the tool's recorded figures
-(``evidence``), and the row says so.
+(:mod:`compbench.run.missing_usage`), and the row says so.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from compbench.data.transcript import RecordedCompaction, Transcript
 from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import Matcher
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.trigger import main_compaction, manual_reason, position, steps_before
 from compbench.sdk.registry import get, own_strategy
@@ -168,7 +168,7 @@ def _cause(t: Transcript, rc: RecordedCompaction, preset: str) -> str:
         causes.append("remote compaction: summary encrypted")
     if t.source == "claude-code":
         causes.append("file pre-redacted by its author")
-    from compbench.run.evidence import compaction_version
+    from compbench.run.missing_usage import compaction_version
 
     version = compaction_version(t, rc)
     # the versions each preset models, where the strategy's declaration says
@@ -219,7 +219,7 @@ def overhead(t: Transcript, counter: TokenCounter) -> tuple[int, TokenCounter]:
 
 def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> list[Row]:
     from compbench.measure.models import effective_limits
-    from compbench.run.evidence import at_recorded_points, complete, per_call_usage
+    from compbench.run.missing_usage import at_recorded_points, complete, per_call_usage
     from compbench.strategies import get, resolve
 
     own = own_strategy(t.source)
@@ -232,7 +232,7 @@ def rows_for(t: Transcript, counter: TokenCounter, summarizer: Summarizer) -> li
     window = effective_limits(t)
     limits = window.limits
     # a log without per-call usage (Crush, Goose) cannot show where the strategy's trigger fires; it records
-    # where the tool's did: there the strategy is made to compact (evidence.at_recorded_points), and what it
+    # where the tool's did: there the strategy is made to compact (missing_usage.at_recorded_points), and what it
     # keeps and summarizes is compared. A strategy that counts its own tokens (aider) needs no usage.
     own_count = declared.own_count
     stub = not per_call_usage(t) and not own_count

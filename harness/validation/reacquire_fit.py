@@ -67,7 +67,7 @@ def load(paths: Sequence[str], tokenizer: str = "o200k_base") -> list[Loaded]:
     counts them (each at its own growth rate of the hidden prompt)."""
     from compbench.data.importing import transcripts
     from compbench.measure.tokens import TokenCounter
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.sdk.registry import own_strategy
     from compbench.validation.fidelity import overhead
 

@@ -75,7 +75,7 @@ def check_setting(transcripts: Iterable[Transcript], spec: str, tokenizer: str =
     ``transcripts``; the other tools' logs are passed over."""
     from compbench.measure.tokens import TokenCounter
     from compbench.run.engine import conditioned
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.run.spec import RunSpec
     from compbench.sdk.registry import resolve
     from compbench.summarizers.extractive import ExtractiveSummarizer

@@ -306,4 +306,6 @@ def test_a_run_leaves_out_sessions_with_no_reply_unless_asked_and_resume_keeps_t
 
     with pytest.raises(UsageError, match="--keep-empty False in the run, True given"):  # a resume keeps the choice
         _check_resume("left", RunSpec(strategies=("none",)), str(raw), {"keep_empty"}, {"keep_empty": True})
-    assert RunSpec.from_manifest({"strategies": ["none"]}).keep_empty  # a run from before replayed them
+    from compbench.store.manifest import upgrade_spec
+
+    assert RunSpec.from_manifest(upgrade_spec({"strategies": ["none"]}, 2)).keep_empty  # one from before: replayed

@@ -101,10 +101,10 @@ def test_the_example_passes_every_check(capsys: pytest.CaptureFixture[str], monk
 
 def test_a_strategy_that_imports_the_engine_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    path = module(tmp_path, "engine_user", imports="from compbench.replay.loop import replay  # the engine")
+    path = module(tmp_path, "engine_user", imports="from compbench.replay.trajectories import replay  # the engine")
     code, status, out = check(capsys, monkeypatch, f"{path}:engine-user")
     assert code == 1 and status["imports"] == "fail", out
-    assert "engine_user.py:6: imports compbench.replay.loop" in out
+    assert "engine_user.py:6: imports compbench.replay.trajectories" in out
     assert all(v != "fail" for k, v in status.items() if k != "imports"), out
     assert out.rstrip().endswith("1 of 9 checks failed: imports")
 

@@ -18,8 +18,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 
 import helpers
 from compbench.data.formats import iter_files, read
@@ -44,8 +43,7 @@ def _hashes() -> dict[str, str]:
 
 
 def test_real_files_import_as_the_golden_says() -> None:
-    if not (SHARED / "transcripts").is_dir():
-        pytest.skip(f"real transcripts not found at {SHARED}")
+    need_shared(SHARED / "transcripts", "real transcripts")
     got = _hashes()
     if os.environ.get("COMPBENCH_REGEN_GOLDEN"):
         GOLDEN.parent.mkdir(exist_ok=True)

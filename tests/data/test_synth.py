@@ -10,7 +10,7 @@ from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for
 from compbench.measure.retention import evaluate
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve

@@ -108,7 +108,7 @@ def tool_rows(source: str) -> pd.DataFrame:
                           "noop_compactions": 0, "input_tokens": 100 if s != "none" else 200,
                           "reference_input_tokens": 200, "summarizer_input_tokens": 0,
                           "summarizer_output_tokens": 0, "reacquired_tokens": 0, "cost_usd": 1.0,
-                          "needs": 2, "needs_present": 2}
+                          "needs": 2, "needs_present": 2, "settings": "", "recorded_inferred": 0}
                          for k in range(3) for s in ("none", "truncate")])
 
 
@@ -146,6 +146,7 @@ def test_the_recorded_rows_self_check_compares_its_next_prompt_with_the_logs() -
     compactions = pd.DataFrame({"strategy": ["recorded", "recorded", "recorded", "claude-code"],
                                 "transcript_id": ["a", "b", "c", "a"], "step": [3, 5, 7, 3],
                                 "phase": ["before", "after", "before", "before"],
+                                "reason": ["recorded auto", "recorded auto", "recorded auto", "auto"],
                                 "recorded_next_input": [1_000, 2_000, -1, 1_000]})
     steps = pd.DataFrame({"strategy": ["recorded"] * 3, "transcript_id": ["a", "b", "c"], "step": [3, 6, 7],
                           "input": [900, 2_000, 5]})

@@ -15,7 +15,7 @@ from compbench.measure.cache import GEMINI_HIT_RATE, CacheModel, cache_model_for
 from compbench.measure.metrics import cost, cost_without_cache, summarizer_cost, totals
 from compbench.measure.models import Prices, prices_with_cache
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.strategies import resolve

@@ -16,7 +16,7 @@ from compbench.measure.metrics import cost, totals
 from compbench.measure.models import prices_for, prices_with_cache
 from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_entry, price_model_for
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.engine import Replayer, recorded_cache
 from compbench.run.spec import RunSpec

@@ -21,7 +21,7 @@ from compbench.measure.reacquire import ContentTracker, Trackers, counted, reacq
 from compbench.measure.reacquire_rules import Rates
 from compbench.measure.tokens import TokenCounter
 from compbench.measure.workset import WorkingSet, content_lines, has_content
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Insert, Keep, ModelLimits, SessionView, SummaryRequest
 from compbench.sdk.trace import Trace

@@ -139,6 +139,7 @@ def test_without_usage_the_overhead_is_the_agents_default_then_zero() -> None:
 def test_the_manifest_says_which_correction_a_run_applied() -> None:
     from compbench.run.spec import RunSpec
     from compbench.sdk.session import ModelLimits
+    from compbench.store.manifest import upgrade_spec
 
     spec = RunSpec(strategies=("none",), limits=ModelLimits(200_000, 32_000))
     m = spec.manifest()
@@ -148,10 +149,10 @@ def test_the_manifest_says_which_correction_a_run_applied() -> None:
     assert RunSpec.from_manifest(m) == spec
     old = {k: v for k, v in m.items() if k not in ("token_correction", "token_corrections", "cache_ttl",
                                                      "price_model")}
-    assert RunSpec.from_manifest(old).token_correction == "none"  # runs from before corrections counted without
+    was = RunSpec.from_manifest(upgrade_spec(old, 1))  # the manifest's upgrade (compbench.store.manifest)
+    assert was.token_correction == "none"  # runs from before corrections counted without
     # runs from before the cache expired, and before each transcript was priced at its recorded model
-    assert (RunSpec.from_manifest(old).cache_ttl, RunSpec.from_manifest(old).price_model) == (
-        "none", "claude-sonnet-4-5")
+    assert (was.cache_ttl, was.price_model) == ("none", "claude-sonnet-4-5")
     assert (spec.cache_ttl, spec.price_model) == ("auto", None)
     assert in_use("o200k_base", "none") == {} and in_use("chars4", "auto")["claude"] == "none"
 

@@ -136,7 +136,7 @@ def test_codex_without_a_recorded_window_takes_its_versions_bundled_catalogue(mo
 def test_codex_compacts_at_90_percent_of_the_catalogue_window(chars4: Any, total: int, compacts: bool) -> None:
     """0.9 x 272,000 = 244,800 for every model, gpt-5.6-sol included (the former rule took 258,400 as its window
     and compacted at 232,560: 12,240 tokens early)."""
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer
@@ -192,7 +192,7 @@ def test_opencode_1_4_3_compacts_at_copilots_input_limit_less_its_buffer(chars4:
                                                                          compacts: bool) -> None:
     """input 128,000 - min(20,000, 32,000) = 108,000: the real automatic compaction at 112,579 tokens on
     claude-sonnet-4.6 is past it; at Anthropic's limits (200,000 - 32,000 = 168,000) neither preset fires there."""
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer

@@ -105,7 +105,7 @@ def test_a_recorded_input_over_the_table_s_window_marks_it_unknown() -> None:
 def test_pi_compacts_past_its_registry_s_window_less_reserve_tokens(chars4: Any, total: int, compacts: bool) -> None:
     """contextTokens > 272,000 - 16,384 = 255,616 at the end of the run (at litellm's 1,050,000 the threshold is
     1,033,616). The hand-made messages are too small for a cut, so the compaction fires and replaces nothing."""
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer
@@ -188,7 +188,7 @@ def test_roo_condenses_at_its_table_s_window_not_litellm_s(chars4: Any, model: s
     """prev > 0.9 x 200,000 - 8,192 = 171,808 (Roo's reserve for a hybrid Claude model), prev being the last
     request's tokens and the new prompt's (1 here): at litellm's 1,000,000 for claude-opus-4-6 the limit would be
     891,808 and nothing here condenses."""
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
     from compbench.strategies import resolve
     from compbench.summarizers.mock import MockSummarizer

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay_together
 from compbench.replay.members import Member
+from compbench.replay.trajectories import replay_together
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import (
     PREVIOUS_ANSWER,

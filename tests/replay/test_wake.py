@@ -15,7 +15,7 @@ from compbench.data.synth import generate, session
 from compbench.data.transcript import Transcript
 from compbench.measure.tokens import TokenCounter
 from compbench.replay import members
-from compbench.replay.loop import recorded_entries, replay
+from compbench.replay.trajectories import recorded_entries, replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.engine import TABLES
 from compbench.run.spec import RunSpec

@@ -13,7 +13,7 @@ from compbench.decide.flags import strategy_flags
 from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.run.engine import replay_conditions
 from compbench.run.spec import RunSpec

@@ -129,7 +129,7 @@ def test_judge_replays_the_run_with_the_run_s_summaries(tmp_path: Path, monkeypa
 
     from compbench.data.formats.native import write
     from compbench.data.synth import generate
-    from compbench.replay import loop
+    from compbench.replay import trajectories
     from compbench.run.spec import RunSpec
     from compbench.run.write import write_run
     from compbench.sdk.session import ModelLimits
@@ -141,14 +141,14 @@ def test_judge_replays_the_run_with_the_run_s_summaries(tmp_path: Path, monkeypa
                    limits=ModelLimits(6_000, 1_000), tokenizer="chars4")
     write_run(tmp_path / "run", spec, str(tmp_path / "data"), iter(data))
     seen: dict[tuple[str, str], list[str]] = {}
-    real = loop.replay
+    real = trajectories.replay
 
     def replay(t: Any, strategy: Any, *a: Any, **k: Any) -> Any:
         trace = real(t, strategy, *a, **k)
         seen[(t.id, strategy.name)] = [c.summary for c in trace.compactions]
         return trace
 
-    monkeypatch.setattr(loop, "replay", replay)
+    monkeypatch.setattr(trajectories, "replay", replay)
     llm = LLMSummarizer("fake-model", tmp_path / "cache", completion=Model())
     judge_run(tmp_path / "run", llm, llm, max_events=1)
     run = pd.read_parquet(tmp_path / "run" / "compactions.parquet")

@@ -11,7 +11,7 @@ import pytest
 from compbench.data.importing import iter_transcripts
 from compbench.data.synth import generate
 from compbench.decide.tune import grid_specs
-from compbench.replay import branch, loop
+from compbench.replay import branch, trajectories
 from compbench.run import engine as runs
 from compbench.run.engine import TABLES
 from compbench.run.spec import RunSpec
@@ -43,10 +43,10 @@ def test_shared_replays_give_the_tables_of_separate_ones(tmp_path: Path, monkeyp
     spec = RunSpec(strategies=tuple(GRID), limits=ModelLimits(24_000, 4_096), tokenizer="o200k_base",
                    summarizer=summarizer)
     calls = {"n": 0, "trajectories": 0}
-    real = loop.replay
+    real = trajectories.replay
     real_branch = branch.Branch.run
 
-    def counting(*a: object, **k: object) -> loop.Trace:
+    def counting(*a: object, **k: object) -> trajectories.Trace:
         calls["n"] += 1
         return real(*a, **k)  # type: ignore[arg-type]
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_glob
 
 from compbench.data.transcript import Media, Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
@@ -165,7 +166,7 @@ def real_summaries(*folders: Path) -> list[tuple[str, str, str]]:
     """(version, trigger, text) of every isCompactSummary record in the real Claude Code sessions."""
     out = []
     for folder in folders:
-        for f in sorted((folder / "claude-code").glob("*.jsonl")):
+        for f in shared_glob(folder / "claude-code", "*.jsonl"):
             records = [json.loads(line) for line in f.open() if line.strip()]
             trigger = ""
             for r in records:

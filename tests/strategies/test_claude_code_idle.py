@@ -10,7 +10,7 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Compact, Insert, Keep, ModelLimits
 from compbench.strategies import resolve

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import shared_glob
 
 from compbench.data.transcript import Message, Text, Usage
 from compbench.measure.tokens import TokenCounter
@@ -65,7 +66,7 @@ def test_explicit_limit_is_capped_at_the_effective_window(chars4: TokenCounter) 
 
 def test_real_rollout_reports_the_95_percent_effective_window(transcripts_dir: Path) -> None:
     """Both real rollouts (gpt-5.1-codex-max, gpt-5.2-codex: 272k) report model_context_window 258,400."""
-    for f in sorted((transcripts_dir / "codex").glob("*.jsonl")):
+    for f in shared_glob(transcripts_dir / "codex", "*.jsonl"):
         windows = {json.loads(line)["payload"]["info"]["model_context_window"]
                    for line in f.open() if '"token_count"' in line and '"model_context_window"' in line}
         assert windows == {272_000 * 95 // 100} == {258_400}

@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from conftest import SHARED, need_shared, shared_glob
 
 from compbench.data.transcript import Message
 from compbench.measure.tokens import TokenCounter
@@ -15,9 +16,7 @@ from compbench.sdk.session import Insert, Keep, ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.openai_compaction import COMPRESSION_RATIO, OpenAICompaction, OpenAICompactionParams
 from compbench.summarizers.mock import MockSummarizer
-from helpers import ROOT, assistant, run, system, tool, transcript, user, view_of
-
-SHARED = ROOT.parent / "shared"
+from helpers import assistant, run, system, tool, transcript, user, view_of
 
 
 def chat() -> list[Message]:
@@ -76,7 +75,7 @@ def test_ratio_preset_value_and_validation() -> None:
 def _codex_item_ratios(folder: Path) -> list[float]:
     """The compaction item's share of what it replaced, as Codex's own post-compaction estimate shows it."""
     ratios = []
-    for f in sorted(folder.glob("*.jsonl")):
+    for f in shared_glob(folder, "*.jsonl"):
         recs = [json.loads(line) for line in f.open()]
         meta = recs[0]["payload"]
         base = meta["base_instructions"]
@@ -97,9 +96,7 @@ def _codex_item_ratios(folder: Path) -> list[float]:
 
 
 def test_default_ratio_is_the_median_of_the_real_codex_remote_compactions() -> None:
-    folder = SHARED / "real-compactions" / "codex"
-    if not folder.is_dir():
-        pytest.skip(f"no real Codex rollouts at {folder}")
+    folder = need_shared(SHARED / "real-compactions" / "codex", "real Codex rollouts")
     ratios = _codex_item_ratios(folder)
     assert len(ratios) == 5
     assert round(statistics.median(ratios), 3) == COMPRESSION_RATIO

@@ -250,7 +250,7 @@ def test_replay_update_prompt_summarizes_only_since_the_last_compaction(chars4: 
 def cached_replay(spec: str, minimum: int, chars4: TokenCounter) -> tuple[list[SummaryRequest],
                                                                           list[CompactionEvent]]:
     from compbench.measure.cache import CacheModel
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
 
     sm = MockSummarizer(lambda r: "P" if r.meta.get("turn_prefix") else "H")

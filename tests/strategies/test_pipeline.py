@@ -11,7 +11,7 @@ from compbench.data.transcript import ToolResult, Usage
 from compbench.decide.tune import grid_specs
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Keep, ModelLimits, Prune, SessionView
 from compbench.strategies import names, resolve, runnable

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import need_shared
 
 from compbench.data.transcript import Message, Reasoning, Text
 from compbench.measure.tokens import TokenCounter
@@ -198,8 +199,8 @@ def _template(name: str) -> str:
     return re.search(rf"const {name} = `(.*?)`;", text, re.S).group(1)  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(not SEED.exists(), reason="seed 004 not present")
 def test_prompts_are_the_seeds_verbatim() -> None:
+    need_shared(SEED, "seed 004")
     assert SYSTEM_PROMPT == _template("systemPrompt")
     expected = (_template("userPrompt")
                 .replace("${previousSummary ?? 'None - this is the first compaction round.'}", "{previous}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compbench.data.transcript import Media, Message, Text, ToolResult
+from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
 from compbench.sdk.session import Prune
 from compbench.strategies import resolve
@@ -85,8 +86,8 @@ def test_swe_agent_message_types_and_demonstrations(chars4: TokenCounter) -> Non
 def test_presets_and_validation() -> None:
     assert resolve("swe-agent:preset=seed").params == SweAgentParams(5, 1, ("keep_output",), ("remove_output",))
     assert resolve("swe-agent:preset=polling").params.polling == 5
-    with pytest.raises(ValueError):
-        SweAgent(SweAgentParams(n=0))
+    with pytest.raises(UsageError, match="n=0 is below its minimum 1"):  # param(lo=1): tests/strategies/test_bounds.py
+        resolve("swe-agent:n=0")
 
 
 def test_replay_masks_and_never_summarizes(chars4: TokenCounter) -> None:

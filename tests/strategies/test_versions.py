@@ -27,9 +27,9 @@ REGENERATE = "COMPBENCH_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/strategi
 def decisions() -> dict[str, dict[str, str]]:
     """Per built-in strategy that runs offline: its version and the hash of its decisions on the samples."""
     from compbench.measure.tokens import TokenCounter
-    from compbench.replay.loop import replay
+    from compbench.replay.trajectories import replay
     from compbench.replay.viewstate import ReplayConfig
-    from compbench.run.evidence import complete
+    from compbench.run.missing_usage import complete
     from compbench.sdk.context import ReplayContext
     from compbench.sdk.session import ModelLimits
     from compbench.strategies import resolve

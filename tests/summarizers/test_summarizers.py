@@ -306,9 +306,7 @@ def test_calibrated_keeps_the_most_recently_seen_facts_of_a_cell_at_its_rate() -
     assert choose(one, {"artifact/tool": {"rate": max(0.0, 1 - u - 1e-9)}}) == frozenset()
 
 
-@pytest.mark.skipif(not (ROOT.parent / "shared" / "transcripts").is_dir(),
-                    reason="../shared is not here")
-def test_calibrated_choice_beats_a_null_draw_on_held_out_real_compactions() -> None:
+def test_calibrated_choice_beats_a_null_draw_on_held_out_real_compactions(transcripts_dir: Path) -> None:
     """Issue 24's goal: per-fact precision against the real summaries at least 0.10 above a null draw at the same
     rates, at no lower recall, on sessions the rates were not fitted on."""
     from compbench.data.formats import read_all

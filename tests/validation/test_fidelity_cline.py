@@ -6,7 +6,7 @@ the summary compared)."""
 from __future__ import annotations
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 
 from compbench.data.formats import read_all
 from compbench.validation.fidelity import Row, fidelity
@@ -55,8 +55,7 @@ def test_kilo_code_is_modelled_by_the_kilo_preset(rows: dict[tuple[str, int, str
 
 @pytest.fixture(scope="module")
 def real_rows() -> list[Row]:
-    if not (REAL_LOGS / "roo-code").is_dir():
-        pytest.skip(f"the real logs are not at {REAL_LOGS}")
+    need_shared(REAL_LOGS / "roo-code", "the real Roo Code logs")
     return [r for r in fidelity(read_all([REAL_LOGS]), tokenizer="chars4") if r.tool == "roo-code"]
 
 

@@ -3,13 +3,13 @@ automatic remote compactions, their reasoning redacted). Read in place, never co
 
 The trigger: ``current`` (their version's preset) on the window Codex recorded at each compaction (258,400, so
 272,000 and a limit of 244,800; one session recorded 353,400 before it was resumed) with the reasoning stood in
-(:mod:`compbench.run.evidence`). Re-acquisition: the reads inside ``exec`` scripts are seen, so what the agent
+(:mod:`compbench.run.missing_usage`). Re-acquisition: the reads inside ``exec`` scripts are seen, so what the agent
 read again after each compaction is observed (it was 0 on all five when scripts were opaque)."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 
 from compbench.data.formats import read_all
 from compbench.data.transcript import Transcript
@@ -20,8 +20,7 @@ INCOMING = SHARED / "incoming" / "codex-0.144"
 
 @pytest.fixture(scope="module")
 def logs() -> list[Transcript]:
-    if not INCOMING.is_dir():
-        pytest.skip(f"the Codex 0.144 rollouts are not at {INCOMING}")
+    need_shared(INCOMING, "the Codex 0.144 rollouts")
     return list(read_all([INCOMING]))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import compbench.run.evidence as evidence
+import compbench.run.missing_usage as missing_usage
 from compbench.data.formats import read_all
 from compbench.data.recorded import segment
 from compbench.data.transcript import Reasoning
@@ -110,13 +110,13 @@ def test_codex_matches_rest_on_the_reasoning_stand_in(real_compactions_dir: Path
     blobs (950 characters an item + 6.37 a reasoning token) match all five; an envelope of 1,100 (inside the
     0.77 blobs' span) is 3 calls early on the third compaction of 019ed99c."""
     ts = list(read_all([real_compactions_dir / "codex"]))
-    monkeypatch.setattr(evidence, "BLOB_CHARS", 0)
-    monkeypatch.setattr(evidence, "BLOB_CHARS_PER_TOKEN", 0.0)
+    monkeypatch.setattr(missing_usage, "BLOB_CHARS", 0)
+    monkeypatch.setattr(missing_usage, "BLOB_CHARS_PER_TOKEN", 0.0)
     none = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
     assert none == [0, 1, 0, 3, 7]
     monkeypatch.undo()
     assert [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"] == [0, 0, 0, 0, 0]
-    monkeypatch.setattr(evidence, "BLOB_CHARS", 1_100)
+    monkeypatch.setattr(missing_usage, "BLOB_CHARS", 1_100)
     more = [r.d_steps for r in fidelity(ts, tokenizer="chars4") if r.preset == "current"]
     assert more == [0, 0, 0, 0, -3]
 
@@ -138,10 +138,10 @@ def test_the_stand_in_is_calibrated_on_the_0_77_rollouts(transcripts_dir: Path) 
                 (empty.append(blobs[0]) if m.usage.reasoning == 0 else reasoned.append((m.usage.reasoning, blobs[0])))
     assert (len(empty), min(empty), median(empty), max(empty)) == (81, 868, 996, 1_208)
     per_token = (sum(b for _, b in reasoned) - len(reasoned) * median(empty)) / sum(n for n, _ in reasoned)
-    assert (len(reasoned), round(per_token, 2)) == (140, evidence.BLOB_CHARS_PER_TOKEN)
-    assert min(empty) <= evidence.BLOB_CHARS <= max(empty)
+    assert (len(reasoned), round(per_token, 2)) == (140, missing_usage.BLOB_CHARS_PER_TOKEN)
+    assert min(empty) <= missing_usage.BLOB_CHARS <= max(empty)
     # an envelope alone counts 16 tokens (950 * 3 / 4 - 650 bytes); 100 reasoning tokens add 119
-    assert [reasoning_item_tokens("A" * evidence.blob_chars(n)) for n in (0, 100)] == [16, 135]
+    assert [reasoning_item_tokens("A" * missing_usage.blob_chars(n)) for n in (0, 100)] == [16, 135]
 
 
 def test_segment_index_skips_the_tools_own_records(real_compactions_dir: Path) -> None:

@@ -8,9 +8,10 @@ Compressions (RecordedCompaction, ``tool="gemini-cli"``):
   is ``/compress``'s (``manual``), kept only when the next call's recorded input dropped (a ``/compress``
   that failed writes the same record). ``tokens_before`` = the last recorded input before it, the count
   Gemini CLI compared (``lastPromptTokenCount``); ``meta["tokens_after"]`` the next call's input.
-* from v0.44 the new history itself: the ``<state_snapshot>`` user record and the :data:`ACK` record, then a
-  ``$set`` ``messages`` that starts with them: the summary and the kept messages are known, and the
-  replaced ones stay in the transcript before the summary (flagged ``compaction``, as Claude Code's).
+* from v0.44 the new history itself: the ``<state_snapshot>`` user record and the
+  :data:`~.gemini_content.ACK` record, then a ``$set`` ``messages`` that starts with them: the summary and the
+  kept messages are known, and the replaced ones stay in the transcript before the summary (flagged
+  ``compaction``, as Claude Code's).
 * a recording with no UI record at all (v0.17 wrote none) and a recorded input that falls below
   :data:`INFERRED_DROP` of the previous call's: an inferred compression (a heuristic: ``trigger="unknown"``,
   ``meta["inferred"]``).

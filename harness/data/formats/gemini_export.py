@@ -11,7 +11,7 @@ v0.25 as ../shared/real-logs/FORMATS.md has it: ``🧑‍💻 ## USER`` up to v0
 
 These are the history *after* any compression: the turns it replaced are not in the file. A compression
 shows as a user Content (the ``<state_snapshot>``, or whatever text the model wrote instead: one real
-export holds the verification prose) answered by a model Content that is only :data:`ACK`. It becomes a
+export holds the verification prose) answered by a model Content that is only :data:`~.gemini_content.ACK`. It becomes a
 RecordedCompaction at the snapshot, ``trigger="unknown"``, no tokens (these dumps record no usage),
 ``kept_ids`` empty and ``meta["history_in_file"] = False``. The snapshot stays a user message (with the
 history gone it is what the agent knew); the acknowledgement, made by no model call, is flagged

@@ -40,10 +40,6 @@ Schema = Mapping[str, frozenset[str]]
 Sessions = Callable[[Path, sqlite3.Connection, Schema, list[str]], Iterator[Transcript]]
 
 
-def is_sqlite(head: str) -> bool:
-    return head.startswith(MAGIC)
-
-
 def _text(raw: bytes) -> str:
     """Text columns as written; a damaged byte is replaced rather than failing the whole store."""
     return raw.decode("utf-8", errors="replace")

@@ -6,7 +6,7 @@
 - decision: imperative user sentences (must, never, always, don't, do not, use X instead of Y);
 - continuation: open plan items (``- [ ]`` checkboxes, todo-tool entries not completed).
 
-Anchors are normalized (see :func:`compbench.measure.facts.normalize`). A path fact also matches on its last
+Anchors are normalized (see :func:`compbench.data.facts.normalize`). A path fact also matches on its last
 two components (``api/views.py`` for ``/home/u/proj/src/api/views.py``): summaries shorten absolute
 paths, and two components are specific enough in practice — that is the documented fuzzy threshold.
 

@@ -43,11 +43,6 @@ def fact_from_dict(d: Any, source: Source) -> Fact:
         raise UsageError(f"{source} fact {d.get('id')!r}: missing field {e}") from None
 
 
-def fact_to_dict(f: Fact) -> dict[str, Any]:
-    return {"id": f.id, "kind": f.kind, "text": f.text, "anchors": list(f.anchors),
-            "first_index": f.first_index, "meta": dict(f.meta)}
-
-
 GOLD_FILE = "gold_facts.jsonl"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need_shared
 
 from compbench.data.formats import read
 from compbench.data.formats.claude_code import read as read_cc
@@ -54,8 +55,7 @@ _cache: dict[str, Transcript] = {}
 
 def _real(transcripts_dir: Path, name: str) -> Transcript:
     path = transcripts_dir / "claude-code" / name
-    if not path.is_file():
-        pytest.skip(f"real transcript not found: {path}")
+    need_shared(path, "real transcript")
     if name not in _cache:
         (_cache[name],) = read(path)
     return _cache[name]
@@ -64,8 +64,7 @@ def _real(transcripts_dir: Path, name: str) -> Transcript:
 @pytest.mark.parametrize("name", sorted(COUNTS))
 def test_detected_as_claude_code(transcripts_dir: Path, name: str) -> None:
     path = transcripts_dir / "claude-code" / name
-    if not path.is_file():
-        pytest.skip(f"real transcript not found: {path}")
+    need_shared(path, "real transcript")
     assert detect(path) == "claude-code"
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,8 +32,7 @@ def one(path: Path) -> Transcript:
 
 @pytest.fixture(scope="module")
 def real() -> Transcript:
-    if not REAL.is_file():
-        pytest.skip(f"the real Roo Code fork export is not at {REAL}")
+    need_shared(REAL, "the real Roo Code fork export")
     return one(REAL)
 
 

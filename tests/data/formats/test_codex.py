@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need_shared
 
 from compbench.data.formats import read
 from compbench.data.formats.codex import read as read_codex
@@ -41,8 +42,7 @@ _cache: dict[str, Transcript] = {}
 
 def _path(transcripts_dir: Path, name: str) -> Path:
     path = transcripts_dir / "codex" / name
-    if not path.is_file():
-        pytest.skip(f"real rollout not found: {path}")
+    need_shared(path, "real rollout")
     return path
 
 
@@ -344,7 +344,7 @@ def test_a_placeholder_is_not_an_encrypted_blob(tmp_path: Path, blob: str, redac
 def test_redacted_reasoning_is_stood_in_like_unrecorded_reasoning(tmp_path: Path) -> None:
     """Fidelity fills a redacted blob as it fills a missing one (from the call's reported reasoning tokens);
     a rollout with real blobs keeps them."""
-    from compbench.run.evidence import blob_chars, complete
+    from compbench.run.missing_usage import blob_chars, complete
 
     def rollout(blob: str) -> Path:
         count = _count(10, 4, 231)

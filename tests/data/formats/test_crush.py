@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, need_shared
 from stores import crush_db, part
 
 from compbench.data.formats import iter_files, read
@@ -277,8 +277,7 @@ def test_a_copy_under_another_name_is_walked_by_its_tables(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def sample() -> Path:
-    if not SAMPLE.is_file():
-        pytest.skip(f"the real Crush sample is not at {SAMPLE}")
+    need_shared(SAMPLE, "the real Crush sample")
     return SAMPLE
 
 

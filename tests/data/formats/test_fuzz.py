@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TRANSCRIPTS
+from conftest import TRANSCRIPTS, shared_present
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import _mutate
@@ -57,7 +57,7 @@ LOCAL_SEEDS: dict[str, list[str]] = {
 
 def seed_records(fmt: str) -> list[tuple[str, Any]]:
     """(kind, parsed) pairs: kind 'jsonl' -> list of records, 'json' -> a document."""
-    paths = [TRANSCRIPTS / p for p in SEEDS.get(fmt, [])]
+    paths = [TRANSCRIPTS / p for p in SEEDS.get(fmt, []) if shared_present(TRANSCRIPTS / p)]
     for p in LOCAL_SEEDS.get(fmt, []):
         q = ROOT / p
         paths += sorted(q.glob("*.json*")) if q.is_dir() else [q]

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import shared_glob
 
 from compbench.data.formats import iter_files, read, read_all
 from compbench.data.formats.detect import detect
@@ -26,7 +27,7 @@ def sql(db: Path, *statements: str) -> Path:
 
 
 def exports(transcripts_dir: Path) -> list[Path]:
-    return sorted((transcripts_dir / "opencode").glob("*.json"))
+    return shared_glob(transcripts_dir / "opencode", "*.json")
 
 
 def comparable(t: Transcript) -> Transcript:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TRANSCRIPTS
+from conftest import TRANSCRIPTS, need_shared
 from shapes import BIG, mini_doc
 
 from compbench.data.formats import read
@@ -55,8 +55,7 @@ def test_every_json_document_format_reads_whatever_the_order_and_size(tmp_path: 
     """The whole class: each real document format, padded with a first field larger than the window, or
     with its keys reversed, is detected and imports to the same transcript (read in place, never copied)."""
     src = TRANSCRIPTS / rel
-    if not src.is_file():
-        pytest.skip(f"real transcript not found: {src}")
+    need_shared(src, "real transcript")
     doc = json.loads(src.read_text(encoding="utf-8"))
     changed = {"_padding": BIG, **doc} if change == "big-first-field" else dict(reversed(list(doc.items())))
     p = _write(tmp_path / src.name, changed)

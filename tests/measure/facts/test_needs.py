@@ -11,7 +11,7 @@ from compbench.measure.facts.derive import extract
 from compbench.measure.facts.presence import FactIndex, NeedHit, PresenceTracker
 from compbench.measure.retention import evaluate
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import ModelLimits
 from compbench.sdk.trace import Trace

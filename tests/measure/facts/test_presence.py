@@ -14,7 +14,7 @@ from compbench.measure.facts.presence import FactIndex, Matcher, PresenceTracker
 from compbench.measure.retention import evaluate, shapes
 from compbench.measure.tokens import TokenCounter
 from compbench.memo import Memo
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Entry, ModelLimits
 from compbench.strategies import resolve

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import need_shared
 
 from compbench.data.facts import Fact, normalize
 from compbench.data.formats import read
@@ -59,8 +60,7 @@ def _transcript(tid: str, transcripts_dir: Path) -> Transcript:
     if importlib.util.find_spec(FORMATS[fmt]) is None:
         pytest.skip(f"the {fmt} importer ({FORMATS[fmt]}) is not available yet")
     path = transcripts_dir / rel
-    if not path.is_file():
-        pytest.skip(f"transcript not found: {path}")
+    need_shared(path, "transcript")
     if tid not in _loaded:
         _loaded[tid] = next(read(path))
     t = _loaded[tid]

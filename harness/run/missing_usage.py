@@ -1,4 +1,4 @@
-"""``compbench.run.evidence`` — What real logs leave out of the figures a tool compared, and how a replay fills it
+"""``compbench.run.missing_usage`` — What real logs leave out of the figures a tool compared, and how a replay fills it
 from the tool's own (fidelity and every run: the real tool decided on its own count).
 
 A trigger can only be compared where the log holds what the tool counted. Two gaps are known:

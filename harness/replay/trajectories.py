@@ -1,4 +1,6 @@
-"""``compbench.replay.loop`` — The replay loop: one recorded transcript, one strategy, one simulated model.
+"""``compbench.replay.trajectories`` — A transcript's trajectories: replayed under one strategy (:func:`replay`) or
+under a run's configurations together (:func:`replay_together`), stepped by :class:`compbench.replay.branch.Branch`
+(the loop itself): one recorded transcript, each strategy, one simulated model.
 
 Every recorded assistant message is one simulated model call (a *step*). Before it, the strategy's
 ``before_step`` may act (pre-turn triggers: the Go agent, seed 004); the call's usage is what a real

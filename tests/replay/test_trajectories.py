@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from compbench.data.transcript import Usage
 from compbench.measure.tokens import TokenCounter
-from compbench.replay.loop import replay
+from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig
 from compbench.sdk.session import Action, Compact, Insert, Keep, Prune, SessionView, SummaryRequest
 from compbench.summarizers.mock import MockSummarizer
