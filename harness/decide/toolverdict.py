@@ -31,7 +31,7 @@ from compbench.decide.advice import (
     tool_settings,
 )
 from compbench.decide.compare import fmt_diff
-from compbench.decide.headline import HEADLINE, RECALL, pooled
+from compbench.decide.headline import HEADLINE, RECALL, RECALL_BAR, pooled
 from compbench.decide.metrics import metric
 from compbench.errors import UsageError
 from compbench.sdk.kinds import RECORDED, REFERENCE, SETTINGS, SWEEP
@@ -192,12 +192,17 @@ def _tried(setting: Setting, label: str, own: str, raw: Any) -> str:
 class Tried:
     """A setting's configurations a run replayed on a tool's comparable transcripts: their labels (the tool's
     default first), each one's value where it sits among the others (``unset`` at ``Setting.unset_at``), its
-    pooled effective savings, and the best sound one (None: none could be measured)."""
+    pooled effective savings, and the best sound one that keeps needed-fact recall at the default objectives' bar
+    (None: none could be measured, or none keeps it). ``lossy``: sound values that would have saved more but keep
+    fewer of the facts the agent used again — the ranking is by effective savings, but a line a user pastes must
+    not trade away their agent's facts for it (recall is a heuristic; it is the only loss figure a settings sweep
+    has per value, and silence beats a line that loses facts)."""
 
     labels: tuple[str, ...]
     values: dict[str, Any]
     scores: dict[str, float]
     best: str | None
+    lossy: tuple[str, ...] = ()
 
 
 def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
@@ -216,9 +221,13 @@ def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
         values[x] = setting.unset_at if unset and setting.unset_at is not None else v
     mine = comparable(rows)
     scores = {x: pooled(mine[mine["strategy"] == x], metric(HEADLINE)) for x in tried_labels}
+    recall = {x: pooled(mine[mine["strategy"] == x], metric(RECALL)) for x in tried_labels}
     sound = [x for x in tried_labels if standing.get(x) is None or standing[x].sound]
     ranked = sorted((x for x in sound if not math.isnan(scores[x])), key=lambda x: -scores[x])
-    return Tried(tuple(tried_labels), values, scores, ranked[0] if ranked else None)
+    keeps = [x for x in ranked if math.isnan(recall[x]) or recall[x] >= RECALL_BAR]
+    best = keeps[0] if keeps else None
+    lossy = tuple(x for x in ranked if x not in keeps and (best is None or scores[x] > scores[best]))
+    return Tried(tuple(tried_labels), values, scores, best, lossy)
 
 
 def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check: Any, have_recorded: bool,
@@ -231,8 +240,10 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     version = _version_of(rows)
     acted = mine[mine["strategy"].isin(tried_labels)]
     never = "first_action_step" in acted and not (acted["first_action_step"] >= 0).any()
+    lost = _lossy(setting, t, own)
     if never or best is None or best == own:
-        cond = Condition("better", False, _no_better(rows, mine, never, best))
+        cond = Condition("better", False, _no_better(rows, mine, never, best) if not (best is None and t.lossy)
+                         else f"every value tried that saves more {lost}")
         c = change(mine, own, RECORDED if have_recorded else None, resamples) if best else None
         return Candidate(setting, None, "", shown_tried, (), setting.where, "", (), c, "", (cond,))
     value = resolve(best).value(setting.param)
@@ -243,8 +254,21 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
                   interior(setting, values[best], list(values.values())), said)
     near = expected(compactions, best, list(per_transcript(mine)["transcript_id"]))
     return Candidate(setting, best, setting.shown(value), shown_tried, tuple(line.splitlines()), where,
-                     check_line(best, near, tool_name(source)), caveats(setting, mine) + versions_off, c,
+                     check_line(best, near, tool_name(source)),
+                     caveats(setting, mine) + versions_off + ((f"{_shown_values(setting, t, own)} would save more, "
+                                                               f"but each {lost}",) if t.lossy else ()), c,
                      figures(mine, best, standing), conditions)
+
+
+def _lossy(setting: Setting, t: Tried, own: str) -> str:
+    """What the values set aside for their recall lose, in words."""
+    return (f"keeps needed-fact recall under {RECALL_BAR:.0%} (a heuristic): fewer of the facts your agent used "
+            "again survive its compactions" if t.lossy else "")
+
+
+def _shown_values(setting: Setting, t: Tried, own: str) -> str:
+    """The values set aside for their recall, as the user writes them."""
+    return ", ".join(_tried(setting, x, own, t.values[x]) for x in t.lossy)
 
 
 def _no_better(rows: Any, mine: Any, never: bool, best: str | None) -> str:

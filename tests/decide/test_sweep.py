@@ -60,7 +60,7 @@ def results(scores: dict[str, float], source: str = "claude-code") -> Any:
                          "prunes": 0, "overflows": 0, "overflows_before_action": 0, "manual_compactions": 0,
                          "input_tokens": 1_000 * (1 - score), "reference_input_tokens": 1_000,
                          "summarizer_input_tokens": 0, "summarizer_output_tokens": 0, "reacquired_tokens": 0,
-                         "reacquired_output_tokens": 0})
+                         "reacquired_output_tokens": 0, "needs": 0, "needs_present": 0})
     return pd.DataFrame(rows)
 
 
@@ -116,3 +116,24 @@ def test_a_setting_inside_a_composed_strategy_is_read_from_its_stage() -> None:
     assert all(float(x.partition("=")[2]) < 0.3 for x in widened)
     assert next_configurations(results({"gemini-cli": 0.5, f"{key}=0.3": 0.4, f"{key}=0.4": 0.3},
                                        source="gemini-cli")) == []
+
+
+def test_a_value_that_loses_the_agents_facts_is_not_the_best_however_much_it_saves() -> None:
+    """Ranked by effective savings, but a value whose needed-fact recall falls under the bar is set aside (named
+    as lossy): the best is the value that saves most among those that keep the facts."""
+    from compbench.decide.ranking import standings
+    from compbench.decide.toolverdict import tried
+    from compbench.sdk.registry import get
+
+    key = "claude-code:autocompact_pct_override"
+    rows = results({"claude-code": 0.2, f"{key}=40": 0.5, f"{key}=60": 0.4, f"{key}=80": 0.3})
+    recall = {f"{key}=40": 0.5, f"{key}=60": 0.95, f"{key}=80": 0.97, "claude-code": 0.98}
+    rows["needs"] = 100
+    rows["needs_present"] = [round(100 * recall[x]) for x in rows["strategy"]]
+    setting = next(s for s in get("claude-code").tool.settings if s.param == "autocompact_pct_override")
+    t = tried(rows, "claude-code", setting, standings(rows))
+    assert (t.best, t.lossy) == (f"{key}=60", (f"{key}=40",))
+    rows["needs_present"] = [round(100 * (0.89 if x == f"{key}=60" else recall[x])) for x in rows["strategy"]]
+    assert tried(rows, "claude-code", setting, standings(rows)).best == f"{key}=80"  # 89%: under the bar
+    rows["needs_present"] = 90
+    assert tried(rows, "claude-code", setting, standings(rows)).best == f"{key}=40"  # 90%: at the bar, kept
