@@ -256,7 +256,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     return Candidate(setting, best, setting.shown(value), shown_tried, tuple(line.splitlines()), where,
                      check_line(best, near, tool_name(source)),
                      caveats(setting, mine) + versions_off + ((f"{_shown_values(setting, t, own)} would save more, "
-                                                               f"but each {lost}",) if t.lossy else ()), c,
+                                                               f"but {'each ' * (len(t.lossy) > 1)}{lost}",) if t.lossy else ()), c,
                      figures(mine, best, standing), conditions)
 
 
