@@ -255,8 +255,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     near = expected(compactions, best, list(per_transcript(mine)["transcript_id"]))
     return Candidate(setting, best, setting.shown(value), shown_tried, tuple(line.splitlines()), where,
                      check_line(best, near, tool_name(source)),
-                     caveats(setting, mine) + versions_off + ((f"{_shown_values(setting, t, own)} would save more, "
-                                                               f"but {'each ' * (len(t.lossy) > 1)}{lost}",) if t.lossy else ()), c,
+                     caveats(setting, mine) + versions_off + _lossy_note(setting, t, own, lost), c,
                      figures(mine, best, standing), conditions)
 
 
@@ -264,6 +263,13 @@ def _lossy(setting: Setting, t: Tried, own: str) -> str:
     """What the values set aside for their recall lose, in words."""
     return (f"keeps needed-fact recall under {RECALL_BAR:.0%} (a heuristic): fewer of the facts your agent used "
             "again survive its compactions" if t.lossy else "")
+
+
+def _lossy_note(setting: Setting, t: Tried, own: str, lost: str) -> tuple[str, ...]:
+    """The line beside an advice naming the values that would save more but lose facts."""
+    if not t.lossy:
+        return ()
+    return (f"{_shown_values(setting, t, own)} would save more, but {'each ' * (len(t.lossy) > 1)}{lost}",)
 
 
 def _shown_values(setting: Setting, t: Tried, own: str) -> str:
