@@ -232,5 +232,18 @@ def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
         reacq = (f"re-acquisition {p:,} predicted / {o:,} observed" + (f" (x{p / o:.2f})" if o else "")
                  if pred else "re-acquisition –")
         lines.append(f"  {tool}: {len(got)} real compaction{'s' * (len(got) != 1)} ({len(auto)} automatic): {trigger}; "
-                     f"{kept_text}; {reacq}")
+                     f"{kept_text}; {reacq}{newest(tool)}")
     return lines
+
+
+def newest(source: str) -> str:
+    """The newest version the tool's own strategy models, in words ("" where it declares none): a log of a later
+    version replays at that preset, so its trigger is checked (and calibrated) against the log's compactions."""
+    from compbench.sdk.registry import get, own_strategy
+
+    own = own_strategy(source)
+    tool = get(own).tool if own is not None else None
+    if tool is None or not tool.newest:
+        return ""
+    said = tool.preset_versions.get(tool.newest, "")
+    return f"; newest modelled: {own} preset {tool.newest}" + (f" ({said})" if said else "")

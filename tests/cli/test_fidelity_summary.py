@@ -66,3 +66,14 @@ def test_fidelity_shows_progress_and_ends_on_the_tools_lines() -> None:
     tail = r.stdout.rstrip("\n").split("by tool:")[-1]
     assert "claude-code:" in tail and "pi:" in tail and "opencode:" in tail
     assert max(len(x) for x in r.stdout.splitlines()) <= 160
+
+
+def test_each_tool_line_names_the_newest_version_its_strategy_models() -> None:
+    from compbench.cli.fidelity import newest
+    from compbench.sdk.registry import get
+
+    text = line([row(1, 0)])
+    tool = get("claude-code").tool
+    assert tool is not None and tool.newest
+    assert f"; newest modelled: claude-code preset {tool.newest}" in text
+    assert newest("no-such-tool") == ""
