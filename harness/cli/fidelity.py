@@ -218,7 +218,9 @@ def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
     for r in faithful(rows, transcripts):
         by.setdefault(r.tool, []).append(r)
     for tool, got in sorted(by.items()):
-        auto = [r for r in got if r.trigger.split(" ")[0] == "auto"]  # "auto (inferred)": told by a fall in the log
+        # automatic: every compaction not asked for by the user, as a run's trigger check counts them ("auto
+        # (inferred)": told by a fall in the log; "unknown": a log that does not say, above the tool's threshold)
+        auto = [r for r in got if r.trigger.split(" ")[0] != "manual"]
         placed = [r for r in auto if r.d_steps is not None or "strategy never compacted" in r.cause]
         near = sum(1 for r in placed if r.d_steps is not None and abs(r.d_steps) <= NEAR)
         trigger = (f"trigger within {NEAR} calls {near}/{len(placed)} ({near / len(placed):.0%})" if placed else

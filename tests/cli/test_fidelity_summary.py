@@ -77,3 +77,10 @@ def test_each_tool_line_names_the_newest_version_its_strategy_models() -> None:
     assert tool is not None and tool.newest
     assert f"; newest modelled: claude-code preset {tool.newest}" in text
     assert newest("no-such-tool") == ""
+
+
+def test_a_compaction_of_unknown_trigger_counts_as_automatic_as_in_a_run() -> None:
+    """A log that does not say who asked (pi's) and was not found below the tool's threshold (that would read
+    "manual (inferred)"): automatic, as compbench.run.trigger counts it."""
+    text = line([row(1, 0, trigger="unknown"), row(2, None, trigger="manual (inferred)")])
+    assert "2 real compactions (1 automatic): trigger within 2 calls 1/1 (100%)" in text
