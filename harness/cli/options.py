@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import click
 
@@ -217,31 +217,42 @@ def read_prices(path: str) -> dict[str, float]:
 
 
 def spec_of(strategies: tuple[str, ...], replay: Mapping[str, Any], dataset: str, select: str = "",
-            boilerplate: dict[str, object] | None = None) -> RunSpec:
+            boilerplate: dict[str, object] | None = None, checked: Checked | None = None) -> RunSpec:
     """The run spec of replay options ``replay`` (:data:`REPLAY_NAMES`) over ``dataset`` (the transcripts
     ``select`` picks: :mod:`compbench.data.select`): its gold facts and boilerplate templates found beside it (or
-    ``boilerplate``, the scan a caller made as it read the logs), an API key kept out of anything written."""
+    ``boilerplate``, the scan a caller made as it read the logs), an API key kept out of anything written.
+    ``checked``: :func:`checked_replay` of the same options, where the caller checked them already."""
     from compbench.data.importing import scan_dataset
     from compbench.measure.facts.sources import gold_file_for
-    from compbench.measure.token_correction import check_mode
     from compbench.run.spec import RunSpec
 
     r = dict(replay)
-    limits, price_model, summarizer_model, options = checked_replay(r)
+    c = checked if checked is not None else checked_replay(r)
     gold = gold_file_for(dataset)
-    return RunSpec(strategies=strategies, limits=limits, summarizer=r["summarizer"], tokenizer=r["tokenizer"],
-                   message_overhead=r["message_overhead"], token_correction=check_mode(r["token_correction"]),
-                   system_tokens=auto_overhead(r["system_tokens"], limits), model=r["model"],
-                   price_model=price_model, summarizer_model=summarizer_model, gold=str(gold) if gold else None,
-                   prices=read_prices(r["prices_file"]) if r["prices_file"] else None, summarizer_options=options,
-                   cache_ttl=r["cache_ttl"],
+    return RunSpec(strategies=strategies, limits=c.limits, summarizer=r["summarizer"], tokenizer=r["tokenizer"],
+                   message_overhead=r["message_overhead"], token_correction=c.correction,
+                   system_tokens=auto_overhead(r["system_tokens"], c.limits), model=r["model"],
+                   price_model=c.price_model, summarizer_model=c.summarizer_model, gold=str(gold) if gold else None,
+                   prices=c.prices, summarizer_options=c.options, cache_ttl=r["cache_ttl"],
                    boilerplate=scan_dataset(dataset) if boilerplate is None else boilerplate, select=select,
                    keep_empty=bool(r.get("keep_empty")))
 
 
-def checked_replay(replay: Mapping[str, Any]) -> tuple[ModelLimits | None, str | None, str | None, dict[str, object]]:
+class Checked(NamedTuple):
+    """Replay options checked and resolved (:func:`checked_replay`)."""
+
+    limits: ModelLimits | None
+    price_model: str | None
+    summarizer_model: str | None
+    options: dict[str, object]
+    correction: str
+    prices: dict[str, float] | None
+
+
+def checked_replay(replay: Mapping[str, Any]) -> Checked:
     """The replay options checked before any transcript is read (a typo ends the command at once, in one line):
-    the window, the price and summarizer models, and the summarizer's options (an API key among them)."""
+    the window, the token correction, the prices file, the price and summarizer models, and the summarizer's
+    options (an API key among them)."""
     from compbench.measure.models import lookup
     from compbench.measure.token_correction import check_mode
     from compbench.summarizers import info
@@ -249,9 +260,8 @@ def checked_replay(replay: Mapping[str, Any]) -> tuple[ModelLimits | None, str |
     r = dict(replay)
     backend = info(r["summarizer"])  # an unknown summarizer fails here, before any work
     limits = limits_option(r["model"], r["context_window"], r["max_output"])
-    check_mode(r["token_correction"])
-    if r["prices_file"]:
-        read_prices(r["prices_file"])
+    correction = check_mode(r["token_correction"])
+    prices = read_prices(r["prices_file"]) if r["prices_file"] else None
     price_model = r["price_model"] or r["model"] or None  # None: each transcript at its recorded model
     if price_model:
         lookup(price_model)
@@ -261,7 +271,7 @@ def checked_replay(replay: Mapping[str, Any]) -> tuple[ModelLimits | None, str |
     options: dict[str, object] = {}
     if backend.name in ("litellm", "cache-only"):
         options = {k: r[k] for k in ("api_base", "api_key", "cache_dir") if r[k]}
-    return limits, price_model, summarizer_model, options
+    return Checked(limits, price_model, summarizer_model, options, correction, prices)
 
 
 def configured(specs: tuple[str, ...], config: Config) -> tuple[str, ...]:

@@ -107,6 +107,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     done: list[str] = []
     spec = None
     labels: tuple[str, ...] = ()
+    checked = None  # the replay options, checked before the logs are read (a new run's)
     unmatched: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
     if resume_dir:
         spec, path, _ = recorded(Path(resume_dir))
@@ -121,7 +122,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         path = dataset or str(default_dataset())
         refuse_runs([path], "run")
         labels = configured(strategies, find())
-        checked_replay(replay)  # a mistyped option ends here, before the logs are read
+        checked = checked_replay(replay)  # a mistyped option ends here, before the logs are read
         for line in setting_values(labels):  # a value the tool ignores ends here, before any work
             click.echo(f"warning: {line}", err=True)
 
@@ -142,7 +143,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     if spec is None:
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first (unless done above)
             scanned = look.scanner.templates().to_json() if look is not None and look.scanner is not None else None
-            spec = spec_of(labels, replay, path, chosen.text(), boilerplate=scanned)
+            spec = spec_of(labels, replay, path, chosen.text(), boilerplate=scanned, checked=checked)
         say_unmatched(chosen, {"source": (spec.boilerplate.get("transcripts") or {}).keys()}, unmatched)
         if not no_settings:  # the tools present: the scan counted each source's transcripts
             from compbench.run.spec import with_settings

@@ -240,7 +240,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
     version = _version_of(rows)
     acted = mine[mine["strategy"].isin(tried_labels)]
     never = "first_action_step" in acted and not (acted["first_action_step"] >= 0).any()
-    lost = _lossy(setting, t, own)
+    lost = _lossy(t)
     if never or best is None or best == own:
         cond = Condition("better", False, _no_better(rows, mine, never, best) if not (best is None and t.lossy)
                          else f"every value tried that saves more {lost}")
@@ -259,7 +259,7 @@ def _candidate(rows: Any, own: str, setting: Setting, standing: Any, self_check:
                      figures(mine, best, standing), conditions)
 
 
-def _lossy(setting: Setting, t: Tried, own: str) -> str:
+def _lossy(t: Tried) -> str:
     """What the values set aside for their recall lose, in words."""
     return (f"keeps needed-fact recall under {RECALL_BAR:.0%} (a heuristic): fewer of the facts your agent used "
             "again survive its compactions" if t.lossy else "")
