@@ -217,25 +217,61 @@ def per_tool(rows: Sequence[Any], transcripts: Sequence[Any]) -> list[str]:
     by: dict[str, list[Any]] = {}
     for r in faithful(rows, transcripts):
         by.setdefault(r.tool, []).append(r)
+    version = {t.id: str(t.meta.get("tool_version") or "") for t in transcripts}
     for tool, got in sorted(by.items()):
-        # automatic: every compaction not asked for by the user, as a run's trigger check counts them ("auto
-        # (inferred)": told by a fall in the log; "unknown": a log that does not say, above the tool's threshold)
-        auto = [r for r in got if r.trigger.split(" ")[0] != "manual"]
-        placed = [r for r in auto if r.d_steps is not None or "strategy never compacted" in r.cause]
-        near = sum(1 for r in placed if r.d_steps is not None and abs(r.d_steps) <= NEAR)
-        trigger = (f"trigger within {NEAR} calls {near}/{len(placed)} ({near / len(placed):.0%})" if placed else
-                   "no automatic one to place" if not auto else "trigger not placed")
-        if len(auto) > len(placed):
-            trigger += f" ({len(auto) - len(placed)} without the usage to place it)"
+        auto, trigger = _agreement(got, NEAR)
         kept = [r.kept_jaccard for r in got if r.kept_jaccard is not None]
         kept_text = f"kept set {statistics.median(kept):.2f} ({len(kept)})" if kept else "kept set –"
         pred = [r for r in got if r.reacq_predicted is not None and r.reacq_observed is not None]
         p, o = sum(r.reacq_predicted for r in pred), sum(r.reacq_observed for r in pred)
         reacq = (f"re-acquisition {p:,} predicted / {o:,} observed" + (f" (x{p / o:.2f})" if o else "")
                  if pred else "re-acquisition –")
-        lines.append(f"  {tool}: {len(got)} real compaction{'s' * (len(got) != 1)} ({len(auto)} automatic): {trigger}; "
+        lines.append(f"  {tool}: {len(got)} real compaction{'s' * (len(got) != 1)} ({auto} automatic): {trigger}; "
                      f"{kept_text}; {reacq}{newest(tool)}")
+        lines.extend(_per_preset(got, version, NEAR))
     return lines
+
+
+def _agreement(got: Sequence[Any], near_calls: int) -> tuple[int, str]:
+    """How many of ``got`` are automatic, and how many of those the trigger lands within ``near_calls`` of, of
+    those the log can place, in words."""
+    # automatic: every compaction not asked for by the user, as a run's trigger check counts them ("auto
+    # (inferred)": told by a fall in the log; "unknown": a log that does not say, above the tool's threshold)
+    auto = [r for r in got if r.trigger.split(" ")[0] != "manual"]
+    placed = [r for r in auto if r.d_steps is not None or "strategy never compacted" in r.cause]
+    near = sum(1 for r in placed if r.d_steps is not None and abs(r.d_steps) <= near_calls)
+    trigger = (f"trigger within {near_calls} calls {near}/{len(placed)} ({near / len(placed):.0%})" if placed else
+               "no automatic one to place" if not auto else "trigger not placed")
+    if len(auto) > len(placed):
+        trigger += f" ({len(auto) - len(placed)} without the usage to place it)"
+    return len(auto), trigger
+
+
+def _per_preset(got: Sequence[Any], version: dict[str, str], near_calls: int) -> list[str]:
+    """Trigger agreement per preset the tool's logs replayed at, with the log versions it covered: where a
+    tool's agreement rests on one version's logs, or a newer version misses, this line says so. Only when the
+    tool's compactions span more than one preset or version (one line would repeat the tool's)."""
+    from compbench.sdk.tools import version_tuple
+
+    groups: dict[str, list[Any]] = {}
+    for r in got:
+        groups.setdefault(r.preset or "seed", []).append(r)
+    seen = {version.get(r.transcript, "") for r in got}
+    if len(groups) < 2 and len(seen) < 2:
+        return []
+
+    def order(v: str) -> tuple[int, tuple[int, ...], str]:
+        t = version_tuple(v)
+        return (0, t, v) if t is not None else (1, (), v)
+
+    out = []
+    for preset, rows in sorted(groups.items(), key=lambda kv: min(order(version.get(r.transcript, ""))
+                                                                   for r in kv[1])):
+        auto, trigger = _agreement(rows, near_calls)
+        vs = sorted({version.get(r.transcript, "") for r in rows} - {""}, key=order)
+        logs = (f"logs {vs[0]}" + (f"–{vs[-1]}" if len(vs) > 1 else "") if vs else "logs of unrecorded version")
+        out.append(f"    preset {preset} ({logs}): {len(rows)} real, {auto} automatic: {trigger}")
+    return out
 
 
 def newest(source: str) -> str:

@@ -84,3 +84,25 @@ def test_a_compaction_of_unknown_trigger_counts_as_automatic_as_in_a_run() -> No
     "manual (inferred)"): automatic, as compbench.run.trigger counts it."""
     text = line([row(1, 0, trigger="unknown"), row(2, None, trigger="manual (inferred)")])
     assert "2 real compactions (1 automatic): trigger within 2 calls 1/1 (100%)" in text
+
+
+def test_agreement_per_preset_names_the_log_versions_it_covers() -> None:
+    """Trigger agreement per tool *and version*: a newer version that misses shows under its own preset."""
+    from compbench.data.transcript import Transcript
+
+    ts = [Transcript("a", "codex", (), {"tool_version": "0.142.5"}),
+          Transcript("b", "codex", (), {"tool_version": "0.144.1"}),
+          Transcript("c", "codex", (), {"tool_version": "0.144.3"})]
+    rows = [Row("codex", "a", 1, "auto", "0.142", 10, 10, 0, 1, 1, 0, None, 1, 1, 1, 1, "–", "–", 1, 1, 0.0, ""),
+            Row("codex", "b", 1, "auto", "0.144", 10, 20, 10, 1, 1, 0, None, 1, 1, 1, 1, "–", "–", 1, 1, 0.0, ""),
+            Row("codex", "c", 1, "auto", "0.144", 10, 11, 1, 1, 1, 0, None, 1, 1, 1, 1, "–", "–", 1, 1, 0.0, "")]
+    text = line(rows, ts)
+    assert "trigger within 2 calls 2/3 (67%)" in text
+    first, second = text.index("preset 0.142 (logs 0.142.5)"), text.index("preset 0.144 (logs 0.144.1–0.144.3)")
+    assert first < second
+    assert "preset 0.144 (logs 0.144.1–0.144.3): 2 real, 2 automatic: trigger within 2 calls 1/2 (50%)" in text
+    assert "preset 0.142 (logs 0.142.5): 1 real, 1 automatic: trigger within 2 calls 1/1 (100%)" in text
+
+
+def test_one_preset_and_one_version_adds_no_line() -> None:
+    assert "    preset" not in line([row(1, 0), row(2, 1)])
