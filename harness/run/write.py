@@ -292,11 +292,11 @@ def _round_done(key: tuple[str, ...], ids: set[str], spec: RunSpec, dataset: str
 
 
 def _manifest(spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> Manifest:
-    fingerprint = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
+    replayed = hashlib.sha256("".join(h for b in committed for h in b["hashes"]).encode()).hexdigest()
     return Manifest(
         format_version=RUN_FORMAT_VERSION, compbench_version=__version__,
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
-        dataset=DatasetRef(dataset, fingerprint, sum(len(b["ids"]) for b in committed)),
+        dataset=DatasetRef(dataset, replayed, sum(len(b["ids"]) for b in committed)),
         spec=json.loads(json.dumps(spec.manifest())),  # as it reads back
         strategies=tuple(StrategyRecord(c.label, c.name, c.info.source, c.param_dict())
                          for c in (resolve(s) for s in spec.strategies)),

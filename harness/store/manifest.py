@@ -17,6 +17,10 @@ Versions:
    version 2 run may lack any of them.
 3. The spec names every option (its cache lifetime, price model, whether empty sessions were replayed, its
    settings sweep) and every table has every column declared when version 3 began.
+4. The dataset's hash is named ``replayed_hash`` (was ``fingerprint``): it hashes the content hashes of the
+   transcripts the run replayed, in run order, which a dataset's ``fingerprint`` (the sha256 of its transcripts'
+   JSON, :func:`compbench.data.dataset.fingerprint_of`) never equals; one name for two hashes that cannot be
+   compared invited comparing them.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 
 from compbench.errors import UsageError
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST = "manifest.json"
 
 Upgrader = Callable[[dict[str, Any]], dict[str, Any]]
@@ -46,6 +50,7 @@ class Upgrade:
     spec: Upgrader
     added: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    manifest: Upgrader | None = None  # how the rest of the manifest changes (None: only its spec)
 
 
 def spec_names_token_correction(spec: dict[str, Any]) -> dict[str, Any]:
@@ -74,21 +79,37 @@ _RESULTS_SINCE_2: dict[str, Any] = {
         "facts_conventional", "needs_soon", "needs_later", "needs_present_soon", "needs_present_later",
         "needs_reacquired_real", "agent_type"))}
 
+def spec_unchanged(spec: dict[str, Any]) -> dict[str, Any]:
+    """A step that leaves the spec as it was."""
+    return spec
+
+
+def dataset_hash_named_replayed(manifest: dict[str, Any]) -> dict[str, Any]:
+    """3 -> 4: ``dataset.fingerprint`` becomes ``dataset.replayed_hash`` (the same value: what it always was)."""
+    data = manifest.get("dataset")
+    if not isinstance(data, Mapping) or "fingerprint" not in data:
+        return manifest
+    renamed = {("replayed_hash" if k == "fingerprint" else k): v for k, v in data.items()}
+    return {**manifest, "dataset": renamed}
+
+
 UPGRADES: dict[int, Upgrade] = {
     1: Upgrade(2, "spec names its token correction", spec_names_token_correction),
     2: Upgrade(3, "spec names every option; tables have every column", spec_names_every_option,
                added={"results": _RESULTS_SINCE_2,
                       "compactions": {"recorded_next_input": -1, "recorded_lacks": ""}},  # -1, "": none known
                dropped={"results": ("refetch_debt_tokens",)}),
+    3: Upgrade(4, "the dataset's hash is named replayed_hash", spec_unchanged, manifest=dataset_hash_named_replayed),
 }
 
 
 @dataclass(frozen=True)
 class DatasetRef:
-    """The dataset a run replayed: where it was, its fingerprint (the transcripts' hashes), how many."""
+    """The dataset a run replayed: where it was, the hash of the replayed transcripts' content hashes in run
+    order (not the dataset's ``fingerprint``: a run may replay a selection), how many."""
 
     path: str
-    fingerprint: str
+    replayed_hash: str
     transcripts: int
 
 
@@ -122,7 +143,7 @@ class Manifest:
             "format_version": self.format_version,
             "compbench_version": self.compbench_version,
             "created_at": self.created_at,
-            "dataset": {"path": self.dataset.path, "fingerprint": self.dataset.fingerprint,
+            "dataset": {"path": self.dataset.path, "replayed_hash": self.dataset.replayed_hash,
                         "transcripts": self.dataset.transcripts},
             "spec": dict(self.spec),
             "strategies": [{"label": s.label, "name": s.name, "source": s.source, "params": dict(s.params)}
@@ -144,7 +165,7 @@ class Manifest:
             data = d["dataset"]
             return cls(
                 compbench_version=str(d["compbench_version"]), created_at=str(d.get("created_at", "")),
-                dataset=DatasetRef(str(data["path"]), str(data["fingerprint"]), int(data["transcripts"])),
+                dataset=DatasetRef(str(data["path"]), str(data["replayed_hash"]), int(data["transcripts"])),
                 spec=dict(d["spec"]),
                 strategies=tuple(StrategyRecord(str(s["label"]), str(s["name"]), str(s.get("source", "")),
                                                 dict(s.get("params", {}))) for s in d["strategies"]),
@@ -183,7 +204,12 @@ def upgrade(d: Mapping[str, Any], where: str = MANIFEST) -> dict[str, Any]:
     version = version_of(d, where)
     if version == FORMAT_VERSION:
         return dict(d)
-    return {**d, "spec": upgrade_spec(dict(d.get("spec") or {}), version), "format_version": FORMAT_VERSION}
+    out = dict(d)
+    for v in range(version, FORMAT_VERSION):
+        step = UPGRADES[v].manifest
+        if step is not None:
+            out = step(out)
+    return {**out, "spec": upgrade_spec(dict(d.get("spec") or {}), version), "format_version": FORMAT_VERSION}
 
 
 def upgrade_spec(spec: Mapping[str, Any], version: int) -> dict[str, Any]:

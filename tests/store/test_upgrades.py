@@ -21,7 +21,7 @@ from compbench.store.tables import names
 def manifest(version: int, **spec: Any) -> dict[str, Any]:
     """A manifest of ``version`` as an old compbench wrote it: only the keys it knew."""
     return {"format_version": version, "compbench_version": "0.old", "created_at": "",
-            "dataset": {"path": "d", "fingerprint": "f", "transcripts": 1},
+            "dataset": {"path": "d", ("fingerprint" if version < 4 else "replayed_hash"): "f", "transcripts": 1},
             "spec": {"strategies": ["none"], "limits": None, **spec},
             "strategies": [{"label": "none", "name": "none", "params": {}}]}
 
@@ -56,6 +56,17 @@ def test_step_2_gives_an_old_results_table_the_columns_added_since() -> None:
     assert list(new.columns) == [c for c in names("results") if c in new.columns]  # the declared order
     compactions = upgrade_table("compactions", pd.DataFrame({"transcript_id": ["t"], "seq": [1]}), 2)
     assert (compactions["recorded_next_input"].iloc[0], compactions["recorded_lacks"].iloc[0]) == (-1, "")
+
+
+def test_step_3_names_the_runs_dataset_hash_replayed_hash() -> None:
+    """The value is kept; only its name changes, so it is no longer mistaken for a dataset's fingerprint."""
+    read = Manifest.from_json(manifest(3))
+    assert read.dataset.replayed_hash == "f" and read.written_as == 3
+    assert "fingerprint" not in upgrade(manifest(3))["dataset"]
+    assert UPGRADES[3].spec({"strategies": ["none"]}) == {"strategies": ["none"]}
+    assert Manifest.from_json(manifest(2)).dataset.replayed_hash == "f"  # through every step
+    assert Manifest.from_json(manifest(FORMAT_VERSION)).to_json()["dataset"] == {
+        "path": "d", "replayed_hash": "f", "transcripts": 1}
 
 
 def test_an_old_table_keeps_what_it_has() -> None:
