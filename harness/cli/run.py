@@ -92,7 +92,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.run.cache import cache_root
     from compbench.run.estimate import Meter, estimate, record_speed, said
     from compbench.run.stop import Interrupted
-    from compbench.run.write import recorded, selected, write_run
+    from compbench.run.write import selected, started_with, write_run
 
     if bool(out) == bool(resume_dir):
         raise UsageError("give --out RUN_DIR for a new run, or --resume RUN_DIR to continue one")
@@ -110,7 +110,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     checked = None  # the replay options, checked before the logs are read (a new run's)
     unmatched: set[str] = set()  # the alternatives of --source / --where said to match nothing, said once
     if resume_dir:
-        spec, path, _ = recorded(Path(resume_dir))
+        spec, path, _ = started_with(Path(resume_dir))
         done = committed_ids(Path(resume_dir))
         _check_resume(resume_dir, spec, path, given, {**ctx.params, "select": chosen.text()})
         api_key = replay["api_key"]

@@ -1,6 +1,6 @@
 """``compbench.run.write`` — A run from start to end: every transcript replayed through the executor named, its
 rows committed to the run directory batch by batch (:class:`compbench.store.rundir.RunDir`), the manifest
-written last. ``run --resume`` reads back what an interrupted run was started with (:func:`recorded`)."""
+written last. ``run --resume`` reads back what an interrupted run was started with (:func:`started_with`)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from compbench.run.estimate import Meter
 
 
-def recorded(out: Path) -> tuple[RunSpec, str, int]:
+def started_with(out: Path) -> tuple[RunSpec, str, int]:
     """What an interrupted run was started with: its spec, its dataset, and how many transcripts it has
     committed (``run --resume`` takes its options from here; the run's own words if it cannot)."""
     identity, done = interrupted(out)
