@@ -71,7 +71,7 @@ Ctrl-C or SIGTERM: the transcripts in hand are finished and written, and the com
                    "with (an option given again must match; a differing one is named).")
 @click.option("--no-settings", "no_settings", is_flag=True,
               help="Leave out the settings sweep: by default each own-tool strategy is also replayed, on its tool's "
-                   "logs only, at a few values of the settings its users set (marked 'settings' in the results).")
+                   "logs only, at a few values of the settings its users set (the results' swept column says 'sweep').")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Replay every transcript, and keep nothing in the results cache.")
 @click.option("--rebuild-cache", "rebuild_cache", is_flag=True,

@@ -32,7 +32,7 @@ from typing import Any
 from compbench.decide.compare import counterpart, estimate, load_results, paired
 from compbench.decide.metrics import metric
 from compbench.errors import UsageError
-from compbench.sdk.kinds import RECORDED, REFERENCE, SETTINGS, SWEEP
+from compbench.sdk.kinds import RECORDED, REFERENCE, SWEEP, SWEPT
 
 MIN_TRANSCRIPTS = 5  # as compare's "few" (compbench.decide.stats.MIN_UNITS): the default --min-transcripts
 
@@ -197,7 +197,7 @@ def merge_thresholds(flags: Mapping[str, float], conf: Any, key: str) -> dict[st
 def sweep_labels(df: Any) -> list[str]:
     """The settings sweep's configurations (results ``settings == "sweep"``): each replayed on its own tool's
     logs only (:func:`compbench.run.spec.with_settings`)."""
-    return [str(s) for s in dict.fromkeys(df.loc[df[SETTINGS] == SWEEP, "strategy"])]
+    return [str(s) for s in dict.fromkeys(df.loc[df[SWEPT] == SWEEP, "strategy"])]
 
 
 def gated(df: Any, strategies: tuple[str, ...] = ()) -> list[str]:

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from compbench.sdk.kinds import SETTINGS, SWEEP
+from compbench.sdk.kinds import SWEEP, SWEPT
 
 # the savings figure everything leads with (a metric of compbench.decide.compare): net savings once the content
 # the strategy's view lost is re-acquired (issue 24; net_savings stays a column and a metric)
@@ -124,6 +124,6 @@ def everywhere(results: Any) -> tuple[Any, list[str]]:
     tool's logs only, ranked in that tool's verdict (``compare --by source``), never pooled with the rest."""
     n = results["transcript_id"].nunique()
     counts = results.groupby("strategy", sort=False)["transcript_id"].nunique()
-    swept = set(results.loc[results[SETTINGS] == SWEEP, "strategy"])
+    swept = set(results.loc[results[SWEPT] == SWEEP, "strategy"])
     others = [str(s) for s, k in counts.items() if k < n or s in swept]
     return (results[~results["strategy"].isin(others)] if others else results), others

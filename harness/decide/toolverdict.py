@@ -34,7 +34,7 @@ from compbench.decide.compare import fmt_diff
 from compbench.decide.headline import HEADLINE, RECALL, RECALL_BAR, pooled
 from compbench.decide.metrics import metric
 from compbench.errors import UsageError
-from compbench.sdk.kinds import RECORDED, REFERENCE, SETTINGS, SWEEP
+from compbench.sdk.kinds import RECORDED, REFERENCE, SWEEP, SWEPT
 from compbench.sdk.registry import get, own_strategy, resolve
 from compbench.sdk.tools import Setting
 
@@ -209,7 +209,7 @@ def tried(rows: Any, own: str, setting: Setting, standing: Any) -> Tried:
     """What the run tried of ``setting`` on ``rows`` (one tool's logs; manual compactions set aside)."""
     from compbench.decide.advice import numeric
 
-    swept = rows[SETTINGS] == SWEEP
+    swept = rows[SWEPT] == SWEEP
     sweep = rows[(rows["name"] == own) & swept]
     labels = [x for x in dict.fromkeys(sweep["strategy"]) if set(resolve(x).overrides) == {setting.param}]
     default_label = own if (rows["strategy"] == own).any() else None

@@ -36,7 +36,7 @@ from compbench.run.cache import Reads, TemplateReads
 from compbench.run.missing_usage import complete
 from compbench.run.spec import RunSpec
 from compbench.sdk.context import ReplayContext
-from compbench.sdk.kinds import INFERRED_META, NOT_SWEPT, RECORDED_META, REFERENCE, SETTINGS, SWEEP
+from compbench.sdk.kinds import INFERRED_META, NOT_SWEPT, RECORDED_META, REFERENCE, SWEEP, SWEPT
 from compbench.sdk.protocols import reads_before_edit
 from compbench.sdk.registry import own_strategy
 from compbench.sdk.session import Entry
@@ -163,7 +163,7 @@ class Replayer:
             if calibrated and c.name == own_strategy(t.source):
                 why = f"{why}; {calibrated}" if why else calibrated
             preset = {"preset": c.preset or ("seed" if c.info.presets else ""), "preset_source": why,
-                      SETTINGS: SWEEP if k in self.scoped else NOT_SWEPT}
+                      SWEPT: SWEEP if k in self.scoped else NOT_SWEPT}
             rows["results"].append({**key, "name": c.name, **preset, "source": t.source, **groups, **conditions,
                                     **got.result, "recorded_inferred": _recorded_inferred(trace)})
             for table, (columns, n) in (("steps", got.steps), ("compactions", got.compactions), ("facts", got.facts),

@@ -1,6 +1,6 @@
 """``compbench.sdk.kinds`` — The words a run's rows carry from the layer that writes them to the layers that read
-them: the baseline's and the reference's labels, the settings sweep's mark, the recorded strategy's compaction
-keys, a widening round's batch keys.
+them: the baseline's and the reference's labels, the settings sweep's mark (``swept``), the recorded strategy's
+compaction keys, a widening round's batch keys.
 
 Each was a string literal written in one module (the recorded strategy, the run engine, the run writer) and
 matched as a literal in others (the engine, measure, decide, the CLI, the reports); a typo in either place
@@ -18,8 +18,9 @@ from typing import Final, Literal, TypeAlias
 RECORDED: Final = "recorded"  # compbench.strategies.recorded: each log's own compactions, the tool as it ran
 REFERENCE: Final = "none"  # compbench.strategies.none: never acts, the reference every saving is measured from
 
-# -- the results ``settings`` column: whether a row is the settings sweep's (replayed on its own tool's logs only)
-SETTINGS: Final = "settings"  # the column's name
+# -- the results ``swept`` column: whether a row is the settings sweep's (replayed on its own tool's logs only);
+# run format 4 renamed it from ``settings`` (compbench.store.manifest upgrades older runs)
+SWEPT: Final = "swept"  # the column's name
 Swept: TypeAlias = Literal["sweep", ""]
 SWEEP: Final[Swept] = "sweep"
 NOT_SWEPT: Final[Swept] = ""

@@ -20,7 +20,8 @@ Versions:
 4. The dataset's hash is named ``replayed_hash`` (was ``fingerprint``): it hashes the content hashes of the
    transcripts the run replayed, in run order, which a dataset's ``fingerprint`` (the sha256 of its transcripts'
    JSON, :func:`compbench.data.dataset.fingerprint_of`) never equals; one name for two hashes that cannot be
-   compared invited comparing them.
+   compared invited comparing them. The results column that marks the settings sweep's rows is named ``swept``
+   (was ``settings``, also the name of the spec's list of swept configurations and of a tool's settings).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Upgrade:
     added: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     manifest: Upgrader | None = None  # how the rest of the manifest changes (None: only its spec)
+    renamed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # per table: old column -> new
 
 
 def spec_names_token_correction(spec: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +101,8 @@ UPGRADES: dict[int, Upgrade] = {
                added={"results": _RESULTS_SINCE_2,
                       "compactions": {"recorded_next_input": -1, "recorded_lacks": ""}},  # -1, "": none known
                dropped={"results": ("refetch_debt_tokens",)}),
-    3: Upgrade(4, "the dataset's hash is named replayed_hash", spec_unchanged, manifest=dataset_hash_named_replayed),
+    3: Upgrade(4, "the dataset's hash is named replayed_hash; the sweep's mark is named swept", spec_unchanged,
+               manifest=dataset_hash_named_replayed, renamed={"results": {"settings": "swept"}}),
 }
 
 
@@ -222,13 +225,14 @@ def upgrade_spec(spec: Mapping[str, Any], version: int) -> dict[str, Any]:
 
 def upgrade_table(name: str, frame: Any, version: int) -> Any:
     """The pandas ``frame`` of table ``name``, written at run format ``version``, at this one: the columns each
-    later version added (with the value their absence meant, or null) and without those it dropped; the
-    declared order and types are :mod:`compbench.store.tables`'."""
+    later version added (with the value their absence meant, or null), renamed as it renamed them and without
+    those it dropped; the declared order and types are :mod:`compbench.store.tables`'."""
     from compbench.store.tables import COLUMNS
 
     for v in range(version, FORMAT_VERSION):
         step = UPGRADES[v]
         frame = frame.drop(columns=[c for c in step.dropped.get(name, ()) if c in frame.columns])
+        frame = frame.rename(columns=dict(step.renamed.get(name, {})))
         for column, value in step.added.get(name, {}).items():
             if column not in frame.columns:
                 frame[column] = value

@@ -25,7 +25,7 @@ def _columns(text: str) -> tuple[tuple[str, str], ...]:
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "results": _columns("""
-        transcript_id:str strategy:str name:str preset:str preset_source:str settings:str source:str session:str
+        transcript_id:str strategy:str name:str preset:str preset_source:str swept:str source:str session:str
         project:str model:str tool_version:str window:int
         window_source:str window_known:bool window_calibrated:bool auto_compactions:int manual_compactions:int
         unchecked_compactions:int

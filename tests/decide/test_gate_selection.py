@@ -38,7 +38,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r["source"] = r["transcript_id"].map(lambda t: "codex" if t in CODEX else "pi")
     within = r[r["strategy"] == WITHIN]
     recorded = within.assign(strategy="recorded", name="recorded")
-    sweep = within[within["transcript_id"].isin(CODEX)].assign(strategy=SWEEP, settings="sweep")
+    sweep = within[within["transcript_id"].isin(CODEX)].assign(strategy=SWEEP, swept="sweep")
     pd.concat([r, recorded, sweep], ignore_index=True).to_parquet(out / "results.parquet")
     return out
 

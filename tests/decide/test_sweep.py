@@ -55,7 +55,7 @@ def results(scores: dict[str, float], source: str = "claude-code") -> Any:
         for label, score in scores.items():
             name = label.partition(":")[0]
             rows.append({"transcript_id": f"t{k}", "session": f"t{k}", "source": source, "strategy": label,
-                         "name": name, "settings": "sweep" if ":" in label else "", "first_action_step": 3,
+                         "name": name, "swept": "sweep" if ":" in label else "", "first_action_step": 3,
                          "steps": 40, "compactions": 1, "failed_compactions": 0, "noop_compactions": 0,
                          "prunes": 0, "overflows": 0, "overflows_before_action": 0, "manual_compactions": 0,
                          "input_tokens": 1_000 * (1 - score), "reference_input_tokens": 1_000,
@@ -102,7 +102,7 @@ def test_a_run_replays_what_widening_adds_on_its_tools_logs_and_lists_it(widened
     assert asked == [3 * 5 + 3, 3 * 5 + 3 + 3]  # asked on the rows so far, then again after its round
     assert added in manifest.spec["strategies"] and added in manifest.spec["settings"]
     mine = rows[rows["strategy"] == added]
-    assert sorted(mine["transcript_id"]) == ["s0", "s1", "s2"] and set(mine["settings"]) == {"sweep"}
+    assert sorted(mine["transcript_id"]) == ["s0", "s1", "s2"] and set(mine["swept"]) == {"sweep"}
     assert manifest.dataset.transcripts == 4  # the widening's replays are not transcripts twice
 
 

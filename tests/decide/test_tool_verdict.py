@@ -52,7 +52,7 @@ def test_the_sweep_is_of_the_tools_present_and_each_setting_replays_only_its_too
     per = results.groupby("strategy")["source"].agg(lambda x: sorted(set(x)))
     assert per["claude-code:autocompact_pct_override=60"] == ["claude-code"]
     assert per["codex:auto_compact_token_limit=150000"] == ["codex"] and per["truncate"] == ["claude-code", "codex"]
-    marked = results.drop_duplicates("strategy").set_index("strategy")["settings"]
+    marked = results.drop_duplicates("strategy").set_index("strategy")["swept"]
     assert set(marked[marked == "sweep"].index) == set(sweep) and marked["claude-code"] == ""
     own = results[(results["strategy"] == "claude-code") & (results["source"] == "claude-code")]
     assert set(own["preset"]) == {"2.1.21"} and set(own["preset_source"]) == {
@@ -108,7 +108,7 @@ def tool_rows(source: str) -> pd.DataFrame:
                           "noop_compactions": 0, "input_tokens": 100 if s != "none" else 200,
                           "reference_input_tokens": 200, "summarizer_input_tokens": 0,
                           "summarizer_output_tokens": 0, "reacquired_tokens": 0, "cost_usd": 1.0,
-                          "needs": 2, "needs_present": 2, "settings": "", "recorded_inferred": 0}
+                          "needs": 2, "needs_present": 2, "swept": "", "recorded_inferred": 0}
                          for k in range(3) for s in ("none", "truncate")])
 
 

@@ -51,7 +51,7 @@ def test_step_2_gives_an_old_results_table_the_columns_added_since() -> None:
                         "refetch_debt_tokens": [3]})
     new = upgrade_table("results", old, 2)
     assert "refetch_debt_tokens" not in new.columns  # dropped since
-    assert (new["settings"].iloc[0], new["recorded_inferred"].iloc[0], new["preset"].iloc[0]) == ("", 0, "")
+    assert (new["swept"].iloc[0], new["recorded_inferred"].iloc[0], new["preset"].iloc[0]) == ("", 0, "")
     assert new["reacquired_tokens"].isna().all()  # not measured then: null, never a made-up zero
     assert list(new.columns) == [c for c in names("results") if c in new.columns]  # the declared order
     compactions = upgrade_table("compactions", pd.DataFrame({"transcript_id": ["t"], "seq": [1]}), 2)
@@ -72,7 +72,10 @@ def test_step_3_names_the_runs_dataset_hash_replayed_hash() -> None:
 def test_an_old_table_keeps_what_it_has() -> None:
     old = pd.DataFrame({"transcript_id": ["t"], "settings": ["sweep"], "recorded_inferred": [2]})
     new = upgrade_table("results", old, 2)
-    assert (new["settings"].iloc[0], new["recorded_inferred"].iloc[0]) == ("sweep", 2)
+    assert (new["swept"].iloc[0], new["recorded_inferred"].iloc[0]) == ("sweep", 2)
+    assert "settings" not in new.columns  # renamed swept at version 4
+    at_3 = upgrade_table("results", pd.DataFrame({"transcript_id": ["t"], "settings": ["sweep"]}), 3)
+    assert at_3["swept"].tolist() == ["sweep"] and "settings" not in at_3.columns
 
 
 def test_a_table_at_this_version_is_untouched() -> None:
@@ -102,8 +105,8 @@ def test_a_hand_made_version_2_run_reads_with_every_column(tmp_path: Path) -> No
     r = Run.open(run)
     assert r.manifest.written_as == 2 and r.manifest.format_version == FORMAT_VERSION
     results = r.results()
-    assert results["settings"].tolist() == [""] and "refetch_debt_tokens" not in results.columns
-    assert r.table("results", ["strategy", "settings"]).columns.tolist() == ["strategy", "settings"]
+    assert results["swept"].tolist() == [""] and "refetch_debt_tokens" not in results.columns
+    assert r.table("results", ["strategy", "swept"]).columns.tolist() == ["strategy", "swept"]
     assert list(r.table("steps").columns) == names("steps")  # absent: the declared schema, empty
 
 
