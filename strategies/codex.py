@@ -348,7 +348,7 @@ def version_preset(version: str) -> str | None:
     """The preset of a Codex version: ``0.77`` up to 0.77 (the rollout it was built on), ``current`` for 0.78-0.146
     (built on 0.140 and 0.142.4 rollouts; on held-out public ones 0.136 and 0.140-0.142.5 compact within one call
     of it, 0.118's mostly 0-2 calls early but twice 19 and 27; on the 0.144 code-mode rollouts of
-    ../shared/incoming four of five within two calls; 0.78-0.117 unverified), ``0.147`` from remote compaction v2
+    ../shared/incoming five of five within two calls; 0.78-0.117 unverified), ``0.147`` from remote compaction v2
     to the newest version read (0.153: the source at the commits above, the bundled catalogue of 0.153.4). A newer
     version gets the newest preset, and the row says no preset models it."""
     try:
