@@ -9,9 +9,12 @@ it): ``session/turn.rs`` at 000c857e (``run_turn``, ``auto_compact_token_status`
 ``estimate_item_token_count``), ``compact_remote_v2.rs`` at 009bd870 and ``ModelInfo::
 auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
-Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (the same count: the last
-``total_tokens`` + earlier turns' encrypted reasoning + the items after the last model-generated item, which in
-code mode are the ``exec`` outputs), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
+Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (before code mode: a custom tool output is
+still a string, any user message ends the reasoning estimate) and at 023fad26 (0.147+, ``CompactionTrigger`` known:
+a non-contextual user message or an inter-agent message ends it), the same count either side of 0.144: the last
+``total_tokens`` + each encrypted reasoning item before that boundary, by its own blob + the items after the last
+model-generated item, which in code mode are the ``exec`` outputs (nothing else: no world_state, no pending input;
+images at a fixed estimate), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
 messages up to 64,000 tokens, preset ``0.147``), ``code-mode/src/description.rs`` at 01e102ef; the window is the
 one Codex records (:func:`compbench.measure.models.effective_limits`: 272,000 for gpt-5.6-sol too).
 

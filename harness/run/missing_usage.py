@@ -24,8 +24,9 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   0.144 sessions' many short items (38-75 tokens each). The envelope, 950, is set from the logs' own
   compactions (design: a session's rule is read off its compactions), inside the 0.77 span: with it the count
   reaches 90% of the window within two calls of 9 of the 10 automatic compactions of the 0.142 and 0.144
-  rollouts (996 and 1,000: 8; the former ratio: 8), the tenth 10 calls late until cumulative items (below) were read; held out session by session, 7
-  to 9 of 10 as ties are broken (an inference: the models behind the blobs differ, gpt-5.2-codex to gpt-5.6-sol).
+  rollouts (996 and 1,000: 8; the former ratio: 8), the tenth 10 calls late until cumulative items (below) were
+  read; held out session by session, 7 to 9 of 10 as ties are broken (an inference: the models behind the blobs
+  differ, gpt-5.2-codex to gpt-5.6-sol).
   A call whose response holds several reasoning items (gpt-5.6-sol reasons again after a preamble message) is
   stood in item by item, and Codex counts each item's blob (``estimate_item_token_count`` on every encrypted
   ``Reasoning`` before the last user boundary, history.rs). Where each later item's summary begins with the

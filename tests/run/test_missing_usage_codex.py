@@ -5,7 +5,6 @@ trigger counting each of them (hand-made sessions)."""
 from __future__ import annotations
 
 import pytest
-from helpers import tool, user, view_of
 
 from compbench.data.transcript import Message, Part, Reasoning, Text, ToolCall, Transcript, Usage
 from compbench.measure.tokens import TokenCounter
@@ -13,6 +12,7 @@ from compbench.run.missing_usage import blob_chars, complete, item_blobs
 from compbench.sdk.session import ModelLimits
 from compbench.strategies import resolve
 from compbench.strategies.codex import reasoning_item_tokens
+from helpers import tool, user, view_of
 
 REDACTED = Reasoning("", encrypted=True)  # the importer's placeholder where a checkpoint tool wrote REDACTED
 
