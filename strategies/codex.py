@@ -9,12 +9,10 @@ it): ``session/turn.rs`` at 000c857e (``run_turn``, ``auto_compact_token_status`
 ``estimate_item_token_count``), ``compact_remote_v2.rs`` at 009bd870 and ``ModelInfo::
 auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
-Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (before code mode: a custom tool output is
-still a string, any user message ends the reasoning estimate) and at 023fad26 (0.147+, ``CompactionTrigger`` known:
-a non-contextual user message or an inter-agent message ends it), the same count either side of 0.144: the last
-``total_tokens`` + each encrypted reasoning item before that boundary, by its own blob + the items after the last
-model-generated item, which in code mode are the ``exec`` outputs (nothing else: no world_state, no pending input;
-images at a fixed estimate), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
+Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (pre code mode: any user message ends the
+reasoning estimate) and 023fad26 (0.147+: a non-contextual user or inter-agent message ends it), the same count
+either side of 0.144: the last ``total_tokens`` + each encrypted reasoning item before that boundary by its blob +
+the items after the last model output, in code mode the ``exec`` outputs (no world_state, no pending input), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
 messages up to 64,000 tokens, preset ``0.147``), ``code-mode/src/description.rs`` at 01e102ef; the window is the
 one Codex records (:func:`compbench.measure.models.effective_limits`: 272,000 for gpt-5.6-sol too).
 
@@ -163,9 +161,13 @@ def reasoning_item_tokens(blob: str) -> int:
     return math.ceil(max(0, len(blob.encode()) * 3 // 4 - 650) / APPROX_BYTES_PER_TOKEN)
 
 
-def item_tokens(m: Message) -> int:
-    """``estimate_item_token_count`` over the response items a message stands for: each item's serialized
-    JSON (as Codex sends it) / 4, rounded up; an encrypted reasoning blob by its decoded length."""
+def item_tokens(m: Message, as_recorded: bool = True) -> int:
+    """``estimate_item_token_count``: each response item's serialized JSON / 4, rounded up (a recorded, unchanged
+    tool output at its item's recorded size, ``wire_bytes``: code mode's ``input_text`` list and metadata are
+    ~40 tokens more than the text); an encrypted reasoning blob by its decoded length."""
+    wire = m.meta.get("wire_bytes")
+    if as_recorded and m.role == "tool" and isinstance(wire, int):
+        return math.ceil(wire / APPROX_BYTES_PER_TOKEN)
     total = 0
     texts = [p.text for p in m.parts if isinstance(p, Text)]
     if texts:
@@ -273,7 +275,7 @@ class Codex:
         for e in reversed(entries):
             if e.role == "assistant":
                 break
-            total += item_tokens(e.rendered())
+            total += item_tokens(e.rendered(), as_recorded=not e.pruned)
         return total
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:

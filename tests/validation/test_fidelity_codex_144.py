@@ -30,8 +30,10 @@ def rows(logs: list[Transcript]) -> list[Row]:
 
 
 def test_five_of_five_compactions_within_two_calls(rows: list[Row]) -> None:
+    """019f53c2 is one call early: its exec output counted at its recorded item's size (the ``input_text`` list and
+    metadata Codex serializes) puts the call before 36 tokens over 244,800, where the text alone left it 12 under."""
     own = {(r.transcript[:8], r.n): r.d_steps for r in rows if r.preset == "current"}
-    assert own == {("019f5d29", 1): 0, ("019f53c2", 1): 0, ("019f5ccd", 1): 0, ("019f5ce9", 1): 0,
+    assert own == {("019f5d29", 1): 0, ("019f53c2", 1): -1, ("019f5ccd", 1): 0, ("019f5ce9", 1): 0,
                    ("019f5ce9", 2): 0}
     assert all("the version this preset models" in r.cause for r in rows if r.preset == "current")
 
