@@ -35,12 +35,12 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   has reached (its length over the last item's) — :func:`item_blobs`. Otherwise (no summaries, or summaries
   that do not repeat) the first item carries the call's reasoning and the others an envelope. On 019f5d29 the
   earlier turns hold three such calls (858, 130 and 822 reasoning tokens); giving their earlier items an
-  envelope only had left the count 914 tokens under 244,800 where Codex compacted (10 calls late); cumulative,
+  envelope only leaves the count 874 tokens under 244,800 where Codex compacted (10 calls late); cumulative,
   it lands on the call. The other compactions move little or not at all (019f5ce9's first has eight such calls
   before it: +3,142 tokens, still on its call; 019f53c2 none; 019f5ccd one of 75 tokens with no summary): 11 of 11
   within two calls with ../shared/real-compactions/codex. The blobs themselves are redacted: that the encrypted
   content is cumulative as the summary is, is read from the summaries, not seen; if the earlier items carried
-  under about half (46%) of their summary's share, 019f5d29 would be late again.
+  under about half (44%) of their summary's share, 019f5d29 would be late again.
 
 * **Crush and Goose** keep no per-call usage (only the session's latest and running totals), yet their
   triggers compare the last call's usage with the window. What the log does record is *where* the tool

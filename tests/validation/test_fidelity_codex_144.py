@@ -42,7 +42,7 @@ def test_019f5d29_lands_because_cumulative_reasoning_items_are_each_counted(
         logs: list[Transcript], monkeypatch: pytest.MonkeyPatch) -> None:
     """Its earlier turns hold three calls whose later reasoning items repeat the earlier items' summaries (858, 130
     and 822 reasoning tokens): stood in as an envelope each (a slice, not the reasoning so far), the count stays
-    914 tokens under 244,800 where Codex compacted and reaches it 10 calls late."""
+    874 tokens under 244,800 where Codex compacted and reaches it 10 calls late."""
     from compbench.run import missing_usage
 
     def sliced(m: Message, reasoning: int) -> list[int]:
