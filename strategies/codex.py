@@ -9,9 +9,10 @@ it): ``session/turn.rs`` at 000c857e (``run_turn``, ``auto_compact_token_status`
 ``estimate_item_token_count``), ``compact_remote_v2.rs`` at 009bd870 and ``ModelInfo::
 auto_compact_token_limit`` (min(configured, window * 9 / 10)).
 
-Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (the same count: the last
-``total_tokens`` + earlier turns' encrypted reasoning + the items after the last model-generated item, which in
-code mode are the ``exec`` outputs), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
+Read again for 0.144-0.153: ``context_manager/history.rs`` at a20bf059 (pre code mode: any user message ends the
+reasoning estimate) and 023fad26 (0.147+: a non-contextual user or inter-agent message ends it), the same count
+either side of 0.144: the last ``total_tokens`` + each encrypted reasoning item before that boundary by its blob +
+the items after the last model output, in code mode the ``exec`` outputs (no world_state, no pending input), ``compact_remote_v2.rs`` at 009bd870 (0.147+: the retained user and developer
 messages up to 64,000 tokens, preset ``0.147``), ``code-mode/src/description.rs`` at 01e102ef; the window is the
 one Codex records (:func:`compbench.measure.models.effective_limits`: 272,000 for gpt-5.6-sol too).
 
@@ -160,9 +161,13 @@ def reasoning_item_tokens(blob: str) -> int:
     return math.ceil(max(0, len(blob.encode()) * 3 // 4 - 650) / APPROX_BYTES_PER_TOKEN)
 
 
-def item_tokens(m: Message) -> int:
-    """``estimate_item_token_count`` over the response items a message stands for: each item's serialized
-    JSON (as Codex sends it) / 4, rounded up; an encrypted reasoning blob by its decoded length."""
+def item_tokens(m: Message, as_recorded: bool = True) -> int:
+    """``estimate_item_token_count``: each response item's serialized JSON / 4, rounded up (a recorded, unchanged
+    tool output at its item's recorded size, ``wire_bytes``: code mode's ``input_text`` list and metadata are
+    ~40 tokens more than the text); an encrypted reasoning blob by its decoded length."""
+    wire = m.meta.get("wire_bytes")
+    if as_recorded and m.role == "tool" and isinstance(wire, int):
+        return math.ceil(wire / APPROX_BYTES_PER_TOKEN)
     total = 0
     texts = [p.text for p in m.parts if isinstance(p, Text)]
     if texts:
@@ -270,7 +275,7 @@ class Codex:
         for e in reversed(entries):
             if e.role == "assistant":
                 break
-            total += item_tokens(e.rendered())
+            total += item_tokens(e.rendered(), as_recorded=not e.pruned)
         return total
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
@@ -348,7 +353,7 @@ def version_preset(version: str) -> str | None:
     """The preset of a Codex version: ``0.77`` up to 0.77 (the rollout it was built on), ``current`` for 0.78-0.146
     (built on 0.140 and 0.142.4 rollouts; on held-out public ones 0.136 and 0.140-0.142.5 compact within one call
     of it, 0.118's mostly 0-2 calls early but twice 19 and 27; on the 0.144 code-mode rollouts of
-    ../shared/incoming four of five within two calls; 0.78-0.117 unverified), ``0.147`` from remote compaction v2
+    ../shared/incoming five of five within two calls; 0.78-0.117 unverified), ``0.147`` from remote compaction v2
     to the newest version read (0.153: the source at the commits above, the bundled catalogue of 0.153.4). A newer
     version gets the newest preset, and the row says no preset models it."""
     try:

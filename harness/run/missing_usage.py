@@ -24,8 +24,23 @@ A trigger can only be compared where the log holds what the tool counted. Two ga
   0.144 sessions' many short items (38-75 tokens each). The envelope, 950, is set from the logs' own
   compactions (design: a session's rule is read off its compactions), inside the 0.77 span: with it the count
   reaches 90% of the window within two calls of 9 of the 10 automatic compactions of the 0.142 and 0.144
-  rollouts (996 and 1,000: 8; the former ratio: 8), the tenth 10 calls late; held out session by session, 7
-  to 9 of 10 as ties are broken (an inference: the models behind the blobs differ, gpt-5.2-codex to gpt-5.6-sol).
+  rollouts (996 and 1,000: 8; the former ratio: 8), the tenth 10 calls late until cumulative items (below) were
+  read; held out session by session, 7 to 9 of 10 as ties are broken (an inference: the models behind the blobs
+  differ, gpt-5.2-codex to gpt-5.6-sol).
+  A call whose response holds several reasoning items (gpt-5.6-sol reasons again after a preamble message) is
+  stood in item by item, and Codex counts each item's blob (``estimate_item_token_count`` on every encrypted
+  ``Reasoning`` before the last user boundary, history.rs). Where each later item's summary begins with the
+  earlier one's (the 0.144 rollouts: ``[A, B]`` then ``[A, B, C]``), the items are cumulative: each carries the
+  reasoning so far, not a slice of it, so each item gets the share of the call's reasoning tokens its summary
+  has reached (its length over the last item's) — :func:`item_blobs`. Otherwise (no summaries, or summaries
+  that do not repeat) the first item carries the call's reasoning and the others an envelope. On 019f5d29 the
+  earlier turns hold three such calls (858, 130 and 822 reasoning tokens); giving their earlier items an
+  envelope only leaves the count 874 tokens under 244,800 where Codex compacted (10 calls late); cumulative,
+  it lands on the call. The other compactions move little or not at all (019f5ce9's first has eight such calls
+  before it: +3,142 tokens, still on its call; 019f53c2 none; 019f5ccd one of 75 tokens with no summary): 11 of 11
+  within two calls with ../shared/real-compactions/codex. The blobs themselves are redacted: that the encrypted
+  content is cumulative as the summary is, is read from the summaries, not seen; if the earlier items carried
+  under about half (44%) of their summary's share, 019f5d29 would be late again.
 
 * **Crush and Goose** keep no per-call usage (only the session's latest and running totals), yet their
   triggers compare the last call's usage with the window. What the log does record is *where* the tool
@@ -128,6 +143,25 @@ def blob_chars(reasoning_tokens: int) -> int:
     return round(BLOB_CHARS + BLOB_CHARS_PER_TOKEN * reasoning_tokens)
 
 
+def item_blobs(m: Message, reasoning_tokens: int) -> list[int]:
+    """Stand-in blob lengths for the encrypted reasoning items of one call that reported ``reasoning_tokens``
+    (at least one): cumulative items (each summary begins with the one before) by their summary's share, else
+    the first item the whole and the others an envelope (see the module docstring)."""
+    summaries: list[str] = []
+    last = ""
+    for p in m.parts:
+        if isinstance(p, Reasoning):
+            if p.encrypted:
+                summaries.append(last)
+                last = ""
+            else:
+                last = p.text  # the item's summary, imported just before its blob
+    full = summaries[-1] if summaries else ""
+    if len(summaries) > 1 and full and all(s and full.startswith(s) for s in summaries):
+        return [blob_chars(round(reasoning_tokens * len(s) / len(full))) for s in summaries]
+    return [blob_chars(reasoning_tokens)] + [blob_chars(0)] * (max(len(summaries), 1) - 1)
+
+
 def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
     if any(isinstance(p, Reasoning) and p.encrypted and p.text for m in t.messages for p in m.parts):
         return t, {}
@@ -137,8 +171,7 @@ def _codex(t: Transcript) -> tuple[Transcript, dict[int, str]]:
         u: Usage | None = m.usage
         items = sum(1 for p in m.parts if isinstance(p, Reasoning) and p.encrypted)  # redacted: there, emptied
         if m.role == "assistant" and u is not None and (u.reasoning > 0 or items):
-            # one blob an item (two calls a log merged share one usage: the second item is its envelope)
-            blobs = [blob_chars(u.reasoning)] + [blob_chars(0)] * (items - 1)
+            blobs = item_blobs(m, u.reasoning)  # one blob an item
             m = replace(m, parts=(*(Reasoning("A" * n, encrypted=True) for n in blobs), *m.parts))
             filled += 1
         messages.append(m)

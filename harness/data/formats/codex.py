@@ -196,7 +196,10 @@ def _tool_output(b: Builder, line: int, p: dict[str, Any]) -> None:
     if orphan:
         b.warnings.append(f"line {line}: tool output {cid} has no matching call (kept, flagged orphan)")
     result = ToolResult(cid, b.calls.get(cid, ""), as_text(out), is_error, orphan)
-    b.add("tool", (result, *media), {"line": line})
+    meta: dict[str, Any] = {"line": line}
+    if not media:  # the item's size as Codex serializes it (its estimate of an item; images are estimated apart)
+        meta["wire_bytes"] = len(json.dumps(p, ensure_ascii=False, separators=(",", ":")).encode())
+    b.add("tool", (result, *media), meta)
 
 
 def _token_count(b: Builder, line: int, p: dict[str, Any], prev_total: list[str]) -> None:

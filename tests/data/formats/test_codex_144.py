@@ -198,3 +198,36 @@ def test_remote_compaction_v2(tmp_path: Path) -> None:
     (rc,) = t.compactions
     assert (rc.index, rc.meta["line"], rc.meta["remote"], rc.meta["event_line"]) == (7, 18, "v2", 22)
     assert "recorded_as" not in rc.meta and not t.warnings[1:]
+
+
+def test_a_tool_output_keeps_its_recorded_items_size(tmp_path: Path) -> None:
+    """Codex estimates a pending output from the item it serializes (``input_text`` parts, the turn's metadata):
+    the importer keeps that size, the strategy counts it while the output is as recorded, its text once changed."""
+    from compbench.data.transcript import Usage
+    from compbench.sdk.session import ModelLimits
+    from compbench.strategies import resolve
+    from compbench.strategies.codex import item_tokens
+    from helpers import view_of
+
+    output = {"type": "custom_tool_call_output", "call_id": "c1",
+              "output": [{"type": "input_text", "text": "Script completed\n"},
+                         {"type": "input_text", "text": "x" * 400}],
+              "internal_chat_message_metadata_passthrough": {"turn_id": "t1"}}
+    path = tmp_path / "r.jsonl"
+    records = [{"timestamp": "2026-07-13T00:00:00Z", "type": t, "payload": p} for t, p in (
+        ("session_meta", {"id": "s", "cwd": "/w", "cli_version": "0.144.2"}),
+        ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("response_item", {"type": "custom_tool_call", "name": "exec", "input": "1", "call_id": "c1"}),
+        ("response_item", output))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (t,) = read_codex(path)
+    tool = t.messages[-1]
+    size = len(json.dumps(output, ensure_ascii=False, separators=(",", ":")).encode())
+    assert tool.meta["wire_bytes"] == size == 604
+    assert item_tokens(tool) == 151 and item_tokens(tool, as_recorded=False) == 120  # the text alone: 31 fewer
+    view = view_of(t.messages, TokenCounter("chars4"), ModelLimits(272_000, 128_000))
+    view.last_usage = Usage(input=100)
+    codex = resolve("codex:preset=current").create()
+    assert codex.pending_tokens(view) == 151
+    view.entries[-1].pruned[0] = "[pruned]"
+    assert codex.pending_tokens(view) == item_tokens(view.entries[-1].rendered(), as_recorded=False) < 151
