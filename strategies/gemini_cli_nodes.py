@@ -44,6 +44,7 @@ MASK_TAG = "<tool_output_masked>"  # processors/toolMaskingProcessor.ts isAlread
 UNMASKABLE_TOOLS = ("activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode")  # toolMaskingProcessor.ts
 
 Key = tuple[str, int]  # (message id, part index): a node
+Measured = tuple[Key, str, int, dict[str, Any]]  # a node's key, kind, base units and Gemini part
 
 
 def js_round(x: float) -> int:
@@ -107,25 +108,26 @@ class Graph:
     but not yet applied by the loop)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, tuple[tuple[int, str], ...]], list[tuple[Key, str, int, dict[str, Any]]]] = {}
+        self._cache: dict[tuple[str, tuple[tuple[int, str], ...]], tuple[object, list[Measured]]] = {}
 
-    def message_nodes(self, e: Entry, overlay: Mapping[Key, str]) -> list[tuple[Key, str, int, dict[str, Any]]]:
+    def message_nodes(self, e: Entry, overlay: Mapping[Key, str]) -> list[Measured]:
         shown = dict(e.pruned)
         shown.update({j: t for (mid, j), t in overlay.items() if mid == e.id})
         key = (e.id, tuple(sorted(shown.items())))
-        got = self._cache.get(key)
-        if got is None:
-            got = []
-            for j, p in enumerate(e.message.parts):
-                part = gemini_part(p, shown.get(j))
-                if part is None:
-                    continue
-                kind = ("tool" if isinstance(p, ToolResult) else "call" if isinstance(p, ToolCall)
-                        else "media" if isinstance(p, Media)
-                        else "snapshot" if e.origin == "summary"
-                        else "thought" if e.role == "assistant" else "user")
-                got.append(((e.id, j), kind, estimate3(part), part))
-            self._cache[key] = got
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is e.message:
+            return hit[1]
+        got: list[Measured] = []
+        for j, p in enumerate(e.message.parts):
+            part = gemini_part(p, shown.get(j))
+            if part is None:
+                continue
+            kind = ("tool" if isinstance(p, ToolResult) else "call" if isinstance(p, ToolCall)
+                    else "media" if isinstance(p, Media)
+                    else "snapshot" if e.origin == "summary"
+                    else "thought" if e.role == "assistant" else "user")
+            got.append(((e.id, j), kind, estimate3(part), part))
+        self._cache[key] = (e.message, got)
         return got
 
     def nodes(self, entries: Sequence[Entry], head: int, overlay: Mapping[Key, str]) -> list[Node]:
