@@ -11,7 +11,8 @@ Read at 5411f113ca (2026-08-21, the newest commit in the mirror; v0.56/v0.57 pre
 2,000 a node there, 4,000 now; ``retained_exceeded`` reached by the orchestrator there): only 5411f11 is modelled.
 
 On: ``experimental.contextManagement: true`` in ``~/.gemini/settings.json`` (or ``experimental.generalistProfile``;
-``powerUserProfile`` / ``stressTestProfile`` pick other profiles). Default false (the compression service runs, see
+``powerUserProfile`` / ``stressTestProfile`` pick other profiles). Default false since the flag came in
+(v0.37.0-preview.0, dfba0e91e2; up to v0.40 it drove the older ``AgentHistoryProvider``, not modelled) (the compression service runs, see
 :mod:`.gemini_cli`; with this on ``processTurn`` skips ``tryCompressChat``; tool-output masking still runs after it,
 which the ``gemini-cli:preset=context`` composition adds). The budgets are the profile's; no settings key sets them.
 
@@ -324,7 +325,10 @@ class GeminiCliContext:
                  "(opt-in: experimental.contextManagement, default false)",
           summary="Gemini CLI's opt-in context management: new tool outputs masked past 8k and distilled past 15k "
                   "estimated tokens; past 150k the nodes older than the newest 65k become one state snapshot",
-          presets={"stress-test": {"retained_tokens": 1_500, "max_tokens": 5_000, "mask_tokens": 500}},
+          # experimental.stressTestProfile (profiles.ts): no coalescing threshold (0); its NodeTruncation and
+          # NodeDistillation overrides are Normalization's, which never runs. powerUserProfile is not modelled.
+          presets={"stress-test": {"retained_tokens": 1_500, "max_tokens": 5_000, "coalescing_tokens": 0,
+                                   "mask_tokens": 500}},
           version="1")
 def gemini_cli_context(p: GeminiCliContextParams) -> GeminiCliContext:
     return GeminiCliContext(p)
