@@ -61,6 +61,7 @@ from compbench.sdk import (
     Message,
     Prune,
     SessionView,
+    Slot,
     SummaryRequest,
     Text,
     ToolResult,
@@ -278,8 +279,9 @@ class GeminiCliContext:
                                  (Message("gemini-cli-master-state", "user",
                                           (Text(prompts.SNAPSHOT_USER.format(state=state)),)), *source),
                                  source, None, previous)
-        view = (*(Keep(e.id) for e in s.entries[:a]), Insert("user", with_summary=True, origin="summary"),
-                *(Keep(e.id) for e in s.entries[b:]))
+        view: tuple[Slot, ...] = (*(Keep(e.id) for e in s.entries[:a]),
+                                  Insert("user", with_summary=True, origin="summary"),
+                                  *(Keep(e.id) for e in s.entries[b:]))
         reason = "weighted tokens > maxTokens: StateSnapshotSync"
         return Compact(reason, view, request, on_failure="unchanged",
                        meta={"kind": "snapshot", "fast": fast, "tokens": current, "weight": round(self.weight, 4),

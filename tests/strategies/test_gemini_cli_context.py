@@ -140,8 +140,10 @@ def quotes(json_chars: int) -> str:
 
 
 @pytest.mark.parametrize(("json_chars", "distils"), [(45_000, False), (45_001, True)])
-def test_a_response_is_distilled_when_its_json_passes_45000(chars4: TokenCounter, json_chars: int, distils: bool) -> None:
-    msgs = [system(), user("u0"), call("a0", "c0"), Message("t0", "tool", (ToolResult("c0", "ls", quotes(json_chars)),))]
+def test_a_response_is_distilled_when_its_json_passes_45000(chars4: TokenCounter, json_chars: int,
+                                                            distils: bool) -> None:
+    response = Message("t0", "tool", (ToolResult("c0", "ls", quotes(json_chars)),))
+    msgs = [system(), user("u0"), call("a0", "c0"), response]
     acts = ctx().before_step(view_of(msgs, chars4))
     assert not masks(acts)  # 22,494 characters: under the mask
     got = [a for a in acts if isinstance(a, Compact)]
@@ -152,7 +154,8 @@ def test_a_response_is_distilled_when_its_json_passes_45000(chars4: TokenCounter
 
 def test_a_distillation_is_kept_only_when_smaller(chars4: TokenCounter) -> None:
     g = ctx()
-    a = [x for x in g.before_step(view_of([system(), user("u0", text="p" * 45_003)], chars4)) if isinstance(x, Compact)][0]
+    v = view_of([system(), user("u0", text="p" * 45_003)], chars4)
+    a = next(x for x in g.before_step(v) if isinstance(x, Compact))
     assert a.meta["old"] == 15_001
     assert g.accept(a, "short") is None
     assert g.accept(a, "q" * 45_003) is not None  # as many tokens: not smaller
