@@ -14,16 +14,20 @@ On: ``experimental.contextManagement: true`` in ``~/.gemini/settings.json`` (or 
 ``powerUserProfile`` / ``stressTestProfile`` pick other profiles). Default false since the flag came in
 (v0.37.0-preview.0, dfba0e91e2; up to v0.40 it drove the older ``AgentHistoryProvider``, not modelled) (the compression service runs, see
 :mod:`.gemini_cli`; with this on ``processTurn`` skips ``tryCompressChat``; tool-output masking still runs after it,
-which the ``gemini-cli:preset=context`` composition adds). The budgets are the profile's; no settings key sets them.
+which the ``gemini-cli:preset=context`` composition adds). The budgets are the profile's, and the executor's limits
+``config.ts`` defaults: ``settings.json``'s ``contextManagement`` object (``historyWindow``, ``messageLimits``,
+``tools.distillation``) is in the schema but the CLI passes only ``{enabled}`` to the core at 5411f11 (it spread
+the object in at v0.37.0); the parameters keep the tool's names for a profile file or a later release.
 
 Before every model call (``renderHistory(pendingRequest)``), over the nodes of :mod:`.gemini_cli_nodes`:
 
-1. The request being sent (the messages since the last model turn) is sanitized once (``new_message``): a string of
-   a function response longer than ``tokensToChars(8,000)`` = 24,000 / weight characters becomes the
-   ``<tool_output_masked>`` line with the file's path (activate_skill, ask_user, enter/exit_plan_mode exempt);
-   then a user text or a function response whose JSON is longer than ``tokensToChars(15,000)`` is distilled by a
-   model (the summary replaces it only when its estimate is smaller). The sanitized request is what the history
-   keeps (``request = finalPendingContent.parts``).
+1. The request being sent (the messages since the last model turn) is sanitized once. A tool result was already
+   cut as it was executed (:mod:`.gemini_cli_tool_distill`: past 40,000 characters, with a model's extraction of
+   its facts past 80,000); then (``new_message``) a string of a function response longer than
+   ``tokensToChars(8,000)`` = 24,000 / weight characters becomes the ``<tool_output_masked>`` line with the file's
+   path (activate_skill, ask_user, enter/exit_plan_mode exempt); then a user text or a function response whose JSON
+   is longer than ``tokensToChars(15,000)`` is distilled by a model (the summary replaces it only when its estimate
+   is smaller). The sanitized request is what the history keeps (``request = finalPendingContent.parts``).
 2. ``evaluateTriggers``: when the nodes weigh more than ``retainedTokens`` (65,000), every node (not of the
    environment turn nor of the request's turn) whose newer nodes weigh more than 65,000 has aged out; when the
    deficit over 65,000 grew by more than ``coalescingThresholdTokens`` (5,000) since the last trigger, a background
@@ -69,7 +73,8 @@ from compbench.sdk import (
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies import gemini_cli_prompts as prompts
-from compbench.strategies.gemini_cli_history import history_bounds, js_len, stringify
+from compbench.strategies import gemini_cli_tool_distill as tool_distill
+from compbench.strategies.gemini_cli_history import SESSION_ID, history_bounds, js_len, stringify
 from compbench.strategies.gemini_cli_nodes import (
     CHARS_PER_TOKEN,
     MASK_TAG,
@@ -84,7 +89,6 @@ from compbench.strategies.gemini_cli_nodes import (
     list_tokens,
     masked_text,
     raw_units,
-    response_chars,
 )
 
 GONE = ("", -1)  # a draft node no longer in the graph (an earlier snapshot's abstracted nodes)
@@ -99,6 +103,8 @@ class GeminiCliContextParams:
     mask_tokens: int = param(8_000, "ToolMasking stringLengthThresholdTokens: a function response string longer than this (in characters: x3) is masked.", lo=1)
     distill_tokens: int = param(15_000, "ImmediateNodeDistillation nodeThresholdTokens: a new user text or response longer than this (x3 characters) is distilled by a model.", lo=1)
     max_state_tokens: int = param(4_000, "StateSnapshot maxStateTokens: past 80% of it the snapshot prompt warns the model to prune.", lo=1)
+    tool_max_output_tokens: int = param(10_000, "tools.distillation.maxOutputTokens: a tool output (not read_file, read_many_files) longer than this x 4 characters is cut as it is executed (0: never).")
+    tool_summary_tokens: int = param(20_000, "tools.distillation.summarizationThresholdTokens: a cut output longer than this x 4 characters also gets a model's extraction of its facts.")
     calibrate: bool = param(True, "Learn the token weight from the reported prompt tokens (AdaptiveTokenCalculator); off: 1.0.")
 
 
@@ -109,8 +115,10 @@ class GeminiCliContext:
         self.p = p
         self.weight = 1.0
         self.hot = False  # performHotStartCalibration done
-        self.sanitized: set[str] = set()  # message ids of requests already processed
-        self.distill: list[tuple[str, int, str, int]] = []  # (message id, part, context info, old tokens)
+        self.sanitized: set[str] = set()  # message ids of requests already taken in
+        self.tasks: list[Key] = []  # parts of the request still to process
+        self.stages: dict[Key, int] = {}  # how far each part got: 0 executor, 1 masking, 2 node distillation
+        self.prompts = 0  # user prompts so far (the promptId of the executor's files)
         self.overlay: dict[Key, str] = {}  # placeholders returned, perhaps not applied yet
         self.last_deficit = 0
         self.job: frozenset[Key] | None = None  # a background snapshot started at this call
@@ -124,20 +132,14 @@ class GeminiCliContext:
     def before_step(self, s: SessionView) -> Sequence[Action]:
         self.overlay = {}
         stop = history_bounds(s.entries)[1]
-        actions: list[Action] = []
-        masks = []
         for e in s.entries[stop:]:
             if e.id in self.sanitized or e.role == "assistant":
                 continue
             self.sanitized.add(e.id)
-            for j, part in enumerate(e.message.parts):
-                m = self.sanitize(e.id, j, part, e.pruned.get(j))
-                if m is not None:
-                    masks.append(m)
-        if masks:
-            self.overlay.update({(m[0], m[1]): m[2] for m in masks})
-            actions.append(Prune(tuple(masks), "ToolMasking (context management)"))
-        return [*actions, *self.next(s)]
+            if e.role == "user":
+                self.prompts += 1
+            self.tasks += [(e.id, j) for j, part in enumerate(e.message.parts) if isinstance(part, ToolResult | Text)]
+        return self.next(s, [])
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         """``emitTokenGroundTruth`` after the call: the reported prompt less the system instruction and tools."""
@@ -148,16 +150,18 @@ class GeminiCliContext:
     def after_compaction(self, s: SessionView, event: CompactionEvent) -> Sequence[Action]:
         kind = event.meta.get("kind")
         out: list[Action] = []
+        key = (str(event.meta.get("message")), int(event.meta.get("part", -1)))
+        if kind == "intent" and event.applied:  # the extraction appended (none when the model failed)
+            text = str(event.meta["cut"]) + (prompts.INTENT_SECTION + event.summary if event.summary else "")
+            self.show(out, key, text, "ToolOutputDistillation")
         if kind == "distill" and event.ok:
-            target = (str(event.meta["message"]), int(event.meta["part"]))
-            self.overlay[target] = event.summary
-            out.append(Prune(((target[0], target[1], event.summary),), "ImmediateNodeDistillation", replace=True))
+            self.show(out, key, event.summary, "ImmediateNodeDistillation")
         if kind == "snapshot":
             if event.ok and event.meta.get("fast"):
                 self.draft = None  # inbox.consume(proposed.id)
             self.measure(s, history_bounds(s.entries)[0])
             return out
-        return [*out, *self.next(s)]
+        return self.next(s, out)
 
     def accept(self, a: Compact, summary: str) -> str | None:
         """A distillation replaces its node only when the summary's estimate is smaller (``newTokens < oldTokens``)."""
@@ -169,46 +173,76 @@ class GeminiCliContext:
         new = js_round(estimate3(part) * self.weight)
         return None if new < int(a.meta["old"]) else f"distillation not smaller ({new} >= {a.meta['old']})"
 
-    # --- new_message: masking, then distillation ---------------------------------------------------------
-    def sanitize(self, msg_id: str, j: int, part: object, shown: str | None) -> tuple[str, int, str] | None:
-        """The mask of one part of the request (None: none), and its distillation queued."""
-        limit = self.p.mask_tokens / self.weight * CHARS_PER_TOKEN  # tokensToChars
-        threshold = self.p.distill_tokens / self.weight * CHARS_PER_TOKEN
-        if isinstance(part, ToolResult):
-            text = part.output if shown is None else shown
-            if part.name in UNMASKABLE_TOOLS:
-                return None
-            if js_len(text) > limit and MASK_TAG not in text:
-                return (msg_id, j, masked_text(text, part.name or "unknown", part.call_id or "unknown"))
-            if response_chars(part, shown) > threshold:
-                response = {"error" if part.is_error else "output": text}
-                old = js_round(estimate3({"functionResponse": {"name": part.name, "response": response}}) * self.weight)
-                self.distill.append((msg_id, j, part.name or "unknown", old))
-        elif isinstance(part, Text) and js_len(part.text if shown is None else shown) > threshold:
-            text = part.text if shown is None else shown
-            self.distill.append((msg_id, j, "", js_round(estimate3({"text": text}) * self.weight)))
-        return None
+    # --- each part of the request: the executor's distillation, then masking, then node distillation --------
+    def show(self, out: list[Action], key: Key, text: str, reason: str) -> None:
+        """The part ``key`` shown as ``text`` from now on (a prune, and in the overlay until the loop applies it)."""
+        self.overlay[key] = text
+        out.append(Prune(((key[0], key[1], text),), reason, replace=True))
 
-    def distillation(self, s: SessionView, msg_id: str, j: int, info: str, old: int) -> Compact:
-        e = s.entries[s.position(msg_id)]
-        part = e.rendered().parts[j]
+    def text(self, s: SessionView, key: Key) -> tuple[ToolResult | Text, str]:
+        e = s.entries[s.position(key[0])]
+        part = e.message.parts[key[1]]
+        assert isinstance(part, ToolResult | Text)
+        shown = self.overlay.get(key, e.pruned.get(key[1]))
+        return part, shown if shown is not None else part.output if isinstance(part, ToolResult) else part.text
+
+    def next(self, s: SessionView, out: list[Action]) -> list[Action]:
+        """Work through the request's parts; a model request ends the answer (its follow-up continues here)."""
+        while self.tasks:
+            key = self.tasks[0]
+            part, text = self.text(s, key)
+            stage = self.stages.get(key, 0)
+            self.stages[key] = stage + 1
+            if stage == 0 and isinstance(part, ToolResult) and not part.is_error \
+                    and tool_distill.needs_cut(part.name, text, self.p.tool_max_output_tokens):
+                cut = tool_distill.cut(text, part.name, part.call_id, f"{SESSION_ID}########{self.prompts}",
+                                       self.p.tool_max_output_tokens)
+                if tool_distill.needs_summary(text, self.p.tool_summary_tokens):
+                    return [*out, self.intent(s, key, part.name, text, cut)]
+                self.show(out, key, cut, "ToolOutputDistillation")
+            elif stage == 1 and isinstance(part, ToolResult) and part.name not in UNMASKABLE_TOOLS \
+                    and js_len(text) > self.p.mask_tokens / self.weight * CHARS_PER_TOKEN and MASK_TAG not in text:
+                self.show(out, key, masked_text(text, part.name or "unknown", part.call_id or "unknown"), "ToolMasking")
+            elif stage == 2:
+                self.tasks.pop(0)
+                act = self.distillation(s, key, part, text)
+                if act is not None:
+                    return [*out, act]
+        return [*out, *self.budget(s)]
+
+    def intent(self, s: SessionView, key: Key, tool: str, text: str, cut: str) -> Compact:
+        """``generateIntentSummary``: the cut output applies whatever the model answers."""
+        prompt = prompts.INTENT_PROMPT.format(tool=tool, output=text[:tool_distill.MAX_DISTILLATION_SIZE])
+        request = SummaryRequest("", (Message("gemini-cli-intent", "user", (Text(prompt),)),),
+                                 (s.entries[s.position(key[0])].rendered(),))
+        self.overlay[key] = cut
+        return Compact("ToolOutputDistillation", tuple(Keep(x.id) for x in s.entries), request, on_failure="apply",
+                       meta={"kind": "intent", "message": key[0], "part": key[1], "cut": cut},
+                       prune=((key[0], key[1], cut),))
+
+    def distillation(self, s: SessionView, key: Key, part: ToolResult | Text, text: str) -> Compact | None:
+        """``ImmediateNodeDistillation`` of a user text or a function response past ``distill_tokens``."""
+        threshold = self.p.distill_tokens / self.weight * CHARS_PER_TOKEN  # tokensToChars
         tool = isinstance(part, ToolResult)
-        text = (stringify({"error" if part.is_error else "output": part.output}) if isinstance(part, ToolResult)
-                else part.text if isinstance(part, Text) else "")
-        system = prompts.DISTILL_SYSTEM.format(info=info if tool else "USER_PROMPT")
-        request = SummaryRequest(system, (Message("gemini-cli-distill", "user", (Text(text),)),),
-                                 (e.rendered(),))
+        if isinstance(part, ToolResult):
+            response = {"error" if part.is_error else "output": text}
+            body = stringify(response)
+            old = js_round(estimate3({"functionResponse": {"name": part.name, "response": response}}) * self.weight)
+            info = part.name or "unknown"
+        else:
+            body, info = text, "USER_PROMPT"
+            old = js_round(estimate3({"text": text}) * self.weight)
+        if js_len(body) <= threshold:
+            return None
+        request = SummaryRequest(prompts.DISTILL_SYSTEM.format(info=info),
+                                 (Message("gemini-cli-distill", "user", (Text(body),)),),
+                                 (s.entries[s.position(key[0])].rendered(),))
         return Compact("ImmediateNodeDistillation", tuple(Keep(x.id) for x in s.entries), request,
-                       meta={"kind": "distill", "message": msg_id, "part": j, "info": info, "tool": tool,
-                             "old": old, "original": text},
-                       prune=((msg_id, j, PROVISIONAL),))
+                       meta={"kind": "distill", "message": key[0], "part": key[1], "info": info, "tool": tool,
+                             "old": old, "original": body},
+                       prune=((key[0], key[1], PROVISIONAL),))
 
     # --- the rest of renderHistory --------------------------------------------------------------------------
-    def next(self, s: SessionView) -> Sequence[Action]:
-        if self.distill:
-            return (self.distillation(s, *self.distill.pop(0)),)
-        return self.budget(s)
-
     def budget(self, s: SessionView) -> Sequence[Action]:
         head, stop = history_bounds(s.entries)
         nodes = self.graph.nodes(s.entries, head, self.overlay)

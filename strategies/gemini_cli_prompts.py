@@ -239,3 +239,17 @@ SNAPSHOT_WARNING = ("\n\n[CRITICAL WARNING]: The Master State is currently at {p
 SNAPSHOT_USER = "CURRENT MASTER STATE:\n{state}\n\nTRANSCRIPT OF NEW TURNS:\n"
 EMPTY_STATE = ('{\n  "active_tasks": [],\n  "discovered_facts": [],\n  "constraints_and_preferences": [],\n'
                '  "recent_arc": []\n}')  # JSON.stringify(emptyState, null, 2)
+# context/toolDistillationService.ts @ 5411f11 generateIntentSummary: the prompt (no system instruction) and the
+# section its answer becomes
+INTENT_PROMPT = """The following output from the tool '{tool}' is large and has been truncated. Extract the most critical factual information from this output so the main agent doesn't lose context.
+
+Focus strictly on concrete data points:
+1. Exact error messages, exception types, or exit codes.
+2. Specific file paths or line numbers mentioned.
+3. Definitive outcomes (e.g., 'Compilation succeeded', '3 tests failed').
+
+Do not philosophize about the strategic intent. Keep the extraction under 10 lines and use exact quotes where helpful.
+
+Output to summarize:
+{output}..."""
+INTENT_SECTION = "\n\n--- Strategic Significance of Truncated Content ---\n"

@@ -18,6 +18,7 @@ from compbench.measure.tokens import TokenCounter
 from compbench.sdk.session import Compact, Insert, Keep, Prune, SessionView
 from compbench.strategies import gemini_cli, resolve
 from compbench.strategies import gemini_cli_prompts as P
+from compbench.strategies import gemini_cli_tool_distill as tool_distill
 from compbench.strategies.gemini_cli_context import PROVISIONAL, GeminiCliContext, GeminiCliContextParams
 from compbench.strategies.gemini_cli_nodes import Graph, Node, aged_out, list_tokens, masked_text
 from compbench.summarizers.mock import MockSummarizer
@@ -320,3 +321,77 @@ def test_a_failed_snapshot_leaves_the_view(chars4: TokenCounter) -> None:
     assert isinstance(a, Compact) and a.on_failure == "unchanged"
     ev = applied(v, a)
     assert g.after_compaction(v, ev) == []
+
+
+# --- the executor's distillation (ToolOutputDistillationService) -------------------------------------------------
+
+
+def request_of(output: str, name: str = "ls", is_error: bool = False) -> list[Message]:
+    return [system(), user("u0"), call("a0", "c0"), Message("t0", "tool", (ToolResult("c0", name, output, is_error),))]
+
+
+def shown(actions: object) -> dict[tuple[str, int], list[str]]:
+    """Per part, the reasons of the prunes on it, in order."""
+    out: dict[tuple[str, int], list[str]] = {}
+    for a in actions:  # type: ignore[attr-defined]
+        if isinstance(a, Prune):
+            for t in a.targets:
+                out.setdefault((t[0], t[1]), []).append(a.reason)
+    return out
+
+
+def test_the_cut_is_the_services_text() -> None:
+    # 600 ASCII characters at 100 tokens (400 characters): 100 tokens are 303 characters at 0.33 a token, less the
+    # prefix, the ellipsis and a newline (59): 48 from the head, 196 from the tail
+    assert tool_distill.cut("a" * 300 + "b" * 300, "Run_Shell", "call-7", "p#1", 100) == (
+        "[Message Normalized: Tool output exceeded size limit]\n" + "a" * 48 + "\n...\n" + "b" * 196
+        + "\n\nFull output saved to: /home/user/.gemini/tmp/project/tool-outputs/session-p_1/run_shell_call-7.txt")
+
+
+@pytest.mark.parametrize(("chars", "cut"), [(40_000, False), (40_001, True)])
+def test_an_output_is_cut_past_40000_characters_then_masked(chars4: TokenCounter, chars: int, cut: bool) -> None:
+    got = shown(ctx().before_step(view_of(request_of("y" * chars), chars4)))
+    assert got == {("t0", 0): ["ToolOutputDistillation", "ToolMasking"] if cut else ["ToolMasking"]}
+
+
+def test_a_cut_output_survives_a_lower_weight(chars4: TokenCounter) -> None:
+    g = ctx()
+    g.weight = 0.75  # the mask at 32,000 characters: the cut (about 30,400) stays
+    acts = g.before_step(view_of(request_of("y" * 50_000), chars4))
+    assert shown(acts) == {("t0", 0): ["ToolOutputDistillation"]}
+    text = masks(acts)[0][2]
+    assert text.startswith(tool_distill.TOOL_TRUNCATION_PREFIX) and "Full output saved to: " in text
+
+
+def test_reads_and_errors_are_not_cut(chars4: TokenCounter) -> None:
+    assert shown(ctx().before_step(view_of(request_of("y" * 50_000, "read_file"), chars4))) == \
+        {("t0", 0): ["ToolMasking"]}
+    assert shown(ctx().before_step(view_of(request_of("y" * 50_000, is_error=True), chars4))) == \
+        {("t0", 0): ["ToolMasking"]}
+
+
+@pytest.mark.parametrize(("chars", "asks"), [(80_000, False), (80_001, True)])
+def test_an_output_past_80000_characters_gets_an_extraction(chars4: TokenCounter, chars: int, asks: bool) -> None:
+    acts = ctx().before_step(view_of(request_of("y" * chars), chars4))
+    intents = [a for a in acts if isinstance(a, Compact) and a.meta["kind"] == "intent"]
+    assert bool(intents) == asks
+    if asks:
+        a = intents[0]
+        assert a.on_failure == "apply" and a.prune[0][2] == a.meta["cut"] and a.request is not None
+        assert a.request.system == "" and a.request.prompt[0].text.startswith("The following output from the tool 'ls'")
+
+
+def test_the_extraction_is_appended_then_the_output_masked(chars4: TokenCounter) -> None:
+    msgs = [*request_of("y" * 90_000), Message("a1", "assistant", (Text("ok"),))]
+    tr = run(transcript(*msgs), ctx(), chars4, summarizer=MockSummarizer("exit 0"))
+    assert [c.meta["kind"] for c in tr.compactions] == ["intent"]
+    assert [p.reason for p in tr.prunes] == ["ToolOutputDistillation", "ToolMasking"]
+    assert tr.epochs  # replayed to the end
+
+
+def test_a_low_tool_limit_cuts_instead_of_masking(chars4: TokenCounter) -> None:
+    g = ctx(tool_max_output_tokens=1_000)  # 4,000 characters: the cut is under the mask
+    acts = g.before_step(view_of(request_of("y" * 30_000), chars4))
+    assert shown(acts) == {("t0", 0): ["ToolOutputDistillation"]}
+    assert shown(ctx(tool_max_output_tokens=0).before_step(view_of(request_of("y" * 30_000), chars4))) == \
+        {("t0", 0): ["ToolMasking"]}  # 0: never cut
