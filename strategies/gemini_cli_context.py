@@ -49,6 +49,10 @@ nothing fires at 5411f11: it never runs, and is not modelled. Blob degradation i
 The weight (``AdaptiveTokenCalculator``, from 1.0) learns after each call from the prompt tokens the API reported,
 less the system instruction and tools (here: what the view holds outside the history), over the base units of the
 history it rendered (rate 0.2, at most 0.15 a call, the target within 0.5-2x of the weight, the weight in 0.5-2).
+It learns once before the first call too (``performHotStartCalibration``: ``countTokens`` of the history, here
+compbench's count, less the same overhead, which it does not hold: usually nothing, so 0.9). The environment
+context turn every session starts with (``<session_context>``, pinned) is not in the logs; a log's first text
+that holds it is pinned.
 """
 
 from __future__ import annotations
@@ -244,14 +248,14 @@ class GeminiCliContext:
 
     # --- the rest of renderHistory --------------------------------------------------------------------------
     def budget(self, s: SessionView) -> Sequence[Action]:
-        head, stop = history_bounds(s.entries)
+        head = history_bounds(s.entries)[0]
         nodes = self.graph.nodes(s.entries, head, self.overlay)
         if not nodes:
             return ()
         last = nodes[-1].turn
-        if not self.hot:  # performHotStartCalibration: countTokens(contents) less the system and tools
-            self.hot = True
-            if stop > head and self.p.calibrate:
+        if not self.hot:  # performHotStartCalibration: countTokens(contents) less the system and tools; the
+            self.hot = True  # buffer always holds the environment context (getInitialChatHistory), logs do not
+            if self.p.calibrate:
                 history = sum(e.tokens for e in s.entries[head:])
                 outside = s.context_tokens - history
                 self.learn(max(0, history - outside), raw_units(nodes))

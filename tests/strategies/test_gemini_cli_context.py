@@ -395,3 +395,18 @@ def test_a_low_tool_limit_cuts_instead_of_masking(chars4: TokenCounter) -> None:
     assert shown(acts) == {("t0", 0): ["ToolOutputDistillation"]}
     assert shown(ctx(tool_max_output_tokens=0).before_step(view_of(request_of("y" * 30_000), chars4))) == \
         {("t0", 0): ["ToolMasking"]}  # 0: never cut
+
+
+@pytest.mark.parametrize("system_tokens", [0, 1_000])
+def test_the_first_call_calibrates_on_the_history_less_the_overhead(chars4: TokenCounter, system_tokens: int) -> None:
+    """performHotStartCalibration on a fresh session (the tool's buffer holds its environment context): the history's
+    count less the system prompt and tools; a large overhead leaves nothing (the target is half the weight)."""
+    g = GeminiCliContext(GeminiCliContextParams())
+    v = view_of([system("sys", "s"), user("u0", text="w" * 300)], chars4, system_tokens=system_tokens)
+    history = v.entries[1].tokens  # 75 at a character a quarter; 100 base units + 5 for its turn
+    actual = max(0, history - (v.context_tokens - history))
+    g.before_step(v)
+    assert g.weight == pytest.approx(0.8 + 0.2 * max(0.5, actual / 105))
+    assert (system_tokens == 1_000) == (g.weight == pytest.approx(0.9))
+    c = ctx()
+    assert c.before_step(v) == [] and c.weight == 1.0
