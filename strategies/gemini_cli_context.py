@@ -44,7 +44,9 @@ the tool. The snapshot is the summarizer's answer (the tool asks for a JSON patc
 replaces whole messages: a message is summarized when all its nodes aged out, a run never starts with tool results
 or ends with calls whose results are kept (the tool splits Contents and repairs pairs in ``hardenHistory``).
 ``Normalization`` (distillation past 3,000, truncation to 4,000 a node) is bound to ``retained_exceeded``, a trigger
-nothing fires at 5411f11: it never runs, and is not modelled. Blob degradation is left out (media are rare in logs).
+nothing fires at 5411f11: it never runs, and is not modelled. ``BlobDegradation`` turns every image, PDF or file of
+the request into a line naming its file (it saves tokens by the estimate, 3,000 an image), so the model never sees
+one (a reference without bytes becomes its URI line).
 
 The weight (``AdaptiveTokenCalculator``, from 1.0) learns after each call from the prompt tokens the API reported,
 less the system instruction and tools (here: what the view holds outside the history), over the base units of the
@@ -66,6 +68,7 @@ from compbench.sdk import (
     CompactionEvent,
     Insert,
     Keep,
+    Media,
     Message,
     Prune,
     SessionView,
@@ -87,6 +90,7 @@ from compbench.strategies.gemini_cli_nodes import (
     Key,
     Node,
     aged_out,
+    degraded_text,
     env_turns,
     estimate3,
     js_round,
@@ -142,7 +146,8 @@ class GeminiCliContext:
             self.sanitized.add(e.id)
             if e.role == "user":
                 self.prompts += 1
-            self.tasks += [(e.id, j) for j, part in enumerate(e.message.parts) if isinstance(part, ToolResult | Text)]
+            self.tasks += [(e.id, j) for j, part in enumerate(e.message.parts)
+                           if isinstance(part, ToolResult | Text | Media)]
         return self.next(s, [])
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
@@ -194,6 +199,13 @@ class GeminiCliContext:
         """Work through the request's parts; a model request ends the answer (its follow-up continues here)."""
         while self.tasks:
             key = self.tasks[0]
+            e = s.entries[s.position(key[0])]
+            media = e.message.parts[key[1]]
+            if isinstance(media, Media):  # BlobDegradation: the line always costs less than the blob's estimate
+                self.tasks.pop(0)
+                if key[1] not in e.pruned and key not in self.overlay:
+                    self.show(out, key, degraded_text(media, key[0], key[1]), "BlobDegradation")
+                continue
             part, text = self.text(s, key)
             stage = self.stages.get(key, 0)
             self.stages[key] = stage + 1

@@ -97,7 +97,7 @@ def gemini_part(p: Any, shown: str | None) -> dict[str, Any] | None:
         part = p if shown is None else ToolResult(p.call_id, p.name, shown, p.is_error)
         return {"functionResponse": {"id": p.call_id, "name": p.name, "response": response_of(part)}}
     if isinstance(p, Media):
-        return {"inlineData": {"mimeType": p.mime or p.kind}}
+        return {"inlineData": {"mimeType": p.mime or p.kind}} if shown is None else {"text": shown}
     if isinstance(p, Reasoning):
         return None
     return None
@@ -184,6 +184,22 @@ def masked_text(content: str, tool: str, call_id: str) -> str:
     lines = len(content.split("\n"))
     return (f"{MASK_TAG}\n[Tool observation string ({mb:.2f}MB, {lines} lines) masked to preserve context window. "
             f"Full string saved to: {folder}/{name}]\n</tool_output_masked>")
+
+
+def degraded_text(media: Media, msg_id: str, j: int) -> str:
+    """``BlobDegradationProcessor``: an inline blob as the line that replaces it (its file named after the node: a
+    stand-in derived from the message and part, the tool's node id holding a random turn id); a file reference
+    (no bytes, a name) as its URI line."""
+    mime = media.mime or media.kind  # as :mod:`.gemini_cli_history` sends it
+    if not media.data and media.name:
+        return (f"[File Reference ({mime}) degraded to text to preserve context window. Original URI: "
+                f"{media.name}]")
+    folder = f"{PROJECT_TEMP_DIR}/degraded-blobs/session-{safe_name(SESSION_ID)}"
+    ext = mime.split("/")[1] if "/" in mime and mime.split("/")[1] else "bin"
+    stable = hashlib.sha256(f"{msg_id}:{j}".encode()).hexdigest()[:32]
+    mb = len(media.data) / 1024 / 1024
+    return (f"[Multi-Modal Blob ({mime}, {mb:.2f}MB) degraded to text to preserve context window. Saved to: "
+            f"{folder}/blob_{stable}.{ext}]")
 
 
 def response_chars(p: ToolResult, shown: str | None) -> int:

@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from compbench.data.transcript import Message, Text, ToolCall, ToolResult, Usage
+from compbench.data.transcript import Media, Message, Text, ToolCall, ToolResult, Usage
 from compbench.errors import UsageError
 from compbench.measure.tokens import TokenCounter
 from compbench.sdk.session import Compact, Insert, Keep, Prune, SessionView
@@ -410,3 +410,18 @@ def test_the_first_call_calibrates_on_the_history_less_the_overhead(chars4: Toke
     assert (system_tokens == 1_000) == (g.weight == pytest.approx(0.9))
     c = ctx()
     assert c.before_step(v) == [] and c.weight == 1.0
+
+
+def test_an_image_of_the_request_is_degraded_to_a_line(chars4: TokenCounter) -> None:
+    image = Message("u1", "user", (Text("look"), Media("image", "image/png", b"\x89PNG" * 1000)))
+    msgs = [system(), user("u0"), Message("a0", "assistant", (Text("ok"),)), image]
+    acts = ctx().before_step(view_of(msgs, chars4))
+    assert shown(acts) == {("u1", 1): ["BlobDegradation"]}
+    line = masks(acts)[0][2]
+    assert line.startswith("[Multi-Modal Blob (image/png, 0.00MB) degraded to text to preserve context window. "
+                           "Saved to: /home/user/.gemini/tmp/project/degraded-blobs/session-")
+    assert line.endswith(".png]")
+    ref = Message("u1", "user", (Media("image", "image/jpeg", b"", "https://x/y.jpg"),))
+    line = masks(ctx().before_step(view_of([*msgs[:3], ref], chars4)))[0][2]
+    assert line == ("[File Reference (image/jpeg) degraded to text to preserve context window. Original URI: "
+                    "https://x/y.jpg]")
