@@ -4,20 +4,20 @@
 Read at 5411f113ca (2026-08-21, the newest commit in the mirror; v0.56/v0.57 previews): ``packages/core/src/context/``
 ``contextManager.ts`` (``renderHistory``, ``evaluateTriggers``), ``config/profiles.ts`` (``generalistProfile``),
 ``config/configLoader.ts``, ``initializer.ts``, ``pipeline/orchestrator.ts``, ``graph/render.ts``, ``graph/toGraph.ts``,
-``processors/{toolMasking,nodeDistillation,stateSnapshot,stateSnapshotAsync}Processor.ts``,
+``processors/{toolMasking,blobDegradation,nodeDistillation,stateSnapshot,stateSnapshotAsync}Processor.ts``,
 ``utils/{contextTokenCalculator,adaptiveTokenCalculator,snapshotGenerator}.ts``; ``core/client.ts`` ``processTurn``;
 ``cli/src/config/config.ts`` (the profile selector). First shipped wired into ``processTurn`` in v0.41.0-preview.0
 (71f313b51a, "wire up the new ContextManager"); the pipeline changed much since (71 files to 5411f11: NodeTruncation
 2,000 a node there, 4,000 now; ``retained_exceeded`` reached by the orchestrator there): only 5411f11 is modelled.
 
 On: ``experimental.contextManagement: true`` in ``~/.gemini/settings.json`` (or ``experimental.generalistProfile``;
-``powerUserProfile`` / ``stressTestProfile`` pick other profiles). Default false since the flag came in
-(v0.37.0-preview.0, dfba0e91e2; up to v0.40 it drove the older ``AgentHistoryProvider``, not modelled) (the compression service runs, see
-:mod:`.gemini_cli`; with this on ``processTurn`` skips ``tryCompressChat``; tool-output masking still runs after it,
-which the ``gemini-cli:preset=context`` composition adds). The budgets are the profile's, and the executor's limits
-``config.ts`` defaults: ``settings.json``'s ``contextManagement`` object (``historyWindow``, ``messageLimits``,
-``tools.distillation``) is in the schema but the CLI passes only ``{enabled}`` to the core at 5411f11 (it spread
-the object in at v0.37.0); the parameters keep the tool's names for a profile file or a later release.
+``powerUserProfile`` / ``stressTestProfile`` pick other profiles). Off by default since the flag came in
+(v0.37.0-preview.0, dfba0e91e2; up to v0.40 it drove the older ``AgentHistoryProvider``, not modelled): then the
+compression service runs (:mod:`.gemini_cli`). On, ``processTurn`` skips ``tryCompressChat``; tool-output masking
+still runs after this, which the ``gemini-cli:preset=context`` composition adds. The budgets are the profile's and
+the executor's limits ``config.ts``'s defaults: the ``contextManagement`` object of ``settings.json``
+(``historyWindow``, ``messageLimits``, ``tools.distillation``) is in its schema, but the CLI passes only
+``{enabled}`` to the core at 5411f11 (v0.37.0 spread the object in); the parameters keep the tool's own names.
 
 Before every model call (``renderHistory(pendingRequest)``), over the nodes of :mod:`.gemini_cli_nodes`:
 
