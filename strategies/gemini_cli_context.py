@@ -261,7 +261,7 @@ class GeminiCliContext:
     # --- the rest of renderHistory --------------------------------------------------------------------------
     def budget(self, s: SessionView) -> Sequence[Action]:
         head = history_bounds(s.entries)[0]
-        nodes = self.graph.nodes(s.entries, head, self.overlay)
+        nodes = self.graph.nodes(s.entries, head, self.overlay, (s, s.revision))
         if not nodes:
             return ()
         last = nodes[-1].turn
@@ -357,7 +357,7 @@ class GeminiCliContext:
         return (a, b) if b > a else None
 
     def measure(self, s: SessionView, head: int) -> None:
-        nodes = self.graph.nodes(s.entries, head, self.overlay)
+        nodes = self.graph.nodes(s.entries, head, self.overlay, (s, s.revision))
         self.units = raw_units(nodes)
         self.outside = s.context_tokens - sum(e.tokens for e in s.entries[head:])
 

@@ -109,6 +109,7 @@ class Graph:
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, tuple[tuple[int, str], ...]], tuple[object, list[Measured]]] = {}
+        self._last: tuple[tuple[object, int] | None, int, int, list[Node], int] | None = None
 
     def message_nodes(self, e: Entry, overlay: Mapping[Key, str]) -> list[Measured]:
         shown = dict(e.pruned)
@@ -130,16 +131,24 @@ class Graph:
         self._cache[key] = (e.message, got)
         return got
 
-    def nodes(self, entries: Sequence[Entry], head: int, overlay: Mapping[Key, str]) -> list[Node]:
-        """The nodes of ``entries[head:]``, turn by turn (consecutive tool messages are one turn)."""
-        out: list[Node] = []
-        turn = -1
-        for k in range(head, len(entries)):
+    def nodes(self, entries: Sequence[Entry], head: int, overlay: Mapping[Key, str],
+              view: tuple[object, int] | None = None) -> list[Node]:
+        """The nodes of ``entries[head:]``, turn by turn (consecutive tool messages are one turn). ``view``: the
+        view and its revision; while they are the same and nothing is in the overlay, the entries only grew at
+        the end and the last list is extended (read-only for the caller)."""
+        last = self._last
+        if view is not None and not overlay and last is not None and last[0] == view and last[1] == head \
+                and last[2] <= len(entries) and last[0][0] is view[0]:
+            out, start, turn = last[3], last[2], last[4]
+        else:
+            out, start, turn = [], head, -1
+        for k in range(start, len(entries)):
             e = entries[k]
             if not (e.role == "tool" and k > head and entries[k - 1].role == "tool"):
                 turn += 1
             for key, kind, base, part in self.message_nodes(e, overlay):
                 out.append(Node(key, kind, turn, k, base, part))
+        self._last = (view, head, len(entries), out, turn) if view is not None and not overlay else None
         return out
 
 

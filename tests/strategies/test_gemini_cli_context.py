@@ -425,3 +425,20 @@ def test_an_image_of_the_request_is_degraded_to_a_line(chars4: TokenCounter) -> 
     line = masks(ctx().before_step(view_of([*msgs[:3], ref], chars4)))[0][2]
     assert line == ("[File Reference (image/jpeg) degraded to text to preserve context window. Original URI: "
                     "https://x/y.jpg]")
+
+
+class FullGraph(Graph):
+    def nodes(self, entries, head, overlay, view=None):  # type: ignore[no-untyped-def]
+        return super().nodes(entries, head, overlay)
+
+
+def test_the_growing_graph_is_the_graph_built_anew(chars4: TokenCounter) -> None:
+    msgs = [*steps(*[3_000 + 7 * k for k in range(70)]), Message("end", "assistant", (Text("done"),))]
+    traces = []
+    for graph in (Graph(), FullGraph()):
+        g = GeminiCliContext(GeminiCliContextParams())
+        g.graph = graph
+        tr = run(transcript(*msgs), g, chars4, window=1_000_000, summarizer=MockSummarizer("state"))
+        traces.append(([(c.step, c.reason, c.replaced_ids) for c in tr.compactions],
+                       [(p.step, p.reason, p.parts) for p in tr.prunes], g.weight))
+    assert traces[0] == traces[1] and traces[0][0]
