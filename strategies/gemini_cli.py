@@ -390,6 +390,9 @@ def version_preset(version: str) -> str | None:
 # version: the importer gives the range a log's writer shows, and a preset only when all of it has one.
 TOOL = Tool(
     "Gemini CLI", ("gemini-cli",), version_preset=version_preset, preset_versions=PRESET_VERSIONS,
+    # fidelity replays the version presets: preset=context (experimental.contextManagement, off by default) replaces
+    # the compression these logs record
+    fidelity_specs=lambda t: [(p, f"gemini-cli:preset={p}") for p in ("seed", "0.26", "0.18", "0.17")],
     settings=(Setting("gemini-cli-compression.threshold", "model.compressionThreshold", "~/.gemini/settings.json",
                       "0.5 (0.7 up to v0.11, 0.2 in v0.12-v0.16)", '{"model": {"compressionThreshold": {value}}}',
                       sweep=(0.3, 0.7), note="a share of the model's token limit; 0 means the default"),))
