@@ -375,8 +375,9 @@ class GeminiCliContext:
 @strategy("gemini-cli-context", params=GeminiCliContextParams,
           source="google-gemini/gemini-cli context/contextManager.ts + config/profiles.ts generalistProfile @ 5411f11 "
                  "(opt-in: experimental.contextManagement, default false)",
-          summary="Gemini CLI's opt-in context management: new tool outputs masked past 8k and distilled past 15k "
-                  "estimated tokens; past 150k the nodes older than the newest 65k become one state snapshot",
+          summary="Gemini CLI's opt-in context management: each new tool output cut past 40,000 characters, then "
+                  "masked past 8k and distilled past 15k estimated tokens; past 150k the nodes older than the "
+                  "newest 65k become one state snapshot",
           # experimental.stressTestProfile (profiles.ts): no coalescing threshold (0); its NodeTruncation and
           # NodeDistillation overrides are Normalization's, which never runs. powerUserProfile is not modelled.
           presets={"stress-test": {"retained_tokens": 1_500, "max_tokens": 5_000, "coalescing_tokens": 0,
