@@ -42,15 +42,17 @@ same, at 0.5). 0.7 was only in v0.17's previews (6d83d34, 2025-11-14, in v0.17.0
 it 0.5, cherry-picked as d3bf3af4a4 into preview.3 and the release); v0.12.0-v0.16.0 shipped 0.2 and v0.11.0
 and earlier 0.7, which no preset models. :func:`version_preset` maps a recorded version to its preset.
 
-Not modelled (issue 41, read at 5411f11 and v0.38.0/v0.45.0/v0.56.0): ``experimental.contextManagement`` in
-``settings.json`` (a boolean, default false since v0.38.0-preview.0, dfba0e91e2; also ``experimental.generalistProfile``)
-*replaces* this service: ``processTurn`` then skips ``tryCompressChat`` and renders the history through
-``ContextManager`` with the generalist profile (``context/config/profiles.ts``: budget ``retainedTokens`` 65,000,
-``maxTokens`` 150,000, ``coalescingThresholdTokens`` 5,000; tool outputs masked past 8,000 tokens, nodes distilled by
-a model past 15,000 and, once aged out, 3,000, truncated to 4,000 a node, state snapshots of at most 4,000 tokens,
-synchronous and in the background, estimated at 3 characters a token with a calibration). The threshold 0.5, the
-newest 30% kept and the 50,000-token budget for function responses are this service's, not that pipeline's. Its
-graph, model-made distillations and asynchronous snapshots are not reproduced here.
+Not this service (issue 41, read at 5411f11 and v0.38.0/v0.41.0/v0.45.0/v0.56.0): ``experimental.contextManagement``
+in ``settings.json`` (a boolean, default false, from v0.37.0-preview.0, dfba0e91e2, where it drove the older
+``AgentHistoryProvider``; also ``experimental.generalistProfile``) *replaces* it: ``processTurn`` then skips
+``tryCompressChat`` and, from v0.41.0-preview.0 (71f313b51a), renders the history through ``ContextManager`` with
+the generalist profile (retainedTokens 65,000, maxTokens 150,000,
+coalescingThresholdTokens 5,000; new tool outputs masked past 8,000 tokens and distilled past 15,000, state
+snapshots past 150,000, estimated at 3 characters a token with a learned weight). That pipeline is its own
+strategy, :mod:`.gemini_cli_context` (``gemini-cli-context``; ``gemini-cli:preset=context`` is Gemini CLI with it
+on, tool-output masking still after it); this composition's default stays this service, as the tool ships. The
+threshold 0.5, the newest 30% kept and the 50,000-token budget for function responses are this service's, not
+that pipeline's.
 """
 
 from __future__ import annotations
@@ -388,6 +390,9 @@ def version_preset(version: str) -> str | None:
 # version: the importer gives the range a log's writer shows, and a preset only when all of it has one.
 TOOL = Tool(
     "Gemini CLI", ("gemini-cli",), version_preset=version_preset, preset_versions=PRESET_VERSIONS,
+    # fidelity replays the version presets: preset=context (experimental.contextManagement, off by default) replaces
+    # the compression these logs record
+    fidelity_specs=lambda t: [(p, f"gemini-cli:preset={p}") for p in ("seed", "0.26", "0.18", "0.17")],
     settings=(Setting("gemini-cli-compression.threshold", "model.compressionThreshold", "~/.gemini/settings.json",
                       "0.5 (0.7 up to v0.11, 0.2 in v0.12-v0.16)", '{"model": {"compressionThreshold": {value}}}',
                       sweep=(0.3, 0.7), note="a share of the model's token limit; 0 means the default"),))

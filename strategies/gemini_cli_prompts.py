@@ -218,3 +218,38 @@ INSTRUCTION_017 = "First, reason in your scratchpad. Then, generate the <state_s
 # chatCompressionService.ts (every version read): the model turn after the summary
 MODEL_REPLY = "Got it. Thanks for the additional context!"
 SNAPSHOT_TAG = "<state_snapshot>"
+
+# context/processors/nodeDistillationProcessor.ts @ 5411f11: the system instruction of a node's distillation
+DISTILL_SYSTEM = ("You are an expert context compressor. Your job is to drastically shorten the following {info} while "
+                  "preserving the absolute core semantic meaning, facts, and intent. Omit all conversational filler, "
+                  "pleasantries, or redundant information. Return ONLY the compressed summary.")
+# context/utils/snapshotGenerator.ts @ 5411f11: synthesizeSnapshot's system prompt, its pressure warning and user prompt
+SNAPSHOT_SYSTEM = """You are an expert Context Memory Manager. You maintain the long-term "Master State" of the AI agent's memory.
+You will be provided with the CURRENT Master State and a raw transcript of new conversation turns.
+Your task is to generate a JSON Delta Patch representing what has changed in the transcript.{warning}
+
+CRITICAL OPERATIONAL RULES:
+1. FACTS: Extract explicit empirical facts (file paths, exact error codes, specific configs).
+2. PRUNING: Keep facts dense. Use obsolete indices to aggressively delete facts that are no longer relevant to the current objective.
+3. TASKS: Add any new active user requests to "new_tasks".
+4. TASK RESOLUTION: A task may ONLY be placed in "resolved_task_ids" if a success message or explicit confirmation was provided in the transcript. If the task was being worked on but no final confirmation exists, it MUST remain active. Do not prematurely resolve tasks."""
+SNAPSHOT_WARNING = ("\n\n[CRITICAL WARNING]: The Master State is currently at {pct}% of its maximum capacity! You MUST "
+                    "aggressively prune obsolete, irrelevant, or overly granular facts and constraints using "
+                    "`obsolete_fact_indices` and `obsolete_constraint_indices`.")
+SNAPSHOT_USER = "CURRENT MASTER STATE:\n{state}\n\nTRANSCRIPT OF NEW TURNS:\n"
+EMPTY_STATE = ('{\n  "active_tasks": [],\n  "discovered_facts": [],\n  "constraints_and_preferences": [],\n'
+               '  "recent_arc": []\n}')  # JSON.stringify(emptyState, null, 2)
+# context/toolDistillationService.ts @ 5411f11 generateIntentSummary: the prompt (no system instruction) and the
+# section its answer becomes
+INTENT_PROMPT = """The following output from the tool '{tool}' is large and has been truncated. Extract the most critical factual information from this output so the main agent doesn't lose context.
+
+Focus strictly on concrete data points:
+1. Exact error messages, exception types, or exit codes.
+2. Specific file paths or line numbers mentioned.
+3. Definitive outcomes (e.g., 'Compilation succeeded', '3 tests failed').
+
+Do not philosophize about the strategic intent. Keep the extraction under 10 lines and use exact quotes where helpful.
+
+Output to summarize:
+{output}..."""
+INTENT_SECTION = "\n\n--- Strategic Significance of Truncated Content ---\n"

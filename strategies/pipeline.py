@@ -151,7 +151,10 @@ compose("gemini-cli", "stages=gemini-cli-compression>gemini-cli-masking",
                "tryMaskToolOutputs, before each call (masking on by default from v0.30.0; the version presets "
                "before it compress only)",
         summary="Gemini CLI as it runs: chat compression, then tool-output masking, before every call",
-        presets={v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")},
+        presets={**{v: f"stages=gemini-cli-compression,gemini-cli-compression.preset={v}" for v in ("0.26", "0.18", "0.17")},
+                 # experimental.contextManagement: true (off by default): ContextManager replaces the compression
+                 # service in processTurn, tool-output masking still follows it (client.ts @ 5411f11)
+                 "context": "stages=gemini-cli-context>gemini-cli-masking"},
         tool=gemini_cli.TOOL)
 compose("openhands", "stages=openhands-conversation-window>openhands-browser-output>openhands-llm-summarizing,"
         "openhands-browser-output.preset=server,openhands-llm-summarizing.preset=server,until_first=true",

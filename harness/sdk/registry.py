@@ -90,6 +90,7 @@ BUILTIN: dict[str, str] = {
     "gemini-cli": "compbench.strategies.pipeline",
     "gemini-cli-compression": "compbench.strategies.gemini_cli",
     "gemini-cli-masking": "compbench.strategies.gemini_cli_masking",
+    "gemini-cli-context": "compbench.strategies.gemini_cli_context",  # opt-in: experimental.contextManagement
     "openai-compaction": "compbench.strategies.openai_compaction",
     "openhands-llm-summarizing": "compbench.strategies.openhands_summarizing",
     "openhands-observation-masking": "compbench.strategies.openhands_condensers",
