@@ -194,6 +194,7 @@ class Goose:
         self.revision = 0  # the view's revision ``calls`` describes
         self.stage = ""  # what the last returned action was: "pair" | "auto" | ""
         self.new_prompt = False
+        self._refs: dict[int, tuple[Message, frozenset[str]]] = {}  # per message, the calls it names
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.seen = len(s.entries)
@@ -309,9 +310,18 @@ class Goose:
             return []
         else:
             chosen = calls[:1]
-        return [Pair(call, tuple(e.rendered() for e in s.entries if any(
-            (isinstance(p, ToolCall) and p.id == call) or (isinstance(p, ToolResult) and p.call_id == call)
-            for p in e.message.parts))) for call in chosen]
+        return [Pair(call, tuple(e.rendered() for e in s.entries if call in self.refs(e.message)))
+                for call in chosen]
+
+    def refs(self, m: Message) -> frozenset[str]:
+        """The calls a message's parts name (its calls' ids, its results' call ids), once per message: the
+        pair's messages are found among the whole view's at every turn."""
+        hit = self._refs.get(id(m))
+        if hit is None or hit[0] is not m:
+            hit = self._refs[id(m)] = (m, frozenset(
+                p.id if isinstance(p, ToolCall) else p.call_id for p in m.parts
+                if isinstance(p, ToolCall | ToolResult)))
+        return hit[1]
 
     def apply_pair(self, s: SessionView, pair: Pair) -> Compact:
         """The turn is over: the pair hidden (cleared where its message holds more), the summary after it."""
@@ -325,7 +335,7 @@ class Goose:
             if k == end:
                 view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
             mine = [i for i, p in enumerate(e.message.parts) if (isinstance(p, ToolCall) and p.id == pair.call)
-                    or (isinstance(p, ToolResult) and p.call_id == pair.call)]
+                    or (isinstance(p, ToolResult) and p.call_id == pair.call)] if pair.call in self.refs(e.message) else []
             if mine and len(mine) == len([p for p in e.message.parts if not isinstance(p, Reasoning)]):
                 continue  # the message is the call (or the result) alone: hidden
             view.append(Keep(e.id))
