@@ -62,6 +62,7 @@ from compbench.sdk import (
     Action,
     Compact,
     CompactionEvent,
+    Counter,
     Entry,
     Insert,
     Keep,
@@ -78,6 +79,7 @@ from compbench.sdk import (
     ToolResult,
     Usage,
     Wake,
+    framed_text,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -106,6 +108,7 @@ TOOL_PAIR = "tool-pair"  # the meta kind of a tool-pair summary (fidelity compar
 # example is a dozen tokens; compbench's offline summarizers size a summary on real compaction summaries
 # (over a thousand tokens) unless the request sets a budget, so a tool-pair request carries this one.
 TOOL_PAIR_SUMMARY_TOKENS = 64
+FRAMED_MIN_CHARS = 200  # a tool output shorter than this is cheaper to count again than to frame
 __all__ = ["COMPACTION_TEMPLATE", "TOOL_PAIR_PROMPT"]
 
 
@@ -144,6 +147,18 @@ def format_message(m: Message) -> str:
             continue
     role = "assistant" if m.role == "assistant" else "user"
     return f"[{role}]: " + "\n".join(parts) if parts else f"[{role}]: <empty message>"
+
+
+def pair_text(counter: Counter, messages: Sequence[Message]) -> Text:
+    """The tool pair's messages, each ``format_message``'d, one per line: counted from the longest tool output's
+    own count where that is exact (:func:`~compbench.sdk.framed_text`), not tokenized again at every turn."""
+    text = "\n".join(format_message(m) for m in messages)
+    outputs = [p.output for m in messages for p in m.parts if isinstance(p, ToolResult)]
+    longest = max(outputs, key=len, default="")
+    at = text.find(longest) if len(longest) > FRAMED_MIN_CHARS else -1
+    if at < 0:
+        return Text(text)
+    return framed_text(counter, text[:at], longest, text[at + len(longest):])
 
 
 def filter_tool_responses(messages: Sequence[Message], remove_percent: int) -> list[Message]:
@@ -344,7 +359,7 @@ class Goose:
                 prune.append((e.id, i, "{}" if isinstance(part, ToolCall) else ""))
         if end == len(entries):
             view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
-        prompt = Message("goose-tool-pair", "user", (Text("\n".join(format_message(m) for m in pair.messages)),))
+        prompt = Message("goose-tool-pair", "user", (pair_text(s.counter, pair.messages),))
         request = SummaryRequest(TOOL_PAIR_PROMPT, (prompt,), pair.messages, TOOL_PAIR_SUMMARY_TOKENS,
                                  meta={"model": "fast", "kind": TOOL_PAIR})
         self.done.add(pair.call)
