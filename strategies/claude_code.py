@@ -177,6 +177,7 @@ class ClaudeCode:
         self.last: Usage | None = None
         self.read_before_edit = p.read_before_edit
         self.armed: str | None = None  # the entry a precomputed summary ends at
+        self._model: tuple[SessionView, int, int, str] | None = None  # the view, revision, entries, its model
 
     def window(self, s: SessionView) -> tuple[int, str]:
         """The window Claude Code compacts against and its source (``TK``): the environment variable, then
@@ -199,7 +200,7 @@ class ClaudeCode:
             return w, p.window_source
         if not p.source_rule:
             return w, "model-default"
-        model = session_model(s.entries)
+        model = self.model(s)
         if not model:  # a log that names no model: its source cannot be read, the threshold it always had
             return w, "model-default"
         default = model_default(SOURCE_RULES[p.source_rule], model, w)
@@ -208,6 +209,17 @@ class ClaudeCode:
         if SOURCE_RULES[p.source_rule].unknown_model and not known(model):
             return w, "unknown-model"
         return w, "auto"
+
+    def model(self, s: SessionView) -> str:
+        """:func:`session_model`, read again only over the entries that joined since the last question (the
+        same view, its revision unchanged): a log naming no model is not scanned whole at every question."""
+        entries, c = s.entries, self._model
+        if c is not None and c[0] is s and c[1] == s.revision and c[2] <= len(entries):
+            model = session_model(entries[c[2]:]) or c[3]
+        else:
+            model = session_model(entries)
+        self._model = (s, s.revision, len(entries), model)
+        return model
 
     def threshold(self, s: SessionView) -> float:
         w, _ = self.window(s)

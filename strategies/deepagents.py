@@ -184,7 +184,7 @@ class DeepAgents(LangChainSummarization):
             return out
         if s.revision != self.revision:  # the view was rebuilt: look at it whole (evicted results stay so)
             self.seen, self.revision = 0, s.revision
-        paths = {p.id: p for e in s.entries for p in e.message.parts if isinstance(p, ToolCall)}
+        paths: dict[str, ToolCall] | None = None  # the view's calls, read once a result is evicted
         for e in s.entries[self.seen:]:
             for j, p in enumerate(e.message.parts):
                 if (isinstance(p, ToolResult) and len(p.output) >= limit and j not in e.pruned
@@ -192,6 +192,8 @@ class DeepAgents(LangChainSummarization):
                     role = tool_role(p.name)  # eviction past the limit; read_file's cut from it
                     if role == "exempt" or (role == "evict" and len(p.output) == limit):
                         continue
+                    if paths is None:
+                        paths = {c.id: c for x in s.entries for c in x.message.parts if isinstance(c, ToolCall)}
                     call = paths.get(p.call_id)
                     text = (read_file_cut(p.output, limit, file_path(call)) if role == "read"
                             else evicted_message(p.call_id, p.output))

@@ -227,7 +227,7 @@ class GeminiCli:
         if stop == head or (self.failed and not force and self.p.after_failure == "stop"):
             return None  # empty history, or (before v0.31) nothing after a failure: NOOP
         limit = self.token_limit(s)
-        hist = contents(s.entries[head:stop], head, self._parts)
+        hist = contents(s.entries[head:stop], head, self._parts, s.memo("gemini-cli.contents"))
         truncated, marks = self.truncate(hist, original, limit)
         if self.failed and not force:
             if self.p.after_failure == "truncate" and marks \

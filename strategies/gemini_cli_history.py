@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compbench.sdk import Entry, Media, Message, Reasoning, Text, ToolCall, ToolResult
+from compbench.sdk import Entry, IdentityMemo, Media, Message, Reasoning, Text, ToolCall, ToolResult
 
 ASCII_TOKENS_PER_CHAR = 0.25  # tokenCalculation.ts: 1 / DEFAULT_CHARS_PER_TOKEN (4)
 NON_ASCII_TOKENS_PER_CHAR = 1.5  # tokenCalculation.ts NON_ASCII_TOKENS_PER_CHAR
@@ -181,13 +181,18 @@ def parts_of(m: Message) -> list[tuple[dict[str, Any], int | None]]:
 Cache = dict[tuple[str, tuple[tuple[int, str], ...]], Content]
 
 
-def contents(entries: Sequence[Entry], start: int = 0, cache: Cache | None = None) -> list[Content]:
+def contents(entries: Sequence[Entry], start: int = 0, cache: Cache | None = None,
+             shared: IdentityMemo[Message, Content] | None = None) -> list[Content]:
     """The Contents of ``entries`` (view positions from ``start``), rendered as the model sees them. Each
-    message's parts are measured once per rendering (``cache``, kept by the caller)."""
+    message's parts are measured once per rendering (``cache``, kept by the caller; a message shown as recorded
+    once per transcript, ``shared`` by every configuration replaying it: a Content made here is never changed)."""
     out: list[Content] = []
     for k, e in enumerate(entries):
+        whole = shared is not None and not e.pruned
+        one = shared.get(e.message) if whole and shared is not None else None
         key = (e.id, tuple(sorted(e.pruned.items())))
-        one = cache.get(key) if cache is not None else None
+        if one is None and cache is not None:
+            one = cache.get(key)
         if one is None:
             m = e.rendered()
             one = Content("model" if m.role == "assistant" else "user")
@@ -195,6 +200,8 @@ def contents(entries: Sequence[Entry], start: int = 0, cache: Cache | None = Non
                 one.add(part, (m.id, j) if j is not None else None)
             if cache is not None:
                 cache[key] = one
+            if whole and shared is not None:
+                shared.put(e.message, one)
         if e.role == "tool" and out and k > 0 and entries[k - 1].role == "tool":
             c = out[-1]
         else:

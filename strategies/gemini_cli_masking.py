@@ -26,6 +26,7 @@ already replaced (compression's truncation) is counted with its replacement but 
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -75,6 +76,10 @@ class GeminiCliMasking:
         self.p = p
         self._tokens: dict[tuple[str, int, str | None], int] = {}  # a part's estimate, per rendering
         self._total: tuple[SessionView, int, int, int] | None = None  # the wake's: view, revision, entries, total
+        self._outputs: tuple[SessionView, int] | None = None  # the view and revision the outputs describe
+        self._items: list[Candidate] = []
+        self._sums: list[int] = [0]
+        self._starts: list[int] = []
 
     def part_tokens(self, e: Entry, j: int, part: ToolResult) -> int:
         """``estimateTokenCountSync([part])`` of a function response as the view renders it (``part`` as
@@ -89,6 +94,32 @@ class GeminiCliMasking:
             n = self._tokens[key] = math.floor(estimate_part(fr))
         return n
 
+    def outputs(self, s: SessionView) -> tuple[list[Candidate], list[int], list[int]]:
+        """The view's maskable outputs in order (a function response of a tool not exempt, not masked yet),
+        the sums of their estimates before each, and where each entry's outputs begin: kept as the view grows,
+        and built again from where the view diff says it changed."""
+        entries = s.entries
+        c = self._outputs
+        starts = self._starts
+        start = min(s.unchanged_below(c[1]), len(starts), len(entries)) if c is not None and c[0] is s else 0
+        items, sums = self._items, self._sums
+        if start < len(starts):
+            del items[starts[start]:], sums[starts[start] + 1:], starts[start:]
+        exempt = self.p.exempt_tools
+        for k in range(len(starts), len(entries)):
+            e = entries[k]
+            starts.append(len(items))
+            for j, part in enumerate(e.message.parts):
+                if not isinstance(part, ToolResult) or (part.name and part.name in exempt):
+                    continue
+                if MASKED_TAG in e.pruned.get(j, part.output):
+                    continue  # already masked (its JSON holds the tag exactly when its text does)
+                tokens = self.part_tokens(e, j, part)
+                items.append((e.id, j, tokens, part))
+                sums.append(sums[-1] + tokens)
+        self._outputs = (s, s.revision)
+        return items, sums, starts
+
     def before_step(self, s: SessionView) -> Sequence[Action]:
         head, stop = history_bounds(s.entries)
         end = stop
@@ -96,28 +127,18 @@ class GeminiCliMasking:
             end -= 1
             while end > head and s.entries[end].role == "tool" and s.entries[end - 1].role == "tool":
                 end -= 1
-        protected, boundary, prunable = 0, False, 0
-        found: list[Candidate] = []
-        for e in reversed(s.entries[head:end]):
-            parts = e.message.parts
-            for j in range(len(parts) - 1, -1, -1):
-                part = parts[j]
-                if not isinstance(part, ToolResult) or (part.name and part.name in self.p.exempt_tools):
-                    continue
-                if MASKED_TAG in e.pruned.get(j, part.output):
-                    continue  # already masked (its JSON holds the tag exactly when its text does)
-                tokens = self.part_tokens(e, j, part)
-                if not boundary:
-                    protected += tokens
-                    if protected > self.p.protection:
-                        boundary = True
-                        prunable += tokens
-                        found.append((e.id, j, tokens, part))
-                else:
-                    prunable += tokens
-                    found.append((e.id, j, tokens, part))
+        # scanning back from the newest output before ``end``, the protected total passes ``protection`` at the
+        # newest output with more than ``protection`` after it and itself: that one and all older are prunable
+        items, sums, starts = self.outputs(s)
+        a = starts[head] if head < len(starts) else len(items)
+        b = starts[end] if end < len(starts) else len(items)
+        crossing = min(bisect.bisect_left(sums, sums[b] - self.p.protection, a, b + 1), b) - 1  # sums[i] < that
+        if crossing < a:
+            return ()
+        prunable = sums[crossing + 1] - sums[a]
         if prunable < self.p.min_prunable:
             return ()
+        found = items[crossing:a - 1 if a else None:-1]  # newest first, as the scan back finds them
         targets = []
         pruned = {e.id: e.pruned for e in s.entries[head:end] if e.pruned}
         for msg_id, j, tokens, part in found:

@@ -62,6 +62,7 @@ from compbench.sdk import (
     Action,
     Compact,
     CompactionEvent,
+    Counter,
     Entry,
     Insert,
     Keep,
@@ -78,6 +79,7 @@ from compbench.sdk import (
     ToolResult,
     Usage,
     Wake,
+    framed_text,
 )
 from compbench.sdk.registry import param, strategy
 from compbench.strategies.api_groups import head_end
@@ -106,6 +108,7 @@ TOOL_PAIR = "tool-pair"  # the meta kind of a tool-pair summary (fidelity compar
 # example is a dozen tokens; compbench's offline summarizers size a summary on real compaction summaries
 # (over a thousand tokens) unless the request sets a budget, so a tool-pair request carries this one.
 TOOL_PAIR_SUMMARY_TOKENS = 64
+FRAMED_MIN_CHARS = 200  # a tool output shorter than this is cheaper to count again than to frame
 __all__ = ["COMPACTION_TEMPLATE", "TOOL_PAIR_PROMPT"]
 
 
@@ -144,6 +147,18 @@ def format_message(m: Message) -> str:
             continue
     role = "assistant" if m.role == "assistant" else "user"
     return f"[{role}]: " + "\n".join(parts) if parts else f"[{role}]: <empty message>"
+
+
+def pair_text(counter: Counter, messages: Sequence[Message]) -> Text:
+    """The tool pair's messages, each ``format_message``'d, one per line: counted from the longest tool output's
+    own count where that is exact (:func:`~compbench.sdk.framed_text`), not tokenized again at every turn."""
+    text = "\n".join(format_message(m) for m in messages)
+    outputs = [p.output for m in messages for p in m.parts if isinstance(p, ToolResult)]
+    longest = max(outputs, key=len, default="")
+    at = text.find(longest) if len(longest) > FRAMED_MIN_CHARS else -1
+    if at < 0:
+        return Text(text)
+    return framed_text(counter, text[:at], longest, text[at + len(longest):])
 
 
 def filter_tool_responses(messages: Sequence[Message], remove_percent: int) -> list[Message]:
@@ -194,6 +209,7 @@ class Goose:
         self.revision = 0  # the view's revision ``calls`` describes
         self.stage = ""  # what the last returned action was: "pair" | "auto" | ""
         self.new_prompt = False
+        self._refs: dict[int, tuple[Message, frozenset[str]]] = {}  # per message, the calls it names
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         self.seen = len(s.entries)
@@ -309,9 +325,18 @@ class Goose:
             return []
         else:
             chosen = calls[:1]
-        return [Pair(call, tuple(e.rendered() for e in s.entries if any(
-            (isinstance(p, ToolCall) and p.id == call) or (isinstance(p, ToolResult) and p.call_id == call)
-            for p in e.message.parts))) for call in chosen]
+        return [Pair(call, tuple(e.rendered() for e in s.entries if call in self.refs(e.message)))
+                for call in chosen]
+
+    def refs(self, m: Message) -> frozenset[str]:
+        """The calls a message's parts name (its calls' ids, its results' call ids), once per message: the
+        pair's messages are found among the whole view's at every turn."""
+        hit = self._refs.get(id(m))
+        if hit is None or hit[0] is not m:
+            hit = self._refs[id(m)] = (m, frozenset(
+                p.id if isinstance(p, ToolCall) else p.call_id for p in m.parts
+                if isinstance(p, ToolCall | ToolResult)))
+        return hit[1]
 
     def apply_pair(self, s: SessionView, pair: Pair) -> Compact:
         """The turn is over: the pair hidden (cleared where its message holds more), the summary after it."""
@@ -325,7 +350,7 @@ class Goose:
             if k == end:
                 view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
             mine = [i for i, p in enumerate(e.message.parts) if (isinstance(p, ToolCall) and p.id == pair.call)
-                    or (isinstance(p, ToolResult) and p.call_id == pair.call)]
+                    or (isinstance(p, ToolResult) and p.call_id == pair.call)] if pair.call in self.refs(e.message) else []
             if mine and len(mine) == len([p for p in e.message.parts if not isinstance(p, Reasoning)]):
                 continue  # the message is the call (or the result) alone: hidden
             view.append(Keep(e.id))
@@ -334,7 +359,7 @@ class Goose:
                 prune.append((e.id, i, "{}" if isinstance(part, ToolCall) else ""))
         if end == len(entries):
             view.append(Insert("user", with_summary=True, origin="summary", meta={"kind": TOOL_PAIR}))
-        prompt = Message("goose-tool-pair", "user", (Text("\n".join(format_message(m) for m in pair.messages)),))
+        prompt = Message("goose-tool-pair", "user", (pair_text(s.counter, pair.messages),))
         request = SummaryRequest(TOOL_PAIR_PROMPT, (prompt,), pair.messages, TOOL_PAIR_SUMMARY_TOKENS,
                                  meta={"model": "fast", "kind": TOOL_PAIR})
         self.done.add(pair.call)

@@ -143,15 +143,32 @@ class LangChainSummarization:
         self.usage: dict[str, int] = {}  # AI message id -> usage_metadata total_tokens
         self.lc_cache: dict[int, tuple[Entry, list[LCMessage]]] = {}
         self.memo: dict[int, tuple[LCMessage, float]] = {}
+        # the view's messages as last built: the view and its revision, the list, where each entry's begin, the
+        # lowest position each message id was built at, and where a changed usage asks to build again from
+        self._lc_view: tuple[SessionView, int] | None = None
+        self._lc_out: list[LCMessage] = []
+        self._lc_starts: list[int] = []
+        self._lc_first: dict[str, int] = {}
+        self._lc_redo = 1 << 62
 
     # --- counting -----------------------------------------------------------------------------------------
 
     def messages(self, s: SessionView, start: int) -> list[LCMessage]:
-        """The state's LangChain messages (view entries from ``start``), each entry converted once."""
-        out: list[LCMessage] = []
+        """The state's LangChain messages (view entries from ``start``), each entry converted once. The list
+        of the whole view is kept as it grows and built again from where the view diff says it changed (or
+        where an AI message's reported usage changed); the caller gets a copy of its part from ``start``."""
         entries = s.entries
-        for k in range(start, len(entries)):
+        c, out, starts = self._lc_view, self._lc_out, self._lc_starts
+        redo = min(s.unchanged_below(c[1]), self._lc_redo) if c is not None and c[0] is s else 0
+        redo = min(redo, len(starts), len(entries))
+        if redo < len(starts):
+            del out[starts[redo]:], starts[redo:]
+        first = self._lc_first
+        for k in range(len(starts), len(entries)):
             e = entries[k]
+            starts.append(len(out))
+            if first.get(e.id, len(entries)) > k:
+                first[e.id] = k
             hit = self.lc_cache.get(id(e))
             if hit is None or hit[0] is not e or (hit[1] and hit[1][0].total_tokens != self.usage.get(e.id)
                                                   and e.role == "assistant"):
@@ -161,7 +178,8 @@ class LangChainSummarization:
                 hit = (e, [replace(m, entry=k) for m in hit[1]])
                 self.lc_cache[id(e)] = hit
             out.extend(hit[1])
-        return out
+        self._lc_view, self._lc_redo = (s, s.revision), 1 << 62
+        return out[starts[start]:] if start < len(starts) else []
 
     def count(self, messages: Sequence[LCMessage], scaled: bool = True, prefix: int = 0) -> int:
         return count_tokens_approximately(messages, chars_per_token=self.p.chars_per_token,
@@ -169,7 +187,10 @@ class LangChainSummarization:
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         if s.entries and s.entries[-1].role == "assistant":
-            self.usage[s.entries[-1].id] = u.input + u.output
+            key, total = s.entries[-1].id, u.input + u.output
+            if self.usage.get(key) != total and key in self._lc_first:  # its messages were made without it
+                self._lc_redo = min(self._lc_redo, self._lc_first[key])
+            self.usage[key] = total
         return ()
 
     def wake(self, s: SessionView) -> Wake:

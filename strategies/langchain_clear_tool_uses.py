@@ -70,6 +70,13 @@ class LangChainClearToolUses:
         self.p = p
         self.cleared: set[tuple[str, int]] = set()
         self.cache: dict[int, tuple[object, list[LCMessage], int, int]] = {}
+        # the last view's original messages, kept while the view grows and rebuilt from where the view diff
+        # says it changed: the view, its revision, the head, each entry's first message and the tokens before it
+        self._view: tuple[SessionView, int, int] | None = None
+        self._out: list[LCMessage] = []
+        self._starts: list[int] = []
+        self._before: list[int] = []
+        self._tokens = 0
 
     def after_step(self, s: SessionView, u: Usage) -> Sequence[Action]:
         return ()
@@ -79,19 +86,36 @@ class LangChainClearToolUses:
         return Wake(grown=(recorded_tokens, self.p.trigger + 1 - self.original(s)[1]))
 
     def original(self, s: SessionView) -> tuple[list[LCMessage], int]:
-        """The state's messages as recorded (the request copy the edit starts from) and their count."""
-        out: list[LCMessage] = []
-        tokens = 0
+        """The state's messages as recorded (the request copy the edit starts from) and their count (the
+        list is the instance's own: read it, do not keep or change it). Built incrementally: kept while the
+        view only grows, and from the first position the view diff names after an action."""
         entries = s.entries
-        for k in range(system_head(s), len(entries)):
+        head = system_head(s)
+        c = self._view
+        if c is not None and c[0] is s and c[2] == head:
+            start = min(s.unchanged_below(c[1]), len(self._starts))
+        else:
+            start = 0
+        start = max(start, head) - head  # the entries from ``head + start`` on are built again
+        out, starts, before = self._out, self._starts, self._before
+        if start < len(starts):
+            del out[starts[start]:]
+            self._tokens = before[start]
+            del starts[start:], before[start:]
+        tokens = self._tokens
+        for k in range(head + len(starts), len(entries)):
             e = entries[k]
             hit = self.cache.get(id(e.message))
             if hit is None or hit[0] is not e.message or hit[2] != k:
                 msgs = entry_messages(e, k, {}, original=True)
                 hit = (e.message, msgs, k, sum(_tokens(m) for m in msgs))
                 self.cache[id(e.message)] = hit
+            starts.append(len(out))
+            before.append(tokens)
             out.extend(hit[1])
             tokens += hit[3]
+        self._tokens = tokens
+        self._view = (s, s.revision, head)
         return out, tokens
 
     def before_step(self, s: SessionView) -> Sequence[Action]:

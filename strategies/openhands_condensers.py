@@ -290,6 +290,9 @@ class ObservationMasking(Masking):
             raise UsageError("openhands-observation-masking: attention_window must be >= 1")
         super().__init__(p.recall_events, p.max_message_chars)
         self.p = p
+        # the last wake's search: the view, its revision, events forgotten, the first maskable event, and the
+        # view positions the events before it lie below
+        self._first: tuple[SessionView, int, int, int, int] | None = None
 
     def masks(self, s: SessionView, evs: list[Event]) -> dict[Key, str]:
         out: dict[Key, str] = {}
@@ -306,7 +309,14 @@ class ObservationMasking(Masking):
         events follow it (events keep their places while the view only grows)."""
         evs = self.state.view_events(s)
         n = len(evs)
-        first = next((k for k in range(n) if self._maskable(s, evs[k])), n)  # outside the window already: now
+        # the events before the last wake's first maskable one stay unmaskable while their entries are unchanged
+        # (the view diff) and nothing more was forgotten: the search goes on from there
+        c, start = self._first, 0
+        if c is not None and c[0] is s and c[2] == len(self.state.forgotten) and c[3] <= n \
+                and s.unchanged_below(c[1]) >= c[4]:
+            start = c[3]
+        first = next((k for k in range(start, n) if self._maskable(s, evs[k])), n)  # outside the window: now
+        self._first = (s, s.revision, len(self.state.forgotten), first, evs[first - 1].pos + 1 if first else 0)
         return Wake(grown=(with_long_outputs(event_bound, self.max_message_chars),
                            first + self.p.attention_window + 1 - n))
 

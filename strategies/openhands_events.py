@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from compbench.sdk import Entry, Insert, Keep, Message, Prune, Reasoning, SessionView, Slot, Text, ToolCall, ToolResult
 
@@ -54,9 +54,10 @@ USER_SLOT, RECALL_ACTION, RECALL_OBS = -1, -2, -3  # event keys of the whole-mes
 Key = tuple[str, int]  # (message id, part index, or one of the slots above)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One OpenHands event: its kind, the view position of the message it comes from, its key."""
+class Event(NamedTuple):
+    """One OpenHands event: its kind, the view position of the message it comes from, its key. (A named
+    tuple: a view's events are made again at their new places after every forgetting, and a tuple is made
+    several times faster than a frozen dataclass.)"""
 
     kind: str  # system | user | recall | message | action | observation | condensation
     pos: int
@@ -83,19 +84,22 @@ class EventState:
 
     A view's events are built incrementally, as OpenHands appends events to its stream: while the view has
     only grown by recorded messages (the same view, its ``revision`` unchanged, nothing forgotten since), the
-    events of the new entries are appended to the last list; any other change rebuilds it (each entry's events
-    are still made once per place)."""
+    events of the new entries are appended to the last list; after an action, from the first position the
+    view diff names (:meth:`SessionView.unchanged_below`); once more was forgotten, from the start. Each
+    entry's events are made once (at another place, copied there)."""
 
     def __init__(self, recall: bool) -> None:
         self.recall = recall
         self.first_user = ""
         self.forgotten: set[Key] = set()  # only ever grows (rebuild adds to it)
         self.ids: dict[Key, int] = {}
-        # the last view's events: the view, its revision, how many were forgotten then, the entries read
-        self._grown: tuple[SessionView, int, int, int] | None = None
+        # the last view's events: the view, its revision, how many were forgotten then; where each entry's
+        # events begin in the list
+        self._grown: tuple[SessionView, int, int] | None = None
         self._events: list[Event] = []
-        # each entry's events at its place (an entry is immutable; the first user message, which alone has a
-        # recall observation, is fixed once seen)
+        self._starts: list[int] = []
+        # each entry's events at the place they were made (an entry is immutable; the first user message,
+        # which alone has a recall observation, is fixed once seen)
         self._of_entry: dict[int, tuple[Entry, int, tuple[Event, ...]]] = {}
 
     def of_view(self, s: SessionView) -> list[Event]:
@@ -110,32 +114,40 @@ class EventState:
         """The view's events, the state's own list (read it, do not keep or change it)."""
         entries = s.entries
         c = self._grown
-        if c is not None and c[0] is s and c[1] == s.revision and c[2] == len(self.forgotten) \
-                and c[3] <= len(entries):
-            if c[3] < len(entries):
-                self._extend(entries, c[3], self._events)
+        starts = self._starts
+        if c is not None and c[0] is s and c[2] == len(self.forgotten):
+            start = min(s.unchanged_below(c[1]), len(starts), len(entries))
         else:
-            self._events = []
-            self._extend(entries, 0, self._events)
-        self._grown = (s, s.revision, len(self.forgotten), len(entries))
+            start = 0
+        if start < len(starts):
+            del self._events[starts[start]:]
+            del starts[start:]
+        if start < len(entries):
+            self._extend(entries, start, self._events, starts)
+        self._grown = (s, s.revision, len(self.forgotten))
         return self._events
 
     def events(self, entries: Sequence[Entry]) -> list[Event]:
         """The events of ``entries`` (a view's, or any list of entries), built from the start."""
         out: list[Event] = []
-        self._extend(entries, 0, out)
+        self._extend(entries, 0, out, [])
         return out
 
-    def _extend(self, entries: Sequence[Entry], start: int, out: list[Event]) -> None:
+    def _extend(self, entries: Sequence[Entry], start: int, out: list[Event], starts: list[int]) -> None:
         cache, forgotten, ids = self._of_entry, self.forgotten, self.ids
         for pos in range(start, len(entries)):
             e = entries[pos]
+            starts.append(len(out))
             hit = cache.get(id(e))
-            if hit is None or hit[0] is not e or hit[1] != pos:  # an entry's events, made once per place
+            if hit is None or hit[0] is not e:  # an entry's events, made once
                 hit = cache[id(e)] = (e, pos, tuple(self._of(pos, e)))
+            elif hit[1] != pos:  # the entry moved (a forgetting before it): its events, at their new place
+                hit = cache[id(e)] = (e, pos, tuple(Event(ev[0], pos, *ev[2:]) for ev in hit[2]))
             for ev in hit[2]:
-                if ev.key not in forgotten:
-                    ids.setdefault(ev.key, len(ids))
+                key = ev.key
+                if key not in forgotten:
+                    if key not in ids:
+                        ids[key] = len(ids)
                     out.append(ev)
 
     def _of(self, pos: int, e: Entry) -> Iterable[Event]:

@@ -324,7 +324,7 @@ class Branch:
                 elif a.fallback is not None and ev.error != NOOP:  # the tool's own failure path, applied next
                     queue.insert(0, a.fallback)
             if ev.applied:
-                view.revision += 1
+                s.revise()
                 for m in self.members:  # a wake condition speaks of a view that only grows
                     m.awake()
                 self.alarm.dirty = True

@@ -132,6 +132,7 @@ class ViewState:
         self.epoch_starts: list[int] = [0]
         self.sums = PrefixSums()
         self.positions: dict[str, int] = {}  # message id -> view position
+        self.touched = _CLEAN  # lowest position an action changed since the view's last revision
 
     def fork(self, observer: Observer | None, rounds: RoundCache) -> ViewState:
         """A copy of this state for a forked trajectory: its own entries, sums and view (a new
@@ -146,7 +147,13 @@ class ViewState:
         c.epochs, c.epoch_starts = list(self.epochs), list(self.epoch_starts)
         c.sums = self.sums.copy()
         c.positions = dict(self.positions)
+        c.touched = self.touched
         return c
+
+    def revise(self) -> None:
+        """An applied action's changes are a new revision of the view (:meth:`SessionView.unchanged_below`)."""
+        self.view.changed(self.touched)
+        self.touched = _CLEAN
 
     # view changes
     def append(self, e: Entry) -> None:
@@ -190,6 +197,7 @@ class ViewState:
         while tail < shortest - first_diff and old[-1 - tail] is new[-1 - tail]:
             tail += 1
         self.dirty = min(self.dirty, first_diff)
+        self.touched = min(self.touched, first_diff)
         gone, came = old[first_diff:len(old) - tail], new[first_diff:len(new) - tail]
         self._tell(gone, came)
         positions = self.positions
@@ -223,6 +231,7 @@ class ViewState:
         while first_diff < min(len(old), len(new)) and old[first_diff] is new[first_diff]:
             first_diff += 1
         self.dirty = min(self.dirty, first_diff)
+        self.touched = min(self.touched, first_diff)
         self._tell(old, new)
         old[:] = new
         self.context = sum(e.tokens for e in new)
@@ -297,6 +306,7 @@ def apply_prune(s: ViewState, a: Prune, seq: int, step: int, phase: Phase) -> Pr
         if s.observer:
             s.observer.part_hidden(s.entries[k], part)
         s.dirty = min(s.dirty, k)
+        s.touched = min(s.touched, k)
         marked.append((msg_id, part))
     return PruneEvent(seq, step, phase, a.reason, tuple(marked), hidden)
 

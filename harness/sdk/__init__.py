@@ -121,7 +121,7 @@ from compbench.data.transcript import (
     Usage,
 )
 from compbench.sdk.context import IdentityMemo, ReplayContext
-from compbench.sdk.counting import Counter, chars4, chars4_round, joined_text, joins_add_up
+from compbench.sdk.counting import Counter, chars4, chars4_round, framed_text, joined_text, joins_add_up
 from compbench.sdk.events import CompactionEvent, Event, Phase, PruneEvent
 from compbench.sdk.protocols import (
     CAPABILITIES,
@@ -214,6 +214,7 @@ __all__ = [
     "chars4",
     "chars4_round",
     "configure",
+    "framed_text",
     "joined_text",
     "joins_add_up",
     "optional",

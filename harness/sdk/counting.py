@@ -94,6 +94,24 @@ def joined_text(counter: Counter, sections: Sequence[str]) -> Text:
     return part
 
 
+def framed_text(counter: Counter, before: str, text: str, after: str) -> Text:
+    """``before + text + after`` as one text, its tokenizer count remembered where it follows from ``text``'s
+    own (counted once by text: a recorded tool output is, when its transcript was indexed) and a few short
+    lines: with ``text = F + M + L`` cut after its first and its last newline, the count is ``count(before + F)
+    + count(M) + count(L + after)`` and ``count(M) = count(text) - count(F) - count(L)``, each where
+    :func:`joins_add_up` holds for those cuts (the same characters meet there, framed or not). A text without
+    a newline, or whose cuts a tokenizer could merge across, is left to be counted whole."""
+    part = Text(before + text + after)
+    first, last = text.find("\n"), text.rfind("\n")
+    if counter.sections_add_up and first >= 0:
+        head, middle, tail = text[:first + 1], text[first + 1:last + 1], text[last + 1:]
+        if joins_add_up((head, middle, tail)) and joins_add_up((before + head, middle, tail + after)):
+            count = counter.count_raw
+            inner = count(text) - count(head) - count(tail)
+            counter.remember_raw(part, count(before + head) + inner + count(tail + after))
+    return part
+
+
 def chars4(text: str) -> int:
     """Seed 004 ``estimateTokens``: ``Math.ceil(text.length / 4)``."""
     return math.ceil(len(text) / 4)

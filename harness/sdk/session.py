@@ -270,9 +270,10 @@ class SessionView:
 
     ``revision`` counts the changes actions made to the view (an applied compaction, a prune that hid
     something): while it is unchanged the view has only grown by recorded messages appended at its end, so
-    incremental state kept since may be extended rather than rebuilt. ``last_event`` is the event of this
-    strategy's own last action (``ok``: applied with its summary; ``applied``: the view changed), or None
-    before it first acts: what a strategy asked for and whether it happened, without counting.
+    incremental state kept since may be extended rather than rebuilt; :meth:`unchanged_below` says, across
+    revisions, how much of it still holds (the view diff). ``last_event`` is the event of this strategy's own
+    last action (``ok``: applied with its summary; ``applied``: the view changed), or None before it first
+    acts: what a strategy asked for and whether it happened, without counting.
     """
 
     def __init__(self, entries: Sequence[Entry], limits: ModelLimits, counter: Counter,
@@ -287,6 +288,7 @@ class SessionView:
         self.last_usage: Usage | None = None
         self.compactions = 0
         self.revision = 0
+        self._lowest: list[int] = []  # per revision, the lowest position its change touched (the view diff)
         self.last_event: Event | None = None
         self.meta: Mapping[str, Any] = {}
         self.context = context if context is not None else ReplayContext()
@@ -301,7 +303,27 @@ class SessionView:
         v = SessionView(entries, self.limits, self.counter, self.system_tokens, self.context, round_cache)
         v.step, v.context_tokens, v.last_usage = self.step, self.context_tokens, self.last_usage
         v.compactions, v.revision, v.last_event, v.meta = self.compactions, self.revision, self.last_event, self.meta
+        v._lowest = list(self._lowest)
         return v
+
+    def changed(self, lowest: int) -> None:
+        """The loop's: an action changed the view, no entry below position ``lowest`` (a new revision)."""
+        self.revision += 1
+        self._lowest.append(lowest)
+
+    def unchanged_below(self, revision: int) -> int:
+        """The view diff since ``revision`` (a value :attr:`revision` had on this view): every position below
+        the number returned holds the very :class:`Entry` it held then (entries appended since aside), so
+        state a strategy derived from those entries still holds and only what lies from there on needs
+        building again. ``revision`` itself: no limit (the view only grew). A revision counted by hand, without
+        :meth:`changed` (a test's view), says nothing of where: 0."""
+        if len(self._lowest) != self.revision:
+            return 0
+        low = 1 << 62
+        for x in self._lowest[revision:]:
+            if x < low:
+                low = x
+        return low
 
     def count(self, text: str) -> int:
         return self.counter.count_text(text)

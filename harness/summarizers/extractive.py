@@ -100,32 +100,65 @@ def _extract(m: Message, cache: Cache | None = None) -> _Extracted:
     errors: list[str] = []
     mentioned: list[str] = []
     for p in m.parts:
-        if isinstance(p, ToolCall):
-            paths, writes = call_paths(p)
-            (modified if writes else read).extend(paths)
-            for c in call_commands(p):
-                commands.append(_clip(c, 200))
-                for path, w in command_paths(c):
-                    (modified if w else read).append(path)
-        elif isinstance(p, ToolResult):
-            if p.is_error:
-                errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
-            errors += [_clip(line, 200) for line in error_lines(p.output)]
-            mentioned += mentioned_paths(p.output)
-        elif isinstance(p, Text) and m.role == "tool":
-            errors += [_clip(line, 200) for line in error_lines(p.text)]
-            mentioned += mentioned_paths(p.text)
-        elif isinstance(p, Text) and m.role in ("assistant", "user"):
-            mentioned += mentioned_paths(p.text)
+        # each part read once too: a rendered copy of a pruned message is a new message (its placeholder a
+        # new part) whose other parts are the recorded ones
+        x = _extract_part(m.role, p, cache)
+        modified += x.modified
+        read += x.read
+        commands += x.commands
+        errors += x.errors
+        mentioned += x.mentioned
     text = m.text if m.role in ("user", "assistant") else ""
     out = _Extracted(_clip(text) if m.role == "user" and text.strip() else "",
                      text if m.role == "assistant" and text.strip() else "",
                      tuple(modified), tuple(read), tuple(commands), tuple(errors), tuple(mentioned))
+    _put(cache, key, m.parts, out)
+    return out
+
+
+NOTHING = _Extracted("", "", (), (), (), (), ())
+
+
+def _extract_part(role: str, p: object, cache: Cache | None) -> _Extracted:
+    """One part's share of its message's :func:`_extract` (in a message of ``role``)."""
+    if not isinstance(p, ToolCall | ToolResult | Text):
+        return NOTHING
+    key = ("part", role, id(p))
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+        return hit[1]
+    modified: list[str] = []
+    read: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    mentioned: list[str] = []
+    if isinstance(p, ToolCall):
+        paths, writes = call_paths(p)
+        (modified if writes else read).extend(paths)
+        for c in call_commands(p):
+            commands.append(_clip(c, 200))
+            for path, w in command_paths(c):
+                (modified if w else read).append(path)
+    elif isinstance(p, ToolResult):
+        if p.is_error:
+            errors.append(_clip(p.output.strip().splitlines()[0] if p.output.strip() else "error", 200))
+        errors += [_clip(line, 200) for line in error_lines(p.output)]
+        mentioned += mentioned_paths(p.output)
+    elif role == "tool":
+        errors += [_clip(line, 200) for line in error_lines(p.text)]
+        mentioned += mentioned_paths(p.text)
+    elif role in ("assistant", "user"):
+        mentioned += mentioned_paths(p.text)
+    out = _Extracted("", "", tuple(modified), tuple(read), tuple(commands), tuple(errors), tuple(mentioned))
+    _put(cache, key, (p,), out)
+    return out
+
+
+def _put(cache: Cache | None, key: tuple[object, ...], held: tuple[object, ...], out: _Extracted) -> None:
     if cache is not None:
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
-        cache[key] = (m.parts, out)
-    return out
+        cache[key] = (held, out)
 
 
 _TOKEN_EDGES = "\"'`()[]{}<>,;:!?*.~/"

@@ -102,3 +102,35 @@ def test_a_message_id_twice_in_the_view_is_compared_whole(chars4: TokenCounter) 
     s.replace_view([*old[:3], summary(chars4, "s1"), twin])
     assert s.positions[old[1].id] == 4
     assert s.context == sum(e.tokens for e in s.entries)
+
+
+def test_the_view_diff_names_the_lowest_position_each_revision_changed(chars4: TokenCounter) -> None:
+    """unchanged_below: a compaction changes the view from its first differing entry on, a prune at the entry it
+    marks; across several revisions the lowest; the revision itself (the view only grew) bounds nothing; a
+    revision counted by hand, without the loop, says nothing of where (0); a fork keeps the diff."""
+    from compbench.replay.viewstate import apply_prune
+    from compbench.sdk.session import Prune
+
+    view = entries(chars4, 9)
+    s, _ = state(chars4, view)
+    v = s.view
+    assert v.revision == 0 and v.unchanged_below(0) >= len(view)
+    s.replace_view([*view[:4], summary(chars4, "s1"), *view[6:]])  # entries 4 and 5 replaced by a summary
+    s.revise()
+    assert v.revision == 1 and v.unchanged_below(0) == 4 and v.unchanged_below(1) >= 9
+    s.append(entries(chars4, 10)[9])  # growing is no change
+    assert v.unchanged_below(1) >= 9
+    apply_prune(s, Prune((("t8", 0, "[cleared]"),)), 2, 0, "before")
+    s.revise()
+    at = s.positions["t8"]
+    assert at == 7 and v.unchanged_below(1) == at and v.unchanged_below(0) == 4
+    assert v.unchanged_below(2) >= 9
+    apply_prune(s, Prune((("t8", 0, "[cleared]"),)), 3, 0, "before")  # already hidden: nothing changes
+    s.revise()
+    assert v.unchanged_below(2) >= 9 and v.unchanged_below(1) == at
+    from compbench.sdk.context import RoundCache
+
+    fork = s.fork(None, RoundCache())
+    assert fork.view.unchanged_below(0) == 4 and fork.view is not v
+    v.revision += 1  # a test's view, counted by hand
+    assert v.unchanged_below(3) == 0
