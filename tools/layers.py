@@ -8,7 +8,7 @@ that makes it and exits 1. The order is the one ``../shared/DESIGN.md`` and the 
     base        compbench.errors, compbench.memo, compbench.plugins, compbench.textable
     data        transcripts in (and the root package, which re-exports the transcript model)
     sdk         the vocabulary strategies and summarizers speak, and token counting
-    measure     windows, prices, cache, facts, the working set, re-acquisition, metrics
+    measure     windows, prices, cache, facts, the working set, re-acquisition, per-replay metrics
     summarizers
     strategies  (they speak the SDK only: see STRATEGY_IMPORTS)
     config      [tool.compbench] and the strategy blocks it holds

@@ -21,11 +21,11 @@ from compbench.errors import CompbenchError
 from compbench.measure.cache import CacheModel, cache_model_for, ttl_for
 from compbench.measure.facts.presence import FactIndex, PresenceTracker
 from compbench.measure.facts.sources import facts_for, load_gold
-from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices, prices_for, prices_with_cache
 from compbench.measure.pricing import price_model_for
 from compbench.measure.reacquire import ContentTracker, Trackers, counted
 from compbench.measure.reacquire import columns as reacquisition
+from compbench.measure.replay_metrics import result_row
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import WorkingSet

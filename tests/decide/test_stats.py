@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from compbench.decide.stats import mean_ci, paired_diff_ci, ratio_ci
-from compbench.measure.metrics import cost, totals
 from compbench.measure.models import Prices
+from compbench.measure.replay_metrics import cost, totals
 from compbench.sdk.trace import Trace
 
 

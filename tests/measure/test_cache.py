@@ -12,8 +12,8 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.cache import GEMINI_HIT_RATE, CacheModel, cache_model_for, message_time
-from compbench.measure.metrics import cost, cost_without_cache, summarizer_cost, totals
 from compbench.measure.models import Prices, prices_with_cache
+from compbench.measure.replay_metrics import cost, cost_without_cache, summarizer_cost, totals
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig

@@ -12,9 +12,9 @@ import pytest
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.measure.cache import cache_model_for, ttl_for
-from compbench.measure.metrics import cost, totals
 from compbench.measure.models import prices_for, prices_with_cache
 from compbench.measure.pricing import DEFAULT_PRICE_MODEL, price_entry, price_model_for
+from compbench.measure.replay_metrics import cost, totals
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig

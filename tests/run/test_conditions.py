@@ -10,8 +10,8 @@ import pandas as pd
 
 from compbench.data.transcript import Message, Text, Transcript, Usage
 from compbench.decide.flags import strategy_flags
-from compbench.measure.metrics import result_row
 from compbench.measure.models import Prices
+from compbench.measure.replay_metrics import result_row
 from compbench.measure.tokens import TokenCounter
 from compbench.replay.trajectories import replay
 from compbench.replay.viewstate import ReplayConfig

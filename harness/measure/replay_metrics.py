@@ -1,5 +1,6 @@
-"""``compbench.measure.metrics`` — Per-replay metrics: what a strategy spent and saved on one transcript, against the
-``none`` reference.
+"""``compbench.measure.replay_metrics`` — Per-replay metrics: what a strategy spent and saved on one transcript,
+against the ``none`` reference (the metrics results are *decided* on, ratios over transcripts, are
+:mod:`compbench.decide.metrics`'; this module was ``measure.metrics`` until the two names were told apart).
 
 Pure functions over a :class:`~compbench.replay.trajectories.Trace`; the run writer turns them into table rows.
 """
