@@ -370,7 +370,7 @@ TOOL = Tool(
                         "reading's, not a failure"})
 
 
-@strategy("aider", params=AiderParams, source="Aider-AI/aider 5dc9490bb35f (history.py, models.py, base_coder.py)",
+@strategy("aider", params=AiderParams, upstream="Aider-AI/aider 5dc9490bb35f (history.py, models.py, base_coder.py)",
           summary="after a reply that edited files, a history over min(max(max_input/16, 1024), 8192) tokens (counted "
                   "as JSON) has its head summarized by the weak model, a tail under half the budget kept (real logs "
                   "show the summary used; preset=snapshot-race drops it)",

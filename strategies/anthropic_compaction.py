@@ -105,7 +105,7 @@ class AnthropicCompaction:
 
 
 @strategy("anthropic-compaction", params=AnthropicCompactionParams,
-          source="Claude API docs, Compaction at a token threshold (compact_20260112; fetched 2026-09-22)",
+          upstream="Claude API docs, Compaction at a token threshold (compact_20260112; fetched 2026-09-22)",
           summary="server-side: at 150k input tokens the whole conversation becomes one compaction block",
           presets={"minimum": {"trigger": MIN_TRIGGER},
                    "no-tools": {"instructions": NO_TOOLS_INSTRUCTIONS}})

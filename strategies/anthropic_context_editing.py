@@ -195,7 +195,7 @@ def _reclaimed(s: SessionView, p: Part, text: str) -> int:
 
 
 @strategy("anthropic-context-editing", params=AnthropicContextEditingParams,
-          source="Claude API docs, Context editing (clear_tool_uses_20250919, clear_thinking_20251015; 2026-09)",
+          upstream="Claude API docs, Context editing (clear_tool_uses_20250919, clear_thinking_20251015; 2026-09)",
           summary="server-side: over 100k input tokens, clear all but the 3 newest tool results; never summarizes",
           presets={"thinking": {"edits": (CLEAR_THINKING, CLEAR_TOOL_USES)},
                    "docs-example": {"trigger_value": 30_000, "keep": 3, "clear_at_least": 5_000,

@@ -375,7 +375,7 @@ TOOL = Tool(
 
 
 @strategy("claude-code", params=ClaudeCodeParams,
-          source="seed 002 + Claude Code session files (CLI 2.0.60–2.1.217) + its packages (2.0.76–2.1.332)",
+          upstream="seed 002 + Claude Code session files (CLI 2.0.60–2.1.217) + its packages (2.0.76–2.1.332)",
           summary="at ~95% of the window, summarize the whole history into one continuation message",
           presets=PRESETS, tool=TOOL, version="2")
 def claude_code(p: ClaudeCodeParams) -> ClaudeCode:

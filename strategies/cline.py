@@ -168,7 +168,7 @@ class Cline:
 TOOL = Tool("Cline", ("cline",))
 
 
-@strategy("cline", params=ClineParams, source="cline/cline 9ee618111d58 (legacy ContextManager, before 791d238996)",
+@strategy("cline", params=ClineParams, upstream="cline/cline 9ee618111d58 (legacy ContextManager, before 791d238996)",
           summary="previous request >= window - 27k/30k/40k (or max(w-40k, 0.8w)): rewrite duplicate file reads, "
                   "then keep the first pair and drop half (or three quarters) of the rest", tool=TOOL)
 def cline(p: ClineParams) -> Cline:

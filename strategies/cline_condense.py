@@ -162,7 +162,7 @@ def first_user_mark(e: Entry) -> tuple[tuple[int, str], ...]:
 
 
 @strategy("cline-condense", params=ClineCondenseParams,
-          source="cline/cline 9ee618111d58 (auto-condense, summarize_task; before 791d238996)",
+          upstream="cline/cline 9ee618111d58 (auto-condense, summarize_task; before 791d238996)",
           summary="previous request >= maxAllowedSize: the main model writes a summarize_task summary; the first "
                   "pair and the summary stay")
 def cline_condense(p: ClineCondenseParams) -> ClineCondense:

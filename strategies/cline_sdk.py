@@ -281,7 +281,7 @@ class ClineSdk:
 
 
 @strategy("cline-sdk", params=ClineSdkParams,
-          source="cline/cline 21cb8d2525bc sdk/packages/core/src/extensions/context (agentic compaction)",
+          upstream="cline/cline 21cb8d2525bc sdk/packages/core/src/extensions/context (agentic compaction)",
           summary="request >= 0.9 of the usable input (chars/3 estimate): the head after the last summary is "
                   "summarized, ~20k recent tokens stay verbatim")
 def cline_sdk(p: ClineSdkParams) -> ClineSdk:

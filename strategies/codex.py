@@ -386,7 +386,7 @@ CURRENT = {"per_model_limits": False, "count_pending_items": True, "reasoning_it
            "compact_prompt": CURRENT_COMPACT_PROMPT, "summary_prefix": CURRENT_SUMMARY_PREFIX}
 
 
-@strategy("codex", params=CodexParams, source="seed 002 + openai/codex codex-rs/core/src/compact.rs",
+@strategy("codex", params=CodexParams, upstream="seed 002 + openai/codex codex-rs/core/src/compact.rs",
           summary="token-limit trigger; initial context + recent user messages <= 20k tokens + prefixed summary",
           presets={"current": CURRENT,
                    # remote compaction v2 (0.147+): the retained user and developer messages up to 64,000 tokens

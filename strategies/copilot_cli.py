@@ -148,7 +148,7 @@ TOOL = Tool("Copilot CLI", ("copilot",), version_preset=version_preset,
 
 
 @strategy(NAME, params=CopilotCliParams, tool=TOOL,
-          source="documented heuristic (closed source): GitHub docs 'Managing context in GitHub Copilot CLI' "
+          upstream="documented heuristic (closed source): GitHub docs 'Managing context in GitHub Copilot CLI' "
                  "(github/docs 3c9bed0f), github/copilot-cli changelog 0.0.374 and 0.0.380",
           summary="documented heuristic (closed source): from ~80% of the window a background summary of the "
                   "history lands before the next call (blocking at ~95%); the system prompt, summary and newer "

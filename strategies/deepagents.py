@@ -307,7 +307,7 @@ def evicted_message(call_id: str, text: str) -> str:
 
 
 @strategy("deepagents", params=DeepAgentsParams,
-          source="langchain-ai/deepagents create_summarization_middleware (deepagents 0.7.8 @ 23b83ad)",
+          upstream="langchain-ai/deepagents create_summarization_middleware (deepagents 0.7.8 @ 23b83ad)",
           summary="at 85% of max input (or over 95% less output) summarize all but the newest 10% of it",
           presets={"no-profile": {"trigger": NO_PROFILE_TRIGGER, "keep": NO_PROFILE_KEEP,
                                   "truncate_trigger": NO_PROFILE_TRUNCATE, "truncate_keep": NO_PROFILE_TRUNCATE,

@@ -117,7 +117,7 @@ TOOL = Tool(
                       note="a made-up setting: the example's way to show one"),))
 
 
-@strategy(NAME, params=KeepLastParams, source="an example for strategy authors (not a real tool)",
+@strategy(NAME, params=KeepLastParams, upstream="an example for strategy authors (not a real tool)",
           summary="example: over a trigger, all but the last messages become one summary",
           presets={"1.2": {}, "2.0": {"keep": 4, "trigger": 40_000}}, tool=TOOL, example=True, version="2")
 def keep_last(p: KeepLastParams) -> KeepLast:

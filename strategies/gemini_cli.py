@@ -351,7 +351,7 @@ def truncate_lines(text: str, path: str) -> str:
 
 
 @strategy("gemini-cli-compression", params=GeminiCliParams,
-          source="google-gemini/gemini-cli chatCompressionService.ts @ 5411f11 (presets: v0.17.0, v0.18.0, v0.26.0)",
+          upstream="google-gemini/gemini-cli chatCompressionService.ts @ 5411f11 (presets: v0.17.0, v0.18.0, v0.26.0)",
           summary="before a call at 50% of the token limit: old tool outputs truncated, oldest ~70% into a "
                   "verified <state_snapshot> user message + model ack",
           presets={

@@ -373,7 +373,7 @@ class GeminiCliContext:
 
 
 @strategy("gemini-cli-context", params=GeminiCliContextParams,
-          source="google-gemini/gemini-cli context/contextManager.ts + config/profiles.ts generalistProfile @ 5411f11 "
+          upstream="google-gemini/gemini-cli context/contextManager.ts + config/profiles.ts generalistProfile @ 5411f11 "
                  "(opt-in: experimental.contextManagement, default false)",
           summary="Gemini CLI's opt-in context management: each new tool output cut past 40,000 characters, then "
                   "masked past 8k and distilled past 15k estimated tokens; past 150k the nodes older than the "

@@ -228,7 +228,7 @@ def shell_preview(response: dict[str, str]) -> str:
 
 
 @strategy("gemini-cli-masking", params=GeminiCliMaskingParams,
-          source="google-gemini/gemini-cli toolOutputMaskingService.ts @ 5411f11",
+          upstream="google-gemini/gemini-cli toolOutputMaskingService.ts @ 5411f11",
           summary="mask tool outputs older than the newest 50k estimated tokens once 30k are prunable; "
                   "preview + file path placeholder")
 def gemini_cli_masking(p: GeminiCliMaskingParams) -> GeminiCliMasking:

@@ -315,7 +315,7 @@ TOOL = Tool("Crush", ("crush",), newest="current", version_preset=lambda v: vers
             preset_versions=PRESET_VERSIONS)
 
 
-@strategy("go-replace", params=GoReplaceParams, source="seed 003 (a Go agent); current: Crush 37f36e93; 0.12: v0.12.3",
+@strategy("go-replace", params=GoReplaceParams, upstream="seed 003 (a Go agent); current: Crush 37f36e93; 0.12: v0.12.3",
           summary="pre-turn threshold; history replaced by [system, summary + last user request]",
           presets=PRESETS, tool=TOOL, version="2")
 def go_replace(p: GoReplaceParams) -> GoReplace:

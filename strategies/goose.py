@@ -457,7 +457,7 @@ TOOL = Tool(
                             "compactions are its design"})
 
 @strategy("goose", params=GooseParams,
-          source="block/goose 9a91fccf (context_mgmt/mod.rs, agents/agent.rs, prompts/compaction.md)",
+          upstream="block/goose 9a91fccf (context_mgmt/mod.rs, agents/agent.rs, prompts/compaction.md)",
           summary="every turn past 10 visible tool calls, the oldest call and result summarized by the fast model; at a "
                   "new prompt, last request > 0.8 of the window (or on overflow): everything summarized into a user "
                   "message + continuation note, the last user text re-added",

@@ -328,7 +328,7 @@ def entry_boundary(messages: Sequence[LCMessage], cutoff: int, n_entries: int) -
 
 
 @strategy("langchain", params=LangChainParams,
-          source="langchain-ai/langchain SummarizationMiddleware (langchain 1.5.0, libs/langchain_v1)",
+          upstream="langchain-ai/langchain SummarizationMiddleware (langchain 1.5.0, libs/langchain_v1)",
           summary="before each call, on a trigger (none by default) summarize all but the last 20 messages",
           presets={"docs": {"trigger": "tokens:4000", "keep": "messages:20"},
                    "anthropic": {"chars_per_token": ANTHROPIC_CHARS_PER_TOKEN}})

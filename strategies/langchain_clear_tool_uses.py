@@ -161,7 +161,7 @@ class LangChainClearToolUses:
 
 
 @strategy("langchain-clear-tool-uses", params=LangChainClearToolUsesParams,
-          source="langchain-ai/langchain ContextEditingMiddleware + ClearToolUsesEdit (langchain 1.5.0)",
+          upstream="langchain-ai/langchain ContextEditingMiddleware + ClearToolUsesEdit (langchain 1.5.0)",
           summary="before each call, over 100k approximate tokens, clear all but the 3 newest tool results")
 def langchain_clear_tool_uses(p: LangChainClearToolUsesParams) -> LangChainClearToolUses:
     return LangChainClearToolUses(p)

@@ -32,7 +32,7 @@ class NoCompaction:
 TOOL = Tool("mini-swe-agent", ("mini-swe-agent",))
 
 
-@strategy("none", params=NoneParams, source="reference",
+@strategy("none", params=NoneParams, upstream="reference",
           summary="never compacts: the cost and overflow baseline", tool=TOOL)
 def none(p: NoneParams) -> NoCompaction:
     return NoCompaction()

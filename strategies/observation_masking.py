@@ -87,7 +87,7 @@ class ObservationMasking:
 
 
 @strategy("observation-masking", params=ObservationMaskingParams,
-          source="JetBrains 'The Complexity Trap' (2025) + SWE-agent LastNObservations",
+          upstream="JetBrains 'The Complexity Trap' (2025) + SWE-agent LastNObservations",
           summary="keep the last M turns' tool outputs, mask older ones; never summarizes",
           presets={"current": {"keep_last_turns": SWE_AGENT_N}})
 def observation_masking(p: ObservationMaskingParams) -> ObservationMasking:

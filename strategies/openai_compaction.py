@@ -100,7 +100,7 @@ class OpenAICompaction:
 
 
 @strategy("openai-compaction", params=OpenAICompactionParams,
-          source="OpenAI Responses API compaction (docs; openai-python CompactedResponse) + openai/codex "
+          upstream="OpenAI Responses API compaction (docs; openai-python CompactedResponse) + openai/codex "
                  "compact_remote.rs @ 683f0a6",
           summary="over compact_threshold: all user messages verbatim + one opaque item sized 1.5% of what it "
                   "replaces (a modelled ratio)")

@@ -335,7 +335,7 @@ class OpenCode:
         return pos[keep]
 
 
-@strategy("opencode", params=OpenCodeParams, source="seeds 000 + 001; current: anomalyco/opencode 08f74b9b, packages "
+@strategy("opencode", params=OpenCodeParams, upstream="seeds 000 + 001; current: anomalyco/opencode 08f74b9b, packages "
           "1.14.34-1.18.34", version="2",
           summary="post-step overflow, tool-less summary pivot, tool-output pruning (PROTECT 40k / MIN_PRUNE 20k); "
                   "from 1.4 a verbatim tail of recent turns", presets=PRESETS, tool=TOOL)

@@ -396,31 +396,31 @@ class LLMAttentionParams:
     keep_first: int = param(1, "The first events always kept.")
 
 
-@strategy("openhands-recent-events", params=RecentEventsParams, source=SOURCE,
+@strategy("openhands-recent-events", params=RecentEventsParams, upstream=SOURCE,
           summary="keep the first event and the newest 99 events (a sliding window, every step)")
 def recent_events(p: RecentEventsParams) -> RecentEvents:
     return RecentEvents(p)
 
 
-@strategy("openhands-amortized-forgetting", params=AmortizedParams, source=SOURCE,
+@strategy("openhands-amortized-forgetting", params=AmortizedParams, upstream=SOURCE,
           summary="over 100 events, forget all but the first and the newest 49 (no summary)")
 def amortized_forgetting(p: AmortizedParams) -> AmortizedForgetting:
     return AmortizedForgetting(p)
 
 
-@strategy("openhands-conversation-window", params=ConversationWindowParams, source=SOURCE,
+@strategy("openhands-conversation-window", params=ConversationWindowParams, upstream=SOURCE,
           summary="on a context-window error only: keep system, first user message, recall and the newer half")
 def conversation_window(p: ConversationWindowParams) -> ConversationWindow:
     return ConversationWindow(p)
 
 
-@strategy("openhands-observation-masking", params=ObservationMaskingParams, source=SOURCE,
+@strategy("openhands-observation-masking", params=ObservationMaskingParams, upstream=SOURCE,
           summary="observations outside the newest 100 events become <MASKED> (their turn's call disappears)")
 def observation_masking(p: ObservationMaskingParams) -> ObservationMasking:
     return ObservationMasking(p)
 
 
-@strategy("openhands-browser-output", params=BrowserOutputParams, source=SOURCE,
+@strategy("openhands-browser-output", params=BrowserOutputParams, upstream=SOURCE,
           summary="browser outputs but the newest one become 'Visited URL ... Content omitted'",
           presets={"server": {"attention_window": 2}})
 def browser_output(p: BrowserOutputParams) -> BrowserOutput:
@@ -431,7 +431,7 @@ ATTENTION_REFUSAL = ("openhands-llm-attention needs a real model to rank the eve
                      "(LLMAttentionCondenser); it is not supported offline")
 
 
-@strategy("openhands-llm-attention", params=LLMAttentionParams, source=SOURCE,
+@strategy("openhands-llm-attention", params=LLMAttentionParams, upstream=SOURCE,
           summary="a model ranks which events to keep: needs a real model, refused offline",
           needs_model=ATTENTION_REFUSAL)
 def llm_attention(p: LLMAttentionParams) -> NoReturn:

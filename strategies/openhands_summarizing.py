@@ -311,7 +311,7 @@ TOOL = Tool(
 
 
 @strategy("openhands-llm-summarizing", params=LLMSummarizingParams,
-          source="All-Hands-AI/OpenHands llm_summarizing_condenser.py @ 156d068; V1: OpenHands/software-agent-sdk @ 611629e",
+          upstream="All-Hands-AI/OpenHands llm_summarizing_condenser.py @ 156d068; V1: OpenHands/software-agent-sdk @ 611629e",
           summary="over 100 events: keep the first and the newest 48, the events between into one rolling summary",
           presets={"server": {"keep_first": 4, "max_size": 120}, "v1": V1,
                    "v1-agent": V1_AGENT}, tool=TOOL)

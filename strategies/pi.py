@@ -378,7 +378,7 @@ TOOL = Tool(
                       note="the newest turns kept verbatim, cut at a turn boundary")))
 
 
-@strategy("pi", params=PiParams, source="seed 002 (pi plan); current: pi-mono 83378aad compaction.ts, agent-session.ts",
+@strategy("pi", params=PiParams, upstream="seed 002 (pi plan); current: pi-mono 83378aad compaction.ts, agent-session.ts",
           summary="reserveTokens 16384, keepRecentTokens 20000, cut at turn boundaries, chained summaries",
           presets={"current": {"cut_at_assistant": True, "current_format": True, "trigger": "agent_end",
                                "overflow_retry": True, "cache_write": True}}, tool=TOOL, version="2")

@@ -54,7 +54,7 @@ class Pipeline:
         return ()
 
 
-@strategy(NAME, params=PipelineParams, source="compbench (composition; each stage names its own source)",
+@strategy(NAME, params=PipelineParams, upstream="compbench (composition; each stage names its own source)",
           summary="strategies composed in order: each stage acts on the view the previous stages left",
           configurable_only=True, resolver=lambda spec, rest, name: resolve_pipeline(spec, rest, name))
 def create(p: PipelineParams) -> Pipeline:

@@ -291,7 +291,7 @@ class Recorded:
         return title + FILLER * n
 
 
-@strategy(RECORDED, params=RecordedParams, source="each log's own compactions (compbench.data.recorded)",
+@strategy(RECORDED, params=RecordedParams, upstream="each log's own compactions (compbench.data.recorded)",
           summary="the tool as it ran: its recorded compactions at the recorded steps, with the real summaries "
                   "and what it kept")
 def recorded(p: RecordedParams) -> Recorded:

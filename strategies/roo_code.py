@@ -432,7 +432,7 @@ TOOL = Tool(
 
 
 @strategy("roo-code", params=RooCodeParams,
-          source="RooCodeInc/Roo-Code cb836567180a (src/core/context-management/index.ts, src/core/condense/index.ts)",
+          upstream="RooCodeInc/Roo-Code cb836567180a (src/core/context-management/index.ts, src/core/condense/index.ts)",
           summary="prev tokens > 0.9 window - reserved (or >= threshold %): condense to one summary user message "
                   "(fresh start); else hide half of the visible messages after the first",
           presets={"no-condense": {"auto_condense": False}, "3.42": {"condense": "keep-last-3"},

@@ -418,7 +418,7 @@ def message_estimate(m: Message) -> int:
     return estimate_message(_visible(m))
 
 
-@strategy("round-chained", params=RoundChainedParams, source="seed 004",
+@strategy("round-chained", params=RoundChainedParams, upstream="seed 004",
           summary="chars/4 estimator, 80% of available, keep last 10 with tool pairs, chained round summaries",
           presets={"window": {"model_context_limit": None}})
 def round_chained(p: RoundChainedParams) -> RoundChained:

@@ -128,7 +128,7 @@ TOOL = Tool(
 
 
 @strategy("swe-agent", params=SweAgentParams,
-          source="SWE-agent/SWE-agent 3ea751c087f3 sweagent/agent/history_processors.py (LastNObservations)",
+          upstream="SWE-agent/SWE-agent 3ea751c087f3 sweagent/agent/history_processors.py (LastNObservations)",
           summary="elide all but the last n observations (the first, the task, kept), with polling and keep/remove "
                   "tags; never summarizes",
           presets={"polling": {"polling": N_PAPER}}, tool=TOOL)

@@ -92,7 +92,7 @@ class Truncate:
         return Wake(tokens=s.limits.input_limit - self.reserve(s) + 1)
 
 
-@strategy("truncate", params=TruncateParams, source="baseline",
+@strategy("truncate", params=TruncateParams, upstream="baseline",
           summary="drop the oldest whole turns until the next call fits; never summarizes",
           presets={"current": {}})
 def truncate(p: TruncateParams) -> Truncate:

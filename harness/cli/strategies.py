@@ -31,8 +31,8 @@ def list_() -> None:
         presets = f"  [presets: {', '.join(info.presets)}]" if info.presets else ""
         caps = _capabilities(info)
         example = "  [example: not in a run of every strategy]" if info.example else ""
-        click.echo(f"{n:<{width}}{info.summary}  ({info.source}){presets}" + (f"  [{', '.join(caps)}]" if caps else "")
-                   + example)
+        shown = f"  [{', '.join(caps)}]" if caps else ""
+        click.echo(f"{n:<{width}}{info.summary}  ({info.upstream}){presets}" + shown + example)
 
 
 def _capabilities(info: StrategyInfo) -> list[str]:
@@ -53,7 +53,7 @@ def show(name: str) -> None:
     from compbench.strategies import get
 
     info = get(name)
-    click.echo(f"{info.name}: {info.summary}\nsource: {info.source}")
+    click.echo(f"{info.name}: {info.summary}\nupstream: {info.upstream}")
     if info.example:
         click.echo("an example for strategy authors (docs/writing-a-strategy.md): replayed only when named, never in "
                    "a run of every strategy")

@@ -298,7 +298,7 @@ def _manifest(spec: RunSpec, dataset: str, committed: list[dict[str, Any]]) -> M
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # the one field that varies
         dataset=DatasetRef(dataset, replayed, sum(len(b["ids"]) for b in committed)),
         spec=json.loads(json.dumps(spec.manifest())),  # as it reads back
-        strategies=tuple(StrategyRecord(c.label, c.name, c.info.source, c.param_dict())
+        strategies=tuple(StrategyRecord(c.label, c.name, c.info.upstream, c.param_dict())
                          for c in (resolve(s) for s in spec.strategies)),
         errors=tuple(e for b in committed for e in b["errors"]),
         environment={"python": platform.python_version(), **versions()},

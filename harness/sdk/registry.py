@@ -122,7 +122,7 @@ class StrategyInfo:
     name: str
     factory: Callable[[Any], Strategy]
     params: type
-    source: str
+    upstream: str  # what it reproduces: a repository at a commit and its files, a document
     summary: str
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     configurable_only: bool = False  # runs only when configured (a pipeline needs its stages)
@@ -156,7 +156,7 @@ STRATEGIES: Registry[StrategyInfo] = Registry("strategy", ENTRY_POINT_GROUP, BUI
 _registry = STRATEGIES._items  # the registered strategies by name (tests remove throwaway ones from it)
 
 
-def strategy(name: str, *, params: type, source: str, summary: str,
+def strategy(name: str, *, params: type, summary: str, upstream: str = "", source: str = "",
              presets: Mapping[str, Mapping[str, Any]] | None = None,
              configurable_only: bool = False, needs_model: str = "", composition: str = "",
              resolver: Callable[[str, str, str], Configured] | None = None, tool: Tool | None = None,
@@ -168,9 +168,18 @@ def strategy(name: str, *, params: type, source: str, summary: str,
     strategy a default run sets beside its tool's logs); ``resolver`` configures a spec that is not a list
     of the params' fields (a composition's stages); ``tool`` declares the real tool it reproduces
     (:class:`compbench.sdk.tools.Tool`: its logs, the preset each log runs at, the settings its users
-    write); ``version`` is bumped whenever its behaviour changes (cached results are keyed on it)."""
+    write); ``version`` is bumped whenever its behaviour changes (cached results are keyed on it).
+
+    ``upstream`` cites what it reproduces (a repository at a commit and its files, a document): required.
+    ``source`` is its name before run format 4 (``source`` also names a transcript's recording tool), still
+    accepted so that plug-ins written against it load; giving both is an error."""
     if not dataclasses.is_dataclass(params):
         raise TypeError(f"strategy {name!r}: params must be a dataclass")
+    if upstream and source:
+        raise TypeError(f"strategy {name!r}: give upstream= (source= is its old name), not both")
+    upstream = upstream or source
+    if not upstream:
+        raise TypeError(f"strategy {name!r}: upstream= must cite what the strategy reproduces")
 
     def deco(factory: Callable[[P], Strategy]) -> Callable[[P], Strategy]:
         check_bounds(name, params())  # a default out of its own bounds is the author's mistake: said at once
@@ -179,7 +188,7 @@ def strategy(name: str, *, params: type, source: str, summary: str,
             check_bounds(name, params(**values))
         for s in tool.settings if tool is not None and resolver is None else ():  # a composition's: STAGE.param
             _check_fields(name, params, {s.param: None}, f"parameter of setting {s.name}:")
-        STRATEGIES.register(name, StrategyInfo(name, factory, params, source, summary, dict(presets or {}),
+        STRATEGIES.register(name, StrategyInfo(name, factory, params, upstream, summary, dict(presets or {}),
                                                configurable_only, needs_model, composition, resolver, tool,
                                                example, str(version)),
                            factory.__module__)

@@ -21,7 +21,9 @@ Versions:
    transcripts the run replayed, in run order, which a dataset's ``fingerprint`` (the sha256 of its transcripts'
    JSON, :func:`compbench.data.dataset.fingerprint_of`) never equals; one name for two hashes that cannot be
    compared invited comparing them. The results column that marks the settings sweep's rows is named ``swept``
-   (was ``settings``, also the name of the spec's list of swept configurations and of a tool's settings).
+   (was ``settings``, also the name of the spec's list of swept configurations and of a tool's settings). A
+   strategy's citation of what it reproduces is named ``upstream`` (was ``source``, which names a transcript's
+   recording tool everywhere else).
 """
 
 from __future__ import annotations
@@ -86,13 +88,18 @@ def spec_unchanged(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def dataset_hash_named_replayed(manifest: dict[str, Any]) -> dict[str, Any]:
-    """3 -> 4: ``dataset.fingerprint`` becomes ``dataset.replayed_hash`` (the same value: what it always was)."""
-    data = manifest.get("dataset")
-    if not isinstance(data, Mapping) or "fingerprint" not in data:
-        return manifest
-    renamed = {("replayed_hash" if k == "fingerprint" else k): v for k, v in data.items()}
-    return {**manifest, "dataset": renamed}
+def names_told_apart(manifest: dict[str, Any]) -> dict[str, Any]:
+    """3 -> 4: ``dataset.fingerprint`` becomes ``dataset.replayed_hash`` and each strategy's ``source`` its
+    ``upstream`` (the same values: what they always were)."""
+    out = dict(manifest)
+    data = out.get("dataset")
+    if isinstance(data, Mapping) and "fingerprint" in data:
+        out["dataset"] = {("replayed_hash" if k == "fingerprint" else k): v for k, v in data.items()}
+    strategies = out.get("strategies")
+    if isinstance(strategies, list):
+        out["strategies"] = [{("upstream" if k == "source" else k): v for k, v in s.items()}
+                             if isinstance(s, Mapping) else s for s in strategies]
+    return out
 
 
 UPGRADES: dict[int, Upgrade] = {
@@ -101,8 +108,8 @@ UPGRADES: dict[int, Upgrade] = {
                added={"results": _RESULTS_SINCE_2,
                       "compactions": {"recorded_next_input": -1, "recorded_lacks": ""}},  # -1, "": none known
                dropped={"results": ("refetch_debt_tokens",)}),
-    3: Upgrade(4, "the dataset's hash is named replayed_hash; the sweep's mark is named swept", spec_unchanged,
-               manifest=dataset_hash_named_replayed, renamed={"results": {"settings": "swept"}}),
+    3: Upgrade(4, "the dataset's hash is named replayed_hash, a strategy's citation upstream, the sweep's mark swept",
+               spec_unchanged, manifest=names_told_apart, renamed={"results": {"settings": "swept"}}),
 }
 
 
@@ -118,11 +125,12 @@ class DatasetRef:
 
 @dataclass(frozen=True)
 class StrategyRecord:
-    """A configured strategy of the run: its label (the spec string), name, source and every parameter."""
+    """A configured strategy of the run: its label (the spec string), name, what it reproduces and every
+    parameter."""
 
     label: str
     name: str
-    source: str
+    upstream: str
     params: Mapping[str, Any]
 
 
@@ -149,7 +157,7 @@ class Manifest:
             "dataset": {"path": self.dataset.path, "replayed_hash": self.dataset.replayed_hash,
                         "transcripts": self.dataset.transcripts},
             "spec": dict(self.spec),
-            "strategies": [{"label": s.label, "name": s.name, "source": s.source, "params": dict(s.params)}
+            "strategies": [{"label": s.label, "name": s.name, "upstream": s.upstream, "params": dict(s.params)}
                            for s in self.strategies],
             "errors": [dict(e) for e in self.errors],
             "environment": dict(self.environment),
@@ -170,7 +178,7 @@ class Manifest:
                 compbench_version=str(d["compbench_version"]), created_at=str(d.get("created_at", "")),
                 dataset=DatasetRef(str(data["path"]), str(data["replayed_hash"]), int(data["transcripts"])),
                 spec=dict(d["spec"]),
-                strategies=tuple(StrategyRecord(str(s["label"]), str(s["name"]), str(s.get("source", "")),
+                strategies=tuple(StrategyRecord(str(s["label"]), str(s["name"]), str(s.get("upstream", "")),
                                                 dict(s.get("params", {}))) for s in d["strategies"]),
                 errors=tuple(dict(e) for e in d.get("errors", ())), environment=dict(d.get("environment", {})),
                 method_limits=tuple(str(x) for x in d.get("method_limits", ())),

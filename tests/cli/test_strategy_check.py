@@ -51,7 +51,7 @@ class S:
         return Wake(tokens=self.p.trigger + {late})
 
 
-@strategy("{name}", params=P, source="a test", summary="a hand-made strategy"{tool})
+@strategy("{name}", params=P, upstream="a test", summary="a hand-made strategy"{tool})
 def make(p):
     return S(p)
 '''
@@ -205,7 +205,7 @@ def test_a_bad_spec_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Captur
     raising.write_text("import compbench.sdk\nraise ValueError('bad configuration\\nsecond line')\n")
     two = tmp_path / "two_strategies.py"
     two.write_text(textwrap.dedent(MODULE).format(name="two-a", imports="", params=PARAMS, mutate="", late=0, tool="")
-                   + "\n\n@strategy('two-b', params=P, source='t', summary='t')\ndef other(p):\n    return S(p)\n")
+                   + "\n\n@strategy('two-b', params=P, upstream='t', summary='t')\ndef other(p):\n    return S(p)\n")
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
     for spec, said in [

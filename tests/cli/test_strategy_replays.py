@@ -175,7 +175,7 @@ class S:
         return ()
 
 
-@strategy("{name}", params=P, source="a test", summary="a hand-made strategy")
+@strategy("{name}", params=P, upstream="a test", summary="a hand-made strategy")
 def make(p):
     return S(p)
 '''

@@ -73,7 +73,7 @@ def test_a_throwaway_distribution_registers_through_entry_points(tmp_path: Path)
             def before_step(self, s): return ()
             def after_step(self, s, u): return ()
 
-        @strategy("my-plugin", params=P, source="a plug-in", summary="third-party strategy")
+        @strategy("my-plugin", params=P, upstream="a plug-in", summary="third-party strategy")
         def make(p: P) -> S:
             return S()
     '''))
@@ -82,7 +82,7 @@ def test_a_throwaway_distribution_registers_through_entry_points(tmp_path: Path)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[compbench.strategies]\nmy-plugin = myplug\n")
     code = ("from compbench.strategies import resolve, names; c = resolve('my-plugin:keep=5'); "
-            "print(c.info.source, c.params.keep, 'my-plugin' in names())")
+            "print(c.info.upstream, c.params.keep, 'my-plugin' in names())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(tmp_path), "PATH": ""})
     assert out.stdout.strip() == "a plug-in 5 True"
@@ -120,3 +120,27 @@ def test_every_parameter_of_every_strategy_is_explained() -> None:
 
     undocumented = {n: [f.name for f in dataclasses.fields(get(n).params) if not param_doc(f)] for n in BUILTIN}
     assert not {n: fs for n, fs in undocumented.items() if fs}
+
+
+def test_a_plug_in_written_with_the_old_source_keyword_still_loads() -> None:
+    """``upstream=`` was ``source=`` before run format 4: a plug-in that says source= registers, with it as its
+    upstream; both, or neither, is the author's mistake, said at once."""
+    import dataclasses
+
+    import pytest
+
+    from compbench.sdk.registry import _registry, get, strategy
+
+    @dataclasses.dataclass(frozen=True)
+    class P:
+        pass
+
+    try:
+        strategy("old-keyword-plugin", params=P, source="someone/tool abc123", summary="s")(lambda p: None)  # type: ignore[arg-type,return-value]
+        assert get("old-keyword-plugin").upstream == "someone/tool abc123"
+        with pytest.raises(TypeError, match="not both"):
+            strategy("both-keywords", params=P, source="a", upstream="b", summary="s")
+        with pytest.raises(TypeError, match="upstream= must cite"):
+            strategy("no-citation", params=P, summary="s")
+    finally:
+        _registry.pop("old-keyword-plugin", None)

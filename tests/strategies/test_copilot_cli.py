@@ -79,4 +79,4 @@ def test_version_boundaries_of_the_changelog() -> None:
 def test_declared_as_a_documented_heuristic() -> None:
     info = get("copilot-cli")
     assert info.summary.startswith("documented heuristic (closed source)")
-    assert "documented heuristic (closed source)" in info.source and "changelog" in info.source
+    assert "documented heuristic (closed source)" in info.upstream and "changelog" in info.upstream

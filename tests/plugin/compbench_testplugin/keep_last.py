@@ -56,7 +56,7 @@ class KeepLast:
         return Compact("over trigger", view, request)
 
 
-@strategy("keep-last", params=KeepLastParams, source="compbench-testplugin 1.0",
+@strategy("keep-last", params=KeepLastParams, upstream="compbench-testplugin 1.0",
           summary="over a trigger, summarize all but the last messages", presets={"eager": {"trigger": 1_000}})
 def keep_last(p: KeepLastParams) -> KeepLast:
     return KeepLast(p)
