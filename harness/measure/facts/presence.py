@@ -22,7 +22,8 @@ history and nothing can be missing).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple, cast
@@ -45,6 +46,14 @@ def _normalized(text: str) -> str:
     """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
     norm = _NORMALIZED.find(text)
     return norm if norm is not None else _NORMALIZED.add(text, normalize(text))
+
+
+def _placeholder_text(p: Part, placeholder: str) -> str:
+    """The match text of ``p`` pruned to ``placeholder``, as :meth:`Entry.rendered` renders it (without building
+    the message): a tool output's or a call's arguments replaced, any other part a text."""
+    if isinstance(p, ToolCall):
+        return part_match_text(replace(p, args=placeholder))
+    return placeholder
 
 
 def part_match_text(p: Part) -> str:
@@ -85,12 +94,54 @@ class Matcher:
         found = self._found.find(text)
         if found is not None:
             return found
-        norm = normalize(text)
+        return self._found.add(text, self._scan(normalize(text)))
+
+    def _scan(self, norm: str) -> frozenset[str]:
         out: set[str] = set()
         for anchor, ids in self.items:
             if anchor in norm:
                 out |= ids
-        return self._found.add(text, frozenset(out))
+        return frozenset(out)
+
+    def facts_in_parts(self, texts: Sequence[str], norms: Sequence[str]) -> list[frozenset[str]]:
+        """``facts_in`` of each of ``texts`` (``norms``: their normalized texts), in one pass per anchor over
+        the texts joined, instead of one pass per text over every anchor: a normalized text holds no newline,
+        so an anchor without one found in the joined texts lies inside one of them, and the search goes on
+        from the next. What it finds is remembered as ``facts_in``'s answers are."""
+        found: list[set[str] | None] = [None] * len(texts)
+        if self.items:
+            joined = "\n".join(norms)
+            ends, at = [], -1
+            for n in norms:
+                at += len(n) + 1
+                ends.append(at)  # the newline after each text (one past the joined text for the last)
+            for anchor, ids in self.items:
+                if not anchor:  # found in every text (facts_in of an empty text finds nothing)
+                    for k, text in enumerate(texts):
+                        if text:
+                            found[k] = (found[k] or set()) | ids
+                    continue
+                if "\n" in anchor:  # never inside one normalized text
+                    continue
+                i = joined.find(anchor)
+                while i >= 0:
+                    k = bisect_right(ends, i)
+                    hit = found[k]
+                    if hit is None:
+                        found[k] = set(ids)
+                    else:
+                        hit |= ids
+                    i = joined.find(anchor, ends[k] + 1)
+        out = [frozenset(x) if x else _NOTHING for x in found]
+        if self.items:
+            add, find = self._found.add, self._found.find
+            for text, ids in zip(texts, out, strict=True):
+                if text and find(text) is None:
+                    add(text, ids)
+        return out
+
+
+_NOTHING: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -103,6 +154,9 @@ class FactIndex:
     needs: dict[int, tuple[str, ...]]  # assistant message index -> fact ids needed there
     # per message, the fact ids of all its parts with multiplicity: what an unpruned entry adds in one loop
     message_facts: tuple[tuple[str, ...], ...] = ()
+    # per message, per part, its match text normalized (:func:`part_match_text`): made once by ``build``, read
+    # again by every compaction's check of what its summarizer saw (:meth:`EventOutcome.saw`)
+    part_norms: tuple[tuple[str, ...], ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
     def received_order(self) -> tuple[Fact, ...]:
@@ -116,7 +170,12 @@ class FactIndex:
         """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent.
         ``retyped=False`` keeps the needs an agent meets by typing again (to measure that discount)."""
         matcher = Matcher(facts)
-        part_facts = tuple(tuple(matcher.facts_in(part_match_text(p)) for p in m.parts) for m in t.messages)
+        texts = [part_match_text(p) for m in t.messages for p in m.parts]
+        norms = [normalize(x) for x in texts]  # each part normalized once: matching, and what a summarizer saw
+        found = iter(matcher.facts_in_parts(texts, norms))
+        part_facts = tuple(tuple(next(found) for _ in m.parts) for m in t.messages)
+        at = iter(norms)
+        part_norms = tuple(tuple(next(at) for _ in m.parts) for m in t.messages)
         first: dict[str, tuple[int, Provenance]] = {}
         for i, (m, parts) in enumerate(zip(t.messages, part_facts, strict=True)):
             if m.meta.get("compaction"):
@@ -130,7 +189,8 @@ class FactIndex:
         flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
         firsts = {f.id: f.first_index for f in fixed}
         retypable = {f.id for f in fixed if f.kind == "recall"} if retyped else set()
-        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat)
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat,
+                   part_norms)
 
 
 
@@ -230,6 +290,7 @@ class EventOutcome:
     after_ids: frozenset[str] = frozenset()
     present_before: int = 0
     lost: int = 0
+    norms: Sequence[Sequence[str]] = ()  # the transcript's normalized part texts (FactIndex.part_norms)
 
     @property
     def seen_text(self) -> str:
@@ -238,28 +299,49 @@ class EventOutcome:
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
                          "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
 
+    def _seen_norms(self) -> Iterator[str]:
+        """The normalized text of each part of the view before the compaction, as :attr:`seen_text` joins them
+        (an inserted message is one text): a recorded part's from the transcript's fact index (``norms``),
+        normalized once per transcript; a pruned part's placeholder and an inserted text here (remembered)."""
+        norms = self.norms
+        for e in self.before_entries:
+            if e.index < 0:
+                yield _normalized(self.inserted_text.get(e.id, ""))
+                continue
+            row = norms[e.index] if norms else None
+            pruned = e.pruned
+            for j, p in enumerate(e.message.parts):
+                if j in pruned:
+                    yield _normalized(_placeholder_text(p, pruned[j]))
+                elif row is not None:
+                    yield row[j]
+                else:
+                    yield _normalized(part_match_text(p))
+
     def saw(self, wanted: Iterable[str]) -> frozenset[str]:
         """Which of ``wanted`` (normalized texts) the summarizer could have seen: the same answer as a test
         against ``normalize(seen_text)``, found part by part, stopping once every one is found. A text without
         whitespace cannot span two parts (they are joined by a newline), so it is looked for in each part's
-        normalized text; another is looked for in the whole. A chain of small compactions (goose summarizes
-        one tool pair at a time) would otherwise rebuild and normalize the whole view at every one."""
+        normalized text; another is looked for in the whole (the parts' normalized texts joined by a space: the
+        normalized whole, since normalizing folds the newlines that join them). A chain of small compactions
+        (goose summarizes one tool pair at a time) would otherwise rebuild and normalize the whole view at
+        every one."""
         left = set(wanted)
         whole = {w for w in left if any(c.isspace() for c in w)}
         found: set[str] = set()
+        if "" in left:  # in any text at all (a text of whitespace too, whose normalized text is empty)
+            left.discard("")
+            if any(self.inserted_text.get(e.id, "") if e.index < 0 else
+                   any(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries):
+                found.add("")
         if whole:
-            text = normalize(self.seen_text)
+            text = " ".join(n for n in self._seen_norms() if n)
             found |= {w for w in whole if w in text}
             left -= whole
-        for e in self.before_entries:
-            if not left:
-                break
-            texts = (self.inserted_text.get(e.id, ""),) if e.index < 0 else (
-                part_match_text(p) for p in e.rendered().parts)
-            for text in texts:
-                if not text:
+        if left:
+            for norm in self._seen_norms():
+                if not norm:
                     continue
-                norm = _normalized(text)
                 hit = {w for w in left if w in norm}
                 if hit:
                     found |= hit
@@ -447,7 +529,8 @@ class PresenceTracker:
             # what an extractive copy of the request carries, made when a summary of it joins the view (a
             # compaction that fails or is refused, as each of aider's since 0.72, never needs it)
             self._copy_of = act if self.copy is not None and (act.request or act.summary_text) else None
-            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
+            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text,
+                                            norms=self.index.part_norms))
         else:
             ev = self.events[-1]
             ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()
