@@ -28,7 +28,7 @@ from compbench.measure.reacquire import ContentTracker, Trackers, counted
 from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
-from compbench.measure.workset import WorkingSet
+from compbench.measure.workset import later
 from compbench.replay.members import Member
 from compbench.replay.trajectories import recorded_entries, replay, replay_together
 from compbench.replay.viewstate import ReplayConfig
@@ -128,7 +128,7 @@ class Replayer:
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
-        ws = WorkingSet.build(t, index.part_tokens)
+        ws = later(t, index.part_tokens)  # built when a replay first loses content, if one does
         self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
         def new_tracker() -> Trackers:

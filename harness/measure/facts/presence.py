@@ -222,7 +222,8 @@ def _placed(f: Fact, first: tuple[int, Provenance] | None, boilerplate: Collecti
     bp = prov == "system" or fact_key(f) in boilerplate
     if (index, prov, bp) == (f.first_index, f.provenance, f.boilerplate):
         return f
-    return replace(f, first_index=index, provenance=prov, boilerplate=bp)
+    # dataclasses.replace, without its field-by-field introspection (a transcript places every fact)
+    return Fact(f.id, f.kind, f.text, f.anchors, index, f.source, f.meta, prov, bp)
 
 
 def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[str]]],
