@@ -27,6 +27,7 @@ from compbench.measure.pricing import price_model_for
 from compbench.measure.reacquire import ContentTracker, Trackers, counted
 from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.retention import CompactionFacts, evaluate
+from compbench.measure.retention import Shared as Evaluated
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
 from compbench.measure.workset import later
 from compbench.replay.members import Member
@@ -142,6 +143,7 @@ class Replayer:
         ref, outcomes = self._trajectories(t, configs, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
         shared: dict[tuple[int, bool], _TraceRows] = {}
+        evaluated = Evaluated()  # what the evaluations of t's trajectories share
         rows = {k: Table() for k in TABLES}
         for (k, c, why), (trace, tracker) in zip(picked, outcomes, strict=True):
             # a strategy whose tool insists on a read before an edit pays those re-reads (compbench.sdk)
@@ -149,7 +151,7 @@ class Replayer:
             got = shared.get((id(trace), guard))
             if got is None:  # configurations that shared a trajectory share its evaluation and its rows
                 retained, per_event, fact_rows = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
-                                                          config.system_tokens)
+                                                          config.system_tokens, evaluated)
                 reacquired = reacquisition(counted(tracker.content.events, guard), trace.steps, trace.compactions,
                                            prices)
                 outcome = {e.seq: e for e in per_event}

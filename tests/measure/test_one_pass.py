@@ -203,3 +203,37 @@ def test_a_working_set_built_when_first_needed_gives_the_same_reacquisitions(o20
     assert out[0][:3] == out[1][:3] and out[0][0] == out[1][0]
     assert out[1][3] == (0 < step < 99) and bool(out[0][0]) == (0 < step < 99)
     assert build() is build()  # every replay of the transcript shares one
+
+
+def test_a_compaction_shared_by_two_trajectories_is_evaluated_once(o200k: TokenCounter,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluations that share what they found (one Shared per transcript) give each trajectory the rows it gets
+    alone, and a compaction event they both carry (a trajectory forked after it) is scored once."""
+    from compbench.measure import retention
+
+    t = _session()
+    index = o200k.index(t)
+    facts = FactIndex.build(t, retention_facts(t))
+    tracker = PresenceTracker(facts)
+    trace = replay(t, _CompactAt(4), MockSummarizer("edited src/app/main.py and made_up_name.py"),
+                   ReplayConfig(ModelLimits(128_000, 4_096)), o200k, index, tracker)
+    alone = retention.evaluate(t, trace, facts, tracker, index.part_tokens)
+    calls: list[int] = []
+    scored = retention.compaction_facts
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return scored(*args, **kwargs)
+
+    monkeypatch.setattr(retention, "compaction_facts", counting)
+    shared = retention.Shared()
+    first = retention.evaluate(t, trace, facts, tracker, index.part_tokens, shared=shared)
+    second = retention.evaluate(t, trace, facts, tracker, index.part_tokens, shared=shared)
+    assert first == second == alone
+    assert len(calls) == 1 and alone[1][0].fabricated == ("made_up_name.py",)
+
+
+def retention_facts(t: Transcript) -> list[Fact]:
+    from compbench.measure.facts.sources import facts_for
+
+    return facts_for(t)

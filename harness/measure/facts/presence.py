@@ -23,8 +23,8 @@ history and nothing can be missing).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple, cast
 
@@ -51,8 +51,8 @@ def _normalized(text: str) -> str:
 def _placeholder_text(p: Part, placeholder: str) -> str:
     """The match text of ``p`` pruned to ``placeholder``, as :meth:`Entry.rendered` renders it (without building
     the message): a tool output's or a call's arguments replaced, any other part a text."""
-    if isinstance(p, ToolCall):
-        return part_match_text(replace(p, args=placeholder))
+    if isinstance(p, ToolCall):  # part_match_text of the call with these arguments (only they decide its text)
+        return p.name + " " + call_text(ToolCall(p.id, p.name, placeholder))
     return placeholder
 
 
@@ -300,55 +300,43 @@ class EventOutcome:
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
                          "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
 
-    def _seen_norms(self) -> Iterator[str]:
+    def _seen_norms(self) -> list[str]:
         """The normalized text of each part of the view before the compaction, as :attr:`seen_text` joins them
         (an inserted message is one text): a recorded part's from the transcript's fact index (``norms``),
         normalized once per transcript; a pruned part's placeholder and an inserted text here (remembered)."""
         norms = self.norms
+        out: list[str] = []
         for e in self.before_entries:
             if e.index < 0:
-                yield _normalized(self.inserted_text.get(e.id, ""))
+                out.append(_normalized(self.inserted_text.get(e.id, "")))
+                continue
+            pruned = e.pruned
+            if norms and not pruned:
+                out.extend(norms[e.index])
                 continue
             row = norms[e.index] if norms else None
-            pruned = e.pruned
             for j, p in enumerate(e.message.parts):
                 if j in pruned:
-                    yield _normalized(_placeholder_text(p, pruned[j]))
-                elif row is not None:
-                    yield row[j]
+                    out.append(_normalized(_placeholder_text(p, pruned[j])))
                 else:
-                    yield _normalized(part_match_text(p))
+                    out.append(row[j] if row is not None else _normalized(part_match_text(p)))
+        return out
 
     def saw(self, wanted: Iterable[str]) -> frozenset[str]:
         """Which of ``wanted`` (normalized texts) the summarizer could have seen: the same answer as a test
-        against ``normalize(seen_text)``, found part by part, stopping once every one is found. A text without
-        whitespace cannot span two parts (they are joined by a newline), so it is looked for in each part's
-        normalized text; another is looked for in the whole (the parts' normalized texts joined by a space: the
-        normalized whole, since normalizing folds the newlines that join them). A chain of small compactions
-        (goose summarizes one tool pair at a time) would otherwise rebuild and normalize the whole view at
-        every one."""
+        against ``normalize(seen_text)``, made on the parts' normalized texts joined by a space — which is that
+        normalized whole, since normalizing folds the newlines that join them. A chain of small compactions (goose
+        summarizes one tool pair at a time) would otherwise rebuild and normalize the whole view at every one."""
         left = set(wanted)
-        whole = {w for w in left if any(c.isspace() for c in w)}
         found: set[str] = set()
         if "" in left:  # in any text at all (a text of whitespace too, whose normalized text is empty)
             left.discard("")
             if any(self.inserted_text.get(e.id, "") if e.index < 0 else
                    any(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries):
                 found.add("")
-        if whole:
-            text = " ".join(n for n in self._seen_norms() if n)
-            found |= {w for w in whole if w in text}
-            left -= whole
         if left:
-            for norm in self._seen_norms():
-                if not norm:
-                    continue
-                hit = {w for w in left if w in norm}
-                if hit:
-                    found |= hit
-                    left -= hit
-                    if not left:
-                        break
+            text = " ".join(n for n in self._seen_norms() if n)
+            found |= {w for w in left if w in text}
         return frozenset(found)
 
     @property
