@@ -113,11 +113,14 @@ class ContentTracker:
             self._count(e, calls)
 
     def fork(self) -> ContentTracker:
-        """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
+        """An independent copy for a forked trajectory (past events are shared: they no longer change). A trajectory
+        forks where a configuration acts otherwise: the working set is built then, and the counts made once are
+        copied, not the messages kept (each fork would count them again)."""
+        if self._dormant is not None:
+            self._wake()
         c = ContentTracker(self.source, dict(self.visible), dict(self.covered), dict(self.carried), list(self.events),
                            self.acted, self.rates)
-        c._ws, c._parts, c._inserted = self._ws, self._parts, dict(self._inserted)
-        c._dormant = None if self._dormant is None else list(self._dormant)
+        c._ws, c._parts, c._inserted, c._dormant = self._ws, self._parts, dict(self._inserted), None
         c._gone, c._back, c._read_at = dict(self._gone), dict(self._back), dict(self._read_at)
         c._step, c._message, c._latest = self._step, self._message, self._latest
         c._segment, c._removed = self._segment, self._removed
