@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 from compbench.data.facts import Fact, Provenance, fact_key, normalize
 from compbench.data.transcript import Message, Part, Text, ToolResult, Transcript
@@ -63,10 +63,8 @@ class FactIndex:
         matcher = Matcher(facts)
         texts = [part_match_text(p) for m in t.messages for p in m.parts]
         norms = [normalize(x) for x in texts]  # each part normalized once: matching, and what a summarizer saw
-        found = iter(matcher.facts_in_parts(texts, norms))
-        part_facts = tuple(tuple(next(found) for _ in m.parts) for m in t.messages)
-        at = iter(norms)
-        part_norms = tuple(tuple(next(at) for _ in m.parts) for m in t.messages)
+        found = matcher.facts_in_parts(texts, norms)
+        part_facts, part_norms = _nested(t.messages, found), _nested(t.messages, norms)
         first: dict[str, tuple[int, Provenance]] = {}
         for i, (m, parts) in enumerate(zip(t.messages, part_facts, strict=True)):
             if m.meta.get("compaction"):
@@ -84,6 +82,20 @@ class FactIndex:
                    part_norms)
 
 
+
+
+T = TypeVar("T")
+
+
+def _nested(messages: Sequence[Message], flat: Sequence[T]) -> tuple[tuple[T, ...], ...]:
+    """``flat`` (one value per part, in order) per message."""
+    out = []
+    k = 0
+    for m in messages:
+        n = len(m.parts)
+        out.append(tuple(flat[k:k + n]))
+        k += n
+    return tuple(out)
 
 
 # A user-role part that is the harness's instructions, not the user's words: Codex sends the project's
