@@ -31,7 +31,7 @@ messages (the agent's trajectory is not re-simulated): the re-acquired tokens do
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -66,9 +66,14 @@ class Reacquisition(NamedTuple):
 
 @dataclass
 class ContentTracker:
-    """A loop Observer counting, per content key, the visible parts and inserted messages that hold it."""
+    """A loop Observer counting, per content key, the visible parts and inserted messages that hold it.
 
-    ws: WorkingSet
+    ``source``: the transcript's working set, or what builds it (:func:`compbench.measure.workset.later`). Built
+    lazily, it is asked for only when the view first loses something or receives an inserted message: until then
+    the tracker keeps the recorded messages it was given, and counts them once the working set exists. A replay
+    that never acts (``none``, a strategy on a log that never reaches its thresholds) never builds one."""
+
+    source: WorkingSet | Callable[[], WorkingSet]
     visible: dict[str, int] = field(default_factory=dict)
     covered: dict[str, int] = field(default_factory=dict)  # verbatim in an inserted message (restored files)
     carried: dict[str, int] = field(default_factory=dict)  # in a summary
@@ -77,10 +82,10 @@ class ContentTracker:
     rates: Rates = field(default_factory=rates)
 
     def __post_init__(self) -> None:
-        parts: dict[int, list[tuple[int, str]]] = {}
-        for d in self.ws.deliveries:
-            parts.setdefault(d.message, []).append((d.part, d.key))
-        self._parts = {i: tuple(v) for i, v in parts.items()}
+        self._ws: WorkingSet | None = self.source if isinstance(self.source, WorkingSet) else None
+        self._parts = self._ws.delivered if self._ws is not None else {}
+        # the recorded entries added before the working set was built, each with the calls before it
+        self._dormant: list[tuple[Entry, int]] | None = None if self._ws is not None else []
         self._inserted: dict[str, tuple[tuple[str, ...], bool]] = {}  # entry id -> (keys held, is a summary)
         self._gone: dict[str, int] = {}  # key -> the step its last visible part left
         self._back: dict[str, float] = {}  # key -> the share re-acquired since the strategy's last compaction
@@ -91,11 +96,31 @@ class ContentTracker:
         self._segment = 0  # the first message since the strategy's last compaction
         self._removed = 0  # parts removed by the action under way
 
+    @property
+    def ws(self) -> WorkingSet:
+        """The working set (built now if it was not yet, and the recorded messages kept until now counted)."""
+        if self._ws is None:
+            self._wake()
+        assert self._ws is not None
+        return self._ws
+
+    def _wake(self) -> None:
+        source = self.source
+        self._ws = ws = source if isinstance(source, WorkingSet) else source()
+        self._parts = ws.delivered
+        dormant, self._dormant = self._dormant or [], None
+        for e, calls in dormant:
+            self._count(e, calls)
+
     def fork(self) -> ContentTracker:
-        """An independent copy for a forked trajectory (past events are shared: they no longer change)."""
-        c = ContentTracker(self.ws, dict(self.visible), dict(self.covered), dict(self.carried), list(self.events),
+        """An independent copy for a forked trajectory (past events are shared: they no longer change). A trajectory
+        forks where a configuration acts otherwise: the working set is built then, and the counts made once are
+        copied, not the messages kept (each fork would count them again)."""
+        if self._dormant is not None:
+            self._wake()
+        c = ContentTracker(self.source, dict(self.visible), dict(self.covered), dict(self.carried), list(self.events),
                            self.acted, self.rates)
-        c._parts, c._inserted = self._parts, dict(self._inserted)
+        c._ws, c._parts, c._inserted, c._dormant = self._ws, self._parts, dict(self._inserted), None
         c._gone, c._back, c._read_at = dict(self._gone), dict(self._back), dict(self._read_at)
         c._step, c._message, c._latest = self._step, self._message, self._latest
         c._segment, c._removed = self._segment, self._removed
@@ -106,17 +131,26 @@ class ContentTracker:
     def added(self, e: Entry) -> None:
         if e.index >= 0:
             self._latest = max(self._latest, e.index)
-            for part, key in self._parts.get(e.index, ()):
-                if part not in e.pruned:
-                    self.visible[key] = self.visible.get(key, 0) + 1
-                    self._read_at[key] = self._step + 1  # calls before it, as a transcript counts them
+            if self._dormant is not None:
+                self._dormant.append((e, self._step + 1))
+            else:
+                self._count(e, self._step + 1)
             return
         keys, summary = self._holds(e)
         target = self.carried if summary else self.covered
         for key in keys:
             target[key] = target.get(key, 0) + 1
 
+    def _count(self, e: Entry, calls: int) -> None:
+        """A recorded entry joined the view with ``calls`` calls before it: its deliveries are visible."""
+        for part, key in self._parts.get(e.index, ()):
+            if part not in e.pruned:
+                self.visible[key] = self.visible.get(key, 0) + 1
+                self._read_at[key] = calls  # calls before it, as a transcript counts them
+
     def removed(self, e: Entry) -> None:
+        if self._dormant is not None:
+            self._wake()
         self.acted = True
         if e.index >= 0:
             for part, key in self._parts.get(e.index, ()):
@@ -131,6 +165,8 @@ class ContentTracker:
     def part_hidden(self, e: Entry, part: int) -> None:
         if e.index < 0:
             return
+        if self._dormant is not None:
+            self._wake()
         self.acted = True
         for p, key in self._parts.get(e.index, ()):
             if p == part:

@@ -83,8 +83,10 @@ def compaction_facts(ev: CompactionEvent, before: frozenset[str], after: frozens
     hit = len(mentioned & truth)
     f1 = NAN if not truth and not mentioned else (2 * hit / (len(mentioned) + len(truth)))
     cands = shapes(ev.summary) if ev.summary else []
-    seen = saw({normalize(s) for s in cands}) if cands else frozenset()
-    fabricated = tuple(s for s in cands if normalize(s) not in seen)  # a path the summarizer could not have seen
+    normed = [normalize(s) for s in cands]
+    seen = saw(set(normed)) if cands else frozenset()
+    # a path the summarizer could not have seen
+    fabricated = tuple(s for s, n in zip(cands, normed, strict=True) if n not in seen)
     dropped = any(facts[f].kind == "decision" for f in lost)
     return CompactionFacts(ev.seq, retention, lost, f1, fabricated, len(cands),
                            ev.ok and ev.summary_tokens > ev.replaced_tokens > 0, dropped,
@@ -100,16 +102,28 @@ def _event_share(events: Sequence[EventOutcome], kind: str) -> float:
     return _mean([x for e in events if e.kind == kind and not math.isnan(x := e.kept_share)])
 
 
+class Shared:
+    """What the evaluations of one transcript's trajectories share: the needs its recorded agent re-acquired
+    (:func:`reacquired_in_record`, the transcript's alone), and each compaction's outcome, by the event and its
+    outcome (a trajectory forked after a compaction carries the same event, evaluated once)."""
+
+    def __init__(self) -> None:
+        self.marked: frozenset[tuple[int, str]] | None = None
+        self.events: dict[tuple[int, int], tuple[object, object, CompactionFacts]] = {}
+
+
 def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTracker,
-             part_tokens: Sequence[Sequence[int]], system_tokens: int = 0
+             part_tokens: Sequence[Sequence[int]], system_tokens: int = 0, shared: Shared | None = None
              ) -> tuple[dict[str, Any], list[CompactionFacts], list[dict[str, Any]]]:
     """Results columns, per-compaction fact outcomes, and per-fact rows of one replay.
 
     Needs are scored from the strategy's first action (``scored``); each is met verbatim, carried by a
     summary only, or missed; the copy upper bound also counts needs an extractive copy of the summarized
     span would have carried. ``needed_recall_lo`` (the summary carries nothing) and ``needed_recall_hi``
-    (it carries what a copy carries) bound what any summarizer could do on this trajectory.
+    (it carries what a copy carries) bound what any summarizer could do on this trajectory. ``shared``: what
+    the evaluations of the transcript's other trajectories found (their caller's, one per transcript).
     """
+    shared = shared or Shared()
     facts = {f.id: f for f in index.facts}
     by_seq = {e.seq: e for e in tracker.events}
     step_msg = {s.step: s.message_index for s in trace.steps}
@@ -118,8 +132,14 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
         oc = by_seq.get(ev.seq)
         if oc is None or not ev.ok:
             continue
-        per_event.append(compaction_facts(ev, oc.before, oc.after, oc.saw, facts, index,
-                                          step_msg.get(ev.step, len(t.messages)), oc.after_verbatim))
+        key = (id(ev), id(oc))
+        hit = shared.events.get(key)
+        if hit is None or hit[0] is not ev or hit[1] is not oc:  # held with the objects: ids are not reused
+            # an event shared by two trajectories sits in their common prefix: the same step, the same message
+            hit = shared.events[key] = (ev, oc, compaction_facts(
+                ev, oc.before, oc.after, oc.saw, facts, index, step_msg.get(ev.step, len(t.messages)),
+                oc.after_verbatim))
+        per_event.append(hit[2])
     scored = [h for h in tracker.need_hits if h.scored]
     events = tracker.events
     row: dict[str, Any] = {
@@ -156,7 +176,9 @@ def evaluate(t: Transcript, trace: Trace, index: FactIndex, tracker: PresenceTra
     row["needs_soon"], row["needs_later"] = len(soon), len(later)
     row["needs_present_soon"] = sum(1 for h in soon if h.present)
     row["needs_present_later"] = sum(1 for h in later if h.present)
-    marked = reacquired_in_record(t, index)
+    if shared.marked is None:
+        shared.marked = reacquired_in_record(t, index)
+    marked = shared.marked
     row["needs_reacquired_real"] = sum(1 for h in scored if (step_msg.get(h.step, -1), h.fact) in marked)
     for kind in KINDS:
         hits = [h for h in scored if facts[h.fact].kind == kind]

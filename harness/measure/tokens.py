@@ -154,6 +154,7 @@ class TokenCounter:
                                                                                   correction.factor)
         self._memo: dict[int, tuple[Part, int]] | None = None
         self._texts: Callable[[str], int] | None = None  # the transcript's counts by text (a scoped counter's)
+        self._indexed: tuple[Transcript, TranscriptTokens] | None = None  # a scoped counter's latest index
         self._use_raw(text_counter(tokenizer))
 
     def _use_raw(self, raw: Callable[[str], int]) -> None:
@@ -272,8 +273,46 @@ class TokenCounter:
         return n if self.correction is None else n + self.reasoning_context(m)
 
     def index(self, t: Transcript) -> TranscriptTokens:
+        """Every part's and message's count of ``t``. A scoped counter keeps its transcript's index: the overhead
+        fit, the trigger checks and the replay ask it of the same transcript, and get it without another pass."""
+        kept = self._indexed
+        if kept is not None and kept[0] is t:
+            return kept[1]
+        # remember(), parts() and message() of every message, in one pass over the parts (the same counts)
+        memo = self._memo
+        count_raw = self.count_raw
+        c = self.correction
+        factor = c.factor if c is not None else 0
+        reasoning = c.reasoning if c is not None else 0
+        media, overhead = self.media_tokens, self.message_overhead
+        parts: list[tuple[int, ...]] = []
+        messages: list[int] = []
         for m in t.messages:
-            self.remember(m)
-        parts = tuple(self.parts(m) for m in t.messages)
-        return TranscriptTokens(self.tokenizer, parts,
-                                tuple(self.message(m, c) for m, c in zip(t.messages, parts, strict=True)))
+            counts: list[int] = []
+            thought = 0
+            for p in m.parts:
+                if isinstance(p, Media):
+                    counts.append(media)
+                    continue
+                if isinstance(p, Reasoning):
+                    counts.append(0)
+                    if not reasoning or p.encrypted:
+                        continue
+                hit = memo.get(id(p)) if memo is not None else None
+                if hit is not None and hit[0] is p:
+                    raw = hit[1]
+                else:
+                    raw = count_raw(p.text if isinstance(p, Reasoning) else part_text(p))
+                    if memo is not None:
+                        memo[id(p)] = (p, raw)
+                if isinstance(p, Reasoning):
+                    thought += scale(raw, reasoning)
+                else:
+                    counts.append(raw if c is None else scale(raw, factor))
+            parts.append(tuple(counts))
+            n = overhead + sum(counts)
+            messages.append(n if c is None else n + thought)
+        index = TranscriptTokens(self.tokenizer, tuple(parts), tuple(messages))
+        if self._memo is not None:  # scoped: it dies with its transcript
+            self._indexed = (t, index)
+        return index

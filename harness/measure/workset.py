@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, TypeAlias
@@ -164,6 +164,14 @@ class WorkingSet:
         return cls(tuple(deliveries), {(d.message, d.part): d for d in deliveries}, uses,
                    {k: tuple(v) for k, v in known.by_key.items()})
 
+    @cached_property
+    def delivered(self) -> dict[int, tuple[tuple[int, str], ...]]:
+        """Per message, its (part, key) deliveries: what a view that receives the message holds."""
+        parts: dict[int, list[tuple[int, str]]] = {}
+        for d in self.deliveries:
+            parts.setdefault(d.message, []).append((d.part, d.key))
+        return {i: tuple(v) for i, v in parts.items()}
+
     _had: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = field(default_factory=dict, compare=False, repr=False)
     _used: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
     _edits: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -240,6 +248,19 @@ class WorkingSet:
             if d.message >= message:
                 return d.message
         return None
+
+
+def later(t: Transcript, part_tokens: Sequence[Sequence[int]]) -> Callable[[], WorkingSet]:
+    """``WorkingSet.build(t, part_tokens)`` when first called, then the same working set: every replay of ``t``
+    shares one, and none is built unless a replay needs it (:class:`compbench.measure.reacquire.ContentTracker`)."""
+    built: list[WorkingSet] = []
+
+    def get() -> WorkingSet:
+        if not built:
+            built.append(WorkingSet.build(t, part_tokens))
+        return built[0]
+
+    return get
 
 
 WRITTEN_KEYS = ("content", "file_text", "contents", "text")

@@ -27,8 +27,9 @@ from compbench.measure.reacquire import ContentTracker, Trackers, counted
 from compbench.measure.reacquire import columns as reacquisition
 from compbench.measure.replay_metrics import result_row
 from compbench.measure.retention import CompactionFacts, evaluate
+from compbench.measure.retention import Shared as Evaluated
 from compbench.measure.tokens import TokenCounter, TranscriptTokens
-from compbench.measure.workset import WorkingSet
+from compbench.measure.workset import later
 from compbench.replay.members import Member
 from compbench.replay.trajectories import recorded_entries, replay, replay_together
 from compbench.replay.viewstate import ReplayConfig
@@ -128,7 +129,7 @@ class Replayer:
         found = facts_for(t, gold=self.gold)
         facts = FactIndex.build(t, found, boilerplate_keys(t, found, self.templates))
         entries = recorded_entries(t, index)
-        ws = WorkingSet.build(t, index.part_tokens)
+        ws = later(t, index.part_tokens)  # built when a replay first loses content, if one does
         self.context.begin(t, facts)  # the calibrated summarizer reads provenance from the transcript's facts
 
         def new_tracker() -> Trackers:
@@ -142,6 +143,7 @@ class Replayer:
         ref, outcomes = self._trajectories(t, configs, config, counter, index, entries, new_tracker)
         conditions = {**conditions, **recorded_cache(t, ref[0])}
         shared: dict[tuple[int, bool], _TraceRows] = {}
+        evaluated = Evaluated()  # what the evaluations of t's trajectories share
         rows = {k: Table() for k in TABLES}
         for (k, c, why), (trace, tracker) in zip(picked, outcomes, strict=True):
             # a strategy whose tool insists on a read before an edit pays those re-reads (compbench.sdk)
@@ -149,7 +151,7 @@ class Replayer:
             got = shared.get((id(trace), guard))
             if got is None:  # configurations that shared a trajectory share its evaluation and its rows
                 retained, per_event, fact_rows = evaluate(t, trace, facts, tracker.presence, index.part_tokens,
-                                                          config.system_tokens)
+                                                          config.system_tokens, evaluated)
                 reacquired = reacquisition(counted(tracker.content.events, guard), trace.steps, trace.compactions,
                                            prices)
                 outcome = {e.seq: e for e in per_event}

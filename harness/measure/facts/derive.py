@@ -154,15 +154,21 @@ def extract(t: Transcript) -> list[Fact]:
     return list(found.values())
 
 
-def _conventional(path: str) -> dict[str, bool]:
-    return {"conventional": True} if CONVENTIONAL.search(normalize(path).rstrip("/")) else {}
+def _path(add: Any, path: str, i: int, modified: bool) -> None:
+    """A path fact: anchored on the path normalized and its tail (whose first anchor is what makes a file name
+    conventional: package.json, README.md)."""
+    anchors = path_anchors(path)
+    if CONVENTIONAL.search(anchors[0]):
+        add("artifact", path, anchors, i, modified=modified, conventional=True)
+    else:
+        add("artifact", path, anchors, i, modified=modified)
 
 
 def _extract_message(m: Message, i: int, add: Any) -> None:
-    if m.role == "user":
-        for sentence, anchors in _decisions(m.text):
-            add("decision", sentence, anchors, i)
     text = m.text
+    if m.role == "user":
+        for sentence, anchors in _decisions(text):
+            add("decision", sentence, anchors, i)
     if "[ ]" in text:
         for item in CHECKBOX.findall(text):
             add("continuation", item.strip(), (_clip_anchor(item),), i)
@@ -170,12 +176,12 @@ def _extract_message(m: Message, i: int, add: Any) -> None:
         if isinstance(p, ToolCall):
             paths, modified = call_paths(p)
             for path in paths:
-                add("artifact", path, path_anchors(path), i, modified=modified, **_conventional(path))
+                _path(add, path, i, modified)
             for cmd in call_commands(p):
                 first = cmd.splitlines()[0]
                 add("recall", first[:200], (_clip_anchor(first),), i, what="command")
                 for path, writes in command_paths(cmd):
-                    add("artifact", path, path_anchors(path), i, modified=writes, **_conventional(path))
+                    _path(add, path, i, writes)
             if p.name.lower() in TODO_TOOLS:
                 for item in _todos(p):
                     add("continuation", item, (_clip_anchor(item),), i)
@@ -190,5 +196,5 @@ def _extract_message(m: Message, i: int, add: Any) -> None:
             for url in (URL.findall(out)[:5] if "http" in out else ()):
                 add("recall", url, (_clip_anchor(url),), i, what="url")
     if m.role == "user":
-        for url in URL.findall(m.text)[:5]:
+        for url in URL.findall(text)[:5]:
             add("recall", url, (_clip_anchor(url),), i, what="url")

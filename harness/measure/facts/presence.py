@@ -23,74 +23,16 @@ history and nothing can be missing).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
-from compbench.data.calls import call_text
 from compbench.data.facts import Fact, Provenance, fact_key, normalize
-from compbench.data.transcript import Message, Part, Text, ToolCall, ToolResult, Transcript
-from compbench.memo import Memo
+from compbench.data.transcript import Message, Part, Text, ToolResult, Transcript
+from compbench.measure.facts.matching import Matcher as Matcher
+from compbench.measure.facts.matching import normalized, placeholder_text
+from compbench.measure.facts.matching import part_match_text as part_match_text
 from compbench.sdk.session import Action, Compact, Entry
-
-CALL_TEXTS_KEPT = 20_000  # calls remembered at most (the memo starts over past it)
-CALL_TEXTS_CHARS = 64 * 2**20  # and characters of their texts
-# a call's match text by value: decoded once, asked at every compaction
-_CALL_TEXTS: Memo[ToolCall, str] = Memo(CALL_TEXTS_CHARS, CALL_TEXTS_KEPT, size=lambda _, text: len(text))
-# a part's text normalized, by text: every compaction's check reads the view again
-_NORMALIZED: Memo[str, str] = Memo(CALL_TEXTS_CHARS)
-
-
-def _normalized(text: str) -> str:
-    """``normalize(text)``, remembered (bounded by :data:`CALL_TEXTS_CHARS` characters, then started over)."""
-    norm = _NORMALIZED.find(text)
-    return norm if norm is not None else _NORMALIZED.add(text, normalize(text))
-
-
-def part_match_text(p: Part) -> str:
-    """The text of a part as matching sees it: tool-call arguments decoded (no JSON escapes)."""
-    if isinstance(p, Text):
-        return p.text
-    if isinstance(p, ToolCall):
-        text = _CALL_TEXTS.find(p)
-        return text if text is not None else _CALL_TEXTS.add(p, p.name + " " + call_text(p))
-    if isinstance(p, ToolResult):
-        return p.output
-    return ""
-
-
-MATCHED_CHARS = 16 * 2**20  # characters of distinct texts a matcher remembers the facts of
-
-
-class Matcher:
-    """All anchors against one normalized text: a substring test per anchor, done by ``str.__contains__``
-    in C. Faster here than one big regex alternation, which Python tries at every position, and it finds
-    overlapping anchors and anchors that prefix one another without special cases.
-
-    The answer for a text is remembered (by value, bounded by :data:`MATCHED_CHARS`): a summary is matched
-    when it joins the view, again in the span of every later compaction and in the retention figures, and
-    the strategies of one transcript make many of the same texts (half of the questions on the samples)."""
-
-    def __init__(self, facts: Sequence[Fact]) -> None:
-        by_anchor: dict[str, set[str]] = {}
-        for f in facts:
-            for a in f.anchors:
-                by_anchor.setdefault(a, set()).add(f.id)
-        self.items = tuple((a, frozenset(ids)) for a, ids in sorted(by_anchor.items()))
-        self._found: Memo[str, frozenset[str]] = Memo(MATCHED_CHARS)
-
-    def facts_in(self, text: str) -> frozenset[str]:
-        if not self.items or not text:
-            return frozenset()
-        found = self._found.find(text)
-        if found is not None:
-            return found
-        norm = normalize(text)
-        out: set[str] = set()
-        for anchor, ids in self.items:
-            if anchor in norm:
-                out |= ids
-        return self._found.add(text, frozenset(out))
 
 
 @dataclass(frozen=True)
@@ -103,6 +45,9 @@ class FactIndex:
     needs: dict[int, tuple[str, ...]]  # assistant message index -> fact ids needed there
     # per message, the fact ids of all its parts with multiplicity: what an unpruned entry adds in one loop
     message_facts: tuple[tuple[str, ...], ...] = ()
+    # per message, per part, its match text normalized (:func:`part_match_text`): made once by ``build``, read
+    # again by every compaction's check of what its summarizer saw (:meth:`EventOutcome.saw`)
+    part_norms: tuple[tuple[str, ...], ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
     def received_order(self) -> tuple[Fact, ...]:
@@ -116,7 +61,10 @@ class FactIndex:
         """``boilerplate``: :func:`fact_key` values a dataset-wide scan found in most transcripts of one agent.
         ``retyped=False`` keeps the needs an agent meets by typing again (to measure that discount)."""
         matcher = Matcher(facts)
-        part_facts = tuple(tuple(matcher.facts_in(part_match_text(p)) for p in m.parts) for m in t.messages)
+        texts = [part_match_text(p) for m in t.messages for p in m.parts]
+        norms = [normalize(x) for x in texts]  # each part normalized once: matching, and what a summarizer saw
+        found = matcher.facts_in_parts(texts, norms)
+        part_facts, part_norms = _nested(t.messages, found), _nested(t.messages, norms)
         first: dict[str, tuple[int, Provenance]] = {}
         for i, (m, parts) in enumerate(zip(t.messages, part_facts, strict=True)):
             if m.meta.get("compaction"):
@@ -130,9 +78,24 @@ class FactIndex:
         flat = tuple(tuple(f for ids in parts for f in sorted(ids)) for parts in part_facts)
         firsts = {f.id: f.first_index for f in fixed}
         retypable = {f.id for f in fixed if f.kind == "recall"} if retyped else set()
-        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat)
+        return cls(fixed, matcher, part_facts, _needs(t.messages, part_facts, firsts, received, retypable), flat,
+                   part_norms)
 
 
+
+
+T = TypeVar("T")
+
+
+def _nested(messages: Sequence[Message], flat: Sequence[T]) -> tuple[tuple[T, ...], ...]:
+    """``flat`` (one value per part, in order) per message."""
+    out = []
+    k = 0
+    for m in messages:
+        n = len(m.parts)
+        out.append(tuple(flat[k:k + n]))
+        k += n
+    return tuple(out)
 
 
 # A user-role part that is the harness's instructions, not the user's words: Codex sends the project's
@@ -162,7 +125,8 @@ def _placed(f: Fact, first: tuple[int, Provenance] | None, boilerplate: Collecti
     bp = prov == "system" or fact_key(f) in boilerplate
     if (index, prov, bp) == (f.first_index, f.provenance, f.boilerplate):
         return f
-    return replace(f, first_index=index, provenance=prov, boilerplate=bp)
+    # dataclasses.replace, without its field-by-field introspection (a transcript places every fact)
+    return Fact(f.id, f.kind, f.text, f.anchors, index, f.source, f.meta, prov, bp)
 
 
 def _needs(messages: Sequence[Message], part_facts: Sequence[Sequence[frozenset[str]]],
@@ -230,6 +194,7 @@ class EventOutcome:
     after_ids: frozenset[str] = frozenset()
     present_before: int = 0
     lost: int = 0
+    norms: Sequence[Sequence[str]] = ()  # the transcript's normalized part texts (FactIndex.part_norms)
 
     @property
     def seen_text(self) -> str:
@@ -238,34 +203,43 @@ class EventOutcome:
         return "\n".join(self.inserted_text.get(e.id, "") if e.index < 0 else
                          "\n".join(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries)
 
+    def _seen_norms(self) -> list[str]:
+        """The normalized text of each part of the view before the compaction, as :attr:`seen_text` joins them
+        (an inserted message is one text): a recorded part's from the transcript's fact index (``norms``),
+        normalized once per transcript; a pruned part's placeholder and an inserted text here (remembered)."""
+        norms = self.norms
+        out: list[str] = []
+        for e in self.before_entries:
+            if e.index < 0:
+                out.append(normalized(self.inserted_text.get(e.id, "")))
+                continue
+            pruned = e.pruned
+            if norms and not pruned:
+                out.extend(norms[e.index])
+                continue
+            row = norms[e.index] if norms else None
+            for j, p in enumerate(e.message.parts):
+                if j in pruned:
+                    out.append(normalized(placeholder_text(p, pruned[j])))
+                else:
+                    out.append(row[j] if row is not None else normalized(part_match_text(p)))
+        return out
+
     def saw(self, wanted: Iterable[str]) -> frozenset[str]:
         """Which of ``wanted`` (normalized texts) the summarizer could have seen: the same answer as a test
-        against ``normalize(seen_text)``, found part by part, stopping once every one is found. A text without
-        whitespace cannot span two parts (they are joined by a newline), so it is looked for in each part's
-        normalized text; another is looked for in the whole. A chain of small compactions (goose summarizes
-        one tool pair at a time) would otherwise rebuild and normalize the whole view at every one."""
+        against ``normalize(seen_text)``, made on the parts' normalized texts joined by a space — which is that
+        normalized whole, since normalizing folds the newlines that join them. A chain of small compactions (goose
+        summarizes one tool pair at a time) would otherwise rebuild and normalize the whole view at every one."""
         left = set(wanted)
-        whole = {w for w in left if any(c.isspace() for c in w)}
         found: set[str] = set()
-        if whole:
-            text = normalize(self.seen_text)
-            found |= {w for w in whole if w in text}
-            left -= whole
-        for e in self.before_entries:
-            if not left:
-                break
-            texts = (self.inserted_text.get(e.id, ""),) if e.index < 0 else (
-                part_match_text(p) for p in e.rendered().parts)
-            for text in texts:
-                if not text:
-                    continue
-                norm = _normalized(text)
-                hit = {w for w in left if w in norm}
-                if hit:
-                    found |= hit
-                    left -= hit
-                    if not left:
-                        break
+        if "" in left:  # in any text at all (a text of whitespace too, whose normalized text is empty)
+            left.discard("")
+            if any(self.inserted_text.get(e.id, "") if e.index < 0 else
+                   any(part_match_text(p) for p in e.rendered().parts) for e in self.before_entries):
+                found.add("")
+        if left:
+            text = " ".join(n for n in self._seen_norms() if n)
+            found |= {w for w in left if w in text}
         return frozenset(found)
 
     @property
@@ -447,7 +421,8 @@ class PresenceTracker:
             # what an extractive copy of the request carries, made when a summary of it joins the view (a
             # compaction that fails or is refused, as each of aider's since 0.72, never needs it)
             self._copy_of = act if self.copy is not None and (act.request or act.summary_text) else None
-            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text))
+            self.events.append(EventOutcome(seq, self.present(), "compaction", list(entries), self.inserted_text,
+                                            norms=self.index.part_norms))
         else:
             ev = self.events[-1]
             ev.after, ev.after_verbatim, ev.after_copy = self.present(), self.verbatim(), self.with_copy()

@@ -242,20 +242,20 @@ def test_a_calls_match_text_is_decoded_once_and_the_memo_stays_bounded(monkeypat
     """Asked again (each compaction asks for the span's texts), a call's text comes from the memo, equal calls
     share it, and past its bound the memo starts over."""
     from compbench.data.transcript import ToolCall
-    from compbench.measure.facts import presence
+    from compbench.measure.facts import matching
 
-    monkeypatch.setattr(presence, "_CALL_TEXTS", Memo(presence.CALL_TEXTS_CHARS, 2, size=lambda _, t: len(t)))
+    monkeypatch.setattr(matching, "_CALL_TEXTS", Memo(matching.CALL_TEXTS_CHARS, 2, size=lambda _, t: len(t)))
     decoded: list[str] = []
-    real = presence.call_text
-    monkeypatch.setattr(presence, "call_text", lambda c: decoded.append(c.id) or real(c))
+    real = matching.call_text
+    monkeypatch.setattr(matching, "call_text", lambda c: decoded.append(c.id) or real(c))
     a = ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')
-    assert presence.part_match_text(a) == 'Bash ls "x"'
-    assert presence.part_match_text(ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')) == 'Bash ls "x"'
+    assert matching.part_match_text(a) == 'Bash ls "x"'
+    assert matching.part_match_text(ToolCall("c1", "Bash", '{"command": "ls \\"x\\""}')) == 'Bash ls "x"'
     assert decoded == ["c1"]
-    presence.part_match_text(ToolCall("c2", "Bash", "{}"))
-    presence.part_match_text(ToolCall("c3", "Bash", "{}"))  # the third: the memo starts over
-    assert len(presence._CALL_TEXTS) == 1
-    assert presence.part_match_text(a) == 'Bash ls "x"' and decoded == ["c1", "c2", "c3", "c1"]
+    matching.part_match_text(ToolCall("c2", "Bash", "{}"))
+    matching.part_match_text(ToolCall("c3", "Bash", "{}"))  # the third: the memo starts over
+    assert len(matching._CALL_TEXTS) == 1
+    assert matching.part_match_text(a) == 'Bash ls "x"' and decoded == ["c1", "c2", "c3", "c1"]
 
 
 def _copied(made: list[Compact], a: Compact) -> str:
@@ -306,11 +306,11 @@ def test_the_copy_of_a_summary_is_made_only_for_a_summary_that_joins_the_view() 
 def test_a_texts_normalization_is_remembered_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """What each compaction's fabrication check reads again (the view's recorded parts) is normalized once; past
     the bound the memo starts over, and the answer is normalize's either way."""
-    from compbench.measure.facts import presence
+    from compbench.measure.facts import matching
 
-    monkeypatch.setattr(presence, "_NORMALIZED", Memo(30))
+    monkeypatch.setattr(matching, "_NORMALIZED", Memo(30))
     a, b = "Edit SRC\\App.py  now", "Then   RUN the Tests"
-    assert presence._normalized(a) == normalize(a) == "edit src/app.py now"
-    assert presence._normalized(a) is presence._NORMALIZED[a]
-    assert presence._normalized(b) == normalize(b)  # 21 + 20 characters > 30: the memo started over
-    assert list(presence._NORMALIZED) == [b]
+    assert matching.normalized(a) == normalize(a) == "edit src/app.py now"
+    assert matching.normalized(a) is matching._NORMALIZED[a]
+    assert matching.normalized(b) == normalize(b)  # 21 + 20 characters > 30: the memo started over
+    assert list(matching._NORMALIZED) == [b]
