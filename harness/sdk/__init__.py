@@ -36,7 +36,7 @@ complete example is ``compbench.strategies.example_keep_last`` (``strategies sho
         def wake(self, s: SessionView) -> Wake:          # optional: when it could next act
             return Wake(tokens=self.p.trigger)
 
-    @strategy("keep-last", params=KeepLastParams, source="my tool 1.2", summary="summarize all but the last 6")
+    @strategy("keep-last", params=KeepLastParams, upstream="my tool 1.2", summary="summarize all but the last 6")
     def keep_last(p: KeepLastParams) -> KeepLast:
         return KeepLast(p)
 
