@@ -91,6 +91,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.progress import Progress, dataset_total
     from compbench.run.cache import cache_root
     from compbench.run.estimate import Meter, estimate, record_speed, said
+    from compbench.run.listing import is_empty
     from compbench.run.stop import Interrupted
     from compbench.run.write import recorded, selected, write_run
 
@@ -130,15 +131,23 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         click.echo(f"warning: {msg}", err=True)
 
     look = None
-    if not quiet:  # one pass before the replays: what they will cost (and, for raw logs, the boilerplate scan)
+    refs = None  # a dataset's transcripts by reference: listed once, read only where replayed, by the worker
+    reading = Progress(sys.stderr, dataset_total(path), verb="read") if not quiet else None
+    if is_dataset(path):
+        from compbench.run.listing import listing
+
+        with broken_lines(IMPORT_HINT):  # kept beside the results (not with --no-cache: then nothing is kept)
+            refs = listing(path, cache_dir(path, results_cache) if not no_cache else Path(), keep=not no_cache,
+                           trust=not rebuild_cache, tick=reading.tick if reading else None)
+    if reading is not None:  # one pass before the replays: what they will cost (and, for raw logs, the scan)
         from compbench.run.estimate import survey
 
         keep_empty = spec.keep_empty if spec is not None else bool(replay["keep_empty"])
-        reading = Progress(sys.stderr, dataset_total(path), verb="read")
         with broken_lines(IMPORT_HINT):  # the run's warnings are the run's: said once, as it reads again
-            look = survey(iter_transcripts(path, warn=lambda _: None),
+            look = survey(refs if refs is not None else iter_transcripts(path, warn=lambda _: None),
                           _matches(spec.select if spec is not None else chosen.text(), keep_empty),
-                          scan=spec is None and not is_dataset(path), skip=done, tick=reading.tick)
+                          scan=spec is None and refs is None, skip=done,
+                          tick=reading.tick if refs is None else None)
         reading.close()
     if spec is None:
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first (unless done above)
@@ -171,12 +180,15 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.decide.sweep import next_configurations
 
     def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
+        if refs is not None:
+            return replayable(refs, spec.keep_empty, empty=is_empty)
         return replayable(iter_transcripts(path), spec.keep_empty)
 
     try:
         with broken_lines(IMPORT_HINT):
-            replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
-                                                 progress.tick if progress else None), path, noted(unmatched))
+            stream = refs if refs is not None else iter_transcripts(path, warn=warn)
+            replayed = selected(spec, replayable(stream, spec.keep_empty, warn, progress.tick if progress else None,
+                                                 empty=is_empty), path, noted(unmatched))
             manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                                  progress.tick if progress else None, force, resume=resume_dir is not None,
                                  executor=execution["executor"], concurrency=execution["concurrency"],
@@ -308,9 +320,8 @@ def committed_ids(out: Path) -> list[str]:
 def _matches(select: str, keep_empty: bool) -> Any:
     """Whether a transcript is one the run replays: not an empty session (unless kept), picked by its
     ``--source`` / ``--where``."""
-    from compbench.data.dataset import is_empty
     from compbench.data.select import parse
-    from compbench.run.write import fields
+    from compbench.run.listing import fields, is_empty
 
     chosen = parse(select) if select else None
     return lambda t: (keep_empty or not is_empty(t)) and (chosen is None or chosen.matches(fields(t)))
@@ -320,7 +331,7 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
     """The results cache the run reads and writes (:mod:`compbench.run.cache`), or None: ``--no-cache``, or a
     summarizer whose answers are not the content's (a model's). A directory inside the logs, where reading them
     would find it, is refused."""
-    from compbench.run.cache import ResultsCache, cache_root
+    from compbench.run.cache import ResultsCache
     from compbench.summarizers import info
 
     if no_cache:
@@ -330,6 +341,14 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
             click.echo(f"results cache: not used (the summarizer {spec.summarizer} does not always answer alike)",
                        err=True)
         return None
+    return ResultsCache(cache_dir(dataset, named), read=not rebuild)
+
+
+def cache_dir(dataset: str, named: str | None) -> Path:
+    """The cache directory (:func:`compbench.run.cache.cache_root`); one inside the logs, where reading them would
+    find it, is refused."""
+    from compbench.run.cache import cache_root
+
     root = cache_root(named)
     logs = Path(dataset).resolve()
     where = root.resolve()
@@ -337,7 +356,7 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
             part.startswith(".") for part in where.relative_to(logs).parts):
         raise UsageError(f"the results cache {root} lies inside the logs {dataset}: name a directory outside them "
                          "(--results-cache DIR or COMPBENCH_CACHE_DIR)")
-    return ResultsCache(root, read=not rebuild)
+    return root
 
 
 def advice(e: Any, *, no_settings: bool = False) -> list[str]:
