@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -177,8 +178,6 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         else:
             click.echo(msg, err=True)
 
-    from compbench.decide.sweep import next_configurations
-
     def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
         if refs is not None:
             return replayable(refs, spec.keep_empty, empty=is_empty)
@@ -193,7 +192,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
                                  progress.tick if progress else None, force, resume=resume_dir is not None,
                                  executor=execution["executor"], concurrency=execution["concurrency"],
                                  ray_address=execution["ray_address"],
-                                 widen=next_configurations if spec.settings else None, again=again, cache=cache,
+                                 widen=_remembered_widening(cache) if spec.settings else None, again=again, cache=cache,
                                  meter=meter, notify=notify)
     except Interrupted as e:
         if progress:
@@ -218,9 +217,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     for failed in manifest.errors:
         click.echo(f"warning: {failed['transcript_id']}: {failed['error']}", err=True)
     if not quiet:
-        from compbench.decide.summary import summary_table
-
-        click.echo(summary_table(Path(out)))
+        click.echo(summary_of(Path(out), cache.root if cache is not None else None))
         click.echo(f"run written to {out}")
 
 
@@ -325,6 +322,33 @@ def _matches(select: str, keep_empty: bool) -> Any:
 
     chosen = parse(select) if select else None
     return lambda t: (keep_empty or not is_empty(t)) and (chosen is None or chosen.matches(fields(t)))
+
+
+def _remembered_widening(cache: Any) -> Any:
+    """:func:`compbench.decide.sweep.next_configurations`, remembered beside the results cache under the results it
+    reads (:mod:`compbench.run.derived`): a re-run whose rows all come from the cache decides the same."""
+    from compbench.decide.sweep import next_configurations
+    from compbench.run.derived import frame_digest, remembered
+
+    root = cache.root if cache is not None else None
+    return lambda results: remembered(root, "widen", frame_digest(results), lambda: next_configurations(results))
+
+
+def summary_of(run: Path, root: Path | None) -> str:
+    """The run's summary table (:func:`compbench.decide.summary.summary_table`), remembered under ``root`` under
+    the run's own bytes (its tables and its manifest but for the time it was written)."""
+    from compbench.decide.summary import summary_table
+    from compbench.run.derived import files_digest, remembered
+
+    def timeless(p: Path, data: bytes) -> bytes:
+        if p.suffix != ".json":
+            return data
+        d = json.loads(data)
+        d.pop("created_at", None)
+        return json.dumps(d, sort_keys=True).encode()
+
+    files = sorted(p for p in run.iterdir() if p.is_file())
+    return str(remembered(root, "summary", files_digest(files, timeless), lambda: summary_table(run)))
 
 
 def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named: str | None, quiet: bool) -> Any:
