@@ -8,9 +8,11 @@ the file's identity, and a run reads the transcript itself only to replay it, in
 
 The identity of a data file is its path, size, mtime and ctime (in nanoseconds) and inode: any write changes one
 of them. Where they differ, the file's bytes are hashed: the same bytes (a file touched, copied back) keep their
-listing, other bytes are listed again. A file written within :data:`RACY_SECONDS` of its listing may have changed
-since within the clock's tick: its listing is trusted only on its bytes' hash. The listing also keeps the version
-of the code that made it (:func:`stamp`): a change to how a transcript is normalized or filtered lists again.
+listing, other bytes are listed again, and then a row whose payload (by its hash) another listing holds is taken
+from there: a dataset imported again with one more log parses only that log. A file written within
+:data:`RACY_SECONDS` of its listing may have changed since within the clock's tick: its listing is trusted only on
+its bytes' hash. The listing also keeps the version of the code that made it (:func:`stamp`): a change to how a
+transcript is normalized or filtered lists again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 LISTINGS = "listings"
 LISTING_VERSION = 1
+KEEP_LISTINGS = 64  # data files whose listings are kept (the least recently used go)
 RACY_SECONDS = 2.0  # a file written this close to its listing may have changed since within the same clock tick
 
 
@@ -148,26 +151,85 @@ def listing(dataset: str | Path, root: Path, *, keep: bool = True, trust: bool =
         refs = [_ref(item, str(data), now) for item in kept["items"]]
         if list(now) != kept["identity"] or kept.get("racy"):  # touched, the same bytes: trusted by identity now
             _write(where, {**kept, "identity": list(now), "racy": _racy(now, time.time_ns())})
+        else:
+            _touch(where)  # used: the last to go
         return refs
     since = time.time_ns()
-    items = list(_items(Path(dataset), tick))
+    items = list(_items(data, _known(root, code) if keep and trust else {}, tick))
     after = identity(data)
     if after != now:  # written while it was read: list nothing that may be half of two versions
         return listing(dataset, root, keep=keep, trust=trust, tick=tick)
     if keep:
         _write(where, {"version": LISTING_VERSION, "stamp": code, "file": str(data), "identity": list(now),
                        "racy": _racy(now, since), "sha256": bytes_hash(), "items": items})
+        _prune(where.parent)
     return [_ref(item, str(data), now) for item in items]
 
 
-def _items(dataset: Path, tick: Callable[[], None] | None) -> Iterator[list[Any]]:
+def _items(data: Path, known: Mapping[str, list[Any]], tick: Callable[[], None] | None) -> Iterator[list[Any]]:
+    """Each row's item: ``[id, source, size, digest, empty, fields, row, the row's own hash]``; a row whose payload
+    another listing of this code holds (``known``, by the payload's hash) is taken from there, not parsed."""
+    import pyarrow.parquet as pq
+
+    from compbench.data.dataset import READ_BATCH_ROWS
     from compbench.data.dataset import is_empty as empty
-    from compbench.data.dataset import read_transcripts
-    for row, t in enumerate(read_transcripts(dataset)):
-        digest, size = hashed(t)
-        yield [t.id, t.source, size, digest, empty(t), fields(t), row]
-        if tick:
-            tick()
+    from compbench.errors import TranscriptError
+
+    row = 0
+    for batch in pq.ParquetFile(data).iter_batches(batch_size=READ_BATCH_ROWS, columns=["transcript"]):
+        for payload in batch.column(0).to_pylist():
+            own = hashlib.sha256(payload.encode()).hexdigest() if isinstance(payload, str) else ""
+            if own in known:
+                yield [*known[own][:6], row, own]
+            else:
+                try:
+                    t = _parse(payload)
+                except (KeyError, TypeError, ValueError, AttributeError) as e:
+                    raise TranscriptError(data, row + 1, f"a valid transcript row ({e})") from None
+                digest, size = hashed(t)
+                yield [t.id, t.source, size, digest, empty(t), fields(t), row, own]
+            row += 1
+            if tick:
+                tick()
+
+
+def _parse(payload: Any) -> Transcript:
+    from compbench.data.transcript import from_json
+
+    return from_json(payload)
+
+
+def _known(root: Path, code: str) -> dict[str, list[Any]]:
+    """The items of every listing kept under ``root`` by this code, by their payload's hash: a dataset imported
+    again with one more log parses only that log."""
+    out: dict[str, list[Any]] = {}
+    for p in sorted((root / LISTINGS).glob("*.json")) if (root / LISTINGS).is_dir() else ():
+        kept = _read(p)
+        if kept is None or kept.get("stamp") != code:
+            continue
+        for item in kept["items"]:
+            if len(item) > 7 and item[7]:
+                out[item[7]] = item
+    return out
+
+
+def _touch(p: Path) -> None:
+    try:
+        os.utime(p)
+    except OSError:
+        pass
+
+
+def _prune(d: Path) -> None:
+    """The least recently used listings past :data:`KEEP_LISTINGS`."""
+    entries = []
+    for p in d.glob("*.json"):
+        try:
+            entries.append((p.stat().st_mtime, p.name, p))
+        except OSError:
+            continue
+    for _, _, p in sorted(entries)[:max(0, len(entries) - KEEP_LISTINGS)]:
+        p.unlink(missing_ok=True)
 
 
 def _ref(item: list[Any], file: str, ident: tuple[int, ...]) -> Ref:

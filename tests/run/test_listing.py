@@ -46,14 +46,13 @@ def write_dataset(d: Path, transcripts: list[Transcript]) -> Path:
 def unparsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the transcripts listing parses."""
     parsed: list[int] = []
-    real = ds.read_transcripts
+    real = listing._parse
 
-    def counting(path: Any) -> Any:
-        for t in real(path):
-            parsed.append(1)
-            yield t
+    def counting(payload: Any) -> Any:
+        parsed.append(1)
+        return real(payload)
 
-    monkeypatch.setattr(ds, "read_transcripts", counting)
+    monkeypatch.setattr(listing, "_parse", counting)
     monkeypatch.setattr(listing, "RACY_SECONDS", 0.0)  # files written by the test a moment ago
     return parsed
 
@@ -134,6 +133,17 @@ def test_a_file_written_just_before_its_listing_is_racy(age: float, racy: bool) 
     now = 10**12
     written = now - int(age * 1e9)
     assert listing._racy((1, written, written, 1), now) is racy
+
+
+def test_a_dataset_imported_again_with_one_more_log_parses_only_that_log(tmp_path: Path, unparsed: list[int]) -> None:
+    logs = [hand_made("alpha"), hand_made("beta", "t2"), hand_made("gamma", "t3")]
+    write_dataset(tmp_path / "mine", logs[:2])
+    listing.listing(tmp_path / "mine", tmp_path / "cache")
+    again = [logs[2], *logs[:2]]  # the new one first
+    refs = listing.listing(write_dataset(tmp_path / "again", again).parent, tmp_path / "cache")
+    assert len(unparsed) == 3  # two, then the new one
+    assert [(r.id, r.row, r.digest) for r in refs] == [(t.id, k, hashed(t)[0]) for k, t in enumerate(again)]
+    assert [to_json(r.load()) for r in refs] == [to_json(t) for t in again]
 
 
 def test_a_ref_to_a_file_written_since_is_one_line(tmp_path: Path) -> None:
