@@ -51,7 +51,9 @@ and how to make it shorter.
 Results cache: each transcript's rows are kept under its content, the configuration and the versions of the
 engine and the strategies, so a re-run replays only what changed (a log imported again, into any dataset,
 hits). It lives in COMPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/compbench, else ~/.cache/compbench (or
---results-cache DIR); the least recently used entries are removed past COMPBENCH_CACHE_MAX (default 2G).
+--results-cache DIR); the least recently used entries are removed past COMPBENCH_CACHE_MAX (default 2G). A
+dataset's listing (what a run reads of each transcript, under the data file's size, times and content) and the
+summary are kept there too: a re-run over an unchanged dataset parses no transcript.
 
 Ctrl-C or SIGTERM: the transcripts in hand are finished and written, and the command that resumes is printed.
 """
@@ -165,7 +167,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         total = len(done) + len(look.items)
         root = cache.root if cache is not None else cache_root(results_cache)  # where this machine's speed is kept
         cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path),
-                        load=os.getloadavg()[0])
+                        load=os.getloadavg()[0], listed=refs is not None)
         if said(cost):
             for line in advice(cost, no_settings=no_settings):
                 click.echo(line, err=True)

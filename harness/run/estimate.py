@@ -158,10 +158,11 @@ class Estimate:
 
 
 def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: ResultsCache | None = None,
-             root: Path | None = None, raw: bool = False, load: float = 0.0) -> Estimate:
+             root: Path | None = None, raw: bool = False, load: float = 0.0, listed: bool = False) -> Estimate:
     """The cost of replaying ``items`` under ``spec`` with ``workers`` processes, those ``cache`` holds read from
     it; at the speed measured on this machine (kept under ``root``); ``raw``: read from the tools' own files;
-    ``load``: the other processes that want a core (the load average): each worker gets its share."""
+    ``load``: the other processes that want a core (the load average): each worker gets its share; ``listed``: a
+    dataset's transcripts by reference (:mod:`compbench.run.listing`): one the cache holds is never read."""
     from compbench.data.boilerplate import Templates
     from compbench.run.cache import config_key
 
@@ -177,7 +178,7 @@ def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: 
         read = it.size * (RAW_READ_PER_CHAR if raw else READ_PER_CHAR)
         if entry is not None:
             cached += 1
-            cached_seconds += read + _size(entry) * LOAD_PER_BYTE
+            cached_seconds += (0.0 if listed else read) + _size(entry) * LOAD_PER_BYTE
             continue
         secs = units(spec, it.source, it.size) / rate + read
         replays.append(secs)
