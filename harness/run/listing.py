@@ -257,7 +257,7 @@ def _write(p: Path, d: Mapping[str, Any]) -> None:
 
 # --- reading one transcript by reference (in the worker that replays it) ------------------------------------------
 
-_group: dict[str, Any] = {}  # the last row group read in this process: consecutive rows share it
+_group: tuple[Any, ...] = ()  # the last row group read in this process (key, start, end, column), set whole: threads
 
 
 def read_row(ref: Ref) -> Transcript:
@@ -267,24 +267,26 @@ def read_row(ref: Ref) -> Transcript:
     from compbench.data.transcript import from_json
     from compbench.errors import TranscriptError
 
+    global _group
     p = Path(ref.file)
     if identity(p) != ref.identity:
         raise TranscriptError(p, ref.row + 1, f"the dataset as listed when the run started (transcript {ref.id!r}); "
                                               "it was written since: run again")
     key = (ref.file, ref.identity)
-    if _group.get("key") != key or not (_group["start"] <= ref.row < _group["end"]):
+    group = _group
+    if not group or group[0] != key or not (group[1] <= ref.row < group[2]):
         pf = pq.ParquetFile(p)
         start = 0
         for g in range(pf.num_row_groups):
             n = pf.metadata.row_group(g).num_rows
             if ref.row < start + n:
-                column = pf.read_row_group(g, columns=["transcript"]).column(0)
-                _group.update(key=key, start=start, end=start + n, column=column)
+                group = (key, start, start + n, pf.read_row_group(g, columns=["transcript"]).column(0))
+                _group = group
                 break
             start += n
         else:
             raise TranscriptError(p, ref.row + 1, f"a row for transcript {ref.id!r}")
-    t = from_json(_group["column"][ref.row - _group["start"]].as_py())
+    t = from_json(group[3][ref.row - group[1]].as_py())
     if t.id != ref.id:
         raise TranscriptError(p, ref.row + 1, f"transcript {ref.id!r} as listed, found {t.id!r}")
     return t

@@ -31,13 +31,13 @@ def hand_made(text: str, tid: str = "t1") -> Transcript:
                                          Message("m2", "assistant", (Text("done"),))))
 
 
-def write_dataset(d: Path, transcripts: list[Transcript]) -> Path:
+def write_dataset(d: Path, transcripts: list[Transcript], group: int = 64) -> Path:
     """A dataset directory written by hand, uncompressed: one character changed in a payload keeps the file's size."""
     d.mkdir(parents=True, exist_ok=True)
     (d / ds.META_FILE).write_text(json.dumps({"format_version": 1}))
     table = pa.table({"transcript": pa.array([to_json(t) for t in transcripts], pa.large_string())})
     tmp = d / "tmp.parquet"
-    pq.write_table(table, tmp, compression="none", use_dictionary=False, write_statistics=False)
+    pq.write_table(table, tmp, compression="none", use_dictionary=False, write_statistics=False, row_group_size=group)
     tmp.replace(d / ds.DATA_FILE)  # a new inode, as an import writes it
     return d / ds.DATA_FILE
 
@@ -58,10 +58,10 @@ def unparsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_refs_say_what_reading_would(tmp_path: Path) -> None:
-    ts = list(generate(4, seed=2, turns=6))
-    write_dataset(tmp_path / "d", ts)
+    ts = list(generate(5, seed=2, turns=6))
+    write_dataset(tmp_path / "d", ts, group=2)  # rows 1|2 and 3|4 at the edges of row groups
     refs = listing.listing(tmp_path / "d", tmp_path / "cache")
-    assert [r.id for r in refs] == [t.id for t in ts] and [r.row for r in refs] == [0, 1, 2, 3]
+    assert [r.id for r in refs] == [t.id for t in ts] and [r.row for r in refs] == [0, 1, 2, 3, 4]
     assert [(r.digest, r.size) for r in refs] == [hashed(t) for t in ts]
     assert [to_json(r.load()) for r in reversed(refs)] == [to_json(t) for t in reversed(ts)]
 
@@ -164,11 +164,11 @@ def _tables(out: Path) -> dict[str, bytes]:
     return {t: (out / f"{t}.parquet").read_bytes() for t in TABLES}
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_workers_read_their_own_transcripts_and_write_the_same_bytes(tmp_path: Path, workers: int,
+@pytest.mark.parametrize(("workers", "concurrency"), [(1, 1), (2, 1), (1, 3)])
+def test_workers_read_their_own_transcripts_and_write_the_same_bytes(tmp_path: Path, workers: int, concurrency: int,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     ts = list(generate(6, seed=5, turns=10, log_lines=6, code_lines=6))
-    write_dataset(tmp_path / "d", ts)
+    write_dataset(tmp_path / "d", ts, group=2)
     write_run(tmp_path / "whole", SPEC, "d", ts)
     refs = listing.listing(tmp_path / "d", tmp_path / "cache")
     main, real = os.getpid(), listing.read_row
@@ -178,5 +178,5 @@ def test_workers_read_their_own_transcripts_and_write_the_same_bytes(tmp_path: P
         return real(ref)
 
     monkeypatch.setattr(listing, "read_row", elsewhere)  # the workers are forked with it
-    write_run(tmp_path / "refs", SPEC, "d", refs, workers=workers)
+    write_run(tmp_path / "refs", SPEC, "d", refs, workers=workers, concurrency=concurrency)
     assert _tables(tmp_path / "refs") == _tables(tmp_path / "whole")
