@@ -180,3 +180,27 @@ def test_workers_read_their_own_transcripts_and_write_the_same_bytes(tmp_path: P
     monkeypatch.setattr(listing, "read_row", elsewhere)  # the workers are forked with it
     write_run(tmp_path / "refs", SPEC, "d", refs, workers=workers, concurrency=concurrency)
     assert _tables(tmp_path / "refs") == _tables(tmp_path / "whole")
+
+
+OPTIONS = ["--strategy", "none", "--strategy", "truncate", "--context-window", "3000", "--tokenizer", "chars4",
+           "--summarizer", "extractive"]
+
+
+def test_a_run_reads_the_same_bytes_with_and_without_the_cache_and_parses_nothing_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from compbench.cli import cli
+
+    write_dataset(tmp_path / "d", list(generate(4, seed=6, turns=10)))
+    cache = ["--results-cache", str(tmp_path / "cache")]
+    for name, extra in (("plain", ["--no-cache"]), ("cold", cache)):
+        r = CliRunner().invoke(cli, ["run", str(tmp_path / "d"), *OPTIONS, *extra, "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+    assert (tmp_path / "cache" / listing.LISTINGS).is_dir()
+    monkeypatch.setattr(listing, "_parse", lambda payload: pytest.fail("parsed a transcript of an unchanged dataset"))
+    monkeypatch.setattr(listing, "read_row", lambda ref: pytest.fail("read a transcript the cache holds"))
+    warm = CliRunner().invoke(cli, ["run", str(tmp_path / "d"), *OPTIONS, *cache, "--out", str(tmp_path / "warm")])
+    assert warm.exit_code == 0, warm.output
+    assert "results cache: 4 transcripts read from" in warm.stderr
+    assert _tables(tmp_path / "plain") == _tables(tmp_path / "cold") == _tables(tmp_path / "warm")
