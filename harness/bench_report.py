@@ -131,3 +131,74 @@ def rerun_only(table: Callable[[dict[str, Any]], str], logs: Sequence[Path] | No
     rerun(show, logs)
     print(table(results))
     return 0
+
+
+def by_reference(dataset: Path, strategies: Sequence[str], window: int, tokenizer: str, workers: int = 1,
+                 repeat: int = 1) -> tuple[float, float, float]:
+    """Wall seconds (best of ``repeat``) of a run over the dataset directory ``dataset`` as ``compbench run`` makes
+    it: its transcripts listed first (the run's read pass, not timed here: :mod:`compbench.run.listing`), then handed
+    to the workers by reference, each worker reading the transcripts it replays; with the CPU seconds of that run in
+    this process and in its workers."""
+    import resource
+
+    from compbench.data.importing import scan_dataset
+    from compbench.run.listing import listing
+    from compbench.run.spec import RunSpec
+    from compbench.run.write import write_run
+    from compbench.sdk.session import ModelLimits
+
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    best = (float("inf"), 0.0, 0.0)
+    with tempfile.TemporaryDirectory() as d:
+        refs = listing(dataset, Path(d), keep=False)
+        spec = RunSpec(strategies=tuple(strategies), limits=ModelLimits(window, 4_096), tokenizer=tokenizer,
+                       boilerplate=scan_dataset(str(dataset)))
+        for _ in range(repeat):
+            t, cpu, kids = time.perf_counter(), time.process_time(), children()
+            write_run(Path(d) / "run", spec, str(dataset), refs, workers, force=True)
+            best = min(best, (time.perf_counter() - t, time.process_time() - cpu, children() - kids))
+    return best
+
+
+def workers_row(show: Callable[[str, Any], None], native: Path, strategies: Sequence[str], window: int,
+                tokenizer: str) -> None:
+    """``--workers 2`` against one worker (wall clock, best of two each) on the transcripts of the native file
+    ``native`` imported as a dataset (a user's: the workers read their own transcripts), with the load beside it.
+    On a machine others load, the wall clock measures them too: the CPU seconds say what two idle cores would give
+    (``workers_speedup_cpu``: one worker's CPU time over half of two workers' and their main process's, or over
+    the main process's own where it alone is longer)."""
+    from compbench.data.importing import write_dataset
+
+    data = native.with_name("workers-dataset")
+    write_dataset(data, [native])
+    load = os.getloadavg()[0]
+    wall1, cpu1, _ = by_reference(data, strategies, window, tokenizer, repeat=2)
+    wall2, main2, workers2 = by_reference(data, strategies, window, tokenizer, workers=2, repeat=2)
+    show("workers_speedup", round(wall1 / wall2, 2))
+    # the wall clock measures the neighbours too: the load before and after, on this many cores
+    show("load_average", f"{load:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    show("workers_cpu", f"one worker {cpu1:.2f} s; two: the main process {main2:.2f} s, the workers {workers2:.2f} s")
+    show("workers_speedup_cpu", round(cpu1 / max((main2 + workers2) / 2, main2), 2))
+
+
+def workers_only(table: Callable[[dict[str, Any]], str], n: int, strategies: Sequence[str], window: int,
+                 tokenizer: str) -> int:
+    """``python -m compbench.bench --workers``: the workers' row alone, then its line of the bench's table."""
+    from compbench.data.formats.native import write
+    from compbench.data.synth import generate
+
+    results: dict[str, Any] = {}
+
+    def show(name: str, value: Any) -> None:
+        results[name] = value
+        print(f"{name}: {value}", flush=True)
+
+    with tempfile.TemporaryDirectory() as d:
+        native = Path(d) / "synth.jsonl"
+        write(list(generate(n, seed=1, turns=60)), native)
+        workers_row(show, native, strategies, window, tokenizer)
+    print(table(results))
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -50,7 +51,9 @@ and how to make it shorter.
 Results cache: each transcript's rows are kept under its content, the configuration and the versions of the
 engine and the strategies, so a re-run replays only what changed (a log imported again, into any dataset,
 hits). It lives in COMPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/compbench, else ~/.cache/compbench (or
---results-cache DIR); the least recently used entries are removed past COMPBENCH_CACHE_MAX (default 2G).
+--results-cache DIR); the least recently used entries are removed past COMPBENCH_CACHE_MAX (default 2G). A
+dataset's listing (what a run reads of each transcript, under the data file's size, times and content) and the
+summary are kept there too: a re-run over an unchanged dataset parses no transcript.
 
 Ctrl-C or SIGTERM: the transcripts in hand are finished and written, and the command that resumes is printed.
 """
@@ -91,6 +94,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     from compbench.progress import Progress, dataset_total
     from compbench.run.cache import cache_root
     from compbench.run.estimate import Meter, estimate, record_speed, said
+    from compbench.run.listing import is_empty
     from compbench.run.stop import Interrupted
     from compbench.run.write import selected, started_with, write_run
 
@@ -130,15 +134,23 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         click.echo(f"warning: {msg}", err=True)
 
     look = None
-    if not quiet:  # one pass before the replays: what they will cost (and, for raw logs, the boilerplate scan)
+    refs = None  # a dataset's transcripts by reference: listed once, read only where replayed, by the worker
+    reading = Progress(sys.stderr, dataset_total(path), verb="read") if not quiet else None
+    if is_dataset(path):
+        from compbench.run.listing import listing
+
+        with broken_lines(IMPORT_HINT):  # kept beside the results (not with --no-cache: then nothing is kept)
+            refs = listing(path, cache_dir(path, results_cache) if not no_cache else Path(), keep=not no_cache,
+                           trust=not rebuild_cache, tick=reading.tick if reading else None)
+    if reading is not None:  # one pass before the replays: what they will cost (and, for raw logs, the scan)
         from compbench.run.estimate import survey
 
         keep_empty = spec.keep_empty if spec is not None else bool(replay["keep_empty"])
-        reading = Progress(sys.stderr, dataset_total(path), verb="read")
         with broken_lines(IMPORT_HINT):  # the run's warnings are the run's: said once, as it reads again
-            look = survey(iter_transcripts(path, warn=lambda _: None),
+            look = survey(refs if refs is not None else iter_transcripts(path, warn=lambda _: None),
                           _matches(spec.select if spec is not None else chosen.text(), keep_empty),
-                          scan=spec is None and not is_dataset(path), skip=done, tick=reading.tick)
+                          scan=spec is None and refs is None, skip=done,
+                          tick=reading.tick if refs is None else None)
         reading.close()
     if spec is None:
         with broken_lines(IMPORT_HINT):  # the boilerplate scan reads every transcript first (unless done above)
@@ -155,7 +167,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         total = len(done) + len(look.items)
         root = cache.root if cache is not None else cache_root(results_cache)  # where this machine's speed is kept
         cost = estimate(spec, look.items, execution["workers"], cache, root, raw=not is_dataset(path),
-                        load=os.getloadavg()[0])
+                        load=os.getloadavg()[0], listed=refs is not None)
         if said(cost):
             for line in advice(cost, no_settings=no_settings):
                 click.echo(line, err=True)
@@ -168,20 +180,21 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
         else:
             click.echo(msg, err=True)
 
-    from compbench.decide.sweep import next_configurations
-
     def again() -> Any:  # the logs read again for a widened sweep: warnings were said the first time
+        if refs is not None:
+            return replayable(refs, spec.keep_empty, empty=is_empty)
         return replayable(iter_transcripts(path), spec.keep_empty)
 
     try:
         with broken_lines(IMPORT_HINT):
-            replayed = selected(spec, replayable(iter_transcripts(path, warn=warn), spec.keep_empty, warn,
-                                                 progress.tick if progress else None), path, noted(unmatched))
+            stream = refs if refs is not None else iter_transcripts(path, warn=warn)
+            replayed = selected(spec, replayable(stream, spec.keep_empty, warn, progress.tick if progress else None,
+                                                 empty=is_empty), path, noted(unmatched))
             manifest = write_run(Path(out), spec, path, replayed, execution["workers"],
                                  progress.tick if progress else None, force, resume=resume_dir is not None,
                                  executor=execution["executor"], concurrency=execution["concurrency"],
                                  ray_address=execution["ray_address"],
-                                 widen=next_configurations if spec.settings else None, again=again, cache=cache,
+                                 widen=_remembered_widening(cache) if spec.settings else None, again=again, cache=cache,
                                  meter=meter, notify=notify)
     except Interrupted as e:
         if progress:
@@ -206,9 +219,7 @@ def run(ctx: click.Context, /, dataset: str | None, strategies: tuple[str, ...],
     for failed in manifest.errors:
         click.echo(f"warning: {failed['transcript_id']}: {failed['error']}", err=True)
     if not quiet:
-        from compbench.decide.summary import summary_table
-
-        click.echo(summary_table(Path(out)))
+        click.echo(summary_of(Path(out), cache.root if cache is not None else None))
         click.echo(f"run written to {out}")
 
 
@@ -308,19 +319,45 @@ def committed_ids(out: Path) -> list[str]:
 def _matches(select: str, keep_empty: bool) -> Any:
     """Whether a transcript is one the run replays: not an empty session (unless kept), picked by its
     ``--source`` / ``--where``."""
-    from compbench.data.dataset import is_empty
     from compbench.data.select import parse
-    from compbench.run.write import fields
+    from compbench.run.listing import fields, is_empty
 
     chosen = parse(select) if select else None
     return lambda t: (keep_empty or not is_empty(t)) and (chosen is None or chosen.matches(fields(t)))
+
+
+def _remembered_widening(cache: Any) -> Any:
+    """:func:`compbench.decide.sweep.next_configurations`, remembered beside the results cache under the results it
+    reads (:mod:`compbench.run.derived`): a re-run whose rows all come from the cache decides the same."""
+    from compbench.decide.sweep import next_configurations
+    from compbench.run.derived import frame_digest, remembered
+
+    root = cache.root if cache is not None else None
+    return lambda results: remembered(root, "widen", frame_digest(results), lambda: next_configurations(results))
+
+
+def summary_of(run: Path, root: Path | None) -> str:
+    """The run's summary table (:func:`compbench.decide.summary.summary_table`), remembered under ``root`` under
+    the run's own bytes (its tables and its manifest but for the time it was written)."""
+    from compbench.decide.summary import summary_table
+    from compbench.run.derived import files_digest, remembered
+
+    def timeless(p: Path, data: bytes) -> bytes:
+        if p.suffix != ".json":
+            return data
+        d = json.loads(data)
+        d.pop("created_at", None)
+        return json.dumps(d, sort_keys=True).encode()
+
+    files = sorted(p for p in run.iterdir() if p.is_file())
+    return str(remembered(root, "summary", files_digest(files, timeless), lambda: summary_table(run)))
 
 
 def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named: str | None, quiet: bool) -> Any:
     """The results cache the run reads and writes (:mod:`compbench.run.cache`), or None: ``--no-cache``, or a
     summarizer whose answers are not the content's (a model's). A directory inside the logs, where reading them
     would find it, is refused."""
-    from compbench.run.cache import ResultsCache, cache_root
+    from compbench.run.cache import ResultsCache
     from compbench.summarizers import info
 
     if no_cache:
@@ -330,6 +367,14 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
             click.echo(f"results cache: not used (the summarizer {spec.summarizer} does not always answer alike)",
                        err=True)
         return None
+    return ResultsCache(cache_dir(dataset, named), read=not rebuild)
+
+
+def cache_dir(dataset: str, named: str | None) -> Path:
+    """The cache directory (:func:`compbench.run.cache.cache_root`); one inside the logs, where reading them would
+    find it, is refused."""
+    from compbench.run.cache import cache_root
+
     root = cache_root(named)
     logs = Path(dataset).resolve()
     where = root.resolve()
@@ -337,7 +382,7 @@ def _results_cache(spec: Any, dataset: str, no_cache: bool, rebuild: bool, named
             part.startswith(".") for part in where.relative_to(logs).parts):
         raise UsageError(f"the results cache {root} lies inside the logs {dataset}: name a directory outside them "
                          "(--results-cache DIR or COMPBENCH_CACHE_DIR)")
-    return ResultsCache(root, read=not rebuild)
+    return root
 
 
 def advice(e: Any, *, no_settings: bool = False) -> list[str]:

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from compbench import __version__
 from compbench.data.boilerplate import Scanner, Templates, scan, stamp, stored
@@ -54,6 +54,14 @@ from compbench.errors import UsageError
 __all__ = ["ON_ERROR", "Empty", "Event", "ImportReport", "Imported", "Merged", "Note", "Skipped", "Unsupported",
            "collect", "describe", "empty_lines", "iter_transcripts", "load_summary", "relative", "replayable",
            "scan_dataset", "transcripts", "write_dataset"]
+
+
+class _Named(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=_Named)
 
 
 @dataclass
@@ -188,13 +196,15 @@ def empty_lines(empty: list[dict[str, Any]], verb: str = "left out") -> list[str
             for f, n in by_file.items()]
 
 
-def replayable(transcripts: Iterable[Transcript], keep_empty: bool, warn: Warn | None = None,
-               left_out: Callable[[str], None] | None = None) -> Iterator[Transcript]:
+def replayable(transcripts: Iterable[T], keep_empty: bool, warn: Warn | None = None,
+               left_out: Callable[[str], None] | None = None,
+               empty: Callable[[T], bool] = is_empty) -> Iterator[T]:  # type: ignore[assignment]
     """The transcripts a run replays: those with no reply are left out unless ``keep_empty`` (each given to
-    ``left_out``, e.g. a progress bar's tick; their count to ``warn`` at the end)."""
+    ``left_out``, e.g. a progress bar's tick; their count to ``warn`` at the end). ``empty`` says it of an item
+    (a reference to a transcript knows it without its messages)."""
     n = 0
     for t in transcripts:
-        if not keep_empty and is_empty(t):
+        if not keep_empty and empty(t):
             n += 1
             if left_out is not None:
                 left_out(t.id)

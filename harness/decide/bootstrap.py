@@ -80,25 +80,37 @@ def batch(df: Any, metrics: Sequence[Any], resamples: int = RESAMPLES, seed: int
     out = Batch()
     commons = {m.name: common_transcripts(df, m) for m in metrics if m.common}
     first_action = "first_action_step" in df.columns
-    for label in dict.fromkeys(df["strategy"]):
-        whole = df[df["strategy"] == label]
+    # each column read once for the whole frame, then taken per strategy by position (the same values as reading it
+    # on each strategy's rows: every one is a row's own)
+    all_labels, all_ids = cluster_labels(df, by), df["transcript_id"].astype(str).to_numpy()
+    exprs: dict[str, np.ndarray] = {}
+
+    def col(expr: str) -> np.ndarray:
+        if expr not in exprs:
+            exprs[expr] = column(df, expr)
+        return exprs[expr]
+
+    acting = df["first_action_step"].to_numpy() >= 0 if first_action else None
+    positions = df.groupby("strategy", sort=False).indices
+    for label in dict.fromkeys(df["strategy"]):  # in run order
+        rows = positions[label]
         for m in metrics:
             # no transcript where every strategy has it (many strategies acting on few transcripts each):
             # each strategy's own, its n saying on how many
-            sub = whole[whole["transcript_id"].isin(commons[m.name])] if m.common and commons[m.name] else whole
-            labels, ids = cluster_labels(sub, by), sub["transcript_id"].astype(str).to_numpy()
-            num = column(sub, m.num)
-            acted = np.ones(len(sub), bool)
+            at = rows[np.isin(all_ids[rows], list(commons[m.name]))] if m.common and commons[m.name] else rows
+            labels, ids = all_labels[at], all_ids[at]
+            num = col(m.num)[at]
+            acted = np.ones(len(at), bool)
             if m.den is None:
                 keep = ~np.isnan(num)
                 num, den, labels, acted = num[keep], np.ones(int(keep.sum())), labels[keep], acted[keep]
                 counted = np.ones(len(num), bool)
             else:
                 keep = acted
-                den = column(sub, m.den)
+                den = col(m.den)[at]
                 counted = den != 0
-                if m.acted_only and first_action:
-                    acted = changed(sub, num, den)
+                if m.acted_only and acting is not None:
+                    acted = np.asarray(acting[at]) | (num != den)  # as :func:`changed` says it of these rows
             n_arr, d_arr = by_cluster(labels, num, den)
             out.columns[(str(label), m.name)] = _Column(str(label), m.name, n_arr, d_arr, m.complement,
                                                         _rows_key(ids[keep], labels), labels, counted, acted,

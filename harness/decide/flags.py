@@ -146,14 +146,21 @@ def strategy_flags(results: Any) -> dict[str, list[str]]:
 def identical_configurations(results: Any) -> list[list[str]]:
     """Groups (of two or more) of configurations of one strategy that behave identically on every
     transcript: a tuning grid whose parameters change nothing on the dataset shows here."""
+    import numpy as np
     import pandas as pd
 
     cols = [c for c in SAME_BEHAVIOUR if c in results.columns]
     groups: dict[tuple[str, bytes], list[str]] = {}
-    for label, g in results.groupby("strategy", sort=False):
-        rows = g.sort_values("transcript_id")[["transcript_id", *cols]]
-        key = pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes()
-        groups.setdefault((str(g["name"].iloc[0]), key), []).append(str(label))
+    if results.empty:
+        return []
+    # each row's hash once for the whole frame (a row's hash is its own: the same as hashed in its group), then a
+    # configuration's key: its rows' hashes in transcript order
+    hashes = pd.util.hash_pandas_object(results[["transcript_id", *cols]], index=False).to_numpy()
+    ids = results["transcript_id"].to_numpy()
+    names = results["name"].to_numpy()
+    for label, at in results.groupby("strategy", sort=False).indices.items():
+        rows = at[np.argsort(ids[at], kind="stable")]
+        groups.setdefault((str(names[at[0]]), hashes[rows].tobytes()), []).append(str(label))
     return [labels for labels in groups.values() if len(labels) > 1]
 
 

@@ -79,6 +79,7 @@ def next_configurations(results: Any) -> list[str]:
 
     out: list[str] = []
     from compbench.decide.toolverdict import tried
+    from compbench.errors import UsageError
 
     for source, rows in results.groupby("source", sort=True):
         own = own_strategy(str(source))
@@ -99,7 +100,10 @@ def next_configurations(results: Any) -> list[str]:
             if best is None or len(nums) < 2:
                 continue
             for nxt in beyond(setting, best, nums):
-                label = resolve(f"{own}:{setting.param}={plain(_as_param(setting.sweep[0], nxt))}").label
+                try:  # an int parameter's value rounded past its own bound (SWE-agent's n halved to 0)
+                    label = resolve(f"{own}:{setting.param}={plain(_as_param(setting.sweep[0], nxt))}").label
+                except UsageError:
+                    continue
                 if label not in t.labels and label not in out:
                     out.append(label)
     return out

@@ -57,7 +57,8 @@ ENGINE_PACKAGES = ("compbench.data", "compbench.sdk", "compbench.measure", "comp
                    "compbench.replay", "compbench.store", "compbench.run")
 ENGINE_MODULES = ("compbench", "compbench.errors", "compbench.memo", "compbench.plugins", "compbench.config")
 NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.py",
-              "run/estimate.py", "run/executors.py", "run/judge.py", "run/stop.py", "run/write.py",
+              "run/derived.py", "run/estimate.py", "run/executors.py", "run/judge.py", "run/listing.py", "run/stop.py",
+              "run/write.py",
               "store/manifest.py", "store/reader.py", "store/rundir.py")
 LIBRARIES = ("tiktoken", "litellm")  # their tables count tokens and price them
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from compbench.data.boilerplate import Scanner
-    from compbench.data.transcript import Transcript
     from compbench.run.cache import ResultsCache
     from compbench.run.spec import RunSpec
 
@@ -115,23 +114,23 @@ class Survey:
     scanner: Scanner | None = None
 
 
-def survey(transcripts: Iterable[Transcript], keep: Callable[[Transcript], bool], scan: bool,
+def survey(transcripts: Iterable[Any], keep: Callable[[Any], bool], scan: bool,
            skip: Sequence[str] = (), tick: Callable[[], None] | None = None) -> Survey:
-    """One pass over ``transcripts``: those ``keep`` accepts, after the ``skip`` already done (a resumed run's),
-    and every one into the boilerplate scan when ``scan``."""
+    """One pass over ``transcripts`` (or references to them, :class:`compbench.run.listing.Ref`, priced as their
+    listing keeps them): those ``keep`` accepts, after the ``skip`` already done (a resumed run's), and every one
+    into the boilerplate scan when ``scan``."""
     from compbench.data.boilerplate import Scanner
-    from compbench.data.transcript import to_json
-    from compbench.run.cache import transcript_hash
+    from compbench.run.listing import hashed, load
 
     out = Survey(scanner=Scanner() if scan else None)
     done = set(skip)
     for t in transcripts:
         if out.scanner is not None:
-            out.scanner.add(t)
+            out.scanner.add(load(t))
         if t.id in done or not keep(t):
             continue
-        payload = to_json(t)
-        out.items.append(Surveyed(t.id, t.source, len(payload), transcript_hash(payload)))
+        digest, size = hashed(t)
+        out.items.append(Surveyed(t.id, t.source, size, digest))
         if tick:
             tick()
     return out
@@ -159,10 +158,11 @@ class Estimate:
 
 
 def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: ResultsCache | None = None,
-             root: Path | None = None, raw: bool = False, load: float = 0.0) -> Estimate:
+             root: Path | None = None, raw: bool = False, load: float = 0.0, listed: bool = False) -> Estimate:
     """The cost of replaying ``items`` under ``spec`` with ``workers`` processes, those ``cache`` holds read from
     it; at the speed measured on this machine (kept under ``root``); ``raw``: read from the tools' own files;
-    ``load``: the other processes that want a core (the load average): each worker gets its share."""
+    ``load``: the other processes that want a core (the load average): each worker gets its share; ``listed``: a
+    dataset's transcripts by reference (:mod:`compbench.run.listing`): one the cache holds is never read."""
     from compbench.data.boilerplate import Templates
     from compbench.run.cache import config_key
 
@@ -178,7 +178,7 @@ def estimate(spec: RunSpec, items: Sequence[Surveyed], workers: int = 1, cache: 
         read = it.size * (RAW_READ_PER_CHAR if raw else READ_PER_CHAR)
         if entry is not None:
             cached += 1
-            cached_seconds += read + _size(entry) * LOAD_PER_BYTE
+            cached_seconds += (0.0 if listed else read) + _size(entry) * LOAD_PER_BYTE
             continue
         secs = units(spec, it.source, it.size) / rate + read
         replays.append(secs)

@@ -44,16 +44,28 @@ AHEAD = 4  # tasks queued per worker
 
 @dataclass(frozen=True)
 class Job:
-    """What an executor is given: the run's spec, the transcripts in dataset order, how many at once."""
+    """What an executor is given: the run's spec, the transcripts in dataset order, how many at once.
+
+    ``items`` are transcripts or, from a dataset, references to them (:class:`compbench.run.listing.Ref`): the
+    built-in executors hand a reference to the worker, which reads the transcript itself, so the main process
+    neither reads nor sends it. An executor takes ``items`` or :attr:`transcripts` (each read here), not both,
+    and yields each item it took with its outcome."""
 
     spec: RunSpec
-    transcripts: Iterable[Transcript]
+    items: Iterable[Any]
     workers: int = 1
     concurrency: int = 1
     address: str | None = None  # a cluster's (Ray)
 
+    @property
+    def transcripts(self) -> Iterator[Transcript]:
+        """The transcripts themselves, each read in this process (an executor that sends them whole)."""
+        from compbench.run.listing import load
 
-Executor = Callable[[Job], Iterator[tuple["Transcript", "Outcome"]]]
+        return (load(x) for x in self.items)
+
+
+Executor = Callable[[Job], Iterator[tuple[Any, "Outcome"]]]
 
 
 def _executor(name: str, obj: object) -> Executor | None:
@@ -95,7 +107,7 @@ def _cancel(fut: Any) -> bool:
     return bool(cancel()) if callable(cancel) else False
 
 
-def processes(fn: Callable[[str], R], payloads: Iterable[T], encode: Callable[[T], str], workers: int,
+def processes(fn: Callable[[Any], R], payloads: Iterable[T], encode: Callable[[T], Any], workers: int,
               init: Callable[..., None], initargs: tuple[Any, ...]) -> Iterator[tuple[T, R]]:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -110,7 +122,7 @@ def threads(fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Itera
         yield from ordered(lambda x: pool.submit(fn, x), lambda f: f.result(), items, concurrency * 2)
 
 
-def ray_map(fn: Callable[[Any, str], R], state: Any, payloads: Iterable[T], encode: Callable[[T], str],
+def ray_map(fn: Callable[[Any, Any], R], state: Any, payloads: Iterable[T], encode: Callable[[T], Any],
             address: str | None, workers: int) -> Iterator[tuple[T, R]]:
     try:
         import ray
@@ -133,43 +145,58 @@ def ray_map(fn: Callable[[Any, str], R], state: Any, payloads: Iterable[T], enco
 
 # --- the built-in executors -------------------------------------------------------------------------------
 
-def run_local(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
-    """In this process, or ``workers`` local processes; with ``concurrency`` > 1, threads."""
-    from compbench.data.transcript import to_json
+def run_local(job: Job) -> Iterator[tuple[Any, Outcome]]:
+    """In this process, or ``workers`` local processes (each reading the transcripts it replays); with
+    ``concurrency`` > 1, threads."""
     from compbench.run.engine import Replayer, run_one
+    from compbench.run.listing import load
 
     if job.concurrency > 1:
         yield from run_threads(job)
     elif job.workers > 1:
-        for t, (_, out) in processes(_work, job.transcripts, to_json, job.workers, _init_worker, (job.spec,)):
-            yield t, out
+        for x, (_, out) in processes(_work, job.items, _payload, job.workers, _init_worker, (job.spec,)):
+            yield x, out
     else:
         r = Replayer(job.spec)
-        for t in job.transcripts:
-            yield t, run_one(r, t)
+        for x in job.items:
+            yield x, run_one(r, load(x))
 
 
-def run_threads(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
+def run_threads(job: Job) -> Iterator[tuple[Any, Outcome]]:
     """``max(concurrency, workers)`` transcripts in flight in this process, a replayer (and its replay
     context) per thread: a context serves one transcript at a time."""
     from compbench.run.engine import Replayer, run_one
+    from compbench.run.listing import load
 
     local = threading.local()
 
-    def run(t: Transcript) -> Outcome:
+    def run(x: Any) -> Outcome:
         if not hasattr(local, "replayer"):
             local.replayer = Replayer(job.spec)
-        out: Outcome = run_one(local.replayer, t)
+        out: Outcome = run_one(local.replayer, load(x))
         return out
 
-    yield from threads(run, job.transcripts, max(job.concurrency, job.workers))
+    yield from threads(run, job.items, max(job.concurrency, job.workers))
 
 
-def run_ray(job: Job) -> Iterator[tuple[Transcript, Outcome]]:
-    """Tasks on a Ray cluster (``address``; without one a local instance with ``workers`` CPUs)."""
+def run_ray(job: Job) -> Iterator[tuple[Any, Outcome]]:
+    """Tasks on a Ray cluster (``address``; without one a local instance with ``workers`` CPUs): a transcript of a
+    dataset by reference (the dataset reachable at the same path on every node), any other whole."""
+    yield from ray_map(_ray_work, job.spec, job.items, _payload, job.address, job.workers)
+
+
+def _payload(x: Any) -> Any:
+    """What a worker is sent of a stream item: a reference as it is (it reads the transcript), a transcript's JSON."""
     from compbench.data.transcript import to_json
+    from compbench.run.listing import Ref
 
-    yield from ray_map(_ray_work, job.spec, job.transcripts, to_json, job.address, job.workers)
+    return x if isinstance(x, Ref) else to_json(x)
+
+
+def _transcript(payload: Any) -> Transcript:
+    from compbench.data.transcript import from_json
+
+    return from_json(payload) if isinstance(payload, str) else payload.load()
 
 
 _worker: Replayer | None = None  # a worker process's replayer, built once by its initializer
@@ -184,24 +211,22 @@ def _init_worker(spec: RunSpec) -> None:
     _worker = Replayer(spec)
 
 
-def _work(payload: str) -> tuple[str, Outcome]:
-    from compbench.data.transcript import from_json
+def _work(payload: Any) -> tuple[str, Outcome]:
     from compbench.run.engine import run_one
 
     assert _worker is not None
-    t = from_json(payload)
+    t = _transcript(payload)
     return t.id, run_one(_worker, t)
 
 
 _ray_replayers: dict[str, Replayer] = {}
 
 
-def _ray_work(spec: RunSpec, payload: str) -> Outcome:
+def _ray_work(spec: RunSpec, payload: Any) -> Outcome:
     """A Ray task: one replayer per worker process and spec, reused across tasks."""
-    from compbench.data.transcript import from_json
     from compbench.run.engine import Replayer, run_one
 
     key = repr(spec)
     if key not in _ray_replayers:
         _ray_replayers[key] = Replayer(spec)
-    return run_one(_ray_replayers[key], from_json(payload))
+    return run_one(_ray_replayers[key], _transcript(payload))

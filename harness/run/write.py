@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compbench import __version__
-from compbench.data.transcript import Transcript, to_json
 from compbench.errors import CompbenchError, UsageError
 from compbench.run.engine import Outcome, Replayed, Replayer
+from compbench.run.listing import Item, fields
 from compbench.run.spec import RunSpec
 from compbench.run.stop import Interrupted, Stop, on_signals, until_stopped
 from compbench.sdk.kinds import WIDENED, WIDENED_IDS
@@ -43,7 +43,7 @@ def started_with(out: Path) -> tuple[RunSpec, str, int]:
     return RunSpec.from_manifest(spec), str(identity["dataset"]), done
 
 
-def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[Transcript]:
+def _skip_done(transcripts: Iterable[Item], done: list[str]) -> Iterator[Item]:
     it = iter(transcripts)
     for expected in done:
         t = next(it, None)
@@ -53,8 +53,8 @@ def _skip_done(transcripts: Iterable[Transcript], done: list[str]) -> Iterator[T
     yield from it
 
 
-def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "the dataset",
-             said: Callable[[str], None] | None = None) -> Iterable[Transcript]:
+def selected(spec: RunSpec, transcripts: Iterable[Item], dataset: str = "the dataset",
+             said: Callable[[str], None] | None = None) -> Iterable[Item]:
     """The transcripts ``spec.select`` picks (``--source``, ``--where``: :mod:`compbench.data.select`), by what each
     records (:func:`fields`); every one without a filter. ``said`` is told, once the stream ends, each
     alternative of the filter that matched no transcript."""
@@ -65,29 +65,24 @@ def selected(spec: RunSpec, transcripts: Iterable[Transcript], dataset: str = "t
     return parse(spec.select).filter(transcripts, fields, dataset, said)
 
 
-def fields(t: Transcript) -> dict[str, Any]:
-    """What a filter of the transcripts a run replays reads of one (:func:`compbench.run.engine.units`)."""
-    from compbench.run.engine import units
-
-    return {"transcript_id": t.id, "source": t.source, **units(t), "steps": t.steps}
-
-
 def summarizer_limit(summarizer: str) -> str:
     """The method limit of the run's own summarizer, in words (a calibrated run is not an extractive one)."""
     return f"Summaries by {describe_summarizer(summarizer)}."
-def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 1,
+def replay_all(spec: RunSpec, transcripts: Iterable[Item], workers: int = 1,
                progress: Callable[[str], None] | None = None, executor: str = "local", concurrency: int = 1,
                ray_address: str | None = None, cache: ResultsCache | None = None, meter: Meter | None = None
                ) -> Iterator[tuple[str, str, Outcome]]:
-    """Replay every transcript under every strategy; yields (transcript id, the hash of its content, its rows or
+    """Replay every transcript (or reference to one, :class:`compbench.run.listing.Ref`: read only if replayed, by
+    the worker that replays it) under every strategy; yields (transcript id, the hash of its content, its rows or
     an error string) in dataset order, through the executor named (:data:`compbench.run.executors.EXECUTORS`:
     local processes, threads, Ray, a plug-in's). With a ``cache`` (:mod:`compbench.run.cache`), the transcripts
     it holds are read from it and only the others replayed (and then stored); ``meter`` adds up what the replays
     cost (:mod:`compbench.run.estimate`)."""
     from compbench.data.boilerplate import Templates
-    from compbench.run.cache import config_key, transcript_hash
+    from compbench.run.cache import config_key
     from compbench.run.estimate import units
     from compbench.run.executors import EXECUTORS, Job
+    from compbench.run.listing import hashed
 
     run = EXECUTORS.get(executor)
     config = config_key(spec) if cache is not None else ""
@@ -96,13 +91,12 @@ def replay_all(spec: RunSpec, transcripts: Iterable[Transcript], workers: int = 
     # A hit keeps no transcript and no rows here (an executor reads ahead past any number of them)
     pending: deque[tuple[str, str, str, float, Path | None]] = deque()
 
-    def read() -> Iterator[Transcript | None]:  # each transcript into pending; a miss, or None for a hit
+    def read() -> Iterator[Item | None]:  # each transcript into pending; a miss, or None for a hit
         for t in transcripts:
-            payload = to_json(t)
-            digest = transcript_hash(payload)
+            digest, size = hashed(t)  # a reference's as its dataset's listing keeps it: nothing read
             key = cache.key(digest, config) if cache is not None else ""
             entry = cache.find(key, templates) if cache is not None else None
-            pending.append((t.id, digest, key, units(spec, t.source, len(payload)), entry))
+            pending.append((t.id, digest, key, units(spec, t.source, size), entry))
             yield t if entry is None else None
 
     def hits() -> Iterator[tuple[str, str, Outcome]]:  # those ahead of the next replay
@@ -158,11 +152,11 @@ def versions() -> dict[str, str]:
 Widen = Callable[[Any], list[str]]
 
 
-def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Transcript], workers: int = 1,
+def write_run(out: Path, spec: RunSpec, dataset: str, transcripts: Iterable[Item], workers: int = 1,
               progress: Callable[[str], None] | None = None, force: bool = False,
               resume: bool = False, executor: str = "local", concurrency: int = 1,
               ray_address: str | None = None, widen: Widen | None = None,
-              again: Callable[[], Iterable[Transcript]] | None = None, rounds: int = 3,
+              again: Callable[[], Iterable[Item]] | None = None, rounds: int = 3,
               cache: ResultsCache | None = None, meter: Meter | None = None,
               notify: Callable[[str], None] | None = None) -> Manifest:
     """Replay ``transcripts`` and write the run directory ``out``; returns the manifest. A crash or kill
@@ -239,7 +233,7 @@ def _record(batch: list[tuple[str, str, Outcome]], widened: Sequence[str] = ()
     return record, rows
 
 
-def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Callable[[], Iterable[Transcript]],
+def _widen(store: RunDir, spec: RunSpec, dataset: str, widen: Widen, again: Callable[[], Iterable[Item]],
            workers: int, executor: str, concurrency: int, ray_address: str | None, rounds: int,
            cache: ResultsCache | None, stop: Stop) -> list[str]:
     """The widening rounds (see :func:`write_run`); a resumed run finishes a round it had begun, a stopped one
@@ -283,7 +277,7 @@ def _formats(labels: Sequence[str]) -> set[str]:
 
 
 def _round_done(key: tuple[str, ...], ids: set[str], spec: RunSpec, dataset: str,
-                again: Callable[[], Iterable[Transcript]]) -> bool:
+                again: Callable[[], Iterable[Item]]) -> bool:
     """Whether a widening round a resumed run had begun replayed every transcript of its tools."""
     if "*" in ids:
         return True

@@ -48,3 +48,22 @@ def test_1m_window_sessions_are_flagged_by_where_their_rule_comes_from() -> None
                            "own first automatic compaction")
     assert "; 1 from the version table, its log showing no automatic compaction past 200k" in text
     assert inferred_window_caveat(rows[rows["window"] < 1_000_000]) == ""
+
+
+def _rows(label: str, order: tuple[str, ...], tokens: dict[str, int]) -> list[dict[str, object]]:
+    return [{"transcript_id": t, "strategy": label, "name": "x", "steps": 10, "compactions": 1, "prunes": 0,
+             "input_tokens": tokens.get(t, 100), "cost_usd": 0.1} for t in order]
+
+
+@pytest.mark.parametrize(("other", "identical"), [
+    ({}, [["x:a=1", "x:a=2"]]),  # the same rows, in another transcript order, on a frame filtered before
+    ({"t2": 101}, []),  # one token more on one transcript
+    ({"t2": 99}, []),  # one less
+])
+def test_identical_configurations_compare_rows_by_transcript(other: dict[str, int],
+                                                             identical: list[list[str]]) -> None:
+    from compbench.decide.flags import identical_configurations
+
+    df = pd.DataFrame([{"transcript_id": "t0", "strategy": "y", "name": "y"}, *_rows("x:a=1", ("t1", "t2", "t3"), {}),
+                       *_rows("x:a=2", ("t3", "t1", "t2"), other)]).iloc[1:]
+    assert identical_configurations(df) == identical

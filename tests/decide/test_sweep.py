@@ -137,3 +137,13 @@ def test_a_value_that_loses_the_agents_facts_is_not_the_best_however_much_it_sav
     assert tried(rows, "claude-code", setting, standings(rows)).best == f"{key}=80"  # 89%: under the bar
     rows["needs_present"] = 90
     assert tried(rows, "claude-code", setting, standings(rows)).best == f"{key}=40"  # 90%: at the bar, kept
+
+
+@pytest.mark.parametrize(("scores", "expected"), [
+    # n=1 is the parameter's minimum: the halving towards 0 rounds to 0, which the strategy refuses
+    ({"swe-agent": 0.2, "swe-agent:n=1": 0.5, "swe-agent:n=2": 0.4}, []),
+    ({"swe-agent": 0.2, "swe-agent:n=2": 0.5, "swe-agent:n=3": 0.4}, ["swe-agent:n=1"]),  # just above: 1 is tried
+])
+def test_widening_never_adds_a_value_below_an_int_parameters_minimum(scores: dict[str, float],
+                                                                     expected: list[str]) -> None:
+    assert next_configurations(results(scores, source="swe-agent")) == expected

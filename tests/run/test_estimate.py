@@ -135,3 +135,16 @@ def test_a_busy_machine_stretches_the_wall_clock(load: float, busy: float, monke
     monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
     e = estimate(SPEC, items(1_000_000), load=load)
     assert e.busy == pytest.approx(busy) and e.wall_seconds == pytest.approx(e.replay_seconds * busy)
+
+
+@pytest.mark.parametrize(("listed", "read"), [(False, True), (True, False)])
+def test_what_the_cache_holds_of_a_listed_dataset_costs_no_reading(tmp_path: Path, listed: bool, read: bool) -> None:
+    from compbench.run.cache import ResultsCache, config_key
+
+    cache = ResultsCache(tmp_path)
+    cache.put(cache.key("h0", config_key(SPEC)), {}, {})
+    (entry,) = [p for _, _, p in cache.entries()]
+    e = estimate(SPEC, items(1_000_000, 1_000_000), cache=cache, listed=listed)
+    assert (e.cached, e.replays) == (1, 1)
+    loading = entry.stat().st_size * est.LOAD_PER_BYTE
+    assert e.cached_seconds == pytest.approx(loading + (1_000_000 * est.READ_PER_CHAR if read else 0.0))
