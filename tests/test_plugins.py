@@ -63,7 +63,7 @@ def test_the_plugin_strategy_is_listed_and_shown(env: dict[str, str]) -> None:
     assert "compbench-testplugin 1.0" in line and "[presets: eager]" in line and "[/compact]" in line
     shown = compbench(env, "strategies", "show", "keep-last")
     assert shown.returncode == 0, shown.stderr
-    assert "source: compbench-testplugin 1.0" in shown.stdout and "supports: manual" in shown.stdout
+    assert "upstream: compbench-testplugin 1.0" in shown.stdout and "supports: manual" in shown.stdout
     assert "Messages kept verbatim, newest first" in shown.stdout and "preset 'eager'" in shown.stdout
 
 
