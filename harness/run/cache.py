@@ -63,6 +63,33 @@ NOT_ENGINE = ("data/formats/", "data/importing.py", "data/reading.py", "data/hf.
 LIBRARIES = ("tiktoken", "litellm")  # their tables count tokens and price them
 
 
+def library_versions(libraries: tuple[str, ...]) -> str:
+    """One line per library, its installed version or "absent": what a digest of derived results must change
+    with besides compbench's own files."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    lines = []
+    for lib in libraries:
+        try:
+            lines.append(f"{lib} {version(lib)}\n")
+        except PackageNotFoundError:
+            lines.append(f"{lib} absent\n")
+    return "".join(lines)
+
+
+def drop_least_recent(d: Path, keep: int) -> None:
+    """Remove the ``*.json`` entries of ``d`` past the ``keep`` most recently used (by mtime, then name); an entry
+    another process removed meanwhile is skipped."""
+    entries = []
+    for p in d.glob("*.json"):
+        try:
+            entries.append((p.stat().st_mtime, p.name, p))
+        except OSError:
+            continue
+    for _, _, p in sorted(entries)[:max(0, len(entries) - keep)]:
+        p.unlink(missing_ok=True)
+
+
 def cache_root(named: str | Path | None = None) -> Path:
     """The cache directory: the one named, else ``COMPBENCH_CACHE_DIR``, else XDG's, else ``~/.cache/compbench``."""
     if named:
@@ -111,16 +138,11 @@ def engine_version() -> str:
     the engine's code or data is a new version, whether or not anyone remembered to say so."""
     import importlib.util
     import platform
-    from importlib.metadata import PackageNotFoundError, version
 
     from compbench import __version__
 
     h = hashlib.sha256(f"compbench {__version__}; python {platform.python_version()}\n".encode())
-    for lib in LIBRARIES:
-        try:
-            h.update(f"{lib} {version(lib)}\n".encode())
-        except PackageNotFoundError:
-            h.update(f"{lib} absent\n".encode())
+    h.update(library_versions(LIBRARIES).encode())
     files = [(m, Path(s.origin)) for m in ENGINE_MODULES
              if (s := importlib.util.find_spec(m)) is not None and s.origin]
     for rel, path in [*files, *(f for pkg in ENGINE_PACKAGES for f in _files(pkg))]:

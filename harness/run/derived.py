@@ -32,14 +32,11 @@ def code_version() -> str:
     """A digest of every file of compbench's packages, of Python's and the libraries' versions."""
     import importlib.util
     import platform
-    from importlib.metadata import PackageNotFoundError, version
+
+    from compbench.run.cache import library_versions
 
     h = hashlib.sha256(f"python {platform.python_version()}\n".encode())
-    for lib in LIBRARIES:
-        try:
-            h.update(f"{lib} {version(lib)}\n".encode())
-        except PackageNotFoundError:
-            h.update(f"{lib} absent\n".encode())
+    h.update(library_versions(LIBRARIES).encode())
     seen: set[Path] = set()
     for package in PACKAGES:
         spec = importlib.util.find_spec(package)
@@ -85,23 +82,16 @@ def remembered(root: Path | None, what: str, digest: str, make: Callable[[], T])
     except (OSError, ValueError, KeyError):
         pass
     value = make()
+    from compbench.run.cache import drop_least_recent
+
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"what": what, "value": value}, ensure_ascii=False), encoding="utf-8")
         tmp.replace(p)
-        _prune(p.parent)
+        drop_least_recent(p.parent, KEEP)
     except OSError:
         pass
     return value
 
 
-def _prune(d: Path) -> None:
-    entries = []
-    for p in d.glob("*.json"):
-        try:
-            entries.append((p.stat().st_mtime, p.name, p))
-        except OSError:
-            continue
-    for _, _, p in sorted(entries)[:max(0, len(entries) - KEEP)]:
-        p.unlink(missing_ok=True)

@@ -133,6 +133,7 @@ def listing(dataset: str | Path, root: Path, *, keep: bool = True, trust: bool =
     """The transcripts of the dataset directory ``dataset`` as refs, from the listing kept under ``root`` when it
     holds (see the module) and ``trust``, else read (``tick`` after each) and, with ``keep``, kept."""
     from compbench.data.dataset import DATA_FILE, read_meta
+    from compbench.run.cache import drop_least_recent
 
     read_meta(dataset)  # a dataset this compbench cannot read fails here, as reading it would
     data = (Path(dataset) / DATA_FILE).resolve()
@@ -162,7 +163,7 @@ def listing(dataset: str | Path, root: Path, *, keep: bool = True, trust: bool =
     if keep:
         _write(where, {"version": LISTING_VERSION, "stamp": code, "file": str(data), "identity": list(now),
                        "racy": _racy(now, since), "sha256": bytes_hash(), "items": items})
-        _prune(where.parent)
+        drop_least_recent(where.parent, KEEP_LISTINGS)
     return [_ref(item, str(data), now) for item in items]
 
 
@@ -220,16 +221,6 @@ def _touch(p: Path) -> None:
         pass
 
 
-def _prune(d: Path) -> None:
-    """The least recently used listings past :data:`KEEP_LISTINGS`."""
-    entries = []
-    for p in d.glob("*.json"):
-        try:
-            entries.append((p.stat().st_mtime, p.name, p))
-        except OSError:
-            continue
-    for _, _, p in sorted(entries)[:max(0, len(entries) - KEEP_LISTINGS)]:
-        p.unlink(missing_ok=True)
 
 
 def _ref(item: list[Any], file: str, ident: tuple[int, ...]) -> Ref:
