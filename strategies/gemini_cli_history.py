@@ -30,7 +30,6 @@ from typing import Any
 
 from compbench.sdk import Entry, IdentityMemo, Media, Message, Reasoning, Text, ToolCall, ToolResult
 
-ASCII_TOKENS_PER_CHAR = 0.25  # tokenCalculation.ts: 1 / DEFAULT_CHARS_PER_TOKEN (4)
 NON_ASCII_TOKENS_PER_CHAR = 1.5  # tokenCalculation.ts NON_ASCII_TOKENS_PER_CHAR
 MAX_CHARS_FOR_FULL_HEURISTIC = 100_000  # tokenCalculation.ts
 CHARS_PER_TOKEN = 4  # tokenCalculation.ts DEFAULT_CHARS_PER_TOKEN
@@ -48,13 +47,14 @@ def js_len(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
-def estimate_text(text: str) -> float:
-    """``estimateTextTokens`` (before the floor)."""
+def estimate_text(text: str, chars_per_token: int = CHARS_PER_TOKEN) -> float:
+    """``estimateTextTokens`` (before the floor): ASCII at ``1 / charsPerToken`` a character (the compression
+    service's default 4; the context pipeline passes 3, :mod:`.gemini_cli_nodes`)."""
     n = js_len(text)
     if n > MAX_CHARS_FOR_FULL_HEURISTIC:
-        return n / CHARS_PER_TOKEN
+        return n / chars_per_token
     ascii_chars = len(text.encode("ascii", "ignore"))
-    return ascii_chars * ASCII_TOKENS_PER_CHAR + (n - ascii_chars) * NON_ASCII_TOKENS_PER_CHAR
+    return ascii_chars / chars_per_token + (n - ascii_chars) * NON_ASCII_TOKENS_PER_CHAR
 
 
 def stringify(value: Any) -> str:
@@ -62,20 +62,20 @@ def stringify(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def estimate_part(part: dict[str, Any]) -> float:
-    """One part's share of ``estimateTokenCountSync`` (before the floor)."""
+def estimate_part(part: dict[str, Any], chars_per_token: int = CHARS_PER_TOKEN) -> float:
+    """One part's share of ``estimateTokenCountSync(parts, 0, charsPerToken)`` (before the floor)."""
     if "text" in part:
-        return estimate_text(part["text"])
+        return estimate_text(part["text"], chars_per_token)
     if "functionResponse" in part:
         fr = part["functionResponse"]
-        return (js_len(fr.get("name", "")) + js_len(stringify(fr["response"]))) / CHARS_PER_TOKEN
+        return (js_len(fr.get("name", "")) + js_len(stringify(fr["response"]))) / chars_per_token
     if "inlineData" in part:
         mime = str(part["inlineData"].get("mimeType", ""))
         if mime.startswith("image/"):
             return IMAGE_TOKEN_ESTIMATE
         if mime.startswith("application/pdf"):
             return PDF_TOKEN_ESTIMATE
-    return js_len(stringify(part)) / CHARS_PER_TOKEN
+    return js_len(stringify(part)) / chars_per_token
 
 
 def estimate(parts: Sequence[dict[str, Any]]) -> int:

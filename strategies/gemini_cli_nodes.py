@@ -24,13 +24,10 @@ from typing import Any
 
 from compbench.sdk import Entry, Media, Reasoning, Text, ToolCall, ToolResult
 from compbench.strategies.gemini_cli_history import (
-    IMAGE_TOKEN_ESTIMATE,
-    MAX_CHARS_FOR_FULL_HEURISTIC,
-    NON_ASCII_TOKENS_PER_CHAR,
-    PDF_TOKEN_ESTIMATE,
     PROJECT_TEMP_DIR,
     SESSION_ID,
     _args,
+    estimate_part,
     js_len,
     response_of,
     safe_name,
@@ -52,28 +49,9 @@ def js_round(x: float) -> int:
     return math.floor(x + 0.5)
 
 
-def estimate_text3(text: str) -> float:
-    n = js_len(text)
-    if n > MAX_CHARS_FOR_FULL_HEURISTIC:
-        return n / CHARS_PER_TOKEN
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    return ascii_chars / CHARS_PER_TOKEN + (n - ascii_chars) * NON_ASCII_TOKENS_PER_CHAR
-
-
 def estimate3(part: dict[str, Any]) -> int:
     """``estimateTokenCountSync([part], 0, 3)``."""
-    if "text" in part:
-        return math.floor(estimate_text3(part["text"]))
-    if "functionResponse" in part:
-        fr = part["functionResponse"]
-        return math.floor((js_len(fr.get("name", "")) + js_len(stringify(fr["response"]))) / CHARS_PER_TOKEN)
-    if "inlineData" in part:
-        mime = str(part["inlineData"].get("mimeType", ""))
-        if mime.startswith("image/"):
-            return IMAGE_TOKEN_ESTIMATE
-        if mime.startswith("application/pdf"):
-            return PDF_TOKEN_ESTIMATE
-    return math.floor(js_len(stringify(part)) / CHARS_PER_TOKEN)
+    return math.floor(estimate_part(part, CHARS_PER_TOKEN))
 
 
 @dataclass(frozen=True, slots=True)
